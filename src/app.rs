@@ -1,0 +1,110 @@
+//! Builds the state, the router and the background work; runs until a shutdown signal.
+
+use std::net::SocketAddr;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::http::auth::KeyCache;
+use crate::http::limit::{LocalLimiter, RateLimiter};
+use crate::http::options::OptionsCache;
+use crate::store::Store;
+
+/// What every handler can reach.
+pub struct Shared {
+    pub config: Config,
+    pub store: Store,
+    pub keys: KeyCache,
+    pub limiter: Arc<dyn RateLimiter>,
+    pub options: OptionsCache,
+}
+
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+impl Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(config: Config, store: Store) -> Self {
+        let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
+        Self(Arc::new(Shared {
+            config,
+            store,
+            keys,
+            limiter: Arc::new(LocalLimiter::default()),
+            options: OptionsCache::new(Duration::from_secs(5)),
+        }))
+    }
+}
+
+/// A bound, ready server.
+pub struct Server {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl Server {
+    /// Binds the configured address (port 0 picks a free one) over an opened store.
+    pub async fn bind(config: Config, store: Store) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
+        let config = config.resolve(listener.local_addr()?)?;
+        Ok(Self { listener, state: AppState::new(config, store) })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or_else(|_| self.state.config.addr)
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then finishes in-flight requests and returns.
+    pub async fn run_until(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let router = crate::http::router(self.state.clone());
+        axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(shutdown)
+            .await
+            .context("server error")?;
+        self.state.store.close().await;
+        Ok(())
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,161 @@
+//! The `rehome` command line: `serve`, `brands`, `users`, `keys`.
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+
+use crate::accounts;
+use crate::app::{shutdown_signal, Server};
+use crate::config::{Config, LogFormat, DEFAULT_DATABASE_URL};
+use crate::domain::user::{Role, Scopes};
+use crate::store::Store;
+
+#[derive(Debug, Parser)]
+#[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
+pub struct Cli {
+    /// Database URL: `sqlite://FILE` (or a bare file path).
+    #[arg(long, global = true, env = "REHOME_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    pub database_url: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server.
+    Serve {
+        #[command(flatten)]
+        config: Config,
+        /// Seed a demo brand, admin and key, and print a ready-to-run curl line.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Manage partner brands.
+    #[command(subcommand)]
+    Brands(BrandsCommand),
+    /// Manage partner users.
+    #[command(subcommand)]
+    Users(UsersCommand),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BrandsCommand {
+    /// Create a brand (partner workspace).
+    Create {
+        /// URL-safe identifier, shown as `brand_id` in the API.
+        slug: String,
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// Create a user; prints the new user's id on the last line.
+    Create {
+        #[arg(long)]
+        brand: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long, default_value = "admin")]
+        role: Role,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create an API key; prints `key_id: <ID>` and then the secret alone on the last line.
+    Create {
+        #[arg(long)]
+        user: i64,
+        #[arg(long, default_value = "read,write")]
+        scopes: Scopes,
+        /// RFC 3339 time after which the key stops working.
+        #[arg(long)]
+        expires_at: Option<DateTime<Utc>>,
+        /// Requests per minute for this key (contract tier); default the server's.
+        #[arg(long)]
+        rate_limit: Option<u32>,
+    },
+    /// Revoke a key; running servers stop accepting it within about a second.
+    Revoke { key_id: i64 },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve { config, demo } => serve(&cli.database_url, config, demo).await,
+        other => {
+            init_logging(LogFormat::Text);
+            let store = Store::connect(&cli.database_url).await?;
+            let result = admin(&store, other).await;
+            store.close().await;
+            result
+        }
+    }
+}
+
+async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result<()> {
+    init_logging(config.log_format);
+    let store = Store::connect(database_url).await?;
+    let server = Server::bind(config, store.clone()).await?;
+    let addr = server.local_addr();
+    if demo {
+        let key = accounts::demo_key(&store).await.context("seeding the demo brand")?;
+        println!("Demo brand '{}' is ready. Its admin's API key (shown once):", accounts::DEMO_BRAND);
+        println!();
+        println!("    {}", key.secret);
+        println!();
+        println!("Try it:");
+        println!();
+        println!("    curl -s -H 'Authorization: Bearer {}' http://{addr}/v1/listings/options", key.secret);
+        println!();
+        println!("API docs: http://{addr}/docs");
+    }
+    tracing::info!(%addr, "rehome listening");
+    server.run_until(shutdown_signal()).await
+}
+
+async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Brands(BrandsCommand::Create { slug, name }) => {
+            let brand = accounts::create_brand(store, &slug, &name).await?;
+            println!("created brand {} ({})", brand.slug, brand.name);
+        }
+        Command::Users(UsersCommand::Create { brand, name, email, role }) => {
+            let user = accounts::create_user(store, &brand, &name, &email, role).await?;
+            println!("created {} user {} <{}> in brand {brand}", role, user.name, user.email);
+            println!("{}", user.id);
+        }
+        Command::Keys(KeysCommand::Create { user, scopes, expires_at, rate_limit }) => {
+            let key = accounts::create_key(store, user, scopes, expires_at, rate_limit).await?;
+            println!("key_id: {}", key.key_id);
+            println!("scopes: {scopes}");
+            println!("The secret is shown once; store it now:");
+            println!("{}", key.secret);
+        }
+        Command::Keys(KeysCommand::Revoke { key_id }) => {
+            accounts::revoke_key(store, key_id).await?;
+            println!("revoked key {key_id}");
+        }
+        Command::Serve { .. } => unreachable!("serve is handled by run"),
+    }
+    Ok(())
+}
+
+/// Logs go to stderr (stdout carries the CLI's answers); `RUST_LOG` filters them.
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

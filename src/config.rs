@@ -1,0 +1,148 @@
+//! Every setting of the server, from flags and `REHOME_*` environment variables,
+//! validated at start.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://rehome.db";
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+pub const DEFAULT_RATE_LIMIT: u32 = 60;
+pub const DEFAULT_KEY_CACHE_MS: u64 = 1000;
+/// A 10 MiB image is 13,981,016 characters of base64; leave room for the JSON around it.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
+
+/// Settings of `rehome serve`.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "REHOME_ADDR", default_value = DEFAULT_ADDR)]
+    pub addr: SocketAddr,
+
+    /// Base URL under which this server is reached (photo URLs); default `http://<addr>`.
+    #[arg(long, env = "REHOME_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Base URL of the consumer marketplace (listing `url`); default `<public_url>/marketplace`.
+    #[arg(long, env = "REHOME_MARKETPLACE_URL")]
+    pub marketplace_url: Option<String>,
+
+    /// Directory of uploaded and imported photos.
+    #[arg(long, env = "REHOME_MEDIA_DIR", default_value = "./media")]
+    pub media_dir: PathBuf,
+
+    /// Bearer token of the operator API under /ops/v1; the API is absent when unset.
+    #[arg(long, env = "REHOME_OPS_TOKEN", hide_env_values = true)]
+    pub ops_token: Option<String>,
+
+    /// Let image imports and webhooks reach loopback and private addresses (local testing only).
+    #[arg(long, env = "REHOME_ALLOW_PRIVATE_NETWORK")]
+    pub allow_private_network: bool,
+
+    /// Default requests per minute per API key (and per client address without a valid key).
+    #[arg(long, env = "REHOME_RATE_LIMIT", default_value_t = DEFAULT_RATE_LIMIT)]
+    pub rate_limit: u32,
+
+    /// How long a verified key is trusted before it is read again (revocation delay), in ms.
+    #[arg(long, env = "REHOME_KEY_CACHE_MS", default_value_t = DEFAULT_KEY_CACHE_MS)]
+    pub key_cache_ms: u64,
+
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "REHOME_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            addr: DEFAULT_ADDR.parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            public_url: None,
+            marketplace_url: None,
+            media_dir: PathBuf::from("./media"),
+            ops_token: None,
+            allow_private_network: false,
+            rate_limit: DEFAULT_RATE_LIMIT,
+            key_cache_ms: DEFAULT_KEY_CACHE_MS,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the settings and fills the URLs that default from the bound address.
+    pub fn resolve(mut self, bound: SocketAddr) -> anyhow::Result<Self> {
+        if self.rate_limit == 0 {
+            bail!("REHOME_RATE_LIMIT must be at least 1");
+        }
+        if self.max_body_bytes < 1024 {
+            bail!("REHOME_MAX_BODY_BYTES must be at least 1024");
+        }
+        if self.ops_token.as_deref().is_some_and(|t| t.len() < 16) {
+            bail!("REHOME_OPS_TOKEN must be at least 16 characters");
+        }
+        let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
+        let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
+            .context("REHOME_MARKETPLACE_URL")?;
+        self.public_url = Some(public);
+        self.marketplace_url = Some(market);
+        Ok(self)
+    }
+
+    pub fn public_url(&self) -> &str {
+        self.public_url.as_deref().unwrap_or_default()
+    }
+
+    pub fn marketplace_url(&self) -> &str {
+        self.marketplace_url.as_deref().unwrap_or_default()
+    }
+}
+
+/// An absolute http(s) URL without a trailing slash.
+fn base_url(given: Option<String>, default: impl FnOnce() -> String) -> anyhow::Result<String> {
+    let url = given.unwrap_or_else(default);
+    let url = url.trim_end_matches('/').to_owned();
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.contains(char::is_whitespace) {
+        bail!("'{url}' is not an absolute http(s) URL");
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_default_from_the_bound_address() {
+        let config = Config::default().resolve("127.0.0.1:9000".parse().unwrap()).unwrap();
+        assert_eq!(config.public_url(), "http://127.0.0.1:9000");
+        assert_eq!(config.marketplace_url(), "http://127.0.0.1:9000/marketplace");
+    }
+
+    #[test]
+    fn given_urls_lose_their_trailing_slash_and_must_be_http() {
+        let config = Config { public_url: Some("https://api.example/".into()), ..Config::default() };
+        let config = config.resolve("127.0.0.1:9000".parse().unwrap()).unwrap();
+        assert_eq!(config.public_url(), "https://api.example");
+        let bad = Config { marketplace_url: Some("ftp://x".into()), ..Config::default() };
+        assert!(bad.resolve("127.0.0.1:9000".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_zero_rate_limit_is_refused() {
+        let config = Config { rate_limit: 0, ..Config::default() };
+        assert!(config.resolve("127.0.0.1:9000".parse().unwrap()).is_err());
+    }
+}

@@ -1,0 +1,5 @@
+//! Types and rules of the marketplace, free of HTTP and SQL.
+
+pub mod apikey;
+pub mod taxonomy;
+pub mod user;

@@ -1,0 +1,105 @@
+//! Brands, users, roles and key scopes.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A partner user's role: only partner admins may use the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Admin,
+    Member,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Member => "member",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "admin" => Ok(Role::Admin),
+            "member" => Ok(Role::Member),
+            other => Err(format!("unknown role '{other}' (expected admin or member)")),
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a key may do: `read` allows GET, `write` allows POST, PATCH and DELETE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scopes {
+    pub read: bool,
+    pub write: bool,
+}
+
+impl FromStr for Scopes {
+    type Err = String;
+    /// A comma-separated list such as `read,write`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut scopes = Scopes::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "read" => scopes.read = true,
+                "write" => scopes.write = true,
+                other => return Err(format!("unknown scope '{other}' (expected read or write)")),
+            }
+        }
+        if !scopes.read && !scopes.write {
+            return Err("at least one scope (read, write) is required".into());
+        }
+        Ok(scopes)
+    }
+}
+
+impl fmt::Display for Scopes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<&str> = [(self.read, "read"), (self.write, "write")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// A brand slug: lower-case letters, digits and dashes, 2 to 63 characters, starting alphanumeric.
+pub fn valid_slug(slug: &str) -> bool {
+    (2..=63).contains(&slug.len())
+        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && slug.as_bytes()[0].is_ascii_alphanumeric()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_parse_and_print() {
+        let s: Scopes = "read, write".parse().unwrap();
+        assert!(s.read && s.write);
+        assert_eq!(s.to_string(), "read,write");
+        assert_eq!("write".parse::<Scopes>().unwrap().to_string(), "write");
+        assert!("admin".parse::<Scopes>().is_err());
+        assert!("".parse::<Scopes>().is_err());
+    }
+
+    #[test]
+    fn slugs() {
+        assert!(valid_slug("acme-sofas"));
+        assert!(valid_slug("a1"));
+        assert!(!valid_slug("-acme"));
+        assert!(!valid_slug("Acme"));
+        assert!(!valid_slug("a"));
+        assert!(!valid_slug("acme sofas"));
+    }
+}

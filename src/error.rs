@@ -1,0 +1,191 @@
+//! The one error type of the HTTP API and its JSON rendering: `{code, message}`.
+
+use std::borrow::Cow;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One field-level reason of a `validation_failed` error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldError {
+    pub field: String,
+    /// snake_case reason code, e.g. `title_required`.
+    pub code: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, code: impl Into<String>) -> Self {
+        Self { field: field.into(), code: code.into() }
+    }
+
+    /// The conventional `<field>_<suffix>` reason (`required`, `invalid`, `too_long`, `unknown`).
+    pub fn of(field: &str, suffix: &str) -> Self {
+        Self::new(field, format!("{field}_{suffix}"))
+    }
+}
+
+/// The body of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub code: Cow<'static, str>,
+    pub message: Cow<'static, str>,
+    /// Present on `validation_failed` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A client error with one of the spec's codes.
+    #[error("{code}: {message}")]
+    Client {
+        status: StatusCode,
+        code: &'static str,
+        message: Cow<'static, str>,
+    },
+    /// `validation_failed`: every reason at once.
+    #[error("validation failed: {0:?}")]
+    Validation(Vec<FieldError>),
+    #[error("rate limited")]
+    RateLimited { retry_after_secs: u64 },
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn client(status: StatusCode, code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
+        Self::Client { status, code, message: message.into() }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
+        Self::client(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn missing_bearer_token() -> Self {
+        Self::client(
+            StatusCode::UNAUTHORIZED,
+            "missing_bearer_token",
+            "Send the API key as 'Authorization: Bearer <API_KEY>'.",
+        )
+    }
+
+    /// Unknown, revoked, expired and malformed keys answer exactly alike.
+    pub fn invalid_token() -> Self {
+        Self::client(
+            StatusCode::UNAUTHORIZED,
+            "invalid_token",
+            "The API key is malformed, unknown, expired or revoked.",
+        )
+    }
+
+    pub fn forbidden(message: &'static str) -> Self {
+        Self::client(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
+        Self::client(StatusCode::NOT_FOUND, code, message)
+    }
+
+    pub fn invalid_body(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::bad_request("invalid_body", message)
+    }
+
+    pub fn validation(errors: Vec<FieldError>) -> Self {
+        Self::Validation(errors)
+    }
+
+    /// A single validation reason on one field.
+    pub fn field(field: &str, code: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError::new(field, code)])
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Client { status, .. } => *status,
+            Self::Validation(_) => StatusCode::BAD_REQUEST,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn body(self) -> ErrorBody {
+        match self {
+            Self::Client { code, message, .. } => ErrorBody { code: code.into(), message, errors: None },
+            Self::Validation(errors) => ErrorBody {
+                code: "validation_failed".into(),
+                message: errors.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ").into(),
+                errors: Some(errors),
+            },
+            Self::RateLimited { .. } => ErrorBody {
+                code: "rate_limited".into(),
+                message: "Rate limit exceeded for this API key; retry after the number of seconds in Retry-After."
+                    .into(),
+                errors: None,
+            },
+            Self::Database(_) | Self::Internal(_) => internal_body(),
+        }
+    }
+}
+
+fn internal_body() -> ErrorBody {
+    ErrorBody {
+        code: "internal_error".into(),
+        message: "The server failed to handle the request; it has been logged.".into(),
+        errors: None,
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            Self::Database(e) => tracing::error!(error = %e, "database error"),
+            Self::Internal(e) => tracing::error!(error = ?e, "internal error"),
+            _ => {}
+        }
+        let retry_after = match &self {
+            Self::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        };
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(secs) = retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+        }
+        response
+    }
+}
+
+/// The answer given when a handler panics: an opaque 500 in the usual shape.
+pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("handler panicked");
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(internal_body())).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_message_lists_codes_joined_by_comma_space() {
+        let err = ApiError::validation(vec![FieldError::of("title", "required"), FieldError::of("price_gbp", "invalid")]);
+        let body = err.body();
+        assert_eq!(body.code, "validation_failed");
+        assert_eq!(body.message, "title_required, price_gbp_invalid");
+        assert_eq!(body.errors.map(|e| e.len()), Some(2));
+    }
+
+    #[test]
+    fn internal_errors_hide_their_detail() {
+        let err = ApiError::Internal(anyhow::anyhow!("secret path /var/lib/x"));
+        assert_eq!(err.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = err.body();
+        assert_eq!(body.code, "internal_error");
+        assert!(!body.message.contains("/var/lib"));
+    }
+}

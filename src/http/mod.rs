@@ -1,0 +1,148 @@
+//! The HTTP edge: the router, the middleware every request passes, and one module per resource.
+
+pub mod auth;
+pub mod body;
+pub mod docs;
+mod health;
+pub mod limit;
+pub mod options;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tracing::Instrument;
+
+use crate::app::AppState;
+use crate::error::{panic_response, ApiError};
+use auth::Identity;
+use limit::LimitKey;
+
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// The whole application router.
+pub fn router(state: AppState) -> Router {
+    let v1 = Router::new()
+        .merge(options::router())
+        .merge(docs::api_router())
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), gate));
+
+    Router::new()
+        .merge(health::router())
+        .merge(docs::page_router())
+        .nest("/v1", v1)
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(observe))
+        .with_state(state)
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::not_found("not_found", "No such endpoint; see /v1/openapi.json for the API.")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::client(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "This endpoint does not accept that method.")
+}
+
+/// The key id of an authenticated request, left on the response for the access log.
+#[derive(Clone, Copy)]
+struct KeyId(i64);
+
+/// Identifies the caller, spends one request of its quota, and writes the rate-limit
+/// headers on whatever the request answers (errors included).
+async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let client = client_ip(&request);
+    let identity = state.keys.identify(request.headers(), client).await;
+    let (limit_key, quota) = match &identity {
+        Identity::Key(caller) => (LimitKey::Key(caller.key_id), caller.rate_limit.unwrap_or(state.config.rate_limit)),
+        _ => (LimitKey::Addr(client), state.config.rate_limit),
+    };
+    let key_id = match &identity {
+        Identity::Key(caller) => Some(KeyId(caller.key_id)),
+        _ => None,
+    };
+    let decision = state.limiter.check(limit_key, quota).await;
+    let mut response = if decision.allowed {
+        request.extensions_mut().insert(identity);
+        next.run(request).await
+    } else {
+        ApiError::RateLimited { retry_after_secs: decision.retry_after }.into_response()
+    };
+    decision.write_headers(response.headers_mut());
+    if let Some(key_id) = key_id {
+        response.extensions_mut().insert(key_id);
+    }
+    response
+}
+
+/// The peer address of the connection; never a client-supplied header.
+fn client_ip(request: &Request) -> IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+/// Gives every request an id (echoing a well-formed incoming one), runs it inside a
+/// tracing span, and logs one line per response.
+async fn observe(mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let request_id = request
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|id| well_formed_request_id(id))
+        .map(str::to_owned)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        request.headers_mut().insert(REQUEST_ID, value);
+    }
+    let span = tracing::info_span!("request", request_id = %request_id, %method, %path);
+    let mut response = next.run(request).instrument(span.clone()).await;
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    let key_id = response.extensions().get::<KeyId>().map(|k| k.0);
+    let status = response.status().as_u16();
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| {
+        if status >= 500 {
+            tracing::error!(status, latency_ms, key_id, "response");
+        } else {
+            tracing::info!(status, latency_ms, key_id, "response");
+        }
+    });
+    response
+}
+
+/// Up to 128 visible characters from a conservative set, so logs and headers stay clean.
+fn well_formed_request_id(id: &str) -> bool {
+    (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_echoed_only_when_well_formed() {
+        assert!(well_formed_request_id("req-123_abc.def:9"));
+        assert!(!well_formed_request_id(""));
+        assert!(!well_formed_request_id("has space"));
+        assert!(!well_formed_request_id("<script>"));
+        assert!(!well_formed_request_id(&"a".repeat(129)));
+    }
+}

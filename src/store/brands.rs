@@ -1,0 +1,68 @@
+//! Partner brands (workspaces) and the manufacturer brand catalogue.
+
+use sqlx::FromRow;
+
+use super::{now, on_pool, on_unique, Store, StoreError};
+use crate::domain::taxonomy::BUILT_IN_BRANDS;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct BrandRecord {
+    pub id: i64,
+    pub slug: String,
+    pub name: String,
+}
+
+impl Store {
+    pub async fn create_brand(&self, slug: &str, name: &str) -> Result<BrandRecord, StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query_as("INSERT INTO brands (slug, name, created_at) VALUES ($1, $2, $3) RETURNING id, slug, name")
+                .bind(slug)
+                .bind(name)
+                .bind(now())
+                .fetch_one(pool)
+                .await
+                .map_err(|e| on_unique(e, "brand"))
+        })
+    }
+
+    pub async fn brand_by_slug(&self, slug: &str) -> Result<BrandRecord, StoreError> {
+        on_pool!(self, read, |pool| {
+            sqlx::query_as("SELECT id, slug, name FROM brands WHERE slug = $1")
+                .bind(slug)
+                .fetch_optional(pool)
+                .await?
+                .ok_or(StoreError::NotFound)
+        })
+    }
+
+    /// Manufacturer brand names visible to a partner: the built-in catalogue and its own.
+    pub async fn manufacturer_brand_names(&self, brand_id: i64) -> Result<Vec<String>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar("SELECT name FROM manufacturer_brands WHERE brand_id IS NULL OR brand_id = $1")
+                .bind(brand_id)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// Inserts the built-in catalogue names that are missing (idempotent, run at start).
+    pub(super) async fn seed_manufacturer_brands(&self) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            for name in BUILT_IN_BRANDS {
+                sqlx::query(
+                    "INSERT INTO manufacturer_brands (brand_id, name, name_key, created_at)
+                     SELECT NULL, $1, $2, $3
+                     WHERE NOT EXISTS (SELECT 1 FROM manufacturer_brands WHERE brand_id IS NULL AND name_key = $2)",
+                )
+                .bind(name)
+                .bind(name.to_lowercase())
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,125 @@
+//! The storage boundary. Handlers call these methods and never see SQL or a pool.
+//!
+//! SQL is written once with `$N` placeholders, which both SQLite and PostgreSQL bind by
+//! number, and run on whichever backend the database URL selected (see [`on_pool!`]).
+
+mod brands;
+mod keys;
+mod users;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+
+pub use brands::BrandRecord;
+pub use keys::{KeyOwner, NewKeyRecord};
+pub use users::UserRecord;
+
+/// Errors the storage layer reports in the language of the domain.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("already exists: {0}")]
+    Conflict(&'static str),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+impl From<StoreError> for crate::error::ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Database(e) => e.into(),
+            other => crate::error::ApiError::Internal(other.into()),
+        }
+    }
+}
+
+/// Maps a unique-constraint violation to [`StoreError::Conflict`].
+fn on_unique(e: sqlx::Error, what: &'static str) -> StoreError {
+    match &e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(what),
+        _ => StoreError::Database(e),
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Db {
+    /// Reads go to a pool of connections; writes to a single connection, so SQLite's one
+    /// writer is queued in-process instead of failing with SQLITE_BUSY on lock upgrades.
+    Sqlite { read: SqlitePool, write: SqlitePool },
+}
+
+/// Runs `$body` with `$pool` bound to the chosen pool (`read` or `write`) of whichever
+/// backend is configured. A second backend is one more arm here.
+macro_rules! on_pool {
+    ($store:expr, $which:ident, |$pool:ident| $body:expr) => {
+        match &$store.db {
+            $crate::store::Db::Sqlite { $which: $pool, .. } => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    db: Db,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database named by `url` and runs pending migrations.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let url = normalise_sqlite_url(url);
+        let options = SqliteConnectOptions::from_str(&url)
+            .with_context(|| format!("invalid database URL {url}"))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await
+            .with_context(|| format!("cannot open database {url}"))?;
+        sqlx::migrate!("./migrations/sqlite").run(&write).await.context("running migrations")?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options.read_only(true))
+            .await
+            .with_context(|| format!("cannot open database {url}"))?;
+        let store = Self { db: Db::Sqlite { read, write } };
+        store.seed_manufacturer_brands().await?;
+        Ok(store)
+    }
+
+    /// True when the database answers a trivial query.
+    pub async fn ping(&self) -> bool {
+        on_pool!(self, read, |pool| sqlx::query("SELECT 1").execute(pool).await.is_ok())
+    }
+
+    pub async fn close(&self) {
+        match &self.db {
+            Db::Sqlite { read, write } => {
+                read.close().await;
+                write.close().await;
+            }
+        }
+    }
+}
+
+/// Accepts `sqlite://path`, `sqlite:path` or a bare file path.
+fn normalise_sqlite_url(url: &str) -> String {
+    if url.starts_with("sqlite:") {
+        url.to_owned()
+    } else {
+        format!("sqlite://{url}")
+    }
+}
+
+pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
