@@ -6,6 +6,7 @@
 mod brands;
 mod keys;
 mod users;
+mod warehouses;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -1,0 +1,150 @@
+//! The `rehome` binary itself: account commands and a served key, revocation and SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rehome");
+
+fn rehome(db: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(BIN)
+        .args(args)
+        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run rehome");
+    (output.status.success(), String::from_utf8_lossy(&output.stdout).into(), String::from_utf8_lossy(&output.stderr).into())
+}
+
+fn last_line(s: &str) -> &str {
+    s.trim_end().lines().last().unwrap_or("")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn wait_ready(base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server at {base} never became ready");
+}
+
+#[tokio::test]
+async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stops_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+
+    let (ok, out, err) = rehome(&db, &["brands", "create", "acme-sofas", "--name", "Acme Sofas"]);
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = rehome(&db, &["users", "create", "--brand", "acme-sofas", "--name", "Ada", "--email", "ada@acme.example"]);
+    assert!(ok, "{out}{err}");
+    let user_id: i64 = last_line(&out).parse().expect("user id alone on the last line");
+    let (ok, out, err) = rehome(&db, &["keys", "create", "--user", &user_id.to_string(), "--scopes", "read,write", "--rate-limit", "100"]);
+    assert!(ok, "{out}{err}");
+    let key_id = out.lines().find_map(|l| l.strip_prefix("key_id: ")).expect("key_id line").trim().to_owned();
+    let secret = last_line(&out).to_owned();
+    assert!(secret.starts_with("rhk_") && !secret.contains(' '), "secret alone on the last line: {secret}");
+
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let child = Command::new(BIN)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("REHOME_MEDIA_DIR", dir.path().join("media"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = Serving(child);
+    wait_ready(&base).await;
+
+    let client = reqwest::Client::new();
+    let options = client.get(format!("{base}/v1/listings/options")).bearer_auth(&secret).send().await.unwrap();
+    assert_eq!(options.status(), 200);
+    assert_eq!(options.headers()["x-ratelimit-limit"], "100");
+
+    // Revoked from another process while the server runs: refused within about a second.
+    let (ok, out, err) = rehome(&db, &["keys", "revoke", &key_id]);
+    assert!(ok, "{out}{err}");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let refused = client.get(format!("{base}/v1/listings/options")).bearer_auth(&secret).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+
+    let status = Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            assert!(status.success(), "exit after SIGTERM: {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "server did not stop after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_cli_refuses_bad_input_with_a_message_and_non_zero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let (ok, _, err) = rehome(&db, &["brands", "create", "Not A Slug", "--name", "X"]);
+    assert!(!ok);
+    assert!(err.contains("slug"), "{err}");
+    assert!(rehome(&db, &["brands", "create", "acme", "--name", "Acme"]).0);
+    let (ok, _, err) = rehome(&db, &["brands", "create", "acme", "--name", "Acme"]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let (ok, _, err) = rehome(&db, &["users", "create", "--brand", "nope", "--name", "A", "--email", "a@b.example"]);
+    assert!(!ok && err.contains("no brand"), "{err}");
+    let (ok, _, err) = rehome(&db, &["users", "create", "--brand", "acme", "--name", "A", "--email", "not-an-email"]);
+    assert!(!ok && err.contains("email"), "{err}");
+    let (ok, _, _) = rehome(&db, &["keys", "create", "--user", "999"]);
+    assert!(!ok);
+    let (ok, _, _) = rehome(&db, &["keys", "create", "--user", "1", "--scopes", "admin"]);
+    assert!(!ok);
+    let (ok, _, err) = rehome(&db, &["keys", "revoke", "999"]);
+    assert!(!ok && err.contains("no key"), "{err}");
+}
+
+#[tokio::test]
+async fn serve_demo_prints_a_key_and_a_curl_line_that_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--demo", "--addr", &format!("127.0.0.1:{port}")])
+        .current_dir(dir.path())
+        .env_remove("REHOME_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Serving(child);
+    let lines: Vec<String> = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout).lines().map_while(Result::ok).take_while(|l| !l.starts_with("API docs")).collect()
+    })
+    .await
+    .unwrap();
+    let curl = lines.iter().find(|l| l.trim_start().starts_with("curl ")).expect("a curl line");
+    let key = curl.split_whitespace().find(|w| w.starts_with("rhk_")).unwrap().trim_end_matches('\'');
+    assert!(dir.path().join("rehome.db").exists(), "the default database is rehome.db in the working directory");
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&base).await;
+    let response = reqwest::Client::new().get(format!("{base}/v1/listings/options")).bearer_auth(key).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+}
