@@ -21,7 +21,13 @@ pub async fn create_brand(store: &Store, slug: &str, name: &str) -> anyhow::Resu
     }
 }
 
-pub async fn create_user(store: &Store, brand_slug: &str, name: &str, email: &str, role: Role) -> anyhow::Result<UserRecord> {
+pub async fn create_user(
+    store: &Store,
+    brand_slug: &str,
+    name: &str,
+    email: &str,
+    role: Role,
+) -> anyhow::Result<UserRecord> {
     let brand = match store.brand_by_slug(brand_slug).await {
         Err(StoreError::NotFound) => bail!("no brand with slug '{brand_slug}'"),
         other => other?,

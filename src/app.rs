@@ -55,7 +55,8 @@ pub struct Server {
 impl Server {
     /// Binds the configured address (port 0 picks a free one) over an opened store.
     pub async fn bind(config: Config, store: Store) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
+        let listener =
+            TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
         let config = config.resolve(listener.local_addr()?)?;
         Ok(Self { listener, state: AppState::new(config, store) })
     }
@@ -69,7 +70,10 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then finishes in-flight requests and returns.
-    pub async fn run_until(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
         let router = crate::http::router(self.state.clone());
         axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)

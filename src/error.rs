@@ -40,11 +40,7 @@ pub struct ErrorBody {
 pub enum ApiError {
     /// A client error with one of the spec's codes.
     #[error("{code}: {message}")]
-    Client {
-        status: StatusCode,
-        code: &'static str,
-        message: Cow<'static, str>,
-    },
+    Client { status: StatusCode, code: &'static str, message: Cow<'static, str> },
     /// `validation_failed`: every reason at once.
     #[error("validation failed: {0:?}")]
     Validation(Vec<FieldError>),
@@ -173,7 +169,8 @@ mod tests {
 
     #[test]
     fn validation_message_lists_codes_joined_by_comma_space() {
-        let err = ApiError::validation(vec![FieldError::of("title", "required"), FieldError::of("price_gbp", "invalid")]);
+        let err =
+            ApiError::validation(vec![FieldError::of("title", "required"), FieldError::of("price_gbp", "invalid")]);
         let body = err.body();
         assert_eq!(body.code, "validation_failed");
         assert_eq!(body.message, "title_required, price_gbp_invalid");

@@ -35,28 +35,11 @@ pub const FABRICS: &[&str] = &[
     "Other",
 ];
 
-pub const CATEGORIES: &[&str] = &[
-    "Corner Sofas",
-    "3-Seater Sofas",
-    "2-Seater Sofas",
-    "Sofa Beds",
-    "Armchairs",
-    "Footstools",
-    "Sofa Sets",
-    "Other",
-];
+pub const CATEGORIES: &[&str] =
+    &["Corner Sofas", "3-Seater Sofas", "2-Seater Sofas", "Sofa Beds", "Armchairs", "Footstools", "Sofa Sets", "Other"];
 
-pub const ITEM_TYPES: &[&str] = &[
-    "Corner Sofa",
-    "4-Seater",
-    "3-Seater",
-    "2-Seater",
-    "Chair",
-    "Sofa Bed",
-    "Sofa Set",
-    "U-Shape Sofa",
-    "Footstool",
-];
+pub const ITEM_TYPES: &[&str] =
+    &["Corner Sofa", "4-Seater", "3-Seater", "2-Seater", "Chair", "Sofa Bed", "Sofa Set", "U-Shape Sofa", "Footstool"];
 
 /// The manufacturer brand entry that always closes `options.brands`.
 pub const OTHER_BRAND: &str = "Other";
@@ -85,12 +68,8 @@ pub const CONDITIONS: &[Choice] = &[
     described("fair", "Fair", "Visible wear such as fading, pilling or marks; fully usable."),
 ];
 
-pub const EXPOSURES: &[Choice] = &[
-    choice("Dogs", "Dogs"),
-    choice("Cats", "Cats"),
-    choice("Smoke", "Smoke"),
-    choice("None", "None of the above"),
-];
+pub const EXPOSURES: &[Choice] =
+    &[choice("Dogs", "Dogs"), choice("Cats", "Cats"), choice("Smoke", "Smoke"), choice("None", "None of the above")];
 
 pub const FAULTS: &[Choice] = &[
     choice("Rips or tears", "Rips or tears"),
@@ -215,7 +194,10 @@ mod tests {
         assert_eq!(FABRICS.len(), 24);
         assert_eq!(CATEGORIES.len(), 8);
         assert_eq!(ITEM_TYPES.len(), 9);
-        assert_eq!(CONDITIONS.iter().map(|c| c.value).collect::<Vec<_>>(), ["like-new", "excellent", "gently-used", "fair"]);
+        assert_eq!(
+            CONDITIONS.iter().map(|c| c.value).collect::<Vec<_>>(),
+            ["like-new", "excellent", "gently-used", "fair"]
+        );
         assert!(CONDITIONS.iter().all(|c| c.help.is_some()));
     }
 }

@@ -141,7 +141,11 @@ impl KeyCache {
         entries.get(hash).filter(|e| e.fetched.elapsed() < self.ttl).map(|e| e.caller.clone())
     }
 
-    async fn load(&self, key: &PresentedKey, client: IpAddr) -> Result<Option<Arc<CallerInfo>>, crate::store::StoreError> {
+    async fn load(
+        &self,
+        key: &PresentedKey,
+        client: IpAddr,
+    ) -> Result<Option<Arc<CallerInfo>>, crate::store::StoreError> {
         let rows = self.store.keys_by_lookup(key.lookup()).await?;
         let row = rows.into_iter().find(|row| key.matches(&row.secret_hash));
         let caller = row.filter(|row| row.revoked_at.is_none()).and_then(|row| {

@@ -30,7 +30,11 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 }
 
 pub fn payload_too_large() -> ApiError {
-    ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "The request body is larger than the server accepts.")
+    ApiError::client(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "The request body is larger than the server accepts.",
+    )
 }
 
 /// A JSON endpoint accepts `application/json` (or any `+json` type); a body without a

@@ -25,7 +25,6 @@ photos, bulk import, settings and signed webhooks. Every call needs `Authorizati
 errors are JSON `{code, message}`; every `/v1` response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` \
 and `X-RateLimit-Reset`."
     ),
-    paths(crate::http::options::options),
     components(schemas(ErrorBody, FieldError)),
     modifiers(&BearerAuth),
     tags((name = "Listings", description = "Inventory items and their taxonomy"))
@@ -44,8 +43,18 @@ impl Modify for BearerAuth {
     }
 }
 
+/// The whole document: the common part plus the part each resource module declares.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    let parts = [crate::http::options::OptionsApi::openapi()];
+    for part in parts {
+        doc.merge(part);
+    }
+    doc
+}
+
 static OPENAPI_JSON: LazyLock<String> =
-    LazyLock::new(|| ApiDoc::openapi().to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
+    LazyLock::new(|| document().to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
 
 static DOCS_PAGE: LazyLock<String> = LazyLock::new(|| {
     let doc: Value = serde_json::from_str(&OPENAPI_JSON).unwrap_or(Value::Null);

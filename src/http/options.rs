@@ -16,6 +16,10 @@ use crate::domain::taxonomy::Options;
 use crate::error::{ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(options), components(schemas(Options)))]
+pub struct OptionsApi;
+
 pub fn router() -> Router<AppState> {
     Router::new().route("/listings/options", get(options))
 }

@@ -15,7 +15,13 @@ pub struct UserRecord {
 }
 
 impl Store {
-    pub async fn create_user(&self, brand_id: i64, name: &str, email: &str, role: Role) -> Result<UserRecord, StoreError> {
+    pub async fn create_user(
+        &self,
+        brand_id: i64,
+        name: &str,
+        email: &str,
+        role: Role,
+    ) -> Result<UserRecord, StoreError> {
         on_pool!(self, write, |pool| {
             sqlx::query_as(
                 "INSERT INTO users (brand_id, name, email, role, created_at) VALUES ($1, $2, $3, $4, $5)

@@ -43,7 +43,8 @@ async fn unknown_revoked_and_expired_keys_get_byte_identical_bodies() {
     let revoked = app.key(partner.user_id, "read", None, None).await;
     let revoked_id = key_id_of(&app, &revoked).await;
     rehome::accounts::revoke_key(&app.store, revoked_id).await.unwrap();
-    let expired = app.key(partner.user_id, "read", None, Some(chrono::Utc::now() - chrono::TimeDelta::seconds(1))).await;
+    let expired =
+        app.key(partner.user_id, "read", None, Some(chrono::Utc::now() - chrono::TimeDelta::seconds(1))).await;
     let unknown = rehome::domain::apikey::NewKey::generate().unwrap().secret;
 
     let mut bodies = Vec::new();

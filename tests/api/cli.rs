@@ -14,7 +14,11 @@ fn rehome(db: &Path, args: &[&str]) -> (bool, String, String) {
         .env_remove("RUST_LOG")
         .output()
         .expect("run rehome");
-    (output.status.success(), String::from_utf8_lossy(&output.stdout).into(), String::from_utf8_lossy(&output.stderr).into())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into(),
+        String::from_utf8_lossy(&output.stderr).into(),
+    )
 }
 
 fn last_line(s: &str) -> &str {
@@ -52,10 +56,14 @@ async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stop
 
     let (ok, out, err) = rehome(&db, &["brands", "create", "acme-sofas", "--name", "Acme Sofas"]);
     assert!(ok, "{out}{err}");
-    let (ok, out, err) = rehome(&db, &["users", "create", "--brand", "acme-sofas", "--name", "Ada", "--email", "ada@acme.example"]);
+    let (ok, out, err) =
+        rehome(&db, &["users", "create", "--brand", "acme-sofas", "--name", "Ada", "--email", "ada@acme.example"]);
     assert!(ok, "{out}{err}");
     let user_id: i64 = last_line(&out).parse().expect("user id alone on the last line");
-    let (ok, out, err) = rehome(&db, &["keys", "create", "--user", &user_id.to_string(), "--scopes", "read,write", "--rate-limit", "100"]);
+    let (ok, out, err) = rehome(
+        &db,
+        &["keys", "create", "--user", &user_id.to_string(), "--scopes", "read,write", "--rate-limit", "100"],
+    );
     assert!(ok, "{out}{err}");
     let key_id = out.lines().find_map(|l| l.strip_prefix("key_id: ")).expect("key_id line").trim().to_owned();
     let secret = last_line(&out).to_owned();
@@ -145,6 +153,7 @@ async fn serve_demo_prints_a_key_and_a_curl_line_that_work() {
     assert!(dir.path().join("rehome.db").exists(), "the default database is rehome.db in the working directory");
     let base = format!("http://127.0.0.1:{port}");
     wait_ready(&base).await;
-    let response = reqwest::Client::new().get(format!("{base}/v1/listings/options")).bearer_auth(key).send().await.unwrap();
+    let response =
+        reqwest::Client::new().get(format!("{base}/v1/listings/options")).bearer_auth(key).send().await.unwrap();
     assert_eq!(response.status(), 200);
 }

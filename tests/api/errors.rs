@@ -24,7 +24,8 @@ async fn every_response_carries_a_request_id_echoing_a_well_formed_one() {
     let response = app.client.get(app.url("/healthz")).header("X-Request-Id", "trace-42.a_b:c").send().await.unwrap();
     assert_eq!(response.headers()["x-request-id"], "trace-42.a_b:c");
 
-    let response = app.client.get(app.url("/v1/listings/options")).header("X-Request-Id", "bad id<>").send().await.unwrap();
+    let response =
+        app.client.get(app.url("/v1/listings/options")).header("X-Request-Id", "bad id<>").send().await.unwrap();
     let generated = response.headers()["x-request-id"].to_str().unwrap().to_owned();
     assert_ne!(generated, "bad id<>");
     assert_eq!(generated.len(), 32);

@@ -41,11 +41,8 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("rehome.db").display());
-    let mut config = Config {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        media_dir: dir.path().join("media"),
-        ..Config::default()
-    };
+    let mut config =
+        Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: dir.path().join("media"), ..Config::default() };
     adjust(&mut config);
     let store = Store::connect(&url).await.expect("open store");
     let server = Server::bind(config, store.clone()).await.expect("bind");
@@ -114,7 +111,13 @@ impl TestApp {
         (user.id, key)
     }
 
-    pub async fn key(&self, user_id: i64, scopes: &str, rate_limit: Option<u32>, expires_at: Option<DateTime<Utc>>) -> String {
+    pub async fn key(
+        &self,
+        user_id: i64,
+        scopes: &str,
+        rate_limit: Option<u32>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> String {
         let scopes: Scopes = scopes.parse().expect("scopes");
         accounts::create_key(&self.store, user_id, scopes, expires_at, rate_limit).await.expect("key").secret
     }

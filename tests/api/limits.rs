@@ -75,10 +75,10 @@ async fn rate_limit_headers_are_on_errors_too() {
     let partner = app.partner("acme").await;
     let (_, member) = app.user(&partner, "Max Member", rehome::domain::user::Role::Member).await;
     let responses = [
-        app.get(OPTIONS, "").await,                          // 401
-        app.get(OPTIONS, &member).await,                     // 403
-        app.get("/v1/nowhere", &partner.key).await,          // 404
-        app.delete(OPTIONS, &partner.key).await,             // 405
+        app.get(OPTIONS, "").await,                 // 401
+        app.get(OPTIONS, &member).await,            // 403
+        app.get("/v1/nowhere", &partner.key).await, // 404
+        app.delete(OPTIONS, &partner.key).await,    // 405
     ];
     for response in responses {
         for name in ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {

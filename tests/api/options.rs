@@ -12,12 +12,33 @@ async fn options_answers_the_full_taxonomy() {
     let strings = |key: &str| -> Vec<String> {
         body[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
     };
-    assert_eq!(strings("categories"), [
-        "Corner Sofas", "3-Seater Sofas", "2-Seater Sofas", "Sofa Beds", "Armchairs", "Footstools", "Sofa Sets", "Other"
-    ]);
-    assert_eq!(strings("item_types"), [
-        "Corner Sofa", "4-Seater", "3-Seater", "2-Seater", "Chair", "Sofa Bed", "Sofa Set", "U-Shape Sofa", "Footstool"
-    ]);
+    assert_eq!(
+        strings("categories"),
+        [
+            "Corner Sofas",
+            "3-Seater Sofas",
+            "2-Seater Sofas",
+            "Sofa Beds",
+            "Armchairs",
+            "Footstools",
+            "Sofa Sets",
+            "Other"
+        ]
+    );
+    assert_eq!(
+        strings("item_types"),
+        [
+            "Corner Sofa",
+            "4-Seater",
+            "3-Seater",
+            "2-Seater",
+            "Chair",
+            "Sofa Bed",
+            "Sofa Set",
+            "U-Shape Sofa",
+            "Footstool"
+        ]
+    );
     assert_eq!(strings("colours").len(), 20);
     assert!(strings("colours").contains(&"Mink".to_owned()));
     let fabrics = strings("fabrics");
