@@ -1,9 +1,10 @@
 //! Rate limiting: N requests in any 60-second window per API key (or per client address
 //! for calls without a valid key), and the `X-RateLimit-*` headers on every response.
 //!
-//! The in-process limiter keeps a sliding log of accepted request times per key, so the
-//! quota is exact: N requests pass, the next is refused until the oldest leaves the window,
-//! and there is no double burst at a window edge. A key idle for a minute holds no state.
+//! The in-process limiter keeps a sliding log of accepted requests per key (coalesced into
+//! 10 ms slots), so the quota is exact: N requests pass, the next is refused until the
+//! oldest leaves the window, and there is no double burst at a window edge. A key idle for
+//! a minute holds no state.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -54,46 +55,69 @@ pub trait RateLimiter: Send + Sync {
     fn check(&self, key: LimitKey, per_minute: u32) -> BoxFuture<'_, Decision>;
 }
 
-/// The accepted request times of one key within the last window, oldest first.
+/// Accepted requests can be coalesced into slots of this length; each is stamped at the
+/// end of its slot, so it stays in the window slightly longer than its true time and the
+/// quota is never exceeded in any real 60-second window.
+const SLOT_NANOS: u64 = 10_000_000;
+
+/// The accepted requests of one key within the last window: `(slot end, count)`, oldest
+/// first. At most one entry per 10 ms slot, so a key holds at most 6,000 entries (96 KB)
+/// whatever its quota, and a sparse key holds a few bytes.
 #[derive(Debug, Default)]
 pub struct Window {
-    accepted: VecDeque<u64>,
+    slots: VecDeque<(u64, u32)>,
+    total: u32,
 }
 
 impl Window {
     /// Decides on a request at `now` (nanoseconds since the epoch) against `limit`, and
     /// records it when accepted.
     pub fn check(&mut self, now: u64, limit: u32) -> Decision {
-        let horizon = now.saturating_sub(WINDOW_NANOS);
-        while self.accepted.front().is_some_and(|&t| t <= horizon) {
-            self.accepted.pop_front();
+        while let Some(&(stamp, count)) = self.slots.front() {
+            if stamp + WINDOW_NANOS > now {
+                break;
+            }
+            self.slots.pop_front();
+            self.total -= count;
         }
-        let limit_len = limit as usize;
-        // A lowered quota leaves more entries than allowed: keep only the newest.
-        while self.accepted.len() > limit_len {
-            self.accepted.pop_front();
+        if self.slots.capacity() > 64 && self.slots.len() < self.slots.capacity() / 4 {
+            self.slots.shrink_to(self.slots.len() * 2);
         }
-        let allowed = self.accepted.len() < limit_len;
+        let allowed = self.total < limit;
         if allowed {
-            self.accepted.push_back(now);
+            let stamp = now.div_ceil(SLOT_NANOS) * SLOT_NANOS;
+            match self.slots.back_mut() {
+                Some((last, count)) if *last == stamp => *count += 1,
+                _ => self.slots.push_back((stamp, 1)),
+            }
+            self.total += 1;
         }
-        let newest = self.accepted.back().copied().unwrap_or(now);
-        let retry_after = match (allowed, self.accepted.front()) {
-            (false, Some(&oldest)) => ceil_secs(oldest + WINDOW_NANOS - now).max(1),
-            _ => 0,
-        };
+        let newest = self.slots.back().map_or(now, |&(stamp, _)| stamp);
         Decision {
             allowed,
             limit,
-            remaining: (limit_len - self.accepted.len()) as u32,
+            remaining: limit.saturating_sub(self.total),
             reset_at: ceil_secs(newest + WINDOW_NANOS),
-            retry_after,
+            retry_after: if allowed { 0 } else { ceil_secs(self.next_free(limit) - now).max(1) },
         }
+    }
+
+    /// When enough of the oldest requests have left the window for one more to pass.
+    fn next_free(&self, limit: u32) -> u64 {
+        let must_leave = self.total + 1 - limit;
+        let mut left = 0;
+        for &(stamp, count) in &self.slots {
+            left += count;
+            if left >= must_leave {
+                return stamp + WINDOW_NANOS;
+            }
+        }
+        0
     }
 
     /// True when no accepted request is inside the window: the state can be dropped.
     fn is_idle(&self, now: u64) -> bool {
-        self.accepted.back().is_none_or(|&t| t <= now.saturating_sub(WINDOW_NANOS))
+        self.slots.back().is_none_or(|&(stamp, _)| stamp + WINDOW_NANOS <= now)
     }
 }
 
@@ -114,8 +138,10 @@ pub struct LocalLimiter {
 #[derive(Default)]
 struct Windows {
     by_key: HashMap<LimitKey, Window>,
-    /// Size at which the next sweep of idle windows runs.
+    /// Size at which the next sweep of idle windows runs early.
     sweep_at: usize,
+    /// Time of the last sweep; idle windows are dropped at least once a window.
+    swept: u64,
 }
 
 const MIN_SWEEP: usize = 1024;
@@ -123,9 +149,10 @@ const MIN_SWEEP: usize = 1024;
 impl LocalLimiter {
     pub fn check_at(&self, key: LimitKey, per_minute: u32, now: u64) -> Decision {
         let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if windows.by_key.len() >= windows.sweep_at.max(MIN_SWEEP) {
+        if windows.by_key.len() >= windows.sweep_at.max(MIN_SWEEP) || now >= windows.swept + WINDOW_NANOS {
             windows.by_key.retain(|_, w| !w.is_idle(now));
             windows.sweep_at = windows.by_key.len() * 2;
+            windows.swept = now;
         }
         windows.by_key.entry(key).or_default().check(now, per_minute)
     }
@@ -196,6 +223,41 @@ mod tests {
         let d = w.check(T0 + WINDOW_NANOS - 1, 1);
         assert!(!d.allowed);
         assert_eq!(d.retry_after, 1);
+    }
+
+    #[test]
+    fn a_huge_quota_holds_at_most_one_entry_per_slot() {
+        let mut w = Window::default();
+        for i in 0..100_000u64 {
+            assert!(w.check(T0 + i * 1000, u32::MAX).allowed);
+        }
+        // 100,000 requests over 100 ms: ten 10 ms slots.
+        assert!(w.slots.len() <= 11, "{} slots", w.slots.len());
+        assert_eq!(w.total, 100_000);
+        // Once they have left the window the buffer shrinks back.
+        assert!(w.check(T0 + 2 * WINDOW_NANOS, u32::MAX).allowed);
+        assert_eq!(w.total, 1);
+    }
+
+    #[test]
+    fn a_lowered_quota_refuses_until_enough_requests_have_left() {
+        let mut w = Window::default();
+        for i in 0..10 {
+            assert!(w.check(T0 + i * SEC, 10).allowed);
+        }
+        let d = w.check(T0 + 10 * SEC, 5);
+        assert!(!d.allowed);
+        assert_eq!(d.remaining, 0);
+        // Six must leave (10 + 1 - 5): the sixth was accepted at T0 + 5 s.
+        assert_eq!(d.retry_after, 55);
+    }
+
+    #[test]
+    fn idle_keys_are_swept_once_a_window_has_passed() {
+        let limiter = LocalLimiter::default();
+        limiter.check_at(LimitKey::Key(1), 60, T0);
+        limiter.check_at(LimitKey::Key(2), 60, T0 + WINDOW_NANOS + SEC);
+        assert_eq!(limiter.tracked_keys(), 1);
     }
 
     #[test]
