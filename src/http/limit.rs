@@ -55,14 +55,14 @@ pub trait RateLimiter: Send + Sync {
     fn check(&self, key: LimitKey, per_minute: u32) -> BoxFuture<'_, Decision>;
 }
 
-/// Accepted requests can be coalesced into slots of this length; each is stamped at the
-/// end of its slot, so it stays in the window slightly longer than its true time and the
-/// quota is never exceeded in any real 60-second window.
+/// Accepted requests are coalesced into slots of this length.
 const SLOT_NANOS: u64 = 10_000_000;
 
-/// The accepted requests of one key within the last window: `(slot end, count)`, oldest
-/// first. At most one entry per 10 ms slot, so a key holds at most 6,000 entries (96 KB)
-/// whatever its quota, and a sparse key holds a few bytes.
+/// The accepted requests of one key within the last window: `(time of the latest request
+/// of its slot, count)`, oldest first. A slot leaves the window when its latest request
+/// does, so no request leaves before its true time (the quota is never exceeded in any
+/// real 60-second window) and no time is ever in the future. At most one entry per 10 ms
+/// slot: a key holds at most 6,000 entries (96 KB) whatever its quota, a sparse key a few bytes.
 #[derive(Debug, Default)]
 pub struct Window {
     slots: VecDeque<(u64, u32)>,
@@ -73,8 +73,8 @@ impl Window {
     /// Decides on a request at `now` (nanoseconds since the epoch) against `limit`, and
     /// records it when accepted.
     pub fn check(&mut self, now: u64, limit: u32) -> Decision {
-        while let Some(&(stamp, count)) = self.slots.front() {
-            if stamp + WINDOW_NANOS > now {
+        while let Some(&(latest, count)) = self.slots.front() {
+            if latest + WINDOW_NANOS > now {
                 break;
             }
             self.slots.pop_front();
@@ -85,14 +85,16 @@ impl Window {
         }
         let allowed = self.total < limit;
         if allowed {
-            let stamp = now.div_ceil(SLOT_NANOS) * SLOT_NANOS;
             match self.slots.back_mut() {
-                Some((last, count)) if *last == stamp => *count += 1,
-                _ => self.slots.push_back((stamp, 1)),
+                Some((latest, count)) if *latest / SLOT_NANOS == now / SLOT_NANOS => {
+                    *latest = now.max(*latest);
+                    *count += 1;
+                }
+                _ => self.slots.push_back((now, 1)),
             }
             self.total += 1;
         }
-        let newest = self.slots.back().map_or(now, |&(stamp, _)| stamp);
+        let newest = self.slots.back().map_or(now, |&(latest, _)| latest);
         Decision {
             allowed,
             limit,
@@ -106,10 +108,10 @@ impl Window {
     fn next_free(&self, limit: u32) -> u64 {
         let must_leave = self.total + 1 - limit;
         let mut left = 0;
-        for &(stamp, count) in &self.slots {
+        for &(latest, count) in &self.slots {
             left += count;
             if left >= must_leave {
-                return stamp + WINDOW_NANOS;
+                return latest + WINDOW_NANOS;
             }
         }
         0
@@ -117,7 +119,7 @@ impl Window {
 
     /// True when no accepted request is inside the window: the state can be dropped.
     fn is_idle(&self, now: u64) -> bool {
-        self.slots.back().is_none_or(|&(stamp, _)| stamp + WINDOW_NANOS <= now)
+        self.slots.back().is_none_or(|&(latest, _)| latest + WINDOW_NANOS <= now)
     }
 }
 
@@ -214,6 +216,18 @@ mod tests {
             assert!(w.check(T0 + 59 * SEC, 10).allowed);
         }
         assert!(!w.check(T0 + 61 * SEC, 10).allowed);
+    }
+
+    #[test]
+    fn retry_after_never_exceeds_the_window_even_for_a_burst_inside_one_slot() {
+        let mut w = Window::default();
+        for i in 0..60 {
+            assert!(w.check(T0 + 1_000_000 + i * 1000, 60).allowed);
+        }
+        let d = w.check(T0 + 1_000_000 + 61_000, 60);
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after, 60);
+        assert!(d.reset_at <= ceil_secs(T0 + 1_000_000 + 61_000 + WINDOW_NANOS));
     }
 
     #[test]
