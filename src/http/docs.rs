@@ -46,7 +46,12 @@ impl Modify for BearerAuth {
 /// The whole document: the common part plus the part each resource module declares.
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    let parts = [crate::http::options::OptionsApi::openapi()];
+    let parts = [
+        crate::http::options::OptionsApi::openapi(),
+        crate::http::listings::ListingsApi::openapi(),
+        crate::http::settings::SettingsApi::openapi(),
+        crate::http::warehouses::WarehousesApi::openapi(),
+    ];
     for part in parts {
         doc.merge(part);
     }

@@ -5,7 +5,10 @@ pub mod body;
 pub mod docs;
 mod health;
 pub mod limit;
+pub mod listings;
 pub mod options;
+pub mod settings;
+pub mod warehouses;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Instant;
@@ -29,6 +32,9 @@ pub const REQUEST_ID: &str = "x-request-id";
 pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .merge(options::router())
+        .merge(listings::router())
+        .merge(settings::router())
+        .merge(warehouses::router())
         .merge(docs::api_router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -5,6 +5,8 @@
 
 mod brands;
 mod keys;
+mod listings;
+mod settings;
 mod users;
 mod warehouses;
 
@@ -17,6 +19,10 @@ use sqlx::SqlitePool;
 
 pub use brands::BrandRecord;
 pub use keys::{KeyOwner, NewKeyRecord};
+pub use listings::{
+    ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
+    NewListing, Removal, SavedListing,
+};
 pub use users::UserRecord;
 
 /// Errors the storage layer reports in the language of the domain.
@@ -119,6 +125,12 @@ fn normalise_sqlite_url(url: &str) -> String {
     } else {
         format!("sqlite://{url}")
     }
+}
+
+/// RFC 3339 UTC with a fixed six-digit fraction, so that text order is time order (the
+/// listings' timestamps, which lists sort by).
+pub(crate) fn now_text() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
 pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {

@@ -1,0 +1,192 @@
+//! A listing's content and its rules: the enums of the spec, the validated fields, and the
+//! one validator shared by create, PATCH and bulk-import rows.
+
+mod matching;
+mod parse;
+mod validate;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::money::{payout, Pence};
+
+pub use parse::{
+    BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_DIMENSION_CM, MAX_ITEMS, SKU_MAX, TITLE_MAX,
+    WAREHOUSE_LOCATION_MAX,
+};
+pub use validate::{referenced_ids, validate, References, ValidListing, LISTING_FIELDS};
+
+/// Where a listing is sold: overstock (`clearance`, commission charged) or pre-loved
+/// trade-ins (`exchange`, free, always a single unit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    Clearance,
+    Exchange,
+}
+
+/// A listing's state. `closed` is reached only by selling out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListingStatus {
+    Active,
+    Draft,
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Condition {
+    LikeNew,
+    Excellent,
+    GentlyUsed,
+    Fair,
+}
+
+/// A spec value that is not one of an enum's members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownValue(pub String);
+
+impl fmt::Display for UnknownValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown value '{}'", self.0)
+    }
+}
+
+impl std::error::Error for UnknownValue {}
+
+/// `as_str`, `FromStr` and `Display` over the wire names of a fieldless enum.
+macro_rules! wire_names {
+    ($ty:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(<$ty>::$variant => $name),+
+                }
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownValue;
+            fn from_str(s: &str) -> Result<Self, UnknownValue> {
+                match s {
+                    $($name => Ok(<$ty>::$variant),)+
+                    other => Err(UnknownValue(other.to_owned())),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_names!(Channel { Clearance => "clearance", Exchange => "exchange" });
+wire_names!(ListingStatus { Active => "active", Draft => "draft", Closed => "closed" });
+wire_names!(Condition { LikeNew => "like-new", Excellent => "excellent", GentlyUsed => "gently-used", Fair => "fair" });
+
+/// The delivery contributions a partner may choose, in whole pounds (129 means free delivery).
+pub const DELIVERY_CONTRIBUTIONS_GBP: &[u32] = &[0, 30, 60, 129];
+
+/// Most units one clearance listing may hold.
+pub const MAX_CLEARANCE_QUANTITY: i64 = 10_000;
+
+/// One piece of a listing with its dimensions, returned exactly as given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Measurement {
+    /// One of the `item_types` of the options endpoint.
+    #[serde(rename = "type")]
+    pub item_type: String,
+    #[schema(value_type = f64)]
+    pub w_cm: serde_json::Number,
+    #[schema(value_type = f64)]
+    pub d_cm: serde_json::Number,
+    #[schema(value_type = f64)]
+    pub h_cm: serde_json::Number,
+}
+
+/// The partner-controlled content of a valid listing. Every value is already checked and
+/// canonical (taxonomy spellings, sanitised description, trimmed text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListingFields {
+    pub title: String,
+    pub description: Option<String>,
+    pub category: String,
+    pub condition: Condition,
+    pub channel: Channel,
+    pub status: ListingStatus,
+    /// `price_gbp`.
+    pub regular_price: Pence,
+    pub sale_price: Option<Pence>,
+    pub rrp: Option<Pence>,
+    pub delivery_contribution_gbp: u32,
+    /// Manufacturer brand as the partner typed it; the store swaps in the catalogue spelling.
+    pub brand: Option<String>,
+    pub colour: Option<String>,
+    pub fabric: Option<String>,
+    pub age_years: Option<String>,
+    /// `YYYY-MM-DD`.
+    pub available_from: Option<String>,
+    pub quantity: i64,
+    pub measurements: Vec<Measurement>,
+    pub exposed_to: Vec<String>,
+    pub faults: Vec<String>,
+    pub sku: Option<String>,
+    pub warehouse_location: Option<String>,
+    /// The collection warehouse (lower-case hyphenated UUID).
+    pub warehouse_id: Option<String>,
+}
+
+impl ListingFields {
+    /// What a buyer pays: the sale price when set, else the regular price.
+    pub fn price(&self) -> Pence {
+        price(self.regular_price, self.sale_price)
+    }
+
+    /// The partner's payout per single sale at [`Self::price`].
+    pub fn payout(&self) -> Pence {
+        payout(self.channel, self.price(), self.delivery_contribution_gbp)
+    }
+}
+
+/// What a buyer pays: the sale price when set, else the regular price.
+pub fn price(regular: Pence, sale: Option<Pence>) -> Pence {
+    sale.unwrap_or(regular)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_round_trip_through_their_wire_names() {
+        for channel in Channel::ALL {
+            assert_eq!(channel.as_str().parse::<Channel>(), Ok(*channel));
+        }
+        for status in ListingStatus::ALL {
+            assert_eq!(status.as_str().parse::<ListingStatus>(), Ok(*status));
+        }
+        for condition in Condition::ALL {
+            assert_eq!(condition.as_str().parse::<Condition>(), Ok(*condition));
+        }
+        assert!("Clearance".parse::<Channel>().is_err());
+    }
+
+    #[test]
+    fn conditions_match_the_taxonomy() {
+        let names: Vec<&str> = Condition::ALL.iter().map(|c| c.as_str()).collect();
+        let taxonomy: Vec<&str> = crate::domain::taxonomy::CONDITIONS.iter().map(|c| c.value).collect();
+        assert_eq!(names, taxonomy);
+    }
+
+    #[test]
+    fn the_price_is_the_sale_price_when_set() {
+        assert_eq!(price(Pence::new(10_000), None), Pence::new(10_000));
+        assert_eq!(price(Pence::new(10_000), Some(Pence::new(8_000))), Pence::new(8_000));
+    }
+}

@@ -1,0 +1,262 @@
+//! The legal billing entity printed on every remittance invoice.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::fields::{Fields, Lines, Parsed};
+use super::shapes::{CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
+use crate::error::FieldError;
+
+/// The billing entity. A field never set is an empty string; `country` defaults to
+/// `United Kingdom`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Billing {
+    /// Registered legal name.
+    pub company_name: String,
+    pub address_1: String,
+    /// Optional second line; may be empty.
+    pub address_2: String,
+    pub city: String,
+    /// In the United Kingdom: a UK postcode, upper-case with one space (`SW1A 1AA`).
+    pub postcode: String,
+    pub country: String,
+    /// In the United Kingdom: a Companies House number (`01234567`, `SC123456`).
+    pub company_number: String,
+    /// In the United Kingdom: `GB` and 9 or 12 digits, `GBGD`/`GBHA` and 3 digits.
+    pub vat_number: String,
+    /// Where remittance PDFs and invoices are sent.
+    pub invoice_email: String,
+}
+
+impl Default for Billing {
+    fn default() -> Self {
+        Self {
+            company_name: String::new(),
+            address_1: String::new(),
+            address_2: String::new(),
+            city: String::new(),
+            postcode: String::new(),
+            country: UNITED_KINGDOM.to_owned(),
+            company_number: String::new(),
+            vat_number: String::new(),
+            invoice_email: String::new(),
+        }
+    }
+}
+
+pub const NAME_MAX: usize = 160;
+pub const ADDRESS_LINE_MAX: usize = 160;
+pub const CITY_MAX: usize = 80;
+pub const POSTCODE_MAX: usize = 16;
+pub const REGISTRATION_MAX: usize = 32;
+
+const FIELDS: &[&str] = &[
+    "company_name",
+    "address_1",
+    "address_2",
+    "city",
+    "postcode",
+    "country",
+    "company_number",
+    "vat_number",
+    "invoice_email",
+];
+
+/// A valid partial update of the billing entity: `None` leaves a field as it is, `Some("")`
+/// clears it (an empty `country` goes back to `United Kingdom`). Only
+/// [`BillingPatch::parse`] builds one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BillingPatch {
+    pub company_name: Option<String>,
+    pub address_1: Option<String>,
+    pub address_2: Option<String>,
+    pub city: Option<String>,
+    pub postcode: Option<String>,
+    pub country: Option<String>,
+    pub company_number: Option<String>,
+    pub vat_number: Option<String>,
+    pub invoice_email: Option<String>,
+    _parsed: Parsed,
+}
+
+impl BillingPatch {
+    /// Parses a PATCH body against the billing entity on file. When the resulting country
+    /// is the United Kingdom, the postcode, VAT and company numbers must have UK shapes:
+    /// those given, and, when the country changes to the United Kingdom, those on file.
+    pub fn parse(body: &Map<String, Value>, current: &Billing) -> Result<Self, Vec<FieldError>> {
+        let mut f = Fields::new(body, FIELDS);
+        let company_name = f.text("company_name", NAME_MAX, Lines::One);
+        let address_1 = f.text("address_1", ADDRESS_LINE_MAX, Lines::One);
+        let address_2 = f.text("address_2", ADDRESS_LINE_MAX, Lines::One);
+        let city = f.text("city", CITY_MAX, Lines::One);
+        let country = f.text("country", Country::MAX_CHARS, Lines::One).map(|c| String::from(Country::parse(&c)));
+
+        let uk = Country::is_united_kingdom(country.as_deref().unwrap_or(&current.country));
+        // Moving to the United Kingdom checks the values on file as well as those given.
+        let recheck = uk && !Country::is_united_kingdom(&current.country);
+        let on_file = |value: &str| if recheck { Some(value.to_owned()) } else { None };
+        let postcode = uk_field(&mut f, "postcode", POSTCODE_MAX, uk, on_file(&current.postcode), |s| {
+            UkPostcode::parse(s).map(String::from)
+        });
+        let company_number =
+            uk_field(&mut f, "company_number", REGISTRATION_MAX, uk, on_file(&current.company_number), |s| {
+                CompanyNumber::parse(s).map(String::from)
+            });
+        let vat_number = uk_field(&mut f, "vat_number", REGISTRATION_MAX, uk, on_file(&current.vat_number), |s| {
+            UkVatNumber::parse(s).map(String::from)
+        });
+        let invoice_email = f.shaped("invoice_email", Email::MAX_CHARS, |s| Email::parse(s).map(String::from));
+
+        let patch = Self {
+            company_name,
+            address_1,
+            address_2,
+            city,
+            postcode,
+            country,
+            company_number,
+            vat_number,
+            invoice_email,
+            _parsed: Parsed,
+        };
+        f.finish(patch)
+    }
+}
+
+/// A field with a UK shape: in the United Kingdom, the value given (or else `on_file`) in its
+/// UK shape, empty clearing it; elsewhere free text.
+fn uk_field(
+    f: &mut Fields,
+    field: &'static str,
+    max_chars: usize,
+    uk: bool,
+    on_file: Option<String>,
+    parse: fn(&str) -> Option<String>,
+) -> Option<String> {
+    let given = f.text(field, max_chars, Lines::One);
+    if !uk {
+        return given;
+    }
+    let value = if f.given(field) { given? } else { on_file.filter(|v| !v.is_empty())? };
+    if value.is_empty() {
+        return Some(value);
+    }
+    match parse(&value) {
+        Some(normalised) => Some(normalised),
+        None => f.fail(field, "invalid"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_on(value: Value, current: &Billing) -> Result<BillingPatch, Vec<String>> {
+        let Value::Object(body) = value else { unreachable!() };
+        BillingPatch::parse(&body, current).map_err(|errors| errors.into_iter().map(|e| e.code).collect())
+    }
+
+    fn parse(value: Value) -> Result<BillingPatch, Vec<String>> {
+        parse_on(value, &Billing::default())
+    }
+
+    fn in_france() -> Billing {
+        Billing {
+            country: "France".into(),
+            postcode: "75001".into(),
+            vat_number: "FR12345678901".into(),
+            company_number: "RCS 123".into(),
+            ..Billing::default()
+        }
+    }
+
+    #[test]
+    fn each_reason_of_the_billing_entity() {
+        let cases = [
+            (json!({"company_name": "x".repeat(161)}), "company_name_too_long"),
+            (json!({"company_name": 1}), "company_name_invalid"),
+            (json!({"address_1": "x".repeat(161)}), "address_1_too_long"),
+            (json!({"address_2": false}), "address_2_invalid"),
+            (json!({"city": "x".repeat(81)}), "city_too_long"),
+            (json!({"postcode": "12345"}), "postcode_invalid"),
+            (json!({"postcode": "x".repeat(17)}), "postcode_too_long"),
+            (json!({"country": "x".repeat(81)}), "country_too_long"),
+            (json!({"country": 44}), "country_invalid"),
+            (json!({"company_number": "1234"}), "company_number_invalid"),
+            (json!({"company_number": "x".repeat(33)}), "company_number_too_long"),
+            (json!({"vat_number": "GB123"}), "vat_number_invalid"),
+            (json!({"vat_number": "FR12345678901"}), "vat_number_invalid"),
+            (json!({"invoice_email": "accounts"}), "invoice_email_invalid"),
+            (json!({"invoice_email": ["a@b.com"]}), "invoice_email_invalid"),
+            (json!({"iban": "GB00"}), "iban_unknown"),
+        ];
+        for (body, code) in cases {
+            assert_eq!(parse(body.clone()), Err(vec![code.to_owned()]), "{body}");
+        }
+    }
+
+    #[test]
+    fn uk_values_are_normalised() {
+        let patch = parse(json!({
+            "country": "uk",
+            "postcode": "sw1a1aa",
+            "vat_number": "gb 123 4567 89",
+            "company_number": "sc123456",
+            "invoice_email": "Accounts@Acme.Example",
+            "address_2": "",
+        }))
+        .unwrap();
+        assert_eq!(patch.country.as_deref(), Some("United Kingdom"));
+        assert_eq!(patch.postcode.as_deref(), Some("SW1A 1AA"));
+        assert_eq!(patch.vat_number.as_deref(), Some("GB123456789"));
+        assert_eq!(patch.company_number.as_deref(), Some("SC123456"));
+        assert_eq!(patch.invoice_email.as_deref(), Some("Accounts@acme.example"));
+        assert_eq!(patch.address_2.as_deref(), Some(""));
+        assert_eq!(patch.company_name, None);
+    }
+
+    #[test]
+    fn other_countries_take_their_own_formats() {
+        let patch = parse(json!({"country": "France", "postcode": "75001", "vat_number": "FR12345678901"})).unwrap();
+        assert_eq!(patch.country.as_deref(), Some("France"));
+        assert_eq!(patch.postcode.as_deref(), Some("75001"));
+        assert!(parse_on(json!({"postcode": "75002"}), &in_france()).is_ok());
+    }
+
+    #[test]
+    fn moving_to_the_united_kingdom_checks_the_values_on_file() {
+        let errors = parse_on(json!({"country": "United Kingdom"}), &in_france()).unwrap_err();
+        assert_eq!(errors, ["postcode_invalid", "company_number_invalid", "vat_number_invalid"]);
+        let patch = parse_on(
+            json!({"country": "GB", "postcode": "M1 1AE", "company_number": "", "vat_number": "GB123456789"}),
+            &in_france(),
+        )
+        .unwrap();
+        assert_eq!(patch.postcode.as_deref(), Some("M1 1AE"));
+        assert_eq!(patch.company_number.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn moving_to_the_united_kingdom_normalises_valid_values_on_file() {
+        let on_file = Billing { country: "Ireland".into(), postcode: "m1 1ae".into(), ..Billing::default() };
+        let patch = parse_on(json!({"country": "UK"}), &on_file).unwrap();
+        assert_eq!(patch.postcode.as_deref(), Some("M1 1AE"));
+        assert_eq!(patch.vat_number, None);
+    }
+
+    #[test]
+    fn an_empty_country_means_the_united_kingdom() {
+        let on_file = Billing { country: "France".into(), ..Billing::default() };
+        let patch = parse_on(json!({"country": "", "postcode": "M1 1AE"}), &on_file).unwrap();
+        assert_eq!(patch.country.as_deref(), Some("United Kingdom"));
+    }
+
+    #[test]
+    fn every_reason_is_reported_at_once() {
+        let errors =
+            parse(json!({"postcode": "nope", "vat_number": "nope", "invoice_email": "nope", "x": 1})).unwrap_err();
+        assert_eq!(errors, ["postcode_invalid", "vat_number_invalid", "invoice_email_invalid", "x_unknown"]);
+    }
+}

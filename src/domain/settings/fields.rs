@@ -1,0 +1,193 @@
+//! Reading a settings body field by field, collecting every reason at once.
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+
+/// Held by each parsed settings value in a private field, so that only its own `parse`
+/// can build one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Parsed;
+
+/// Whether a text field may span several lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lines {
+    One,
+    Many,
+}
+
+/// A settings body being read. Each reader returns `None` both for an absent field and for
+/// one that failed (its reason is recorded); [`Fields::given`] tells the two apart.
+pub(super) struct Fields<'a> {
+    body: &'a Map<String, Value>,
+    known: &'static [&'static str],
+    errors: Vec<FieldError>,
+}
+
+impl<'a> Fields<'a> {
+    /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
+    pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
+        Self { body, known, errors: Vec::new() }
+    }
+
+    pub fn given(&self, field: &str) -> bool {
+        self.body.contains_key(field)
+    }
+
+    /// A text field, trimmed. `""` and `null` clear it (`Some("")`). A value of another JSON
+    /// type or holding control characters is `<field>_invalid`; more than `max_chars`
+    /// Unicode characters is `<field>_too_long`.
+    pub fn text(&mut self, field: &'static str, max_chars: usize, lines: Lines) -> Option<String> {
+        let text = match self.body.get(field)? {
+            Value::Null => return Some(String::new()),
+            Value::String(s) => s.trim(),
+            _ => return self.fail(field, "invalid"),
+        };
+        let allowed_control = |c: char| lines == Lines::Many && matches!(c, '\n' | '\r' | '\t');
+        if text.chars().any(|c| c.is_control() && !allowed_control(c)) {
+            return self.fail(field, "invalid");
+        }
+        if text.chars().count() > max_chars {
+            return self.fail(field, "too_long");
+        }
+        Some(text.to_owned())
+    }
+
+    /// A one-line text field with a shape: empty clears it; otherwise `parse` gives the
+    /// normalised value, or `None` for `<field>_invalid`.
+    pub fn shaped(
+        &mut self,
+        field: &'static str,
+        max_chars: usize,
+        parse: impl FnOnce(&str) -> Option<String>,
+    ) -> Option<String> {
+        let text = self.text(field, max_chars, Lines::One)?;
+        if text.is_empty() {
+            return Some(text);
+        }
+        match parse(&text) {
+            Some(value) => Some(value),
+            None => self.fail(field, "invalid"),
+        }
+    }
+
+    /// A JSON boolean; anything else (`null` included) is `<field>_invalid`.
+    pub fn boolean(&mut self, field: &'static str) -> Option<bool> {
+        match self.body.get(field)? {
+            Value::Bool(b) => Some(*b),
+            _ => self.fail(field, "invalid"),
+        }
+    }
+
+    /// Records `<field>_<suffix>`; returns `None` so readers can end with it.
+    pub fn fail<T>(&mut self, field: &str, suffix: &str) -> Option<T> {
+        self.errors.push(FieldError::of(field, suffix));
+        None
+    }
+
+    /// `value` when every field was valid and known; otherwise every reason, those of the
+    /// known fields first (in the order they were read), then the unknown fields.
+    pub fn finish<T>(mut self, value: T) -> Result<T, Vec<FieldError>> {
+        for key in self.body.keys() {
+            if !self.known.contains(&key.as_str()) {
+                self.errors.push(FieldError::of(key, "unknown"));
+            }
+        }
+        if self.errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    fn codes(errors: Vec<FieldError>) -> Vec<String> {
+        errors.into_iter().map(|e| e.code).collect()
+    }
+
+    #[test]
+    fn text_is_trimmed_and_null_or_empty_clears() {
+        let b = body(json!({"a": "  hi  ", "b": null, "c": ""}));
+        let mut f = Fields::new(&b, &["a", "b", "c", "d"]);
+        assert_eq!(f.text("a", 10, Lines::One).as_deref(), Some("hi"));
+        assert_eq!(f.text("b", 10, Lines::One).as_deref(), Some(""));
+        assert_eq!(f.text("c", 10, Lines::One).as_deref(), Some(""));
+        assert_eq!(f.text("d", 10, Lines::One), None);
+        assert!(!f.given("d"));
+        assert!(f.finish(()).is_ok());
+    }
+
+    #[test]
+    fn each_failure_has_its_reason() {
+        let cases = [
+            (json!({"a": 5}), "a_invalid"),
+            (json!({"a": ["x"]}), "a_invalid"),
+            (json!({"a": {"x": 1}}), "a_invalid"),
+            (json!({"a": true}), "a_invalid"),
+            (json!({"a": "line\nbreak"}), "a_invalid"),
+            (json!({"a": "bell\u{7}"}), "a_invalid"),
+            (json!({"a": "x".repeat(11)}), "a_too_long"),
+            (json!({"zz": "x"}), "zz_unknown"),
+        ];
+        for (value, code) in cases {
+            let b = body(value.clone());
+            let mut f = Fields::new(&b, &["a"]);
+            let _ = f.text("a", 10, Lines::One);
+            assert_eq!(codes(f.finish(()).unwrap_err()), [code], "{value}");
+        }
+    }
+
+    #[test]
+    fn length_counts_unicode_characters_not_bytes() {
+        let b = body(json!({"a": "é".repeat(10)}));
+        let mut f = Fields::new(&b, &["a"]);
+        assert_eq!(f.text("a", 10, Lines::One).map(|s| s.chars().count()), Some(10));
+    }
+
+    #[test]
+    fn multi_line_text_keeps_line_breaks_and_tabs() {
+        let b = body(json!({"a": "one\r\n\ttwo"}));
+        let mut f = Fields::new(&b, &["a"]);
+        assert_eq!(f.text("a", 100, Lines::Many).as_deref(), Some("one\r\n\ttwo"));
+    }
+
+    #[test]
+    fn booleans_must_be_json_booleans() {
+        for value in [json!("true"), json!(1), Value::Null] {
+            let b = body(json!({ "flag": value }));
+            let mut f = Fields::new(&b, &["flag"]);
+            assert_eq!(f.boolean("flag"), None);
+            assert_eq!(codes(f.finish(()).unwrap_err()), ["flag_invalid"]);
+        }
+    }
+
+    #[test]
+    fn shaped_fields_are_normalised_or_invalid() {
+        let b = body(json!({"a": " ab ", "b": "", "c": "x"}));
+        let mut f = Fields::new(&b, &["a", "b", "c"]);
+        assert_eq!(f.shaped("a", 10, |s| Some(s.to_uppercase())).as_deref(), Some("AB"));
+        assert_eq!(f.shaped("b", 10, |_| None).as_deref(), Some(""));
+        assert_eq!(f.shaped("c", 10, |_| None), None);
+        assert_eq!(codes(f.finish(()).unwrap_err()), ["c_invalid"]);
+    }
+
+    #[test]
+    fn known_field_reasons_come_before_unknown_fields() {
+        let b = body(json!({"a": 1, "b": 2}));
+        let mut f = Fields::new(&b, &["b"]);
+        let _ = f.text("b", 10, Lines::One);
+        assert_eq!(codes(f.finish(()).unwrap_err()), ["b_invalid", "a_unknown"]);
+    }
+}

@@ -1,0 +1,164 @@
+//! The public brand profile.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::fields::{Fields, Lines, Parsed};
+use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl};
+use crate::error::FieldError;
+
+/// The public face of a partner brand. A field never set is an empty string.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+pub struct BrandProfile {
+    /// Required on the first save; at most 80 characters.
+    pub display_name: String,
+    /// Short positioning line; at most 160 characters.
+    pub tagline: String,
+    /// Long-form description; at most 5,000 characters, line breaks kept.
+    pub description: String,
+    /// Customer-facing email address.
+    pub support_email: String,
+    /// Customer-facing phone number.
+    pub support_phone: String,
+    /// Public `https` URL of the logo.
+    pub logo_url: String,
+    /// `#RRGGBB`, upper-case.
+    pub accent_color: String,
+}
+
+pub const DISPLAY_NAME_MAX: usize = 80;
+pub const TAGLINE_MAX: usize = 160;
+pub const DESCRIPTION_MAX: usize = 5_000;
+/// Longer than `#RRGGBB` so that a near miss reads as `accent_color_invalid`.
+const ACCENT_COLOR_MAX: usize = 32;
+
+const FIELDS: &[&str] =
+    &["display_name", "tagline", "description", "support_email", "support_phone", "logo_url", "accent_color"];
+
+/// A valid partial update of the brand profile: `None` leaves a field as it is, `Some("")`
+/// clears it. Only [`ProfilePatch::parse`] builds one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfilePatch {
+    pub display_name: Option<String>,
+    pub tagline: Option<String>,
+    pub description: Option<String>,
+    pub support_email: Option<String>,
+    pub support_phone: Option<String>,
+    pub logo_url: Option<String>,
+    pub accent_color: Option<String>,
+    _parsed: Parsed,
+}
+
+impl ProfilePatch {
+    /// Parses a PATCH body. `first_save`: the brand has no saved profile yet, so the body
+    /// must name it. An empty display name counts as missing, on any save.
+    pub fn parse(body: &Map<String, Value>, first_save: bool) -> Result<Self, Vec<FieldError>> {
+        let mut f = Fields::new(body, FIELDS);
+        let display_name = f.text("display_name", DISPLAY_NAME_MAX, Lines::One);
+        let missing = match &display_name {
+            Some(name) => name.is_empty(),
+            None => first_save && !f.given("display_name"),
+        };
+        if missing {
+            f.fail::<()>("display_name", "required");
+        }
+        let patch = Self {
+            display_name,
+            tagline: f.text("tagline", TAGLINE_MAX, Lines::One),
+            description: f.text("description", DESCRIPTION_MAX, Lines::Many),
+            support_email: f.shaped("support_email", Email::MAX_CHARS, |s| Email::parse(s).map(String::from)),
+            support_phone: f
+                .shaped("support_phone", PhoneNumber::MAX_CHARS, |s| PhoneNumber::parse(s).map(String::from)),
+            logo_url: f.shaped("logo_url", PublicHttpsUrl::MAX_CHARS, |s| PublicHttpsUrl::parse(s).map(String::from)),
+            accent_color: f.shaped("accent_color", ACCENT_COLOR_MAX, |s| HexColour::parse(s).map(String::from)),
+            _parsed: Parsed,
+        };
+        f.finish(patch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(value: Value, first_save: bool) -> Result<ProfilePatch, Vec<String>> {
+        let Value::Object(body) = value else { unreachable!() };
+        ProfilePatch::parse(&body, first_save).map_err(|errors| errors.into_iter().map(|e| e.code).collect())
+    }
+
+    #[test]
+    fn each_reason_of_the_brand_profile() {
+        let cases = [
+            (json!({}), true, "display_name_required"),
+            (json!({"tagline": "Loved sofas"}), true, "display_name_required"),
+            (json!({"display_name": ""}), false, "display_name_required"),
+            (json!({"display_name": "   "}), false, "display_name_required"),
+            (json!({"display_name": null}), false, "display_name_required"),
+            (json!({"display_name": "x".repeat(81)}), false, "display_name_too_long"),
+            (json!({"display_name": 42}), false, "display_name_invalid"),
+            (json!({"display_name": "Two\nlines"}), false, "display_name_invalid"),
+            (json!({"tagline": "x".repeat(161)}), false, "tagline_too_long"),
+            (json!({"tagline": ["x"]}), false, "tagline_invalid"),
+            (json!({"description": "x".repeat(5_001)}), false, "description_too_long"),
+            (json!({"support_email": "not-an-email"}), false, "support_email_invalid"),
+            (json!({"support_email": "help@localhost"}), false, "support_email_invalid"),
+            (json!({"support_email": 7}), false, "support_email_invalid"),
+            (json!({"support_phone": "call us"}), false, "support_phone_invalid"),
+            (json!({"support_phone": "1".repeat(33)}), false, "support_phone_too_long"),
+            (json!({"logo_url": "http://cdn.example.com/logo.png"}), false, "logo_url_invalid"),
+            (json!({"logo_url": "https://localhost/logo.png"}), false, "logo_url_invalid"),
+            (json!({"logo_url": "https://192.168.0.10/logo.png"}), false, "logo_url_invalid"),
+            (json!({"accent_color": "red"}), false, "accent_color_invalid"),
+            (json!({"accent_color": "#12345"}), false, "accent_color_invalid"),
+            (json!({"accent_color": "#1234567"}), false, "accent_color_invalid"),
+            (json!({"accent_color": "#".repeat(33)}), false, "accent_color_too_long"),
+            (json!({"colour": "#123456"}), false, "colour_unknown"),
+        ];
+        for (body, first_save, code) in cases {
+            assert_eq!(parse(body.clone(), first_save), Err(vec![code.to_owned()]), "{body}");
+        }
+    }
+
+    #[test]
+    fn display_name_counts_unicode_characters() {
+        let name = "é".repeat(DISPLAY_NAME_MAX);
+        let patch = parse(json!({ "display_name": name }), true).unwrap();
+        assert_eq!(patch.display_name.as_deref(), Some(name.as_str()));
+    }
+
+    #[test]
+    fn every_reason_is_reported_at_once() {
+        let errors = parse(json!({"support_email": "x", "accent_color": "blue", "extra": 1}), true).unwrap_err();
+        assert_eq!(errors, ["display_name_required", "support_email_invalid", "accent_color_invalid", "extra_unknown"]);
+    }
+
+    #[test]
+    fn a_later_save_may_omit_the_display_name() {
+        let patch = parse(json!({"tagline": "  Pre-loved sofas  "}), false).unwrap();
+        assert_eq!(patch.display_name, None);
+        assert_eq!(patch.tagline.as_deref(), Some("Pre-loved sofas"));
+        assert_eq!(patch.description, None);
+    }
+
+    #[test]
+    fn values_are_normalised_and_empty_strings_clear() {
+        let patch = parse(
+            json!({
+                "display_name": " Acme Sofas ",
+                "support_email": "Help@ACME.example",
+                "accent_color": "#ff8800",
+                "logo_url": "",
+                "support_phone": null,
+            }),
+            true,
+        )
+        .unwrap();
+        assert_eq!(patch.display_name.as_deref(), Some("Acme Sofas"));
+        assert_eq!(patch.support_email.as_deref(), Some("Help@acme.example"));
+        assert_eq!(patch.accent_color.as_deref(), Some("#FF8800"));
+        assert_eq!(patch.logo_url.as_deref(), Some(""));
+        assert_eq!(patch.support_phone.as_deref(), Some(""));
+    }
+}

@@ -1,0 +1,475 @@
+//! Listings and their images. Every query is scoped to one brand in its `WHERE` clause and
+//! skips trashed rows, so a brand can never read or change another brand's listing; changes
+//! are further scoped to the seller.
+
+mod rows;
+
+use std::fmt::Write;
+
+use sqlx::FromRow;
+
+use super::{on_pool, Store, StoreError};
+use crate::domain::listing::{Channel, ListingFields, ListingStatus};
+use crate::domain::money::Pence;
+use rows::{ListingRow, SummaryRow};
+
+/// A stored listing with everything its detail shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListingRecord {
+    pub id: i64,
+    pub brand_id: i64,
+    /// The seller.
+    pub user_id: i64,
+    pub seller_name: String,
+    pub fields: ListingFields,
+    pub view_count: i64,
+    /// Bumped by every update; an update names the version it was validated against.
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub images: Vec<ListingImage>,
+}
+
+/// Where a listing image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// A URL the service fetches in the background (decisions 3.10).
+    Import(String),
+    /// A photo uploaded with `upload-photo`.
+    Attachment(i64),
+}
+
+/// One entry of a listing's ordered image list.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct ListingImage {
+    pub position: i64,
+    pub source_url: Option<String>,
+    pub attachment_id: Option<i64>,
+    /// `pending`, `done` or `failed`.
+    pub status: String,
+    /// Set once the image is ready.
+    pub url: Option<String>,
+    pub error: Option<String>,
+}
+
+/// What a list page shows of each listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListingSummaryRecord {
+    pub id: i64,
+    pub title: String,
+    pub status: ListingStatus,
+    pub channel: Channel,
+    pub category: String,
+    pub regular_price: Pence,
+    pub sale_price: Option<Pence>,
+    pub delivery_contribution_gbp: u32,
+    pub view_count: i64,
+    pub created_at: String,
+    /// The first ready image.
+    pub cover_url: Option<String>,
+}
+
+/// The filters of a list page; `None` means any.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListingFilter {
+    pub status: Option<ListingStatus>,
+    pub channel: Option<Channel>,
+}
+
+/// One page of listings and how many match the filter in all.
+#[derive(Debug, Clone)]
+pub struct ListingPage {
+    pub listings: Vec<ListingSummaryRecord>,
+    pub total: i64,
+}
+
+/// A listing to create.
+#[derive(Debug, Clone, Copy)]
+pub struct NewListing<'a> {
+    pub brand_id: i64,
+    pub user_id: i64,
+    pub seller_name: &'a str,
+    pub fields: &'a ListingFields,
+    pub images: &'a [ImageSource],
+}
+
+/// A saved listing, and whether saving it added a manufacturer brand to the partner's list.
+#[derive(Debug, Clone)]
+pub struct SavedListing {
+    pub record: ListingRecord,
+    pub brand_created: bool,
+}
+
+/// The outcome of an update.
+#[derive(Debug, Clone)]
+pub enum ListingUpdate {
+    Saved(Box<SavedListing>),
+    /// The listing changed (or went) since it was read: read it again and retry.
+    Stale,
+}
+
+/// Why a listing was not removed (or that it was).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    Deleted,
+    /// Missing, trashed, or another brand's.
+    NotFound,
+    /// The brand's, but another user's.
+    NotOwner,
+}
+
+const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id, u.name AS seller_name, l.status, l.channel, l.title,
+    l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence, l.rrp_pence,
+    l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years, l.available_from,
+    l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location, l.warehouse_id,
+    l.view_count, l.version, l.created_at, l.updated_at";
+
+const IMAGE_COLUMNS: &str = "position, source_url, attachment_id, status, url, error";
+
+impl Store {
+    /// A brand's listing, unless trashed.
+    pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let sql = format!(
+                "SELECT {DETAIL_COLUMNS} FROM listings l JOIN users u ON u.id = l.user_id
+                 WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL"
+            );
+            let Some(row) = sqlx::query_as::<_, ListingRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
+            else {
+                return Ok(None);
+            };
+            let images = sqlx::query_as::<_, ListingImage>(&format!(
+                "SELECT {IMAGE_COLUMNS} FROM listing_images WHERE listing_id = $1 ORDER BY position"
+            ))
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            Ok(Some(row.into_record(images)?))
+        })
+    }
+
+    /// A page of a brand's listings, newest first, and the number matching in all: two
+    /// queries whatever the page size, both served by the partial indexes of migration 0003.
+    pub async fn list_listings(
+        &self,
+        brand_id: i64,
+        filter: ListingFilter,
+        limit: i64,
+        offset: i64,
+    ) -> Result<ListingPage, StoreError> {
+        let mut predicate = String::from("l.brand_id = $1 AND l.deleted_at IS NULL");
+        let mut next = 2;
+        if filter.status.is_some() {
+            let _ = write!(predicate, " AND l.status = ${next}");
+            next += 1;
+        }
+        if filter.channel.is_some() {
+            let _ = write!(predicate, " AND l.channel = ${next}");
+            next += 1;
+        }
+        let page_sql = format!(
+            "SELECT l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence, l.sale_price_pence,
+                    l.delivery_contribution_gbp, l.view_count, l.created_at,
+                    (SELECT i.url FROM listing_images i
+                     WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1) AS cover_url
+             FROM listings l WHERE {predicate}
+             ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}",
+            next + 1
+        );
+        let count_sql = format!("SELECT COUNT(*) FROM listings l WHERE {predicate}");
+        let status = filter.status.map(ListingStatus::as_str);
+        let channel = filter.channel.map(Channel::as_str);
+        on_pool!(self, read, |pool| {
+            let mut page = sqlx::query_as::<_, SummaryRow>(&page_sql).bind(brand_id);
+            let mut count = sqlx::query_scalar::<_, i64>(&count_sql).bind(brand_id);
+            for value in [status, channel].into_iter().flatten() {
+                page = page.bind(value);
+                count = count.bind(value);
+            }
+            let rows = page.bind(limit).bind(offset).fetch_all(pool).await?;
+            let total = count.fetch_one(pool).await?;
+            let listings = rows.into_iter().map(SummaryRow::into_record).collect::<Result<_, _>>()?;
+            Ok(ListingPage { listings, total })
+        })
+    }
+
+    /// Creates a listing (and its manufacturer brand on first use) in one transaction.
+    pub async fn create_listing(&self, new: NewListing<'_>) -> Result<SavedListing, StoreError> {
+        let now = super::now_text();
+        let f = new.fields;
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let (brand, brand_created) = match &f.brand {
+                Some(name) => resolve_brand(&mut tx, new.brand_id, name, &now).await?,
+                None => (None, false),
+            };
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
+                     regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
+                     colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
+                     warehouse_location, warehouse_id, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                     $21, $22, $23, $24, $25, $25)
+                 RETURNING id",
+            )
+            .bind(new.brand_id)
+            .bind(new.user_id)
+            .bind(f.status.as_str())
+            .bind(f.channel.as_str())
+            .bind(&f.title)
+            .bind(&f.description)
+            .bind(&f.category)
+            .bind(f.condition.as_str())
+            .bind(f.regular_price.get())
+            .bind(f.sale_price.map(Pence::get))
+            .bind(f.rrp.map(Pence::get))
+            .bind(i64::from(f.delivery_contribution_gbp))
+            .bind(&brand)
+            .bind(&f.colour)
+            .bind(&f.fabric)
+            .bind(&f.age_years)
+            .bind(&f.available_from)
+            .bind(f.quantity)
+            .bind(json_text(&f.measurements)?)
+            .bind(json_text(&f.exposed_to)?)
+            .bind(json_text(&f.faults)?)
+            .bind(&f.sku)
+            .bind(&f.warehouse_location)
+            .bind(&f.warehouse_id)
+            .bind(&now)
+            .fetch_one(&mut *tx)
+            .await?;
+            let images = insert_images(&mut tx, id, new.images, &now).await?;
+            tx.commit().await?;
+            let record = ListingRecord {
+                id,
+                brand_id: new.brand_id,
+                user_id: new.user_id,
+                seller_name: new.seller_name.to_owned(),
+                fields: ListingFields { brand, ..f.clone() },
+                view_count: 0,
+                version: 1,
+                created_at: now.clone(),
+                updated_at: now,
+                images,
+            };
+            Ok(SavedListing { record, brand_created })
+        })
+    }
+
+    /// Writes `fields` over `existing` if it is unchanged since it was read (same version)
+    /// and still the seller's; `images`, when given, replace the listing's images.
+    pub async fn update_listing(
+        &self,
+        existing: &ListingRecord,
+        fields: &ListingFields,
+        images: Option<&[ImageSource]>,
+    ) -> Result<ListingUpdate, StoreError> {
+        let now = super::now_text();
+        let f = fields;
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let (brand, brand_created) = match &f.brand {
+                Some(name) => resolve_brand(&mut tx, existing.brand_id, name, &now).await?,
+                None => (None, false),
+            };
+            let done = sqlx::query(
+                "UPDATE listings SET status = $1, channel = $2, title = $3, description = $4, category = $5,
+                     condition = $6, regular_price_pence = $7, sale_price_pence = $8, rrp_pence = $9,
+                     delivery_contribution_gbp = $10, manufacturer_brand = $11, colour = $12, fabric = $13,
+                     age_years = $14, available_from = $15, quantity = $16, measurements = $17, exposed_to = $18,
+                     faults = $19, sku = $20, warehouse_location = $21, warehouse_id = $22, updated_at = $23,
+                     version = version + 1
+                 WHERE id = $24 AND brand_id = $25 AND user_id = $26 AND version = $27 AND deleted_at IS NULL",
+            )
+            .bind(f.status.as_str())
+            .bind(f.channel.as_str())
+            .bind(&f.title)
+            .bind(&f.description)
+            .bind(&f.category)
+            .bind(f.condition.as_str())
+            .bind(f.regular_price.get())
+            .bind(f.sale_price.map(Pence::get))
+            .bind(f.rrp.map(Pence::get))
+            .bind(i64::from(f.delivery_contribution_gbp))
+            .bind(&brand)
+            .bind(&f.colour)
+            .bind(&f.fabric)
+            .bind(&f.age_years)
+            .bind(&f.available_from)
+            .bind(f.quantity)
+            .bind(json_text(&f.measurements)?)
+            .bind(json_text(&f.exposed_to)?)
+            .bind(json_text(&f.faults)?)
+            .bind(&f.sku)
+            .bind(&f.warehouse_location)
+            .bind(&f.warehouse_id)
+            .bind(&now)
+            .bind(existing.id)
+            .bind(existing.brand_id)
+            .bind(existing.user_id)
+            .bind(existing.version)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Ok(ListingUpdate::Stale);
+            }
+            let images = match images {
+                Some(sources) => {
+                    sqlx::query("DELETE FROM listing_images WHERE listing_id = $1")
+                        .bind(existing.id)
+                        .execute(&mut *tx)
+                        .await?;
+                    insert_images(&mut tx, existing.id, sources, &now).await?
+                }
+                None => existing.images.clone(),
+            };
+            tx.commit().await?;
+            let record = ListingRecord {
+                fields: ListingFields { brand, ..f.clone() },
+                version: existing.version + 1,
+                updated_at: now,
+                images,
+                ..existing.clone()
+            };
+            Ok(ListingUpdate::Saved(Box::new(SavedListing { record, brand_created })))
+        })
+    }
+
+    /// Trashes each listing of `ids` that is the brand's and the user's, and says per
+    /// distinct id what happened, in the order given. Two statements whatever the count.
+    pub async fn delete_listings(
+        &self,
+        brand_id: i64,
+        user_id: i64,
+        ids: &[i64],
+    ) -> Result<Vec<(i64, Removal)>, StoreError> {
+        let mut distinct: Vec<i64> = Vec::with_capacity(ids.len());
+        for id in ids {
+            if !distinct.contains(id) {
+                distinct.push(*id);
+            }
+        }
+        if distinct.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list =
+            |first: usize| (first..first + distinct.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ");
+        let select_sql = format!(
+            "SELECT id, user_id FROM listings WHERE brand_id = $1 AND deleted_at IS NULL AND id IN ({})",
+            list(2)
+        );
+        let delete_sql = format!(
+            "UPDATE listings SET deleted_at = $1, updated_at = $1, version = version + 1
+             WHERE brand_id = $2 AND user_id = $3 AND deleted_at IS NULL AND id IN ({})",
+            list(4)
+        );
+        let now = super::now_text();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let mut select = sqlx::query_as::<_, (i64, i64)>(&select_sql).bind(brand_id);
+            let mut delete = sqlx::query(&delete_sql).bind(&now).bind(brand_id).bind(user_id);
+            for id in &distinct {
+                select = select.bind(*id);
+                delete = delete.bind(*id);
+            }
+            let owners = select.fetch_all(&mut *tx).await?;
+            delete.execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(distinct
+                .iter()
+                .map(|id| {
+                    let removal = match owners.iter().find(|(found, _)| found == id) {
+                        None => Removal::NotFound,
+                        Some((_, owner)) if *owner != user_id => Removal::NotOwner,
+                        Some(_) => Removal::Deleted,
+                    };
+                    (*id, removal)
+                })
+                .collect())
+        })
+    }
+
+    /// The ids among `ids` that are photos uploaded by the brand.
+    ///
+    /// No photo has been stored yet, so none is; the photo upload issue replaces this body
+    /// with a brand-scoped lookup of its table.
+    pub async fn attachments_in_brand(&self, _brand_id: i64, _ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The catalogue spelling of a manufacturer brand: a case-insensitive match among the
+/// built-in names and the partner's own, else the name as given, added to the partner's list.
+async fn resolve_brand(
+    tx: &mut sqlx::SqliteConnection,
+    brand_id: i64,
+    name: &str,
+    now: &str,
+) -> Result<(Option<String>, bool), StoreError> {
+    let key = name.to_lowercase();
+    // `COALESCE(brand_id, 0)` matches the unique index on (COALESCE(brand_id, 0), name_key).
+    let found: Option<String> = sqlx::query_scalar(
+        "SELECT name FROM manufacturer_brands WHERE COALESCE(brand_id, 0) IN (0, $1) AND name_key = $2
+         ORDER BY brand_id IS NULL DESC LIMIT 1",
+    )
+    .bind(brand_id)
+    .bind(&key)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(found) = found {
+        return Ok((Some(found), false));
+    }
+    sqlx::query("INSERT INTO manufacturer_brands (brand_id, name, name_key, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(brand_id)
+        .bind(name)
+        .bind(&key)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    Ok((Some(name.to_owned()), true))
+}
+
+/// Records a listing's images in order: imports wait for the import worker, uploaded
+/// photos for the photo issue to link them.
+async fn insert_images(
+    tx: &mut sqlx::SqliteConnection,
+    listing_id: i64,
+    sources: &[ImageSource],
+    now: &str,
+) -> Result<Vec<ListingImage>, StoreError> {
+    if sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = String::from(
+        "INSERT INTO listing_images (listing_id, position, source_url, attachment_id, status, created_at, updated_at)
+         VALUES ",
+    );
+    for i in 0..sources.len() {
+        let n = 3 + i * 3;
+        let _ = write!(sql, "{}($1, ${n}, ${}, ${}, 'pending', $2, $2)", if i == 0 { "" } else { ", " }, n + 1, n + 2);
+    }
+    let mut insert = sqlx::query(&sql).bind(listing_id).bind(now);
+    let mut images = Vec::with_capacity(sources.len());
+    for (position, source) in (0_i64..).zip(sources) {
+        let (source_url, attachment_id) = match source {
+            ImageSource::Import(url) => (Some(url.clone()), None),
+            ImageSource::Attachment(id) => (None, Some(*id)),
+        };
+        insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id);
+        images.push(ListingImage {
+            position,
+            source_url,
+            attachment_id,
+            status: "pending".to_owned(),
+            url: None,
+            error: None,
+        });
+    }
+    insert.execute(&mut *tx).await?;
+    Ok(images)
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+}
