@@ -12,7 +12,10 @@ Needs wrk (Debian package `wrk`). Only loopback addresses are used.
 """
 
 import argparse
+import json
 import os
+import sqlite3
+import threading
 import re
 import shutil
 import socket
@@ -97,6 +100,13 @@ def parse_latency(text, pct):
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
+def post_json(url, key, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
 def wrk(url, key=None, connections=64, duration=10, threads=2, script=None):
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"]
     if key:
@@ -118,15 +128,16 @@ def summarise(name, runs):
 
 
 def run_scenarios(server, scenarios, runs, duration, connections):
-    """scenarios: list of (name, path, key). Interleaves them run by run."""
-    results = {name: [] for name, _, _ in scenarios}
+    """scenarios: list of (name, path, key) or (name, path, key, wrk lua script). Interleaves them run by run."""
+    results = {sc[0]: [] for sc in scenarios}
     for i in range(runs):
-        for name, path, key in scenarios:
-            r = wrk(server.base + path, key, connections=connections, duration=duration)
+        for name, path, key, *script in scenarios:
+            r = wrk(server.base + path, key, connections=connections, duration=duration,
+                    script=script[0] if script else None)
             results[name].append(r)
             print(f"  run {i + 1} {name:<28} {r['rps']:>9.0f} req/s  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
                   f"  non-2xx {r['errors']}", file=sys.stderr)
-    return [summarise(name, results[name]) for name, _, _ in scenarios]
+    return [summarise(sc[0], results[sc[0]]) for sc in scenarios]
 
 
 def print_table(rows, baseline):
@@ -152,7 +163,86 @@ def foundation(server, args):
     print(f"Idle resident memory: {idle_before / 1024:.1f} MiB after start, {idle_after / 1024:.1f} MiB after the load")
 
 
-SCENARIOS = {"foundation": foundation}
+LISTING = {"title": "Bench three-seater", "price_gbp": 450, "sale_price_gbp": 399.99, "condition": "excellent",
+           "category": "3-Seater Sofas", "faults": ["None"], "exposed_to": ["None"], "channel": "clearance",
+           "quantity": 3, "brand": "Loaf", "colour": "grey", "fabric": "linen", "delivery_contribution_gbp": 30,
+           "description": "<p>A <strong>lovely</strong> sofa.</p>",
+           "measurements": [{"type": "3-Seater", "w_cm": 210, "d_cm": 95, "h_cm": 85}]}
+
+
+def seed_listings(server, brands, per_brand):
+    """brands x per_brand listings: one per brand through the API, the rest copied in SQL
+    with distinct titles, times (one minute apart), statuses (1 in 10 draft) and channels."""
+    keys = [server.admin_key(f"brand-{b:03d}") for b in range(brands)]
+    server.start()
+    templates = [post_json(server.base + "/v1/listings", key, LISTING)["id"] for key in keys]
+    db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=30)
+    cols = [r[1] for r in db.execute("PRAGMA table_info(listings)") if r[1] != "id"]
+    override = {
+        "title": "title || ' #' || n",
+        "created_at": "strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || n || ' minutes') || '.000000Z'",
+        "updated_at": "strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || n || ' minutes') || '.000000Z'",
+        "status": "CASE WHEN n % 10 = 0 THEN 'draft' ELSE 'active' END",
+        "channel": "CASE WHEN n % 2 = 0 THEN 'exchange' ELSE 'clearance' END",
+        "quantity": "CASE WHEN n % 2 = 0 THEN 1 ELSE quantity END",
+    }
+    select = ", ".join(override.get(c, c) for c in cols)
+    for template in templates:
+        db.execute(f"""WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ?)
+                       INSERT INTO listings ({", ".join(cols)}) SELECT {select} FROM listings, seq WHERE id = ?""",
+                   (per_brand - 1, template))
+    db.commit()
+    total = db.execute("SELECT COUNT(*) FROM listings").fetchone()[0]
+    plan = db.execute("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM listings l WHERE brand_id = 1 AND status = 'active' "
+                      "AND deleted_at IS NULL").fetchall()
+    ids = [r[0] for r in db.execute("SELECT id FROM listings WHERE brand_id = (SELECT brand_id FROM listings "
+                                    "WHERE id = ?) AND deleted_at IS NULL ORDER BY random() LIMIT 1000",
+                                    (templates[0],))]
+    db.close()
+    print(f"seeded {total} listings in {brands} brands; count plan: {[p[-1] for p in plan]}", file=sys.stderr)
+    return keys, ids
+
+
+def write_script(workdir, name, text):
+    path = os.path.join(workdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def sample_rss(server, seconds, every, out):
+    end = time.time() + seconds
+    while time.time() < end:
+        out.append(server.rss_kib())
+        time.sleep(every)
+
+
+def listings(server, args):
+    keys, ids = seed_listings(server, brands=100, per_brand=1000)
+    detail = write_script(server.workdir, "detail.lua",
+                          "local ids = {" + ",".join(map(str, ids)) + "}\n"
+                          "request = function() return wrk.format('GET', '/v1/listings/' .. ids[math.random(#ids)]) end\n")
+    create = write_script(server.workdir, "create.lua",
+                          "wrk.method = 'POST'\nwrk.headers['Content-Type'] = 'application/json'\n"
+                          f"wrk.body = [[{json.dumps(LISTING)}]]\n")
+    time.sleep(1)
+    rows = run_scenarios(server, [("GET /healthz (baseline)", "/healthz", None),
+                                  ("GET /v1/listings?per_page=100", "/v1/listings?per_page=100", keys[0]),
+                                  ("GET /v1/listings/{id}", "/v1/listings/1", keys[0], detail),
+                                  ("POST /v1/listings", "/v1/listings", keys[1], create)],
+                         args.runs, args.duration, args.connections)
+    print_table(rows, "GET /healthz (baseline)")
+    samples = []
+    sampler = threading.Thread(target=sample_rss, args=(server, 60, 5, samples))
+    sampler.start()
+    soak = wrk(server.base + "/v1/listings/1", keys[0], connections=args.connections, duration=60, script=detail)
+    sampler.join()
+    print()
+    print(f"60 s soak of GET /v1/listings/{{id}}: {soak['rps']:.0f} req/s, p99 {soak['p99']:.2f} ms; "
+          f"RSS every 5 s (MiB): {' '.join(f'{s / 1024:.1f}' for s in samples)}")
+
+
+SCENARIOS = {"foundation": foundation, "listings": listings}
 
 
 def main():

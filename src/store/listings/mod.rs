@@ -11,7 +11,7 @@ use sqlx::FromRow;
 use super::{on_pool, Store, StoreError};
 use crate::domain::listing::{Channel, ListingFields, ListingStatus};
 use crate::domain::money::Pence;
-use rows::{ListingRow, SummaryRow};
+use rows::{DetailRow, SummaryRow};
 
 /// A stored listing with everything its detail shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +40,7 @@ pub enum ImageSource {
 }
 
 /// One entry of a listing's ordered image list.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Deserialize)]
 pub struct ListingImage {
     pub position: i64,
     pub source_url: Option<String>,
@@ -124,27 +124,37 @@ const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id, u.name AS seller_name
     l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location, l.warehouse_id,
     l.view_count, l.version, l.created_at, l.updated_at";
 
-const IMAGE_COLUMNS: &str = "position, source_url, attachment_id, status, url, error";
+/// The listing's images as one JSON array column, in order.
+const IMAGES_JSON: &str = "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
+        'attachment_id', i.attachment_id, 'status', i.status, 'url', i.url, 'error', i.error) ORDER BY i.position)
+     FROM listing_images i WHERE i.listing_id = l.id) AS images_json";
+
+/// The columns of a summary, selected by the page subquery `p`...
+const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
+    l.sale_price_pence, l.delivery_contribution_gbp, l.view_count, l.created_at,
+    (SELECT i.url FROM listing_images i WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1)
+        AS cover_url";
+
+/// ...and folded into one positional JSON array per listing (see [`SummaryRow`]). The array
+/// is built here, outside the subquery, because SQLite forgets that a value is JSON when it
+/// passes through a subquery column.
+const SUMMARY_JSON: &str = "json_array(p.id, p.title, p.status, p.channel, p.category, p.regular_price_pence,
+    p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.cover_url)";
 
 impl Store {
-    /// A brand's listing, unless trashed.
+    /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
         on_pool!(self, read, |pool| {
             let sql = format!(
-                "SELECT {DETAIL_COLUMNS} FROM listings l JOIN users u ON u.id = l.user_id
+                "SELECT {DETAIL_COLUMNS}, {IMAGES_JSON} FROM listings l JOIN users u ON u.id = l.user_id
                  WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL"
             );
-            let Some(row) = sqlx::query_as::<_, ListingRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
+            let Some(row) = sqlx::query_as::<_, DetailRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
             else {
                 return Ok(None);
             };
-            let images = sqlx::query_as::<_, ListingImage>(&format!(
-                "SELECT {IMAGE_COLUMNS} FROM listing_images WHERE listing_id = $1 ORDER BY position"
-            ))
-            .bind(id)
-            .fetch_all(pool)
-            .await?;
-            Ok(Some(row.into_record(images)?))
+            let images: Vec<ListingImage> = rows::parse_json(&row.images_json, "image list")?;
+            Ok(Some(row.listing.into_record(images)?))
         })
     }
 
@@ -167,27 +177,25 @@ impl Store {
             let _ = write!(predicate, " AND l.channel = ${next}");
             next += 1;
         }
-        let page_sql = format!(
-            "SELECT l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence, l.sale_price_pence,
-                    l.delivery_contribution_gbp, l.view_count, l.created_at,
-                    (SELECT i.url FROM listing_images i
-                     WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1) AS cover_url
-             FROM listings l WHERE {predicate}
-             ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}",
+        // One statement and one row whatever the page size: the count, and the page as a
+        // JSON array in list order. Rows cross from the database thread one by one, so
+        // folding the page into one value is what keeps a 100-row page cheap.
+        let sql = format!(
+            "SELECT (SELECT COUNT(*) FROM listings l WHERE {predicate}) AS total,
+                    (SELECT json_group_array({SUMMARY_JSON} ORDER BY p.created_at DESC, p.id DESC) FROM
+                       (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE {predicate}
+                        ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}) p) AS page",
             next + 1
         );
-        let count_sql = format!("SELECT COUNT(*) FROM listings l WHERE {predicate}");
         let status = filter.status.map(ListingStatus::as_str);
         let channel = filter.channel.map(Channel::as_str);
         on_pool!(self, read, |pool| {
-            let mut page = sqlx::query_as::<_, SummaryRow>(&page_sql).bind(brand_id);
-            let mut count = sqlx::query_scalar::<_, i64>(&count_sql).bind(brand_id);
+            let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
             for value in [status, channel].into_iter().flatten() {
-                page = page.bind(value);
-                count = count.bind(value);
+                query = query.bind(value);
             }
-            let rows = page.bind(limit).bind(offset).fetch_all(pool).await?;
-            let total = count.fetch_one(pool).await?;
+            let (total, page) = query.bind(limit).bind(offset).fetch_one(pool).await?;
+            let rows: Vec<SummaryRow> = rows::parse_json(&page, "listing page")?;
             let listings = rows.into_iter().map(SummaryRow::into_record).collect::<Result<_, _>>()?;
             Ok(ListingPage { listings, total })
         })

@@ -16,7 +16,7 @@ fn parse<T: std::str::FromStr>(value: &str, what: &str) -> Result<T, StoreError>
     value.parse().map_err(|_| corrupt(what))
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
+pub(super) fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|_| corrupt(what))
 }
 
@@ -26,6 +26,14 @@ fn pence(value: i64) -> Pence {
 
 fn delivery(value: i64) -> Result<u32, StoreError> {
     u32::try_from(value).map_err(|_| corrupt("delivery contribution"))
+}
+
+/// A listing with its images as a JSON array (one statement).
+#[derive(FromRow)]
+pub(super) struct DetailRow {
+    #[sqlx(flatten)]
+    pub(super) listing: ListingRow,
+    pub(super) images_json: String,
 }
 
 #[derive(FromRow)]
@@ -104,7 +112,8 @@ impl ListingRow {
     }
 }
 
-#[derive(FromRow)]
+/// A summary as the positional JSON array of `SUMMARY_JSON` in the store.
+#[derive(serde::Deserialize)]
 pub(super) struct SummaryRow {
     id: i64,
     title: String,
