@@ -1,4 +1,4 @@
-use crate::helpers::{assert_error, json, spawn_app};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with};
 
 #[tokio::test]
 async fn unknown_routes_answer_json_not_found() {
@@ -75,4 +75,91 @@ async fn shutdown_finishes_and_returns() {
     let app = spawn_app().await;
     assert_eq!(app.get("/healthz", "").await.status(), 200);
     tokio::time::timeout(std::time::Duration::from_secs(5), app.stop()).await.expect("server stops");
+}
+
+/// Every endpoint that takes a JSON body, with a method and path that reach its body.
+const BODY_ENDPOINTS: &[(&str, &str)] = &[
+    ("POST", "/v1/listings"),
+    ("POST", "/v1/listings/bulk-delete"),
+    ("PATCH", "/v1/partner/settings/brand"),
+    ("PATCH", "/v1/partner/settings/billing"),
+    ("POST", "/v1/partner/settings/warehouses"),
+];
+
+fn method(name: &str) -> reqwest::Method {
+    name.parse().unwrap()
+}
+
+#[tokio::test]
+async fn malformed_and_non_object_bodies_answer_invalid_body_everywhere() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for (verb, path) in BODY_ENDPOINTS {
+        for raw in ["{\"title\": ", "[1, 2]", "\"text\"", "42", ""] {
+            let response = app
+                .request(method(verb), path, &partner.key)
+                .header("content-type", "application/json")
+                .body(raw)
+                .send()
+                .await
+                .unwrap();
+            let body = assert_error(response, 400, "invalid_body").await;
+            assert!(body.get("errors").is_none(), "{verb} {path} {raw:?}: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_non_json_content_type_answers_unsupported_media_type_everywhere() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for (verb, path) in BODY_ENDPOINTS {
+        for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+            let response = app
+                .request(method(verb), path, &partner.key)
+                .header("content-type", content_type)
+                .body("{}")
+                .send()
+                .await
+                .unwrap();
+            assert_error(response, 415, "unsupported_media_type").await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_body_over_the_server_limit_answers_payload_too_large_and_changes_nothing() {
+    let app = spawn_app_with(|c| c.max_body_bytes = 64 * 1024).await;
+    let partner = app.partner("acme").await;
+    let big = serde_json::json!({"title": "x".repeat(70 * 1024), "price_gbp": 10, "condition": "fair",
+                                 "category": "Other", "faults": ["None"]});
+    assert_error(app.post("/v1/listings", &partner.key, &big).await, 413, "payload_too_large").await;
+    let list = json(app.get("/v1/listings?status=any", &partner.key).await).await;
+    assert_eq!(list["meta"]["total"], 0);
+}
+
+#[tokio::test]
+async fn the_default_body_limit_fits_a_ten_mib_photo_in_base64_but_not_much_more() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    // 10 MiB of image bytes is 13,981,016 base64 characters; a body of that size plus JSON
+    // framing is read (it fails validation, not the size check).
+    let fits = format!("{{\"ids\": [1], \"pad\": \"{}\"}}", "A".repeat(13_981_016));
+    let response = app
+        .request(reqwest::Method::POST, "/v1/listings/bulk-delete", &partner.key)
+        .header("content-type", "application/json")
+        .body(fits)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(response.status(), 413);
+    let too_big = format!("{{\"pad\": \"{}\"}}", "A".repeat(16 * 1024 * 1024));
+    let response = app
+        .request(reqwest::Method::POST, "/v1/listings/bulk-delete", &partner.key)
+        .header("content-type", "application/json")
+        .body(too_big)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 413, "payload_too_large").await;
 }
