@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::http::auth::KeyCache;
 use crate::http::limit::{LocalLimiter, RateLimiter};
 use crate::http::options::OptionsCache;
+use crate::jobs::{Deliverer, Outbox, WorkerSettings};
 use crate::store::Store;
 
 /// What every handler can reach.
@@ -21,6 +22,8 @@ pub struct Shared {
     pub keys: KeyCache,
     pub limiter: Arc<dyn RateLimiter>,
     pub options: OptionsCache,
+    /// Wakes the webhook worker after a commit that emitted events.
+    pub outbox: Outbox,
 }
 
 #[derive(Clone)]
@@ -42,6 +45,7 @@ impl AppState {
             keys,
             limiter: Arc::new(LocalLimiter::default()),
             options: OptionsCache::new(Duration::from_secs(5)),
+            outbox: Outbox::default(),
         }))
     }
 }
@@ -74,13 +78,26 @@ impl Server {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
+        let settings = WorkerSettings::from_config(&self.state.config);
+        let deliverer = Deliverer::new(self.state.store.clone(), settings, self.state.outbox.clone())
+            .context("cannot build the webhook HTTP client")?;
+        // The worker stops with the server (or when `stop` is dropped on an error) and
+        // finishes its deliveries in flight before the store closes.
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
-        axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
+        let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                let _ = stop.send(true);
+            })
             .await
-            .context("server error")?;
+            .context("server error");
+        if let Err(e) = worker.await {
+            tracing::error!(error = %e, "webhook worker failed");
+        }
         self.state.store.close().await;
-        Ok(())
+        served
     }
 }
 

@@ -13,6 +13,12 @@ pub const DEFAULT_RATE_LIMIT: u32 = 60;
 pub const DEFAULT_KEY_CACHE_MS: u64 = 1000;
 /// A 10 MiB image is 13,981,016 characters of base64; leave room for the JSON around it.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
+pub const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 5_000;
+pub const DEFAULT_WEBHOOK_RETRY_BASE_MS: u64 = 30_000;
+pub const DEFAULT_WEBHOOK_RETRY_WINDOW_S: u64 = 24 * 60 * 60;
+pub const DEFAULT_WEBHOOK_CONCURRENCY: usize = 64;
+pub const DEFAULT_WEBHOOK_CONCURRENCY_PER_ENDPOINT: usize = 8;
+pub const DEFAULT_WEBHOOK_POLL_MS: u64 = 1_000;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -53,6 +59,35 @@ pub struct Config {
     #[arg(long, env = "REHOME_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
 
+    /// Accept `http://` webhook URLs (local testing only); otherwise `https://` is required.
+    #[arg(long, env = "REHOME_WEBHOOK_ALLOW_HTTP")]
+    pub webhook_allow_http: bool,
+
+    /// A webhook delivery that has not answered within this many ms is a failure (retried).
+    #[arg(long, env = "REHOME_WEBHOOK_TIMEOUT_MS", default_value_t = DEFAULT_WEBHOOK_TIMEOUT_MS)]
+    pub webhook_timeout_ms: u64,
+
+    /// First gap between webhook attempts, in ms; each later gap doubles, up to 1 h.
+    #[arg(long, env = "REHOME_WEBHOOK_RETRY_BASE_MS", default_value_t = DEFAULT_WEBHOOK_RETRY_BASE_MS)]
+    pub webhook_retry_base_ms: u64,
+
+    /// Seconds after an event's creation (or replay) during which failed deliveries are retried.
+    #[arg(long, env = "REHOME_WEBHOOK_RETRY_WINDOW_S", default_value_t = DEFAULT_WEBHOOK_RETRY_WINDOW_S)]
+    pub webhook_retry_window_s: u64,
+
+    /// Webhook deliveries in flight at once, over all endpoints.
+    #[arg(long, env = "REHOME_WEBHOOK_CONCURRENCY", default_value_t = DEFAULT_WEBHOOK_CONCURRENCY)]
+    pub webhook_concurrency: usize,
+
+    /// Webhook deliveries in flight at once to one partner's endpoint.
+    #[arg(long, env = "REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT", default_value_t = DEFAULT_WEBHOOK_CONCURRENCY_PER_ENDPOINT)]
+    pub webhook_concurrency_per_endpoint: usize,
+
+    /// Longest wait, in ms, before the webhook worker looks for events written by another
+    /// process or left by a crashed one (events emitted here wake it at once).
+    #[arg(long, env = "REHOME_WEBHOOK_POLL_MS", default_value_t = DEFAULT_WEBHOOK_POLL_MS)]
+    pub webhook_poll_ms: u64,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -76,6 +111,13 @@ impl Default for Config {
             rate_limit: DEFAULT_RATE_LIMIT,
             key_cache_ms: DEFAULT_KEY_CACHE_MS,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            webhook_allow_http: false,
+            webhook_timeout_ms: DEFAULT_WEBHOOK_TIMEOUT_MS,
+            webhook_retry_base_ms: DEFAULT_WEBHOOK_RETRY_BASE_MS,
+            webhook_retry_window_s: DEFAULT_WEBHOOK_RETRY_WINDOW_S,
+            webhook_concurrency: DEFAULT_WEBHOOK_CONCURRENCY,
+            webhook_concurrency_per_endpoint: DEFAULT_WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+            webhook_poll_ms: DEFAULT_WEBHOOK_POLL_MS,
             log_format: LogFormat::Text,
         }
     }
@@ -92,6 +134,19 @@ impl Config {
         }
         if self.ops_token.as_deref().is_some_and(|t| t.len() < 16) {
             bail!("REHOME_OPS_TOKEN must be at least 16 characters");
+        }
+        if !(100..=600_000).contains(&self.webhook_timeout_ms) || !(10..=600_000).contains(&self.webhook_poll_ms) {
+            bail!("REHOME_WEBHOOK_TIMEOUT_MS must be 100 to 600000 and REHOME_WEBHOOK_POLL_MS 10 to 600000");
+        }
+        if !(1..=3_600_000).contains(&self.webhook_retry_base_ms)
+            || !(1..=2_592_000).contains(&self.webhook_retry_window_s)
+        {
+            bail!("REHOME_WEBHOOK_RETRY_BASE_MS must be 1 to 3600000 and REHOME_WEBHOOK_RETRY_WINDOW_S 1 to 2592000 (30 days)");
+        }
+        if !(1..=10_000).contains(&self.webhook_concurrency)
+            || !(1..=10_000).contains(&self.webhook_concurrency_per_endpoint)
+        {
+            bail!("REHOME_WEBHOOK_CONCURRENCY and REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT must be 1 to 10000");
         }
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
@@ -138,6 +193,17 @@ mod tests {
         assert_eq!(config.public_url(), "https://api.example");
         let bad = Config { marketplace_url: Some("ftp://x".into()), ..Config::default() };
         assert!(bad.resolve("127.0.0.1:9000".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn webhook_settings_out_of_range_are_refused() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        assert!(Config { webhook_timeout_ms: 99, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { webhook_retry_base_ms: 0, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { webhook_retry_window_s: 31 * 24 * 3600, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { webhook_concurrency: 0, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { webhook_poll_ms: 5, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config::default().resolve(bound).is_ok());
     }
 
     #[test]

@@ -14,5 +14,9 @@ pub mod domain;
 pub mod error;
 /// Router, middleware and one module per resource.
 pub mod http;
+/// Background work: the webhook outbox and its delivery worker.
+pub mod jobs;
+/// Outbound HTTP behind an SSRF guard (webhooks, image imports).
+pub mod net;
 /// The storage boundary.
 pub mod store;

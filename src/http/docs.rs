@@ -51,6 +51,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::http::listings::ListingsApi::openapi(),
         crate::http::settings::SettingsApi::openapi(),
         crate::http::warehouses::WarehousesApi::openapi(),
+        crate::http::webhooks::WebhooksApi::openapi(),
     ];
     for part in parts {
         doc.merge(part);

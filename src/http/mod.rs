@@ -9,6 +9,7 @@ pub mod listings;
 pub mod options;
 pub mod settings;
 pub mod warehouses;
+pub mod webhooks;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Instant;
@@ -35,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .merge(listings::router())
         .merge(settings::router())
         .merge(warehouses::router())
+        .merge(webhooks::router())
         .merge(docs::api_router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -9,6 +9,7 @@ mod listings;
 mod settings;
 mod users;
 mod warehouses;
+mod webhooks;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -24,6 +25,9 @@ pub use listings::{
     NewListing, Removal, SavedListing,
 };
 pub use users::UserRecord;
+pub use webhooks::{
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
+};
 
 /// Errors the storage layer reports in the language of the domain.
 #[derive(Debug, thiserror::Error)]

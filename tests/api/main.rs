@@ -13,3 +13,4 @@ mod listings_validation;
 mod options;
 mod settings;
 mod warehouses;
+mod webhooks;

@@ -1,0 +1,443 @@
+//! The webhook delivery worker.
+//!
+//! One loop per process claims due events from the outbox with a lease, runs each
+//! delivery as its own task, and records the results. Concurrency is bounded overall
+//! (`REHOME_WEBHOOK_CONCURRENCY`) and per endpoint (`REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT`):
+//! the loop never claims more of a brand's events than that brand has free slots, so a
+//! slow endpoint fills its own slots and nobody else's. The loop wakes when an event is
+//! emitted ([`Outbox::wake`]), when a delivery finishes, when the next retry falls due, and
+//! at least every poll interval (`REHOME_WEBHOOK_POLL_MS`: events written by other
+//! processes, expired leases).
+//!
+//! A lease lasts twice the delivery timeout plus a second: longer than any attempt, so a
+//! live worker never loses one, and short enough that a crashed worker's events are
+//! retaken soon after a restart.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{TimeDelta, Utc};
+use reqwest::header::CONTENT_TYPE;
+use reqwest::{Method, Url};
+use tokio::sync::{watch, Notify};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::retry::{random_unit, RetrySchedule};
+use super::signature::signature_header;
+use crate::config::Config;
+use crate::net::{ClientSettings, Outbound, Redirects};
+use crate::store::{AttemptResult, ClaimedEvent, Store, StoreError};
+
+/// The `User-Agent` of every delivery.
+pub const USER_AGENT: &str = "rehome-webhooks/1.0";
+/// The most of an answer's body read (and thrown away) so its connection can be reused.
+const DRAIN_LIMIT: usize = 64 * 1024;
+
+/// Wakes the delivery worker. Call [`Outbox::wake`] after committing a transaction that
+/// emitted events; without it they still go out at the next poll.
+#[derive(Debug, Clone, Default)]
+pub struct Outbox(Arc<Notify>);
+
+impl Outbox {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    pub timeout: Duration,
+    pub schedule: RetrySchedule,
+    pub concurrency: usize,
+    pub per_endpoint: usize,
+    /// The longest the worker sleeps without looking at the outbox.
+    pub poll: Duration,
+    pub allow_private_network: bool,
+}
+
+impl WorkerSettings {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            timeout: Duration::from_millis(config.webhook_timeout_ms),
+            schedule: RetrySchedule {
+                base: Duration::from_millis(config.webhook_retry_base_ms),
+                window: Duration::from_secs(config.webhook_retry_window_s),
+            },
+            concurrency: config.webhook_concurrency.max(1),
+            per_endpoint: config.webhook_concurrency_per_endpoint.max(1),
+            poll: Duration::from_millis(config.webhook_poll_ms),
+            allow_private_network: config.allow_private_network,
+        }
+    }
+
+    fn lease(&self) -> TimeDelta {
+        TimeDelta::from_std(self.timeout * 2 + Duration::from_secs(1)).unwrap_or(TimeDelta::minutes(1))
+    }
+
+    fn window(&self) -> TimeDelta {
+        TimeDelta::from_std(self.schedule.window).unwrap_or(TimeDelta::days(1))
+    }
+}
+
+/// A claimed event and where it goes.
+struct Job {
+    event: ClaimedEvent,
+    url: String,
+    secret: String,
+}
+
+/// Claims, sends and records deliveries.
+pub struct Deliverer {
+    store: Store,
+    outbound: Outbound,
+    settings: WorkerSettings,
+    outbox: Outbox,
+    /// This worker's lease owner id.
+    owner: String,
+}
+
+impl Deliverer {
+    pub fn new(store: Store, settings: WorkerSettings, outbox: Outbox) -> Result<Self, reqwest::Error> {
+        let outbound = Outbound::new(ClientSettings {
+            user_agent: USER_AGENT.to_owned(),
+            connect_timeout: settings.timeout,
+            timeout: settings.timeout,
+            redirects: Redirects::None,
+            allow_private_network: settings.allow_private_network,
+        })?;
+        let owner = format!("worker-{}", uuid::Uuid::new_v4().simple());
+        Ok(Self { store, outbound, settings, outbox, owner })
+    }
+
+    /// Runs the loop until `stop` turns true (or its sender is dropped); then finishes the
+    /// deliveries in flight (each ends within the timeout), records them and returns.
+    pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
+        tokio::spawn(Arc::new(self).run(stop))
+    }
+
+    async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        let mut tasks: JoinSet<AttemptResult> = JoinSet::new();
+        let mut brand_of: HashMap<tokio::task::Id, i64> = HashMap::new();
+        let mut in_flight: HashMap<i64, usize> = HashMap::new();
+        let mut finished: Vec<AttemptResult> = Vec::new();
+        let mut last_sweep: Option<Instant> = None;
+        let mut stopping = false;
+        loop {
+            while let Some(done) = tasks.try_join_next_with_id() {
+                self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
+            }
+            self.record(&mut finished).await;
+            if stopping || *stop.borrow() {
+                break;
+            }
+            if last_sweep.is_none_or(|at| at.elapsed() >= self.settings.poll) {
+                self.park_undeliverable().await;
+                last_sweep = Some(Instant::now());
+            }
+            let free = self.settings.concurrency.saturating_sub(tasks.len());
+            if free > 0 {
+                match self.claim(&in_flight, free, tasks.len()).await {
+                    Ok(jobs) => {
+                        for job in jobs {
+                            *in_flight.entry(job.event.brand_id).or_default() += 1;
+                            let brand_id = job.event.brand_id;
+                            let (outbound, settings) = (self.outbound.clone(), self.settings.clone());
+                            let handle = tasks.spawn(async move { attempt(&outbound, &settings, job).await });
+                            brand_of.insert(handle.id(), brand_id);
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "cannot claim webhook deliveries"),
+                }
+            }
+            let wake_at = self.next_wake(tasks.len()).await;
+            tokio::select! {
+                Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+                    self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
+                }
+                () = self.outbox.0.notified() => {}
+                () = tokio::time::sleep_until(wake_at) => {}
+                // A dropped sender (the server failed) stops the worker too.
+                changed = stop.changed() => stopping = changed.is_err(),
+            }
+        }
+        while let Some(done) = tasks.join_next_with_id().await {
+            self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
+        }
+        self.record(&mut finished).await;
+        if let Err(e) = self.store.release_webhook_leases(&self.owner).await {
+            tracing::warn!(error = %e, "cannot release webhook leases; they expire on their own");
+        }
+    }
+
+    /// When to look again if nothing else happens: the next retry due, at the latest after
+    /// the poll interval.
+    async fn next_wake(&self, busy: usize) -> tokio::time::Instant {
+        let poll = tokio::time::Instant::now() + self.settings.poll;
+        if busy >= self.settings.concurrency {
+            return poll;
+        }
+        let now = Utc::now();
+        match self.store.next_webhook_due(now).await {
+            Ok(Some(due)) => {
+                let wait = (due - now).to_std().unwrap_or_default();
+                poll.min(tokio::time::Instant::now() + wait)
+            }
+            Ok(None) => poll,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the webhook outbox");
+                poll
+            }
+        }
+    }
+
+    fn collect(
+        &self,
+        done: Result<(tokio::task::Id, AttemptResult), tokio::task::JoinError>,
+        brand_of: &mut HashMap<tokio::task::Id, i64>,
+        in_flight: &mut HashMap<i64, usize>,
+        finished: &mut Vec<AttemptResult>,
+    ) {
+        let id = match done {
+            Ok((id, result)) => {
+                finished.push(result);
+                id
+            }
+            // A panicking delivery loses only its result: the lease runs out and it is retried.
+            Err(e) => {
+                tracing::error!(error = %e, "webhook delivery task failed");
+                e.id()
+            }
+        };
+        if let Some(brand_id) = brand_of.remove(&id) {
+            if let Some(count) = in_flight.get_mut(&brand_id) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    in_flight.remove(&brand_id);
+                }
+            }
+        }
+    }
+
+    async fn record(&self, finished: &mut Vec<AttemptResult>) {
+        if finished.is_empty() {
+            return;
+        }
+        // On failure the results are dropped: their leases run out and the events are sent
+        // again (at least once, never lost).
+        if let Err(e) = self.store.record_webhook_attempts(&self.owner, finished).await {
+            tracing::error!(error = %e, count = finished.len(), "cannot record webhook attempts");
+        }
+        finished.clear();
+    }
+
+    async fn park_undeliverable(&self) {
+        let now = Utc::now();
+        match self.store.park_undeliverable_webhooks(now - self.settings.window(), now).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(count = n, "webhook events parked as dead: no enabled endpoint in their window"),
+            Err(e) => tracing::error!(error = %e, "cannot park undeliverable webhook events"),
+        }
+    }
+
+    /// Claims up to `free` due events, none for a brand beyond its free slots.
+    async fn claim(&self, in_flight: &HashMap<i64, usize>, free: usize, busy: usize) -> Result<Vec<Job>, StoreError> {
+        let now = Utc::now();
+        let per_endpoint = self.settings.per_endpoint;
+        // Each event in flight can hide at most one candidate (its brand's slot is taken),
+        // so asking for `free + busy` always shows `free` usable ones when there are that many.
+        let due = self.store.due_webhooks(now, per_endpoint as i64, (free + busy) as i64).await?;
+        let mut taken: HashMap<i64, usize> = HashMap::new();
+        let mut targets: HashMap<i64, (String, String)> = HashMap::new();
+        let mut seqs = Vec::with_capacity(free);
+        for candidate in due {
+            if seqs.len() == free {
+                break;
+            }
+            let used = in_flight.get(&candidate.brand_id).copied().unwrap_or(0);
+            let slot = taken.entry(candidate.brand_id).or_default();
+            if used + *slot >= per_endpoint {
+                continue;
+            }
+            *slot += 1;
+            seqs.push(candidate.seq);
+            targets.insert(candidate.seq, (candidate.url, candidate.signing_secret));
+        }
+        let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;
+        Ok(claimed
+            .into_iter()
+            .filter_map(|event| {
+                let (url, secret) = targets.remove(&event.seq)?;
+                Some(Job { event, url, secret })
+            })
+            .collect())
+    }
+
+    /// Delivers everything due now and waits for the results, repeating until nothing is due.
+    /// Returns the number of attempts made. Runs beside the loop safely (leases).
+    pub async fn deliver_due(&self) -> Result<usize, StoreError> {
+        let mut attempts = 0;
+        loop {
+            let jobs = self.claim(&HashMap::new(), self.settings.concurrency, 0).await?;
+            if jobs.is_empty() {
+                return Ok(attempts);
+            }
+            attempts += jobs.len();
+            let mut tasks = JoinSet::new();
+            for job in jobs {
+                let (outbound, settings) = (self.outbound.clone(), self.settings.clone());
+                tasks.spawn(async move { attempt(&outbound, &settings, job).await });
+            }
+            let mut finished: Vec<AttemptResult> = tasks.join_all().await;
+            self.record(&mut finished).await;
+        }
+    }
+}
+
+/// How one attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Delivered,
+    /// Worth another try (timeout, connection failure, 5xx, 429).
+    Retry,
+    /// Never worth another try (any other answer, a URL that cannot be used).
+    Dead,
+}
+
+/// The answer of the receiver, or why there was none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Status(u16),
+    Failed(&'static str),
+}
+
+impl Answer {
+    /// decisions.md 6.2: 2xx delivered; timeout, connection failure, 5xx and 429 retried;
+    /// everything else, 3xx included (redirects are not followed), fails for good.
+    pub fn verdict(self) -> Verdict {
+        match self {
+            Self::Status(200..=299) => Verdict::Delivered,
+            Self::Status(429 | 500..=599) => Verdict::Retry,
+            Self::Status(_) => Verdict::Dead,
+            Self::Failed("invalid_url") => Verdict::Dead,
+            Self::Failed(_) => Verdict::Retry,
+        }
+    }
+
+    /// The error class recorded with the attempt (`None` for a 2xx).
+    pub fn error(self) -> Option<&'static str> {
+        match self {
+            Self::Status(200..=299) => None,
+            Self::Status(300..=399) => Some("redirect_not_followed"),
+            Self::Status(_) => Some("http_status"),
+            Self::Failed(class) => Some(class),
+        }
+    }
+}
+
+async fn attempt(outbound: &Outbound, settings: &WorkerSettings, job: Job) -> AttemptResult {
+    let attempted_at = Utc::now();
+    let started = Instant::now();
+    let answer = send(outbound, &job).await;
+    let elapsed = started.elapsed();
+    let finished_at = attempted_at + TimeDelta::from_std(elapsed).unwrap_or_default();
+    let (status, next_attempt_at) = match answer.verdict() {
+        Verdict::Delivered => ("delivered", None),
+        Verdict::Dead => ("dead", None),
+        Verdict::Retry => {
+            let failures = u32::try_from(job.event.window_attempts + 1).unwrap_or(u32::MAX);
+            let retry_until = job.event.window_start + settings.window();
+            match settings.schedule.next_attempt(failures, finished_at, retry_until, random_unit()) {
+                Some(at) => ("pending", Some(at)),
+                None => ("dead", None),
+            }
+        }
+    };
+    tracing::debug!(event_id = %job.event.id, ?answer, status, elapsed_ms = elapsed.as_millis(), "webhook attempt");
+    AttemptResult {
+        seq: job.event.seq,
+        attempted_at,
+        url: job.url,
+        status_code: match answer {
+            Answer::Status(code) => Some(code),
+            Answer::Failed(_) => None,
+        },
+        error: answer.error(),
+        duration_ms: i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
+        status,
+        next_attempt_at,
+    }
+}
+
+/// POSTs the stored envelope bytes, signed now, and returns the answer's status.
+async fn send(outbound: &Outbound, job: &Job) -> Answer {
+    let Ok(url) = Url::parse(&job.url) else {
+        return Answer::Failed("invalid_url");
+    };
+    let timestamp = Utc::now().timestamp();
+    let signature = signature_header(&job.secret, timestamp, job.event.body.as_bytes());
+    let request = match outbound.request(Method::POST, &url) {
+        Ok(request) => request,
+        Err(_) => return Answer::Failed("address_refused"),
+    };
+    let sent = request
+        .header(CONTENT_TYPE, "application/json")
+        .header("X-Service-Event", job.event.event_type.as_str())
+        .header("X-Service-Event-Id", job.event.id.as_str())
+        .header("X-Service-Signature", signature)
+        .body(job.event.body.clone())
+        .send()
+        .await;
+    match sent {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            let mut read = 0;
+            while read < DRAIN_LIMIT {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => read += chunk.len(),
+                    _ => break,
+                }
+            }
+            Answer::Status(status)
+        }
+        Err(e) => Answer::Failed(failure_class(&e)),
+    }
+}
+
+fn failure_class(error: &reqwest::Error) -> &'static str {
+    if crate::net::refusal(error).is_some() {
+        "address_refused"
+    } else if error.is_timeout() {
+        "timeout"
+    } else {
+        "connection_failed"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_classified_as_decisions_6_2_says() {
+        for (answer, verdict, error) in [
+            (Answer::Status(200), Verdict::Delivered, None),
+            (Answer::Status(204), Verdict::Delivered, None),
+            (Answer::Status(500), Verdict::Retry, Some("http_status")),
+            (Answer::Status(503), Verdict::Retry, Some("http_status")),
+            (Answer::Status(429), Verdict::Retry, Some("http_status")),
+            (Answer::Status(400), Verdict::Dead, Some("http_status")),
+            (Answer::Status(404), Verdict::Dead, Some("http_status")),
+            (Answer::Status(410), Verdict::Dead, Some("http_status")),
+            (Answer::Status(301), Verdict::Dead, Some("redirect_not_followed")),
+            (Answer::Status(302), Verdict::Dead, Some("redirect_not_followed")),
+            (Answer::Failed("timeout"), Verdict::Retry, Some("timeout")),
+            (Answer::Failed("connection_failed"), Verdict::Retry, Some("connection_failed")),
+            (Answer::Failed("address_refused"), Verdict::Retry, Some("address_refused")),
+            (Answer::Failed("invalid_url"), Verdict::Dead, Some("invalid_url")),
+        ] {
+            assert_eq!(answer.verdict(), verdict, "{answer:?}");
+            assert_eq!(answer.error(), error, "{answer:?}");
+        }
+    }
+}

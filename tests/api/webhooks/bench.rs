@@ -1,0 +1,136 @@
+//! The webhook benchmark behind docs/performance.md ("Webhook delivery"). Ignored in the
+//! normal run; run it in release:
+//!
+//! ```sh
+//! cargo test --release --test api webhooks::bench -- --ignored --nocapture
+//! ```
+//!
+//! `REHOME_BENCH_BRANDS` (default 16) sets how many partners share the receiver.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rehome::accounts;
+use rehome::app::Server;
+use rehome::config::Config;
+use rehome::domain::user::{Role, Scopes};
+use rehome::jobs::{Event, EventType};
+use rehome::store::{insert_event, Store};
+use serde_json::json;
+
+use super::receiver::Receiver;
+use super::WEBHOOK;
+
+const BACKLOG: usize = 20_000;
+const LATENCY_EVENTS: usize = 2_000;
+const LATENCY_RATE_PER_S: u64 = 500;
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "benchmark: cargo test --release --test api webhooks::bench -- --ignored --nocapture"]
+async fn webhook_delivery_throughput_and_latency() {
+    let brand_count: usize = std::env::var("REHOME_BENCH_BRANDS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    let config = Config {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        media_dir: dir.path().join("media"),
+        allow_private_network: true,
+        webhook_allow_http: true,
+        rate_limit: 100_000,
+        ..Config::default()
+    };
+    let server = Server::bind(config, store.clone()).await.unwrap();
+    let base = format!("http://{}", server.local_addr());
+    let outbox = server.state().outbox.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let receiver = Receiver::start().await;
+    let client = reqwest::Client::new();
+
+    let mut brands = Vec::new();
+    for i in 0..brand_count {
+        let slug = format!("brand-{i}");
+        let brand = accounts::create_brand(&store, &slug, "Bench").await.unwrap();
+        let user =
+            accounts::create_user(&store, &slug, "Ada", &format!("ada@{slug}.example"), Role::Admin).await.unwrap();
+        let key = accounts::create_key(&store, user.id, "read,write".parse::<Scopes>().unwrap(), None, Some(100_000))
+            .await
+            .unwrap()
+            .secret;
+        let set = |body| client.patch(format!("{base}{WEBHOOK}")).bearer_auth(&key).json(&body).send();
+        assert_eq!(set(json!({"url": receiver.url(), "enabled": false})).await.unwrap().status(), 200);
+        brands.push((brand.id, key));
+    }
+
+    // Throughput: a backlog emitted while every endpoint is paused, then released at once.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let emitted = Instant::now();
+    for chunk in (0..BACKLOG).collect::<Vec<_>>().chunks(1_000) {
+        let mut tx = pool.begin().await.unwrap();
+        for &n in chunk {
+            let data = json!({"id": format!("red_{n}"), "value_pence": 1200});
+            let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, data).unwrap();
+            insert_event(&mut tx, &event).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    let emit_rate = BACKLOG as f64 / emitted.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for (_, key) in &brands {
+        let response =
+            client.patch(format!("{base}{WEBHOOK}")).bearer_auth(key).json(&json!({"enabled": true})).send().await;
+        assert_eq!(response.unwrap().status(), 200);
+    }
+    receiver.wait_for_hits(BACKLOG, Duration::from_secs(300)).await;
+    let received = started.elapsed();
+    loop {
+        if store.webhook_status_counts().await.unwrap().get("delivered").copied() == Some(BACKLOG as i64) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let recorded = started.elapsed();
+
+    // Latency: a steady trickle, each event woken as a committing handler would.
+    let mut sent_at = HashMap::new();
+    let gap = Duration::from_micros(1_000_000 / LATENCY_RATE_PER_S);
+    let mut next = tokio::time::Instant::now();
+    for n in 0..LATENCY_EVENTS {
+        let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, json!({"n": n})).unwrap();
+        sent_at.insert(event.id.clone(), Instant::now());
+        store.emit_event(&event).await.unwrap();
+        outbox.wake();
+        next += gap;
+        tokio::time::sleep_until(next).await;
+    }
+    let hits = receiver.wait_for_hits(BACKLOG + LATENCY_EVENTS, Duration::from_secs(60)).await;
+    let mut latencies: Vec<Duration> = hits[BACKLOG..]
+        .iter()
+        .filter_map(|hit| sent_at.get(&hit.event_id()).map(|at| hit.at.saturating_duration_since(*at)))
+        .collect();
+    assert_eq!(latencies.len(), LATENCY_EVENTS);
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+
+    println!("webhook bench: {brand_count} brands, one local receiver answering 200 at once");
+    println!("  emission: {BACKLOG} events in transactions of 1000: {emit_rate:.0} events/s");
+    println!(
+        "  backlog of {BACKLOG}: all received in {:.2} s = {:.0} deliveries/s; all recorded delivered in {:.2} s = {:.0}/s",
+        received.as_secs_f64(),
+        BACKLOG as f64 / received.as_secs_f64(),
+        recorded.as_secs_f64(),
+        BACKLOG as f64 / recorded.as_secs_f64(),
+    );
+    println!(
+        "  latency, {LATENCY_EVENTS} events at {LATENCY_RATE_PER_S}/s, emit to receipt: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        pct(0.50).as_secs_f64() * 1e3,
+        pct(0.90).as_secs_f64() * 1e3,
+        pct(0.99).as_secs_f64() * 1e3,
+        latencies[latencies.len() - 1].as_secs_f64() * 1e3,
+    );
+    let _ = stop.send(());
+    serving.await.unwrap().unwrap();
+}

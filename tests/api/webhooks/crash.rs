@@ -1,0 +1,124 @@
+//! The real binary killed with SIGKILL in the middle of deliveries loses no event.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rehome::accounts;
+use rehome::domain::user::{Role, Scopes};
+use rehome::jobs::{Event, EventType};
+use rehome::store::Store;
+use serde_json::json;
+
+use super::receiver::{Receiver, Reply};
+use super::WEBHOOK;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rehome");
+
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(db: &Path, media: &Path, port: u16) -> Serving {
+    let child = Command::new(BIN)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("REHOME_MEDIA_DIR", media)
+        .env("REHOME_ALLOW_PRIVATE_NETWORK", "true")
+        .env("REHOME_WEBHOOK_ALLOW_HTTP", "true")
+        .env("REHOME_WEBHOOK_TIMEOUT_MS", "1000")
+        .env("REHOME_WEBHOOK_RETRY_BASE_MS", "100")
+        .env("REHOME_WEBHOOK_POLL_MS", "100")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rehome");
+    Serving(child)
+}
+
+async fn wait_ready(base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server at {base} never became ready");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_at_least_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let media = dir.path().join("media");
+    // The test process writes to the same database as the server, as another service would.
+    let store = Store::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    let brand = accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let user = accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
+    let key = accounts::create_key(&store, user.id, "read,write".parse::<Scopes>().unwrap(), None, Some(10_000))
+        .await
+        .unwrap()
+        .secret;
+
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Slow(Duration::from_millis(200), 200));
+
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut first = serve(&db, &media, port);
+    wait_ready(&base).await;
+    let response = reqwest::Client::new()
+        .patch(format!("{base}{WEBHOOK}"))
+        .bearer_auth(&key)
+        .json(&json!({ "url": receiver.url() }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+
+    let mut ids = HashSet::new();
+    for n in 0..30 {
+        let event = Event::new(brand.id, EventType::RedemptionCreated, json!({"id": format!("red_{n}")})).unwrap();
+        store.emit_event(&event).await.unwrap();
+        ids.insert(event.id);
+    }
+    receiver.wait_for_hits(3, Duration::from_secs(10)).await;
+    first.0.kill().expect("SIGKILL"); // std's kill() is SIGKILL on Unix
+    first.0.wait().unwrap();
+    let at_kill = receiver.hits().len();
+    let counts = store.webhook_status_counts().await.unwrap();
+    assert!(counts.get("pending").copied().unwrap_or(0) > 0, "killed before the work was done: {counts:?}");
+    assert!(at_kill < ids.len(), "killed mid-delivery");
+
+    let second = serve(&db, &media, port);
+    wait_ready(&base).await;
+    let hits = receiver
+        .wait_until(Duration::from_secs(30), "every event", |hits| {
+            let seen: HashSet<String> = hits.iter().map(|h| h.event_id()).collect();
+            ids.iter().all(|id| seen.contains(id))
+        })
+        .await;
+    assert!(hits.iter().all(|h| ids.contains(&h.event_id())));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let counts = store.webhook_status_counts().await.unwrap();
+        if counts.get("delivered").copied() == Some(ids.len() as i64) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not all recorded as delivered: {counts:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(second);
+}

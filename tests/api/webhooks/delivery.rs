@@ -1,0 +1,263 @@
+//! How answers are treated: retries, dead letters, the schedule, timeouts, isolation
+//! between partners, and emission inside the caller's transaction.
+
+use std::time::{Duration, Instant};
+
+use rehome::jobs::retry::{RetrySchedule, JITTER};
+use rehome::jobs::{Event, EventType};
+use rehome::store::insert_event;
+use serde_json::json;
+
+use super::receiver::{BlackHole, Receiver, Reply};
+use super::{configure, delivery, emit, redemption, wait_for_status, webhook_app, DELIVERIES};
+use crate::helpers::json;
+
+fn free_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+}
+
+#[tokio::test]
+async fn a_delivery_is_retried_after_refused_connection_500_429_and_timeout_then_succeeds_with_the_same_event_id() {
+    let app = webhook_app(|c| c.webhook_timeout_ms = 400).await;
+    let partner = app.partner("acme").await;
+    let addr = free_addr(); // nothing listens here yet: connections are refused
+    configure(&app, &partner, &format!("http://{addr}/hooks/rehome-3f9a1c")).await;
+    let event = emit(&app, &partner, 1).await;
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let entry = delivery(&app, &partner, &event.id).await;
+        if entry["attempts"].as_i64().unwrap() >= 1 {
+            assert_eq!(entry["status"], "pending");
+            assert_eq!(entry["last_error"], "connection_failed");
+            assert_eq!(entry["last_status_code"], json!(null));
+            assert!(entry["next_attempt_at"].is_string());
+            break;
+        }
+        assert!(Instant::now() < deadline, "no attempt recorded: {entry}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let receiver = Receiver::start_on(addr).await;
+    receiver.plan([Reply::Status(500), Reply::Status(429), Reply::Slow(Duration::from_millis(1500), 200)]);
+    let entry = wait_for_status(&app, &partner, &event.id, "delivered", Duration::from_secs(15)).await;
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 4, "500, 429, timeout, then 200");
+    assert!(hits.iter().all(|h| h.event_id() == event.id && h.header("x-service-event-id") == event.id));
+    assert!(hits.iter().all(|h| h.body == hits[0].body), "every retry sends the same bytes");
+
+    assert_eq!(entry["last_status_code"], 200);
+    assert_eq!(entry["last_error"], json!(null));
+    assert_eq!(entry["next_attempt_at"], json!(null));
+    let log = entry["attempt_log"].as_array().unwrap();
+    assert_eq!(entry["attempts"].as_u64().unwrap() as usize, log.len());
+    let last_four: Vec<(serde_json::Value, serde_json::Value)> =
+        log[log.len() - 4..].iter().map(|a| (a["status_code"].clone(), a["error"].clone())).collect();
+    assert_eq!(
+        last_four,
+        [
+            (json!(500), json!("http_status")),
+            (json!(429), json!("http_status")),
+            (json!(null), json!("timeout")),
+            (json!(200), json!(null)),
+        ]
+    );
+    assert!(log[..log.len() - 4].iter().all(|a| a["error"] == "connection_failed"));
+    assert!(log.iter().all(|a| a["duration_ms"].is_i64() && a["attempted_at"].is_string()));
+}
+
+#[tokio::test]
+async fn a_400_answer_parks_the_event_dead_at_once() {
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Status(400));
+    configure(&app, &partner, &receiver.url()).await;
+    let event = emit(&app, &partner, 1).await;
+    let entry = wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(5)).await;
+    assert_eq!(entry["attempts"], 1);
+    assert_eq!(entry["last_status_code"], 400);
+    assert_eq!(entry["last_error"], "http_status");
+    assert_eq!(entry["next_attempt_at"], json!(null));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.hits().len(), 1, "never retried");
+}
+
+#[tokio::test]
+async fn a_redirect_is_a_failure_and_is_not_followed() {
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Redirect(307, "/hooks/elsewhere"));
+    configure(&app, &partner, &receiver.url()).await;
+    let event = emit(&app, &partner, 1).await;
+    let entry = wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(5)).await;
+    assert_eq!(entry["last_status_code"], 307);
+    assert_eq!(entry["last_error"], "redirect_not_followed");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 1);
+    assert!(hits.iter().all(|h| h.path != "/hooks/elsewhere"), "the Location was not requested");
+}
+
+#[tokio::test]
+async fn the_end_of_the_retry_window_parks_the_event_dead() {
+    let app = webhook_app(|c| {
+        c.webhook_retry_base_ms = 200;
+        c.webhook_retry_window_s = 1;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Status(503));
+    configure(&app, &partner, &receiver.url()).await;
+    let event = emit(&app, &partner, 1).await;
+    let entry = wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(5)).await;
+    // Attempts at about 0, 0.2, 0.6 s; the next (1.4 s) falls outside the 1 s window.
+    assert_eq!(entry["attempts"], 3, "{entry}");
+    assert_eq!(entry["last_status_code"], 503);
+    assert_eq!(entry["next_attempt_at"], json!(null));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(receiver.hits().len(), 3);
+}
+
+#[tokio::test]
+async fn with_the_schedule_shortened_the_attempt_count_and_gaps_follow_the_schedule_within_jitter() {
+    let (base, window) = (Duration::from_millis(150), Duration::from_secs(3));
+    let app = webhook_app(|c| {
+        c.webhook_retry_base_ms = base.as_millis() as u64;
+        c.webhook_retry_window_s = window.as_secs();
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Status(500));
+    configure(&app, &partner, &receiver.url()).await;
+    let event = emit(&app, &partner, 1).await;
+    wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(10)).await;
+
+    // 150, 300, 600, 1200 ms fit in 3 s (2.25 s in all); 2400 more would not.
+    let expected = RetrySchedule { base, window }.nominal_gaps();
+    assert_eq!(expected.len(), 4);
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), expected.len() + 1, "one first try and one retry per gap");
+    for (i, (pair, nominal)) in hits.windows(2).zip(&expected).enumerate() {
+        let gap = pair[1].at - pair[0].at;
+        let shortest = nominal.mul_f64(1.0 - JITTER);
+        // Jitter only shortens a gap; the slack covers the answer and the worker's wake-up.
+        assert!(gap >= shortest && gap <= *nominal + Duration::from_millis(120), "gap {i}: {gap:?} vs {nominal:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_receiver_that_never_answers_is_cut_off_at_the_five_second_default_timeout() {
+    let app = webhook_app(|c| c.webhook_timeout_ms = 5_000).await;
+    let partner = app.partner("acme").await;
+    let mut hole = BlackHole::start().await;
+    configure(&app, &partner, &hole.url()).await;
+    let event = emit(&app, &partner, 1).await;
+    let waited = hole.next_wait(Duration::from_secs(10)).await;
+    assert!(
+        waited >= Duration::from_millis(4_800) && waited <= Duration::from_millis(5_200),
+        "the sender hung up after {waited:?}"
+    );
+    let entry = wait_for_status(&app, &partner, &event.id, "pending", Duration::from_secs(1)).await;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut entry = entry;
+    while entry["attempts"] == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        entry = delivery(&app, &partner, &event.id).await;
+    }
+    let attempt = &entry["attempt_log"][0];
+    assert_eq!(attempt["error"], "timeout");
+    let ms = attempt["duration_ms"].as_i64().unwrap();
+    assert!((4_800..=5_200).contains(&ms), "recorded {ms} ms");
+}
+
+#[tokio::test]
+async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
+    let app = webhook_app(|c| {
+        c.webhook_timeout_ms = 5_000;
+        c.webhook_concurrency = 16;
+        c.webhook_concurrency_per_endpoint = 4;
+    })
+    .await;
+    let slow_partner = app.partner("slow-sofas").await;
+    let fast_partner = app.partner("fast-sofas").await;
+    let slow = Receiver::start().await;
+    slow.otherwise(Reply::Slow(Duration::from_secs(2), 200));
+    let fast = Receiver::start().await;
+    configure(&app, &slow_partner, &slow.url()).await;
+    configure(&app, &fast_partner, &fast.url()).await;
+
+    // More slow events than the whole worker could run at once.
+    for n in 0..40 {
+        emit(&app, &slow_partner, n).await;
+    }
+    slow.wait_for_hits(4, Duration::from_secs(5)).await;
+    let started = Instant::now();
+    let event = emit(&app, &fast_partner, 1).await;
+    let hits = fast.wait_for_hits(1, Duration::from_secs(5)).await;
+    let latency = hits[0].at - started;
+    assert_eq!(hits[0].event_id(), event.id);
+    assert!(latency < Duration::from_millis(500), "the other brand waited {latency:?}");
+    assert_eq!(slow.hits().len(), 4, "the slow endpoint never holds more than its own slots");
+}
+
+#[tokio::test]
+async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_committed_one_is() {
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+
+    let rolled_back = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("UPDATE brands SET name = 'Renamed' WHERE id = $1")
+        .bind(partner.brand_id)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    insert_event(&mut tx, &rolled_back).await.unwrap();
+    tx.rollback().await.unwrap();
+
+    let committed = Event::new(partner.brand_id, EventType::CollectionScheduled, json!({"id": "col_1"})).unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    insert_event(&mut tx, &committed).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.hits().len(), 1);
+    assert_eq!(hits[0].event_id(), committed.id);
+    assert_eq!(hits[0].header("x-service-event"), "collection.scheduled");
+    let log = json(app.get(&format!("{DELIVERIES}?status=any"), &partner.key).await).await;
+    assert_eq!(log["meta"]["total"], 1, "{log}");
+    assert_eq!(app.get(&format!("{DELIVERIES}/{}", rolled_back.id), &partner.key).await.status(), 404);
+}
+
+#[tokio::test]
+async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
+    use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
+    use rehome::store::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("due.db").display())).await.unwrap();
+    let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let receiver = Receiver::start().await;
+    receiver.plan([Reply::Status(500)]);
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
+    for n in 0..3 {
+        let event = Event::new(brand.id, EventType::RedemptionCreated, json!({ "n": n })).unwrap();
+        store.emit_event(&event).await.unwrap();
+    }
+    let config = rehome::config::Config { allow_private_network: true, ..Default::default() };
+    let deliverer = Deliverer::new(store.clone(), WorkerSettings::from_config(&config), Outbox::default()).unwrap();
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 3, "one attempt each; the 500 is retried later, not now");
+    assert_eq!(receiver.hits().len(), 3);
+    let counts = store.webhook_status_counts().await.unwrap();
+    assert_eq!((counts.get("delivered"), counts.get("pending")), (Some(&2), Some(&1)));
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 0, "nothing else is due for 30 s");
+}
