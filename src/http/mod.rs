@@ -7,6 +7,7 @@ mod health;
 pub mod limit;
 pub mod listings;
 pub mod options;
+pub mod query;
 pub mod settings;
 pub mod warehouses;
 pub mod webhooks;

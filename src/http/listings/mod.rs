@@ -198,17 +198,16 @@ pub async fn list_listings(
 ) -> ApiResult<Json<ListingPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let params = list_params(&pairs)?;
-    let page =
-        state.store.list_listings(caller.brand_id, params.filter, i64::from(params.per_page), params.offset()).await?;
+    let page = params.page;
+    let found = state.store.list_listings(caller.brand_id, params.filter, page.limit(), page.offset()).await?;
     let cx = context(&state, &caller);
-    let per_page = i64::from(params.per_page);
     Ok(Json(ListingPage {
-        data: page.listings.iter().map(|l| render::summary(l, &cx)).collect(),
+        data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
         meta: PageMeta {
-            page: params.page,
-            per_page: params.per_page,
-            total: page.total,
-            total_pages: (page.total + per_page - 1) / per_page,
+            page: page.page,
+            per_page: page.per_page,
+            total: found.total,
+            total_pages: page.total_pages(found.total),
             brand_id: caller.brand_slug.clone(),
         },
     }))

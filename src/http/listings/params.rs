@@ -4,67 +4,35 @@ use serde_json::{Map, Value};
 
 use crate::domain::listing::{Channel, ListingStatus};
 use crate::error::{ApiError, FieldError};
+use crate::http::query::{Page, QueryParams};
 use crate::store::ListingFilter;
 
-pub const DEFAULT_PER_PAGE: u32 = 20;
-pub const MAX_PER_PAGE: u32 = 100;
 pub const MAX_BULK_IDS: usize = 100;
 
 /// A list request: which page and which listings.
 #[derive(Debug, Clone, Copy)]
 pub struct ListParams {
-    pub page: u32,
-    pub per_page: u32,
+    pub page: Page,
     pub filter: ListingFilter,
 }
 
-impl ListParams {
-    pub fn offset(&self) -> i64 {
-        (i64::from(self.page) - 1) * i64::from(self.per_page)
-    }
-}
-
 /// `page` ≥ 1, `per_page` 1..100, `status` active|draft|any (default active), `channel`
-/// clearance|exchange or omitted. Unknown parameters are ignored; the first of a repeated
-/// one counts.
+/// clearance|exchange or omitted.
 pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
-    let get = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let mut errors = Vec::new();
-    let mut number = |name: &'static str, default: u32, max: u32| match get(name) {
-        None => default,
-        Some(v) => match v.parse::<u32>() {
-            Ok(n) if (1..=max).contains(&n) => n,
-            _ => {
-                errors.push(FieldError::of(name, "invalid"));
-                default
-            }
-        },
-    };
-    let page = number("page", 1, u32::MAX);
-    let per_page = number("per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE);
-    let status = match get("status") {
-        None | Some("active") => Some(ListingStatus::Active),
-        Some("draft") => Some(ListingStatus::Draft),
-        Some("any") => None,
-        Some(_) => {
-            errors.push(FieldError::of("status", "invalid"));
-            None
-        }
-    };
-    let channel = match get("channel") {
-        None => None,
-        Some(v) => match v.parse::<Channel>() {
-            Ok(channel) => Some(channel),
-            Err(_) => {
-                errors.push(FieldError::of("channel", "invalid"));
-                None
-            }
-        },
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    Ok(ListParams { page, per_page, filter: ListingFilter { status, channel } })
+    let mut query = QueryParams::new(pairs);
+    let page = query.page();
+    let status = query.choice(
+        "status",
+        Some(ListingStatus::Active),
+        &[("active", Some(ListingStatus::Active)), ("draft", Some(ListingStatus::Draft)), ("any", None)],
+    );
+    let channel = query.choice(
+        "channel",
+        None,
+        &[("clearance", Some(Channel::Clearance)), ("exchange", Some(Channel::Exchange))],
+    );
+    query.finish()?;
+    Ok(ListParams { page, filter: ListingFilter { status, channel } })
 }
 
 /// The `ids` of a bulk-delete body: 400 `no_ids` when missing or empty, `too_many` above
@@ -116,11 +84,11 @@ mod tests {
     #[test]
     fn list_defaults_to_the_first_twenty_active_listings() {
         let params = list_params(&[]).unwrap();
-        assert_eq!((params.page, params.per_page, params.offset()), (1, 20, 0));
+        assert_eq!((params.page.page, params.page.per_page, params.page.offset()), (1, 20, 0));
         assert_eq!(params.filter.status, Some(ListingStatus::Active));
         assert_eq!(params.filter.channel, None);
         let params = list_params(&pairs(&[("page", "3"), ("per_page", "100"), ("status", "any")])).unwrap();
-        assert_eq!((params.offset(), params.filter.status), (200, None));
+        assert_eq!((params.page.offset(), params.filter.status), (200, None));
     }
 
     #[test]

@@ -318,16 +318,16 @@ pub async fn list_deliveries(
 ) -> ApiResult<Json<DeliveryPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let params = DeliveryParams::parse(&pairs)?;
-    let per_page = i64::from(params.per_page);
-    let offset = (i64::from(params.page) - 1) * per_page;
-    let (rows, total) = state.store.webhook_deliveries(caller.brand_id, params.status, per_page, offset).await?;
+    let page = params.page;
+    let (rows, total) =
+        state.store.webhook_deliveries(caller.brand_id, params.status, page.limit(), page.offset()).await?;
     Ok(Json(DeliveryPage {
         data: rows.into_iter().map(Delivery::from).collect(),
         meta: DeliveryMeta {
-            page: params.page,
-            per_page: params.per_page,
+            page: page.page,
+            per_page: page.per_page,
             total,
-            total_pages: (total + per_page - 1) / per_page,
+            total_pages: page.total_pages(total),
             status: params.status.unwrap_or("any").to_owned(),
             brand_id: caller.brand_slug.clone(),
         },

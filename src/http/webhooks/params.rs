@@ -6,11 +6,10 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, FieldError};
+use crate::http::query::{Page, QueryParams};
 use crate::net::{self, ResolveError};
 
 const MAX_URL_LEN: usize = 2048;
-const DEFAULT_PER_PAGE: u32 = 20;
-const MAX_PER_PAGE: u32 = 100;
 /// How long configuration waits for DNS before accepting a name it could not resolve.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -91,44 +90,23 @@ pub async fn check_destination(url: &Url, allow_private_network: bool) -> Result
     }
 }
 
-/// The list query: `status`, `page`, `per_page`; unknown parameters are ignored.
+/// The list query: `status` (pending|delivered|dead|any, default any), `page`, `per_page`.
 pub struct DeliveryParams {
     pub status: Option<&'static str>,
-    pub page: u32,
-    pub per_page: u32,
+    pub page: Page,
 }
 
 impl DeliveryParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<Self, ApiError> {
-        let get = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-        let mut errors = Vec::new();
-        let status = match get("status") {
-            None | Some("any") => None,
-            Some("pending") => Some("pending"),
-            Some("delivered") => Some("delivered"),
-            Some("dead") => Some("dead"),
-            Some(_) => {
-                errors.push(FieldError::of("status", "invalid"));
-                None
-            }
-        };
-        let mut number = |name: &'static str, default: u32, max: u32| match get(name) {
-            None => default,
-            Some(v) => match v.parse::<u32>() {
-                Ok(n) if (1..=max).contains(&n) => n,
-                _ => {
-                    errors.push(FieldError::of(name, "invalid"));
-                    default
-                }
-            },
-        };
-        let page = number("page", 1, u32::MAX);
-        let per_page = number("per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE);
-        if errors.is_empty() {
-            Ok(Self { status, page, per_page })
-        } else {
-            Err(ApiError::validation(errors))
-        }
+        let mut query = QueryParams::new(pairs);
+        let status = query.choice(
+            "status",
+            None,
+            &[("any", None), ("pending", Some("pending")), ("delivered", Some("delivered")), ("dead", Some("dead"))],
+        );
+        let page = query.page();
+        query.finish()?;
+        Ok(Self { status, page })
     }
 }
 
