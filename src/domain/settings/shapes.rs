@@ -2,7 +2,7 @@
 //! normalised form that is stored.
 
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 /// A string newtype that can only be built by its `parse`.
 macro_rules! shaped_text {
@@ -144,11 +144,9 @@ fn host_of(authority: &str) -> Option<&str> {
 /// A public DNS name or a public IP address: not localhost, not a private, loopback,
 /// link-local or otherwise reserved range, not a single-label or numeric name.
 fn public_host(host: &str) -> bool {
-    if let Ok(ip) = host.parse::<Ipv6Addr>() {
-        return public_v6(ip);
-    }
-    if let Ok(ip) = host.parse::<Ipv4Addr>() {
-        return public_v4(ip);
+    // The same classification as every outbound request (src/net).
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return crate::net::is_public(ip);
     }
     let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     let labels: Vec<&str> = name.split('.').collect();
@@ -165,38 +163,6 @@ fn public_host(host: &str) -> bool {
         && labels.iter().all(label_ok)
         && labels.last().is_some_and(|tld| !tld.bytes().all(|b| b.is_ascii_digit()) && !internal.contains(tld))
         && !(labels.len() >= 2 && name.ends_with(".home.arpa"))
-}
-
-fn public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || ip.is_multicast()
-        || a == 0
-        || a >= 240
-        || (a == 100 && (64..128).contains(&b))
-        || (a == 192 && b == 0 && c == 0)
-        || (a == 198 && (b == 18 || b == 19)))
-}
-
-fn public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4() {
-        return public_v4(v4);
-    }
-    let s = ip.segments();
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (s[0] & 0xfe00) == 0xfc00
-        || (s[0] & 0xffc0) == 0xfe80
-        || (s[0] & 0xffc0) == 0xfec0
-        || (s[0] == 0x2001 && s[1] == 0x0db8)
-        || (s[0] == 0x0064 && s[1] == 0xff9b)
-        || s[0] == 0x2002)
 }
 
 impl HexColour {
