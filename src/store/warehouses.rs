@@ -163,9 +163,10 @@ impl Store {
         );
         retrying(|| async {
             on_pool!(self, write, |pool| {
-                let at = now();
                 let mut tx = pool.begin().await?;
                 sqlx::query(OPEN_BOOK).bind(brand_id).execute(&mut *tx).await?;
+                // Taken once the brand's book is held, so creation order is commit order.
+                let at = now();
                 if new.is_default {
                     sqlx::query(DEMOTE).bind(brand_id).bind(at).execute(&mut *tx).await?;
                 }
@@ -222,9 +223,10 @@ impl Store {
         let unset = patch.is_default == Some(false);
         retrying(|| async {
             on_pool!(self, write, |pool| {
-                let at = now();
                 let mut tx = pool.begin().await?;
                 sqlx::query(OPEN_BOOK).bind(brand_id).execute(&mut *tx).await?;
+                // Taken once the brand's book is held, so creation order is commit order.
+                let at = now();
                 if promote {
                     sqlx::query(DEMOTE_OTHERS).bind(brand_id).bind(at).bind(&id).execute(&mut *tx).await?;
                 }
@@ -306,9 +308,10 @@ impl Store {
         let id = id.to_string();
         retrying(|| async {
             on_pool!(self, write, |pool| {
-                let at = now();
                 let mut tx = pool.begin().await?;
                 sqlx::query(OPEN_BOOK).bind(brand_id).execute(&mut *tx).await?;
+                // Taken once the brand's book is held, so creation order is commit order.
+                let at = now();
                 sqlx::query(DEMOTE_OTHERS).bind(brand_id).bind(at).bind(&id).execute(&mut *tx).await?;
                 let promoted = sqlx::query(
                     "UPDATE warehouses
