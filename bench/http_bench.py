@@ -7,6 +7,7 @@ interleaved with the /healthz baseline, reporting medians.
 
     python3 bench/http_bench.py                 # foundation scenario (options vs healthz)
     python3 bench/http_bench.py --runs 5 --duration 10
+    python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
 
 Needs wrk (Debian package `wrk`). Only loopback addresses are used.
 """
@@ -242,7 +243,131 @@ def listings(server, args):
           f"RSS every 5 s (MiB): {' '.join(f'{s / 1024:.1f}' for s in samples)}")
 
 
-SCENARIOS = {"foundation": foundation, "listings": listings}
+def xlsx_bytes(rows):
+    """A minimal .xlsx as Excel writes it: shared strings for text, numbers as numbers."""
+    import io
+    import zipfile
+    from xml.sax.saxutils import escape
+    strings, index = [], {}
+
+    def cell(ref, value):
+        if isinstance(value, (int, float)):
+            return f'<c r="{ref}"><v>{value}</v></c>'
+        if value not in index:
+            index[value] = len(strings)
+            strings.append(value)
+        return f'<c r="{ref}" t="s"><v>{index[value]}</v></c>'
+
+    def col(i):
+        return chr(ord("A") + i) if i < 26 else "A" + chr(ord("A") + i - 26)
+
+    body = "".join(f'<row r="{r + 1}">' + "".join(cell(f"{col(c)}{r + 1}", v) for c, v in enumerate(row) if v != "")
+                   + "</row>" for r, row in enumerate(rows))
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+        '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook {ns} xmlns:r="{rel}"><sheets><sheet name="Listings" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": f'<worksheet {ns}><dimension ref="A1:{col(len(rows[0]) - 1)}{len(rows)}"/><sheetData>{body}</sheetData></worksheet>',
+        "xl/sharedStrings.xml": f'<sst {ns} count="{len(strings)}" uniqueCount="{len(strings)}">'
+        + "".join(f"<si><t>{escape(s)}</t></si>" for s in strings) + "</sst>",
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+    return out.getvalue()
+
+
+BULK_COLUMNS = ["title", "price_gbp", "category", "condition", "brand", "colour", "fabric", "age_years", "faults",
+                "exposed_to", "quantity", "delivery_contribution_gbp", "sale_price_gbp", "rrp_gbp", "available_from",
+                "measurements", "description", "sku"]
+
+
+def bulk_rows(count):
+    """`count` full rows: what LISTING says, as a partner's sheet holds it (the date as an Excel serial)."""
+    rows = [BULK_COLUMNS]
+    for i in range(count):
+        rows.append([f"Bench three-seater {i}", 450, "3-Seater Sofas", "excellent", "Loaf", "grey", "linen",
+                     "2 years old", "None", "None", 3, 30, 399.99, 1200, 46357, "3-Seater:210x95x85",
+                     "<p>A <strong>lovely</strong> sofa.</p>", f"SKU-{i:05d}"])
+    return rows
+
+
+def hwm_kib(server):
+    with open(f"/proc/{server.proc.pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+
+def timed_post(conn, path, key, body):
+    data = json.dumps(body).encode()
+    started = time.perf_counter()
+    conn.request("POST", path, body=data, headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    response = conn.getresponse()
+    payload = response.read()
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status not in (200, 201):
+        raise RuntimeError(f"{path} answered {response.status}: {payload[:300]!r}")
+    return elapsed, json.loads(payload)
+
+
+def bulk(server, args):
+    """bulk-validate and bulk-commit of a 200-row .xlsx against 200 single creates, interleaved run by run."""
+    import base64
+    import http.client
+    key = server.admin_key("bench-brand")
+    server.start()
+    rows = bulk_rows(200)
+    workbook = xlsx_bytes(rows)
+    body = {"file_b64": base64.b64encode(workbook).decode()}
+    singles = [dict(LISTING, title=row[0], sku=row[17], available_from="2026-12-01") for row in rows[1:]]
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    for _ in range(3):  # warm-up: connection, caches, page cache of the database
+        timed_post(conn, "/v1/listings/bulk-validate", key, body)
+    time.sleep(0.5)
+    rss_idle, hwm_idle = server.rss_kib(), hwm_kib(server)
+    times = {"validate": [], "commit": [], "singles": []}
+    hwm = {}
+    for i in range(args.runs):
+        ms, report = timed_post(conn, "/v1/listings/bulk-validate", key, body)
+        assert report["row_count"] == 200 and report["error_count"] == 0, report
+        times["validate"].append(ms)
+        hwm.setdefault("validate", hwm_kib(server))
+        ms, report = timed_post(conn, "/v1/listings/bulk-commit", key, body)
+        assert report["success_count"] == 200, report
+        times["commit"].append(ms)
+        hwm.setdefault("commit", hwm_kib(server))
+        started = time.perf_counter()
+        for single in singles:
+            timed_post(conn, "/v1/listings", key, single)
+        times["singles"].append((time.perf_counter() - started) * 1000)
+        print(f"  run {i + 1}: validate {times['validate'][-1]:.1f} ms, commit {times['commit'][-1]:.1f} ms, "
+              f"200 single creates {times['singles'][-1]:.1f} ms", file=sys.stderr)
+    conn.close()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"file: {len(rows) - 1} rows x {len(BULK_COLUMNS)} columns, {len(workbook)} bytes .xlsx "
+          f"({len(body['file_b64'])} bytes base64)")
+    print("| operation | median ms | min ms | max ms | vs 200 single creates |")
+    print("|---|---:|---:|---:|---:|")
+    for name, label in [("validate", "POST /v1/listings/bulk-validate (200 rows)"),
+                        ("commit", "POST /v1/listings/bulk-commit (200 rows)"),
+                        ("singles", "200 x POST /v1/listings, one keep-alive connection")]:
+        print(f"| {label} | {med[name]:.1f} | {min(times[name]):.1f} | {max(times[name]):.1f} | "
+              f"{100 * med[name] / med['singles']:.0f}% |")
+    print()
+    print(f"Server memory: idle {rss_idle / 1024:.1f} MiB RSS (peak so far {hwm_idle / 1024:.1f} MiB); peak after the first "
+          f"validate {hwm['validate'] / 1024:.1f} MiB, after the first commit {hwm['commit'] / 1024:.1f} MiB, "
+          f"after all runs {hwm_kib(server) / 1024:.1f} MiB; RSS at the end {server.rss_kib() / 1024:.1f} MiB")
+
+
+SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk}
 
 
 def main():
@@ -253,7 +378,7 @@ def main():
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--no-build", action="store_true", help="use the existing release binary")
     args = parser.parse_args()
-    if not shutil.which("wrk"):
+    if not shutil.which("wrk") and args.scenario != "bulk":
         sys.exit("wrk is needed: apt-get install wrk")
     binary = os.path.join(target_dir(), "release", "rehome") if args.no_build else build()
     workdir = tempfile.mkdtemp(prefix="rehome-bench-")

@@ -12,7 +12,8 @@ use crate::config::Config;
 use crate::http::auth::KeyCache;
 use crate::http::limit::{LocalLimiter, RateLimiter};
 use crate::http::options::OptionsCache;
-use crate::jobs::{Deliverer, Outbox, WorkerSettings};
+use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
+use crate::media::{FsMediaStore, MediaStore};
 use crate::store::Store;
 
 /// What every handler can reach.
@@ -24,6 +25,10 @@ pub struct Shared {
     pub options: OptionsCache,
     /// Wakes the webhook worker after a commit that emitted events.
     pub outbox: Outbox,
+    /// Where photo files live.
+    pub media: Arc<dyn MediaStore>,
+    /// Wakes the thumbnail and image import workers.
+    pub photo_jobs: PhotoJobs,
 }
 
 #[derive(Clone)]
@@ -39,6 +44,7 @@ impl Deref for AppState {
 impl AppState {
     pub fn new(config: Config, store: Store) -> Self {
         let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
+        let media: Arc<dyn MediaStore> = Arc::new(FsMediaStore::new(config.media_dir.clone()));
         Self(Arc::new(Shared {
             config,
             store,
@@ -46,6 +52,8 @@ impl AppState {
             limiter: Arc::new(LocalLimiter::default()),
             options: OptionsCache::new(Duration::from_secs(5)),
             outbox: Outbox::default(),
+            media,
+            photo_jobs: PhotoJobs::default(),
         }))
     }
 }
@@ -84,6 +92,7 @@ impl Server {
         // The worker stops with the server (or when `stop` is dropped on an error) and
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let photo_workers = self.spawn_photo_workers(&stopped)?;
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
         let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -96,8 +105,37 @@ impl Server {
         if let Err(e) = worker.await {
             tracing::error!(error = %e, "webhook worker failed");
         }
+        for handle in photo_workers {
+            if let Err(e) = handle.await {
+                tracing::error!(error = %e, "photo worker failed");
+            }
+        }
         self.state.store.close().await;
         served
+    }
+}
+
+impl Server {
+    /// The thumbnail and image import workers, unless `REHOME_PHOTO_JOBS_PAUSED`; they stop
+    /// with the webhook worker.
+    fn spawn_photo_workers(
+        &self,
+        stop: &tokio::sync::watch::Receiver<bool>,
+    ) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+        let state = &self.state;
+        if state.config.photo_jobs_paused {
+            return Ok(Vec::new());
+        }
+        let poll = Duration::from_millis(state.config.photo_poll_ms);
+        let thumbnails = ThumbnailWorker::new(state.store.clone(), state.media.clone(), state.photo_jobs.clone(), poll);
+        let imports = ImportWorker::new(
+            state.store.clone(),
+            state.media.clone(),
+            state.photo_jobs.clone(),
+            ImportSettings::from_config(&state.config),
+        )
+        .context("cannot build the image import HTTP client")?;
+        Ok(vec![thumbnails.spawn(stop.clone()), imports.spawn(stop.clone())])
     }
 }
 

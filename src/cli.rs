@@ -8,7 +8,7 @@ use crate::accounts;
 use crate::app::{shutdown_signal, Server};
 use crate::config::{Config, LogFormat, DEFAULT_DATABASE_URL};
 use crate::domain::user::{Role, Scopes};
-use crate::store::Store;
+use crate::store::{Sealer, Store};
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -25,8 +25,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP server.
     Serve {
+        // Boxed: the settings dwarf the other commands' arguments (clippy::large_enum_variant).
         #[command(flatten)]
-        config: Config,
+        config: Box<Config>,
         /// Seed a demo brand, admin and key, and print a ready-to-run curl line.
         #[arg(long)]
         demo: bool,
@@ -89,10 +90,11 @@ pub enum KeysCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { config, demo } => serve(&cli.database_url, config, demo).await,
+        Command::Serve { config, demo } => serve(&cli.database_url, *config, demo).await,
         other => {
             init_logging(LogFormat::Text);
-            let store = Store::connect(&cli.database_url).await?;
+            // No admin command writes an event, so none needs (or creates) the data key.
+            let store = Store::open(&cli.database_url, None).await?;
             let result = admin(&store, other).await;
             store.close().await;
             result
@@ -102,7 +104,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result<()> {
     init_logging(config.log_format);
-    let store = Store::connect(database_url).await?;
+    let sealer = Sealer::load(config.data_key.as_deref(), config.data_key_file.as_deref(), database_url)
+        .context("loading the data key")?;
+    let store = Store::open(database_url, Some(sealer)).await?;
     let server = Server::bind(config, store.clone()).await?;
     let addr = server.local_addr();
     if demo {

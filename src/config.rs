@@ -19,6 +19,11 @@ pub const DEFAULT_WEBHOOK_RETRY_WINDOW_S: u64 = 24 * 60 * 60;
 pub const DEFAULT_WEBHOOK_CONCURRENCY: usize = 64;
 pub const DEFAULT_WEBHOOK_CONCURRENCY_PER_ENDPOINT: usize = 8;
 pub const DEFAULT_WEBHOOK_POLL_MS: u64 = 1_000;
+pub const DEFAULT_PHOTO_POLL_MS: u64 = 1_000;
+pub const DEFAULT_IMAGE_IMPORT_TIMEOUT_MS: u64 = 30_000;
+pub const DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS: u64 = 5_000;
+pub const DEFAULT_IMAGE_IMPORT_ATTEMPTS: u32 = 3;
+pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -42,6 +47,16 @@ pub struct Config {
     /// Bearer token of the operator API under /ops/v1; the API is absent when unset.
     #[arg(long, env = "REHOME_OPS_TOKEN", hide_env_values = true)]
     pub ops_token: Option<String>,
+
+    /// Base64 of the 32-byte data key that encrypts stored event bodies; wins over the key
+    /// file. Give every server sharing a database the same key.
+    #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true)]
+    pub data_key: Option<String>,
+
+    /// File of the data key (32 bytes) when REHOME_DATA_KEY is unset; created (mode 0600)
+    /// on first start. Default `rehome.key` beside the SQLite database file.
+    #[arg(long, env = "REHOME_DATA_KEY_FILE")]
+    pub data_key_file: Option<PathBuf>,
 
     /// Let image imports and webhooks reach loopback and private addresses (local testing only).
     #[arg(long, env = "REHOME_ALLOW_PRIVATE_NETWORK")]
@@ -88,6 +103,33 @@ pub struct Config {
     #[arg(long, env = "REHOME_WEBHOOK_POLL_MS", default_value_t = DEFAULT_WEBHOOK_POLL_MS)]
     pub webhook_poll_ms: u64,
 
+    /// Leave thumbnails and image imports queued instead of working on them (a server that
+    /// only serves, or a test of what a restart finishes).
+    #[arg(long, env = "REHOME_PHOTO_JOBS_PAUSED")]
+    pub photo_jobs_paused: bool,
+
+    /// Longest wait, in ms, before the thumbnail and image import workers look for work
+    /// queued by another process or left by a crashed one (work queued here wakes them at once).
+    #[arg(long, env = "REHOME_PHOTO_POLL_MS", default_value_t = DEFAULT_PHOTO_POLL_MS)]
+    pub photo_poll_ms: u64,
+
+    /// Whole-request limit of one image import (connect, redirects and the full body), in ms.
+    #[arg(long, env = "REHOME_IMAGE_IMPORT_TIMEOUT_MS", default_value_t = DEFAULT_IMAGE_IMPORT_TIMEOUT_MS)]
+    pub image_import_timeout_ms: u64,
+
+    /// Connection limit of one image import, in ms.
+    #[arg(long, env = "REHOME_IMAGE_IMPORT_CONNECT_TIMEOUT_MS", default_value_t = DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS)]
+    pub image_import_connect_timeout_ms: u64,
+
+    /// Attempts at an image import that fails for a passing reason (timeout, connection,
+    /// 5xx, 429) before it is reported failed.
+    #[arg(long, env = "REHOME_IMAGE_IMPORT_ATTEMPTS", default_value_t = DEFAULT_IMAGE_IMPORT_ATTEMPTS)]
+    pub image_import_attempts: u32,
+
+    /// Gap before the second import attempt, in ms; each later gap is four times longer.
+    #[arg(long, env = "REHOME_IMAGE_IMPORT_RETRY_BASE_MS", default_value_t = DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS)]
+    pub image_import_retry_base_ms: u64,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -107,6 +149,8 @@ impl Default for Config {
             marketplace_url: None,
             media_dir: PathBuf::from("./media"),
             ops_token: None,
+            data_key: None,
+            data_key_file: None,
             allow_private_network: false,
             rate_limit: DEFAULT_RATE_LIMIT,
             key_cache_ms: DEFAULT_KEY_CACHE_MS,
@@ -118,6 +162,12 @@ impl Default for Config {
             webhook_concurrency: DEFAULT_WEBHOOK_CONCURRENCY,
             webhook_concurrency_per_endpoint: DEFAULT_WEBHOOK_CONCURRENCY_PER_ENDPOINT,
             webhook_poll_ms: DEFAULT_WEBHOOK_POLL_MS,
+            photo_jobs_paused: false,
+            photo_poll_ms: DEFAULT_PHOTO_POLL_MS,
+            image_import_timeout_ms: DEFAULT_IMAGE_IMPORT_TIMEOUT_MS,
+            image_import_connect_timeout_ms: DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS,
+            image_import_attempts: DEFAULT_IMAGE_IMPORT_ATTEMPTS,
+            image_import_retry_base_ms: DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS,
             log_format: LogFormat::Text,
         }
     }
@@ -147,6 +197,18 @@ impl Config {
             || !(1..=10_000).contains(&self.webhook_concurrency_per_endpoint)
         {
             bail!("REHOME_WEBHOOK_CONCURRENCY and REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT must be 1 to 10000");
+        }
+        if !(10..=600_000).contains(&self.photo_poll_ms)
+            || !(100..=600_000).contains(&self.image_import_timeout_ms)
+            || !(100..=600_000).contains(&self.image_import_connect_timeout_ms)
+            || !(1..=10).contains(&self.image_import_attempts)
+            || !(1..=3_600_000).contains(&self.image_import_retry_base_ms)
+        {
+            bail!(
+                "REHOME_PHOTO_POLL_MS must be 10 to 600000, REHOME_IMAGE_IMPORT_TIMEOUT_MS and \
+                 REHOME_IMAGE_IMPORT_CONNECT_TIMEOUT_MS 100 to 600000, REHOME_IMAGE_IMPORT_ATTEMPTS 1 to 10 and \
+                 REHOME_IMAGE_IMPORT_RETRY_BASE_MS 1 to 3600000"
+            );
         }
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
@@ -204,6 +266,15 @@ mod tests {
         assert!(Config { webhook_concurrency: 0, ..Config::default() }.resolve(bound).is_err());
         assert!(Config { webhook_poll_ms: 5, ..Config::default() }.resolve(bound).is_err());
         assert!(Config::default().resolve(bound).is_ok());
+    }
+
+    #[test]
+    fn photo_settings_out_of_range_are_refused() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        assert!(Config { photo_poll_ms: 5, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { image_import_timeout_ms: 50, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { image_import_attempts: 0, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { image_import_retry_base_ms: 0, ..Config::default() }.resolve(bound).is_err());
     }
 
     #[test]

@@ -14,8 +14,12 @@ pub mod domain;
 pub mod error;
 /// Router, middleware and one module per resource.
 pub mod http;
+/// Bulk import files: XLSX and CSV reading, bounded before parsing, and the XLSX template.
+pub mod import;
 /// Background work: the webhook outbox and its delivery worker.
 pub mod jobs;
+/// Photo files: the media store behind a small trait, type sniffing, base64, thumbnails.
+pub mod media;
 /// Outbound HTTP behind an SSRF guard (webhooks, image imports).
 pub mod net;
 /// The storage boundary.

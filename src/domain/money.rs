@@ -142,6 +142,12 @@ pub fn payout(channel: Channel, price: Pence, delivery_contribution_gbp: u32) ->
     Pence(price.saturating_sub(fees).saturating_sub(delivery).max(0))
 }
 
+/// The value of a trade-in payout (decisions 6.5): credit is the base boosted by the
+/// brand's multiplier, `round-half-up(base × boost_percent / 100)`; cash is the base itself.
+pub fn credit_value(base: Pence, boost_percent: u16) -> Pence {
+    Pence(percent_half_up(base.0.max(0), i64::from(boost_percent)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +257,23 @@ mod tests {
         prop_oneof![Just(Channel::Clearance), Just(Channel::Exchange)]
     }
 
+    #[test]
+    fn credit_is_boosted_and_rounded_half_up() {
+        assert_eq!(credit_value(Pence(10_000), 100), Pence(10_000));
+        assert_eq!(credit_value(Pence(10_000), 120), Pence(12_000));
+        assert_eq!(credit_value(Pence(10_000), 200), Pence(20_000));
+        // 1p × 1.50 = 1.5p → 2p; 1p × 1.49 = 1.49p → 1p.
+        assert_eq!(credit_value(Pence(1), 150), Pence(2));
+        assert_eq!(credit_value(Pence(1), 149), Pence(1));
+        // 1,999p × 1.15 = 2,298.85p → 2,299p; 2,999p × 1.05 = 3,148.95p → 3,149p.
+        assert_eq!(credit_value(Pence(1_999), 115), Pence(2_299));
+        assert_eq!(credit_value(Pence(2_999), 105), Pence(3_149));
+        // 10p × 1.25 = 12.5p → 13p (half up, not to even); 30p × 1.25 = 37.5p → 38p.
+        assert_eq!(credit_value(Pence(10), 125), Pence(13));
+        assert_eq!(credit_value(Pence(30), 125), Pence(38));
+        assert_eq!(credit_value(MAX_PRICE, 200), Pence(200_000_000));
+    }
+
     proptest! {
         #[test]
         fn payout_is_never_negative_and_equals_the_formula(
@@ -262,6 +285,22 @@ mod tests {
             prop_assert!(paid.get() >= 0);
             prop_assert!(paid.get() <= price);
             prop_assert_eq!(paid.get(), expected_payout(channel, price, i64::from(delivery)));
+        }
+
+        #[test]
+        fn credit_value_equals_the_exact_rational_rounded_half_up(
+            base in 0..=MAX_PRICE.get(),
+            boost in 100_u16..=200,
+        ) {
+            let value = credit_value(Pence(base), boost).get();
+            // value is the integer nearest base × boost / 100, ties up:
+            // |100 × value − base × boost| ≤ 50, and exactly 50 only when rounding up.
+            let exact = i128::from(base) * i128::from(boost);
+            let diff = i128::from(value) * 100 - exact;
+            prop_assert!((-49..=50).contains(&diff), "base {} boost {} value {}", base, boost, value);
+            prop_assert!(value >= base);
+            prop_assert!(value <= base * 2);
+            prop_assert_eq!(credit_value(Pence(base), 100).get(), base);
         }
 
         #[test]

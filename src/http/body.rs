@@ -39,7 +39,7 @@ pub fn payload_too_large() -> ApiError {
 
 /// A JSON endpoint accepts `application/json` (or any `+json` type); a body without a
 /// content type is read as JSON too.
-fn check_json_content_type(request: &Request) -> Result<(), ApiError> {
+pub fn check_json_content_type(request: &Request) -> Result<(), ApiError> {
     let Some(value) = request.headers().get(header::CONTENT_TYPE) else {
         return Ok(());
     };

@@ -40,6 +40,15 @@ impl Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("rhk_…").build()),
         );
+        components.add_security_scheme(
+            "ops",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("The operator token, REHOME_OPS_TOKEN (operator API only)"))
+                    .build(),
+            ),
+        );
     }
 }
 
@@ -49,9 +58,16 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let parts = [
         crate::http::options::OptionsApi::openapi(),
         crate::http::listings::ListingsApi::openapi(),
+        crate::http::photos::PhotosApi::openapi(),
+        crate::http::bulk::BulkApi::openapi(),
         crate::http::settings::SettingsApi::openapi(),
         crate::http::warehouses::WarehousesApi::openapi(),
         crate::http::webhooks::WebhooksApi::openapi(),
+        crate::http::payouts::PayoutsApi::openapi(),
+        crate::http::redemptions::RedemptionsApi::openapi(),
+        crate::http::credits::CreditsApi::openapi(),
+        crate::http::collections::CollectionsApi::openapi(),
+        crate::http::ops::OpsApi::openapi(),
     ];
     for part in parts {
         doc.merge(part);
@@ -184,7 +200,11 @@ mod tests {
         assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
         let paths = doc["paths"].as_object().unwrap();
         assert!(paths.contains_key("/v1/listings/options"));
-        assert!(paths.keys().all(|p| p.starts_with("/v1/")));
+        assert!(paths.keys().all(|p| p.starts_with("/v1/") || p.starts_with("/ops/v1/")));
+        for path in ["/ops/v1/orders", "/v1/redemptions", "/v1/partner/credits/redeem", "/v1/partner/collections"] {
+            assert!(paths.contains_key(path), "{path}");
+        }
+        assert!(doc.pointer("/components/securitySchemes/ops").is_some());
         assert!(doc.pointer("/components/securitySchemes/bearer").is_some());
     }
 

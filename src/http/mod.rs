@@ -2,12 +2,19 @@
 
 pub mod auth;
 pub mod body;
+pub mod bulk;
+pub mod collections;
+pub mod credits;
 pub mod docs;
 mod health;
 pub mod limit;
 pub mod listings;
+pub mod ops;
 pub mod options;
+pub mod payouts;
+pub mod photos;
 pub mod query;
+pub mod redemptions;
 pub mod settings;
 pub mod warehouses;
 pub mod webhooks;
@@ -35,19 +42,29 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .merge(options::router())
         .merge(listings::router())
+        .merge(photos::router())
+        .merge(bulk::router())
         .merge(settings::router())
         .merge(warehouses::router())
         .merge(webhooks::router())
+        .merge(payouts::router())
+        .merge(redemptions::router())
+        .merge(credits::router())
+        .merge(collections::router())
         .merge(docs::api_router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), gate));
 
-    Router::new()
-        .merge(health::router())
-        .merge(docs::page_router())
-        .nest("/v1", v1)
-        .fallback(unknown_route)
+    // The operator API sits outside the `/v1` gate, behind its own token (absent without one).
+    let ops = ops::router(&state);
+    let app =
+        Router::new().merge(health::router()).merge(docs::page_router()).merge(photos::media_router()).nest("/v1", v1);
+    let app = match ops {
+        Some(ops) => app.nest("/ops/v1", ops),
+        None => app,
+    };
+    app.fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_response))

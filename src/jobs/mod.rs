@@ -1,14 +1,21 @@
-//! Background work: the webhook outbox and its delivery worker.
+//! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
+//! imports (each a leased queue in the store, woken through [`PhotoJobs`]).
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
-//! outbox): build an [`Event`], pass it to [`crate::store::insert_event`] with `&mut *tx`
+//! outbox): build an [`Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
 //! before `tx.commit()`, then call [`Outbox::wake`] (the `outbox` of the app state) so the
 //! worker sends it at once. A change that rolls back takes its events with it.
 
 pub mod event;
+pub mod imports;
+pub mod photo_queue;
 pub mod retry;
 pub mod signature;
+pub mod thumbnails;
 pub mod webhooks;
 
 pub use event::{Event, EventType};
+pub use imports::{ImportSettings, ImportWorker};
+pub use photo_queue::PhotoJobs;
+pub use thumbnails::ThumbnailWorker;
 pub use webhooks::{Deliverer, Outbox, WorkerSettings};

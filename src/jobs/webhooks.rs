@@ -12,6 +12,12 @@
 //! A lease lasts twice the delivery timeout plus a second: longer than any attempt, so a
 //! live worker never loses one, and short enough that a crashed worker's events are
 //! retaken soon after a restart.
+//!
+//! Bodies are stored sealed (see [`crate::store::Sealer`]); each delivery task opens its
+//! event's body just before signing and sending it, so the bytes sent are exactly those
+//! frozen at emission. A body that does not open (another data key, altered bytes) is never
+//! sent: the attempt is recorded as `undecryptable` and retried on the usual schedule, so a
+//! server restarted with the right key delivers it, and it is dead once its window closes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,7 +33,7 @@ use super::retry::{random_unit, RetrySchedule};
 use super::signature::signature_header;
 use crate::config::Config;
 use crate::net::{ClientSettings, Outbound, Redirects};
-use crate::store::{AttemptResult, ClaimedEvent, Store, StoreError};
+use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
 
 /// The `User-Agent` of every delivery.
 pub const USER_AGENT: &str = "rehome-webhooks/1.0";
@@ -93,6 +99,8 @@ pub struct Deliverer {
     outbound: Outbound,
     settings: WorkerSettings,
     outbox: Outbox,
+    /// Opens event bodies (the store's data key).
+    sealer: Option<Sealer>,
     /// This worker's lease owner id.
     owner: String,
 }
@@ -107,7 +115,8 @@ impl Deliverer {
             allow_private_network: settings.allow_private_network,
         })?;
         let owner = format!("worker-{}", uuid::Uuid::new_v4().simple());
-        Ok(Self { store, outbound, settings, outbox, owner })
+        let sealer = store.sealer().ok().cloned();
+        Ok(Self { store, outbound, settings, outbox, sealer, owner })
     }
 
     /// Runs the loop until `stop` turns true (or its sender is dropped); then finishes the
@@ -143,7 +152,9 @@ impl Deliverer {
                             *in_flight.entry(job.event.brand_id).or_default() += 1;
                             let brand_id = job.event.brand_id;
                             let (outbound, settings) = (self.outbound.clone(), self.settings.clone());
-                            let handle = tasks.spawn(async move { attempt(&outbound, &settings, job).await });
+                            let sealer = self.sealer.clone();
+                            let handle =
+                                tasks.spawn(async move { attempt(&outbound, &settings, sealer.as_ref(), job).await });
                             brand_of.insert(handle.id(), brand_id);
                         }
                     }
@@ -285,8 +296,8 @@ impl Deliverer {
             attempts += jobs.len();
             let mut tasks = JoinSet::new();
             for job in jobs {
-                let (outbound, settings) = (self.outbound.clone(), self.settings.clone());
-                tasks.spawn(async move { attempt(&outbound, &settings, job).await });
+                let (outbound, settings, sealer) = (self.outbound.clone(), self.settings.clone(), self.sealer.clone());
+                tasks.spawn(async move { attempt(&outbound, &settings, sealer.as_ref(), job).await });
             }
             let mut finished: Vec<AttemptResult> = tasks.join_all().await;
             self.record(&mut finished).await;
@@ -298,7 +309,8 @@ impl Deliverer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Delivered,
-    /// Worth another try (timeout, connection failure, 5xx, 429).
+    /// Worth another try (timeout, connection failure, 5xx, 429; an `undecryptable` body
+    /// too, which a restart with the right data key delivers).
     Retry,
     /// Never worth another try (any other answer, a URL that cannot be used).
     Dead,
@@ -335,10 +347,19 @@ impl Answer {
     }
 }
 
-async fn attempt(outbound: &Outbound, settings: &WorkerSettings, job: Job) -> AttemptResult {
+async fn attempt(outbound: &Outbound, settings: &WorkerSettings, sealer: Option<&Sealer>, job: Job) -> AttemptResult {
     let attempted_at = Utc::now();
     let started = Instant::now();
-    let answer = send(outbound, &job).await;
+    let answer = match job.event.envelope(sealer) {
+        Ok(body) => send(outbound, &job, body).await,
+        Err(_) => {
+            tracing::error!(
+                event_id = %job.event.id,
+                "webhook event body does not open with this data key (wrong REHOME_DATA_KEY or key file?): not sent"
+            );
+            Answer::Failed("undecryptable")
+        }
+    };
     let elapsed = started.elapsed();
     let finished_at = attempted_at + TimeDelta::from_std(elapsed).unwrap_or_default();
     let (status, next_attempt_at) = match answer.verdict() {
@@ -369,13 +390,13 @@ async fn attempt(outbound: &Outbound, settings: &WorkerSettings, job: Job) -> At
     }
 }
 
-/// POSTs the stored envelope bytes, signed now, and returns the answer's status.
-async fn send(outbound: &Outbound, job: &Job) -> Answer {
+/// POSTs the envelope bytes, signed now, and returns the answer's status.
+async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
     let Ok(url) = Url::parse(&job.url) else {
         return Answer::Failed("invalid_url");
     };
     let timestamp = Utc::now().timestamp();
-    let signature = signature_header(&job.secret, timestamp, job.event.body.as_bytes());
+    let signature = signature_header(&job.secret, timestamp, &body);
     let request = match outbound.request(Method::POST, &url) {
         Ok(request) => request,
         Err(_) => return Answer::Failed("address_refused"),
@@ -385,7 +406,7 @@ async fn send(outbound: &Outbound, job: &Job) -> Answer {
         .header("X-Service-Event", job.event.event_type.as_str())
         .header("X-Service-Event-Id", job.event.id.as_str())
         .header("X-Service-Signature", signature)
-        .body(job.event.body.clone())
+        .body(body)
         .send()
         .await;
     match sent {
@@ -435,6 +456,7 @@ mod tests {
             (Answer::Failed("connection_failed"), Verdict::Retry, Some("connection_failed")),
             (Answer::Failed("address_refused"), Verdict::Retry, Some("address_refused")),
             (Answer::Failed("invalid_url"), Verdict::Dead, Some("invalid_url")),
+            (Answer::Failed("undecryptable"), Verdict::Retry, Some("undecryptable")),
         ] {
             assert_eq!(answer.verdict(), verdict, "{answer:?}");
             assert_eq!(answer.error(), error, "{answer:?}");

@@ -16,6 +16,25 @@ pub fn is_public(ip: IpAddr) -> bool {
     }
 }
 
+/// True for the addresses `REHOME_ALLOW_PRIVATE_NETWORK` opens up (local testing): loopback,
+/// private (10/8, 172.16/12, 192.168/16), shared 100.64/10, IPv6 `::1` and unique-local
+/// `fc00::/7`. Link-local (cloud metadata at 169.254.169.254), unspecified, multicast,
+/// broadcast, documentation and reserved addresses stay closed even then.
+pub fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_private_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_private_v4(v4),
+            None => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+        },
+    }
+}
+
+fn is_private_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, _, _] = ip.octets();
+    a == 127 || a == 10 || (a == 172 && (b & 0xf0) == 16) || (a == 192 && b == 168) || (a == 100 && (b & 0xc0) == 64)
+}
+
 fn is_public_v4(ip: Ipv4Addr) -> bool {
     let [a, b, c, _] = ip.octets();
     let blocked = a == 0                                 // 0.0.0.0/8 "this network", unspecified
@@ -82,6 +101,28 @@ mod tests {
         for (text, public) in cases {
             let ip: IpAddr = text.parse().unwrap_or_else(|_| panic!("bad test address {text}"));
             assert_eq!(is_public(ip), *public, "{text} should be {}", if *public { "public" } else { "refused" });
+        }
+    }
+
+    #[test]
+    fn the_private_network_switch_opens_loopback_and_private_ranges_only() {
+        for text in
+            ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "100.64.0.1", "::1", "fd00::1", "::ffff:127.0.0.1"]
+        {
+            assert!(is_private(text.parse().unwrap()), "{text} is private");
+        }
+        for text in [
+            "169.254.169.254",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "192.0.2.1",
+            "fe80::1",
+            "::",
+            "::ffff:169.254.169.254",
+            "8.8.8.8",
+        ] {
+            assert!(!is_private(text.parse().unwrap()), "{text} is not opened by the switch");
         }
     }
 

@@ -8,8 +8,9 @@
 //! checks them first. Proxies from the environment are ignored: a proxy would connect on
 //! our behalf to an address we never checked.
 //!
-//! `allow_private_network` (`REHOME_ALLOW_PRIVATE_NETWORK`, local testing only) lifts the
-//! address rule; the scheme rule stays.
+//! `allow_private_network` (`REHOME_ALLOW_PRIVATE_NETWORK`, local testing only) also lets
+//! requests reach loopback and private addresses ([`address::is_private`]); link-local
+//! (cloud metadata), unspecified, multicast and reserved addresses, and the scheme rule, stay.
 
 pub mod address;
 
@@ -21,7 +22,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect;
 use reqwest::{Method, RequestBuilder, Url};
 
-pub use address::is_public;
+pub use address::{is_private, is_public};
 
 /// Why an outbound request was refused before any connection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +53,7 @@ pub fn check_url(url: &Url, allow_private_network: bool) -> Result<(), Refused> 
 }
 
 fn check_addr(ip: IpAddr, allow_private_network: bool) -> Result<(), Refused> {
-    if allow_private_network || is_public(ip) {
+    if is_public(ip) || (allow_private_network && is_private(ip)) {
         Ok(())
     } else {
         Err(Refused::Address(ip))
@@ -197,12 +198,13 @@ mod tests {
             "http://0x7f.1/",
             "http://[::1]/",
             "http://[::ffff:127.0.0.1]:8080/",
-            "https://169.254.169.254/latest/meta-data",
             "http://[fd00::1]/",
-            "http://0.0.0.0:80/",
         ] {
             assert!(matches!(check_url(&url(text), false), Err(Refused::Address(_))), "{text} must be refused");
             assert_eq!(check_url(&url(text), true), Ok(()), "{text} is allowed on a private network");
+        }
+        for text in ["https://169.254.169.254/latest/meta-data", "http://0.0.0.0:80/", "http://[fe80::1]/"] {
+            assert!(matches!(check_url(&url(text), true), Err(Refused::Address(_))), "{text} is never allowed");
         }
         assert_eq!(check_url(&url("https://8.8.8.8/"), false), Ok(()));
     }

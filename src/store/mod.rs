@@ -4,8 +4,14 @@
 //! number, and run on whichever backend the database URL selected (see [`on_pool!`]).
 
 mod brands;
+mod collections;
 mod keys;
 mod listings;
+mod orders;
+mod payouts;
+mod photos;
+mod redemptions;
+mod sealer;
 mod settings;
 mod users;
 mod warehouses;
@@ -19,11 +25,16 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use brands::BrandRecord;
+pub use collections::{CollectionFilter, CollectionRow, NewCollection};
 pub use keys::{KeyOwner, NewKeyRecord};
 pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
     NewListing, Removal, SavedListing,
 };
+pub use orders::OrderRecord;
+pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
+pub use redemptions::{NewRedemption, RedemptionCursor, RedemptionRecord};
+pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use users::UserRecord;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
@@ -38,6 +49,9 @@ pub enum StoreError {
     Conflict(&'static str),
     #[error(transparent)]
     Database(#[from] sqlx::Error),
+    /// An event was to be written by a store opened without the data key, or sealing failed.
+    #[error("cannot encrypt an event body: {0}")]
+    Sealing(String),
 }
 
 impl From<StoreError> for crate::error::ApiError {
@@ -78,11 +92,24 @@ pub(crate) use on_pool;
 #[derive(Clone, Debug)]
 pub struct Store {
     db: Db,
+    /// Seals event bodies at rest; `None` for a store that never writes events (the admin
+    /// commands of the CLI).
+    sealer: Option<Sealer>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database named by `url` and runs pending migrations.
+    /// Opens the database named by `url` with the data key of its default key file (beside
+    /// the database, created if missing): what `rehome serve` does when neither
+    /// `REHOME_DATA_KEY` nor `REHOME_DATA_KEY_FILE` is set.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let sealer = Sealer::load(None, None, url)?;
+        Self::open(url, Some(sealer)).await
+    }
+
+    /// Opens (creating if needed) the database named by `url` and runs pending migrations.
+    /// With a `sealer`, event bodies still stored in clear (written before migration 0008)
+    /// are sealed now; without one, writing an event fails.
+    pub async fn open(url: &str, sealer: Option<Sealer>) -> anyhow::Result<Self> {
         let url = normalise_sqlite_url(url);
         let options = SqliteConnectOptions::from_str(&url)
             .with_context(|| format!("invalid database URL {url}"))?
@@ -102,9 +129,15 @@ impl Store {
             .connect_with(options.read_only(true))
             .await
             .with_context(|| format!("cannot open database {url}"))?;
-        let store = Self { db: Db::Sqlite { read, write } };
+        let store = Self { db: Db::Sqlite { read, write }, sealer };
         store.seed_manufacturer_brands().await?;
+        store.seal_clear_events().await.context("sealing stored event bodies")?;
         Ok(store)
+    }
+
+    /// The data key's sealer; an error for a store opened without one.
+    pub fn sealer(&self) -> Result<&Sealer, StoreError> {
+        self.sealer.as_ref().ok_or_else(|| StoreError::Sealing("the store was opened without the data key".into()))
     }
 
     /// True when the database answers a trivial query.

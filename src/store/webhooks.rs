@@ -5,13 +5,17 @@
 //! Workers claim due rows with a lease (`lease_owner`, `lease_until`) through a
 //! conditional UPDATE, so two workers (or processes) never both own a row, and a row
 //! whose owner died becomes claimable again when its lease runs out.
+//!
+//! Event bodies are stored sealed (`body_sealed`, see [`super::Sealer`]) with the event id
+//! as associated data; `body` stays empty. Rows from before migration 0008 held the clear
+//! `body`: [`Store::open`] seals them, and [`ClaimedEvent::envelope`] reads either form.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, SqliteConnection};
 
-use super::{now, on_pool, on_unique, Store, StoreError};
+use super::{now, on_pool, on_unique, Sealer, Store, StoreError, Undecryptable};
 use crate::jobs::Event;
 
 #[derive(Debug, Clone, FromRow)]
@@ -79,9 +83,25 @@ pub struct ClaimedEvent {
     pub brand_id: i64,
     #[sqlx(rename = "type")]
     pub event_type: String,
+    /// The clear envelope of a row written before migration 0008 and not sealed yet; empty
+    /// once sealed.
     pub body: String,
+    /// `nonce ‖ ciphertext ‖ tag` of the envelope, the event id as associated data.
+    pub body_sealed: Option<Vec<u8>>,
     pub window_attempts: i64,
     pub window_start: DateTime<Utc>,
+}
+
+impl ClaimedEvent {
+    /// The exact envelope bytes frozen at emission, opened with the data key (a clear body
+    /// from before migration 0008 needs none).
+    pub fn envelope(&self, sealer: Option<&Sealer>) -> Result<Vec<u8>, Undecryptable> {
+        match (&self.body_sealed, sealer) {
+            (Some(sealed), Some(sealer)) => sealer.open(self.id.as_bytes(), sealed),
+            (Some(_), None) => Err(Undecryptable),
+            (None, _) => Ok(self.body.clone().into_bytes()),
+        }
+    }
 }
 
 /// The result of one attempt and what becomes of the event.
@@ -98,25 +118,29 @@ pub struct AttemptResult {
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
-/// Records `event` (and its envelope bytes) on the caller's connection. Call it inside the
-/// transaction of the change that causes the event, with `&mut *tx`:
+/// Records `event` (its envelope bytes sealed with `sealer`, bound to the event id) on the
+/// caller's connection. Call it inside the transaction of the change that causes the event,
+/// with `&mut *tx`; inside the store, [`Store::insert_event`] passes the store's sealer:
 ///
 /// ```ignore
 /// let mut tx = pool.begin().await?;
 /// // … the change …
-/// crate::store::insert_event(&mut tx, &event).await?;
+/// self.insert_event(&mut tx, &event).await?;
 /// tx.commit().await?;
 /// state.outbox.wake(); // optional: deliver now rather than at the next poll
 /// ```
-pub async fn insert_event(conn: &mut SqliteConnection, event: &Event) -> Result<(), StoreError> {
+pub async fn insert_event(conn: &mut SqliteConnection, sealer: &Sealer, event: &Event) -> Result<(), StoreError> {
+    let sealed = sealer
+        .seal(event.id.as_bytes(), event.envelope().as_bytes())
+        .map_err(|e| StoreError::Sealing(e.to_string()))?;
     sqlx::query(
-        "INSERT INTO webhook_events (id, brand_id, type, body, created_at, window_start, next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $5, $5)",
+        "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start, next_attempt_at)
+         VALUES ($1, $2, $3, '', $4, $5, $5, $5)",
     )
     .bind(&event.id)
     .bind(event.brand_id)
     .bind(event.event_type.as_str())
-    .bind(event.envelope())
+    .bind(sealed)
     .bind(event.created_at)
     .execute(conn)
     .await
@@ -125,11 +149,47 @@ pub async fn insert_event(conn: &mut SqliteConnection, event: &Event) -> Result<
 }
 
 impl Store {
+    /// [`insert_event`] with the store's data key: records `event` on `conn`, the caller's
+    /// transaction.
+    pub async fn insert_event(&self, conn: &mut SqliteConnection, event: &Event) -> Result<(), StoreError> {
+        insert_event(conn, self.sealer()?, event).await
+    }
+
     /// Records an event in a transaction of its own (for changes that write nothing else).
     pub async fn emit_event(&self, event: &Event) -> Result<(), StoreError> {
+        let sealer = self.sealer()?;
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            insert_event(&mut conn, event).await
+            insert_event(&mut conn, sealer, event).await
+        })
+    }
+
+    /// Seals the bodies still stored in clear (rows written before migration 0008), in one
+    /// transaction, and empties their `body`. SQLite's `secure_delete` is on meanwhile, so
+    /// the clear bytes are zeroed rather than left in free space, and the WAL is then
+    /// checkpointed and truncated. Does nothing without a sealer. Returns the rows sealed.
+    pub(crate) async fn seal_clear_events(&self) -> Result<u64, StoreError> {
+        let Some(sealer) = &self.sealer else {
+            return Ok(0);
+        };
+        on_pool!(self, write, |pool| {
+            let mut conn = pool.acquire().await?;
+            let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhook_events WHERE body_sealed IS NULL")
+                .fetch_one(&mut *conn)
+                .await?;
+            if pending == 0 {
+                return Ok(0);
+            }
+            let previous: i64 = sqlx::query_scalar("PRAGMA secure_delete").fetch_one(&mut *conn).await?;
+            sqlx::query("PRAGMA secure_delete = ON").execute(&mut *conn).await?;
+            let sealed = seal_rows(&mut conn, sealer).await;
+            sqlx::query(&format!("PRAGMA secure_delete = {previous}")).execute(&mut *conn).await?;
+            let sealed = sealed?;
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await {
+                tracing::warn!(error = %e, "cannot checkpoint the WAL after sealing event bodies");
+            }
+            tracing::info!(count = sealed, "sealed event bodies stored in clear before the data key");
+            Ok(sealed)
         })
     }
 
@@ -330,7 +390,7 @@ impl Store {
         let sql = format!(
             "UPDATE webhook_events SET lease_owner = $1, lease_until = $3
              WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
-             RETURNING seq, id, brand_id, type, body, window_attempts, window_start",
+             RETURNING seq, id, brand_id, type, body, body_sealed, window_attempts, window_start",
             placeholders.join(", ")
         );
         on_pool!(self, write, |pool| {
@@ -447,4 +507,26 @@ impl Store {
             Ok(rows.into_iter().collect())
         })
     }
+}
+
+/// Seals every clear body in one transaction on `conn`. `BEGIN IMMEDIATE` takes the write
+/// lock before reading, so two processes starting at once seal each row once (the second
+/// waits, then finds nothing left).
+async fn seal_rows(conn: &mut SqliteConnection, sealer: &Sealer) -> Result<u64, StoreError> {
+    use sqlx::Connection;
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    let rows: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT seq, id, body FROM webhook_events WHERE body_sealed IS NULL")
+            .fetch_all(&mut *tx)
+            .await?;
+    for (seq, id, body) in &rows {
+        let sealed = sealer.seal(id.as_bytes(), body.as_bytes()).map_err(|e| StoreError::Sealing(e.to_string()))?;
+        sqlx::query("UPDATE webhook_events SET body = '', body_sealed = $2 WHERE seq = $1 AND body_sealed IS NULL")
+            .bind(seq)
+            .bind(sealed)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(rows.len() as u64)
 }

@@ -4,13 +4,17 @@
 mod helpers;
 
 mod auth;
+mod bulk;
+mod bulk_files;
 mod cli;
 mod errors;
 mod limits;
 mod listings;
 mod listings_changes;
 mod listings_validation;
+mod marketplace;
 mod options;
+mod photos;
 mod settings;
 mod warehouses;
 mod webhooks;

@@ -1,5 +1,6 @@
 //! Listings: list, read, create, update, soft-delete and bulk-delete.
 
+mod create;
 mod params;
 mod render;
 
@@ -9,17 +10,18 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::listing::{referenced_ids, validate, Measurement, ValidListing};
-use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
+use crate::domain::listing::{validate, Measurement};
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::store::{ImageSource, ListingUpdate, NewListing, Removal};
+use crate::store::{ListingUpdate, Removal};
+use create::{checked, image_sources};
+pub use create::{prepare, prepare_validated, save, NewListingBody};
 use params::{bulk_ids, list_params};
-pub use render::{ImageImport, ListingDetail, ListingSummary, Seller};
+pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -154,8 +156,13 @@ pub struct BulkDeleteOutcome {
     pub errors: Option<Vec<&'static str>>,
 }
 
-fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'a> {
-    render::Context { brand_slug: &caller.brand_slug, marketplace_url: state.config.marketplace_url() }
+/// What rendering needs to know of the request: the caller's brand and the marketplace.
+pub fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'a> {
+    render::Context {
+        brand_slug: &caller.brand_slug,
+        marketplace_url: state.config.marketplace_url(),
+        public_url: state.config.public_url(),
+    }
 }
 
 fn listing_not_found() -> ApiError {
@@ -260,25 +267,9 @@ pub async fn create_listing(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<ListingDetail>)> {
-    let valid = checked(&state, &caller, &body, validate(&body, None)).await?;
-    let mut fields = valid.fields;
-    if fields.warehouse_id.is_none() {
-        fields.warehouse_id = state.store.default_warehouse_id(caller.brand_id).await?;
-    }
-    let images = image_sources(&valid.images, &valid.attachment_ids).unwrap_or_default();
-    let saved = state
-        .store
-        .create_listing(NewListing {
-            brand_id: caller.brand_id,
-            user_id: caller.user_id,
-            seller_name: &caller.user_name,
-            fields: &fields,
-            images: &images,
-        })
-        .await?;
-    if saved.brand_created {
-        state.options.invalidate(caller.brand_id);
-    }
+    let listing = prepare(&state, &caller, &body).await?.map_err(ApiError::validation)?;
+    let saved = save(&state, &caller, vec![listing]).await?.pop();
+    let saved = saved.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the store saved no listing")))?;
     Ok((StatusCode::CREATED, Json(render::detail(saved.record, &context(&state, &caller)))))
 }
 
@@ -319,10 +310,15 @@ pub async fn update_listing(
         if body.is_empty() {
             return Err(ApiError::bad_request("no_fields", "Send at least one field to change."));
         }
-        let valid = checked(&state, &caller, &body, validate(&body, Some(&existing.fields))).await?;
+        let valid = checked(&state, &caller, &body, validate(&body, Some(&existing.fields)))
+            .await?
+            .map_err(ApiError::validation)?;
         let images = image_sources(&valid.images, &valid.attachment_ids);
         match state.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
             ListingUpdate::Saved(saved) => {
+                if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == "pending") {
+                    state.photo_jobs.wake_imports();
+                }
                 if saved.brand_created {
                     state.options.invalidate(caller.brand_id);
                 }
@@ -400,45 +396,4 @@ pub async fn bulk_delete_listings(
         .collect();
     let success_count = results.iter().filter(|r| r.ok).count();
     Ok(Json(BulkDeleteResult { success_count, error_count: results.len() - success_count, results }))
-}
-
-/// Adds the reasons only the store can tell (unknown warehouse or photos) to the
-/// validator's, so a body learns every reason at once.
-async fn checked(
-    state: &AppState,
-    caller: &Caller,
-    body: &Map<String, Value>,
-    validated: Result<ValidListing, Vec<FieldError>>,
-) -> ApiResult<ValidListing> {
-    let refs = referenced_ids(body);
-    let mut errors = match &validated {
-        Ok(_) => Vec::new(),
-        Err(errors) => errors.clone(),
-    };
-    if let Some(warehouse) = &refs.warehouse_id {
-        if !state.store.warehouse_in_brand(caller.brand_id, warehouse).await? {
-            errors.push(FieldError::of("warehouse_id", "invalid"));
-        }
-    }
-    if !refs.attachment_ids.is_empty() {
-        let found = state.store.attachments_in_brand(caller.brand_id, &refs.attachment_ids).await?;
-        if refs.attachment_ids.iter().any(|id| !found.contains(id)) {
-            errors.push(FieldError::of("attachment_ids", "invalid"));
-        }
-    }
-    match validated {
-        Ok(valid) if errors.is_empty() => Ok(valid),
-        _ => Err(ApiError::validation(errors)),
-    }
-}
-
-/// The listing's new image list when the body gave `images` or `attachment_ids`:
-/// uploaded photos first, then URLs to import.
-fn image_sources(images: &Option<Vec<String>>, attachment_ids: &Option<Vec<i64>>) -> Option<Vec<ImageSource>> {
-    if images.is_none() && attachment_ids.is_none() {
-        return None;
-    }
-    let photos = attachment_ids.iter().flatten().map(|id| ImageSource::Attachment(*id));
-    let imports = images.iter().flatten().map(|url| ImageSource::Import(url.clone()));
-    Some(photos.chain(imports).collect())
 }

@@ -118,11 +118,23 @@ pub struct ListingDetail {
 pub struct Context<'a> {
     pub brand_slug: &'a str,
     pub marketplace_url: &'a str,
+    /// Base of the service's own URLs: photos are stored as `/media/<name>` paths.
+    pub public_url: &'a str,
 }
 
 impl Context<'_> {
-    fn url(&self, id: i64) -> String {
+    /// The listing's page on the consumer marketplace.
+    pub fn url(&self, id: i64) -> String {
         format!("{}/listings/{id}", self.marketplace_url)
+    }
+
+    /// An image URL as stored: a path under this service is made absolute.
+    fn image_url(&self, stored: &str) -> String {
+        if stored.starts_with('/') {
+            format!("{}{stored}", self.public_url)
+        } else {
+            stored.to_owned()
+        }
     }
 }
 
@@ -140,7 +152,7 @@ pub fn summary(record: &ListingSummaryRecord, cx: &Context<'_>) -> ListingSummar
         price_pence: price.get(),
         currency: "GBP",
         status: record.status.as_str(),
-        image_url: record.cover_url.clone().unwrap_or_default(),
+        image_url: record.cover_url.as_deref().map(|u| cx.image_url(u)).unwrap_or_default(),
         brand_id: cx.brand_slug.to_owned(),
         url: cx.url(record.id),
         created_at: record.created_at.clone(),
@@ -154,8 +166,13 @@ pub fn summary(record: &ListingSummaryRecord, cx: &Context<'_>) -> ListingSummar
 
 pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
     let f = record.fields;
-    let images: Vec<String> =
-        record.images.iter().filter(|i| i.status == "done").filter_map(|i| i.url.clone()).collect();
+    let images: Vec<String> = record
+        .images
+        .iter()
+        .filter(|i| i.status == "done")
+        .filter_map(|i| i.url.as_deref())
+        .map(|u| cx.image_url(u))
+        .collect();
     let summary_record = ListingSummaryRecord {
         id: record.id,
         title: f.title,
@@ -167,6 +184,7 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
         delivery_contribution_gbp: f.delivery_contribution_gbp,
         view_count: record.view_count,
         created_at: record.created_at,
+        // Already absolute: `summary` leaves it as it is.
         cover_url: images.first().cloned(),
     };
     let (regular_price, regular_price_pence) = money(f.regular_price);
@@ -196,17 +214,17 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
         seller: Seller { id: record.user_id, display_name: record.seller_name },
         warehouse_id: f.warehouse_id,
         measurements: f.measurements,
-        image_imports: record.images.into_iter().map(image_import).collect(),
+        image_imports: record.images.into_iter().map(|i| image_import(i, cx)).collect(),
     }
 }
 
-fn image_import(image: ListingImage) -> ImageImport {
+fn image_import(image: ListingImage, cx: &Context<'_>) -> ImageImport {
     ImageImport {
         position: image.position,
         source_url: image.source_url,
         attachment_id: image.attachment_id,
         status: image.status,
-        url: image.url,
+        url: image.url.as_deref().map(|u| cx.image_url(u)),
         error: image.error,
     }
 }

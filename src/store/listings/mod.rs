@@ -125,15 +125,19 @@ const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id, u.name AS seller_name
     l.view_count, l.version, l.created_at, l.updated_at";
 
 /// The listing's images as one JSON array column, in order.
+/// A ready image's `url` is the one recorded, else its photo's path under the service
+/// (`/media/<name>`, made absolute when rendered).
 const IMAGES_JSON: &str = "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
-        'attachment_id', i.attachment_id, 'status', i.status, 'url', i.url, 'error', i.error) ORDER BY i.position)
-     FROM listing_images i WHERE i.listing_id = l.id) AS images_json";
+        'attachment_id', i.attachment_id, 'status', i.status,
+        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+        ORDER BY i.position)
+     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json";
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
     l.sale_price_pence, l.delivery_contribution_gbp, l.view_count, l.created_at,
-    (SELECT i.url FROM listing_images i WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1)
-        AS cover_url";
+    (SELECT COALESCE(i.url, '/media/' || p.name) FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id
+     WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1) AS cover_url";
 
 /// ...and folded into one positional JSON array per listing (see [`SummaryRow`]). The array
 /// is built here, outside the subquery, because SQLite forgets that a value is JSON when it
@@ -201,67 +205,19 @@ impl Store {
         })
     }
 
-    /// Creates a listing (and its manufacturer brand on first use) in one transaction.
-    pub async fn create_listing(&self, new: NewListing<'_>) -> Result<SavedListing, StoreError> {
+    /// Creates listings (and their manufacturer brands on first use) in one transaction: one
+    /// listing for a create, a bulk import's valid rows all together (or, should the
+    /// database fail, none).
+    pub async fn create_listings(&self, new: &[NewListing<'_>]) -> Result<Vec<SavedListing>, StoreError> {
         let now = super::now_text();
-        let f = new.fields;
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let (brand, brand_created) = match &f.brand {
-                Some(name) => resolve_brand(&mut tx, new.brand_id, name, &now).await?,
-                None => (None, false),
-            };
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
-                     regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
-                     colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
-                     warehouse_location, warehouse_id, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                     $21, $22, $23, $24, $25, $25)
-                 RETURNING id",
-            )
-            .bind(new.brand_id)
-            .bind(new.user_id)
-            .bind(f.status.as_str())
-            .bind(f.channel.as_str())
-            .bind(&f.title)
-            .bind(&f.description)
-            .bind(&f.category)
-            .bind(f.condition.as_str())
-            .bind(f.regular_price.get())
-            .bind(f.sale_price.map(Pence::get))
-            .bind(f.rrp.map(Pence::get))
-            .bind(i64::from(f.delivery_contribution_gbp))
-            .bind(&brand)
-            .bind(&f.colour)
-            .bind(&f.fabric)
-            .bind(&f.age_years)
-            .bind(&f.available_from)
-            .bind(f.quantity)
-            .bind(json_text(&f.measurements)?)
-            .bind(json_text(&f.exposed_to)?)
-            .bind(json_text(&f.faults)?)
-            .bind(&f.sku)
-            .bind(&f.warehouse_location)
-            .bind(&f.warehouse_id)
-            .bind(&now)
-            .fetch_one(&mut *tx)
-            .await?;
-            let images = insert_images(&mut tx, id, new.images, &now).await?;
+            let mut saved = Vec::with_capacity(new.len());
+            for listing in new {
+                saved.push(insert_listing(&mut tx, *listing, &now).await?);
+            }
             tx.commit().await?;
-            let record = ListingRecord {
-                id,
-                brand_id: new.brand_id,
-                user_id: new.user_id,
-                seller_name: new.seller_name.to_owned(),
-                fields: ListingFields { brand, ..f.clone() },
-                view_count: 0,
-                version: 1,
-                created_at: now.clone(),
-                updated_at: now,
-                images,
-            };
-            Ok(SavedListing { record, brand_created })
+            Ok(saved)
         })
     }
 
@@ -397,14 +353,69 @@ impl Store {
                 .collect())
         })
     }
+}
 
-    /// The ids among `ids` that are photos uploaded by the brand.
-    ///
-    /// No photo has been stored yet, so none is; the photo upload issue replaces this body
-    /// with a brand-scoped lookup of its table.
-    pub async fn attachments_in_brand(&self, _brand_id: i64, _ids: &[i64]) -> Result<Vec<i64>, StoreError> {
-        Ok(Vec::new())
-    }
+/// Inserts one listing with its images and, on first use, its manufacturer brand.
+async fn insert_listing(
+    tx: &mut sqlx::SqliteConnection,
+    new: NewListing<'_>,
+    now: &str,
+) -> Result<SavedListing, StoreError> {
+    let f = new.fields;
+    let (brand, brand_created) = match &f.brand {
+        Some(name) => resolve_brand(&mut *tx, new.brand_id, name, now).await?,
+        None => (None, false),
+    };
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
+             regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
+             colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
+             warehouse_location, warehouse_id, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+             $21, $22, $23, $24, $25, $25)
+         RETURNING id",
+    )
+    .bind(new.brand_id)
+    .bind(new.user_id)
+    .bind(f.status.as_str())
+    .bind(f.channel.as_str())
+    .bind(&f.title)
+    .bind(&f.description)
+    .bind(&f.category)
+    .bind(f.condition.as_str())
+    .bind(f.regular_price.get())
+    .bind(f.sale_price.map(Pence::get))
+    .bind(f.rrp.map(Pence::get))
+    .bind(i64::from(f.delivery_contribution_gbp))
+    .bind(&brand)
+    .bind(&f.colour)
+    .bind(&f.fabric)
+    .bind(&f.age_years)
+    .bind(&f.available_from)
+    .bind(f.quantity)
+    .bind(json_text(&f.measurements)?)
+    .bind(json_text(&f.exposed_to)?)
+    .bind(json_text(&f.faults)?)
+    .bind(&f.sku)
+    .bind(&f.warehouse_location)
+    .bind(&f.warehouse_id)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
+    let images = insert_images(&mut *tx, id, new.images, now).await?;
+    let record = ListingRecord {
+        id,
+        brand_id: new.brand_id,
+        user_id: new.user_id,
+        seller_name: new.seller_name.to_owned(),
+        fields: ListingFields { brand, ..f.clone() },
+        view_count: 0,
+        version: 1,
+        created_at: now.to_owned(),
+        updated_at: now.to_owned(),
+        images,
+    };
+    Ok(SavedListing { record, brand_created })
 }
 
 /// The catalogue spelling of a manufacturer brand: a case-insensitive match among the
@@ -438,8 +449,8 @@ async fn resolve_brand(
     Ok((Some(name.to_owned()), true))
 }
 
-/// Records a listing's images in order: imports wait for the import worker, uploaded
-/// photos for the photo issue to link them.
+/// Records a listing's images in order: uploaded photos are ready at once (their brand was
+/// checked by the caller); imports wait for the import worker.
 async fn insert_images(
     tx: &mut sqlx::SqliteConnection,
     listing_id: i64,
@@ -454,25 +465,24 @@ async fn insert_images(
          VALUES ",
     );
     for i in 0..sources.len() {
-        let n = 3 + i * 3;
-        let _ = write!(sql, "{}($1, ${n}, ${}, ${}, 'pending', $2, $2)", if i == 0 { "" } else { ", " }, n + 1, n + 2);
+        let n = 3 + i * 4;
+        let _ = write!(sql, "{}($1, ${n}, ${}, ${}, ${}, $2, $2)", if i == 0 { "" } else { ", " }, n + 1, n + 2, n + 3);
     }
     let mut insert = sqlx::query(&sql).bind(listing_id).bind(now);
     let mut images = Vec::with_capacity(sources.len());
     for (position, source) in (0_i64..).zip(sources) {
-        let (source_url, attachment_id) = match source {
-            ImageSource::Import(url) => (Some(url.clone()), None),
-            ImageSource::Attachment(id) => (None, Some(*id)),
+        let (source_url, attachment_id, status, url) = match source {
+            ImageSource::Import(url) => (Some(url.clone()), None, "pending", None),
+            ImageSource::Attachment(id) => {
+                let name: Option<String> = sqlx::query_scalar("SELECT name FROM photos WHERE id = $1")
+                    .bind(*id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                (None, Some(*id), "done", name.map(|n| format!("/media/{n}")))
+            }
         };
-        insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id);
-        images.push(ListingImage {
-            position,
-            source_url,
-            attachment_id,
-            status: "pending".to_owned(),
-            url: None,
-            error: None,
-        });
+        insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id).bind(status);
+        images.push(ListingImage { position, source_url, attachment_id, status: status.to_owned(), url, error: None });
     }
     insert.execute(&mut *tx).await?;
     Ok(images)

@@ -73,7 +73,7 @@ async fn webhook_delivery_throughput_and_latency() {
         for &n in chunk {
             let data = json!({"id": format!("red_{n}"), "value_pence": 1200});
             let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, data).unwrap();
-            insert_event(&mut tx, &event).await.unwrap();
+            insert_event(&mut tx, store.sealer().unwrap(), &event).await.unwrap();
         }
         tx.commit().await.unwrap();
     }

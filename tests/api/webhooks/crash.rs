@@ -16,7 +16,7 @@ use super::WEBHOOK;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
-struct Serving(Child);
+pub(super) struct Serving(pub(super) Child);
 
 impl Drop for Serving {
     fn drop(&mut self) {
@@ -26,8 +26,16 @@ impl Drop for Serving {
 }
 
 fn serve(db: &Path, media: &Path, port: u16) -> Serving {
+    serve_with(db, media, port, &[])
+}
+
+/// `rehome serve` on `db` with fast webhook settings and the extra environment `env`.
+pub(super) fn serve_with(db: &Path, media: &Path, port: u16, env: &[(&str, &str)]) -> Serving {
     let child = Command::new(BIN)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env_remove("REHOME_DATA_KEY")
+        .env_remove("REHOME_DATA_KEY_FILE")
+        .envs(env.iter().copied())
         .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
         .env("REHOME_MEDIA_DIR", media)
         .env("REHOME_ALLOW_PRIVATE_NETWORK", "true")
@@ -43,7 +51,7 @@ fn serve(db: &Path, media: &Path, port: u16) -> Serving {
     Serving(child)
 }
 
-async fn wait_ready(base: &str) {
+pub(super) async fn wait_ready(base: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
         if reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
@@ -54,7 +62,7 @@ async fn wait_ready(base: &str) {
     panic!("server at {base} never became ready");
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -63,8 +71,11 @@ async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     let media = dir.path().join("media");
-    // The test process writes to the same database as the server, as another service would.
+    // The test process writes to the same database as the server, as another service would,
+    // sealing event bodies with the key file it creates beside the database, which the
+    // server (no REHOME_DATA_KEY) reads on each start: the events stay deliverable.
     let store = Store::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    assert_eq!(std::fs::read(dir.path().join("rehome.key")).unwrap().len(), 32);
     let brand = accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let user = accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
     let key = accounts::create_key(&store, user.id, "read,write".parse::<Scopes>().unwrap(), None, Some(10_000))

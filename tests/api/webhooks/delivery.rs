@@ -220,12 +220,12 @@ async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_commi
         .execute(&mut *tx)
         .await
         .unwrap();
-    insert_event(&mut tx, &rolled_back).await.unwrap();
+    insert_event(&mut tx, app.store.sealer().unwrap(), &rolled_back).await.unwrap();
     tx.rollback().await.unwrap();
 
     let committed = Event::new(partner.brand_id, EventType::CollectionScheduled, json!({"id": "col_1"})).unwrap();
     let mut tx = pool.begin().await.unwrap();
-    insert_event(&mut tx, &committed).await.unwrap();
+    insert_event(&mut tx, app.store.sealer().unwrap(), &committed).await.unwrap();
     tx.commit().await.unwrap();
 
     let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;

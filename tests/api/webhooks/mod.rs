@@ -1,12 +1,13 @@
 //! Webhooks: configuration, signed deliveries to real local receivers, retries, dead
 //! letters, the delivery log and replay, crash safety.
 
+mod at_rest;
 mod bench;
 mod config;
 mod crash;
 mod delivery;
 mod log;
-mod receiver;
+pub mod receiver;
 mod signature;
 
 use std::time::{Duration, Instant};

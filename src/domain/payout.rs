@@ -1,0 +1,288 @@
+//! Trade-in payouts: the options a brand offers, the customer's choice, and its value.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::money::{credit_value, Pence};
+use super::reader::BodyReader;
+use crate::error::FieldError;
+
+pub const BOOST_PERCENT: std::ops::RangeInclusive<i64> = 100..=200;
+pub const CODE_VALIDITY_DAYS: std::ops::RangeInclusive<i64> = 1..=1095;
+
+/// The payout options a brand offers its customers (decisions 6.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PayoutOptions {
+    /// Customers may choose store credit. Default true.
+    pub credit_enabled: bool,
+    /// Customers may choose cash. Default true.
+    pub cash_enabled: bool,
+    /// Credit is worth `credit_boost_percent` / 100 × the base; 100..200, default 100.
+    #[schema(minimum = 100, maximum = 200, example = 120)]
+    pub credit_boost_percent: u16,
+    /// Days a credit code stays valid; 1..1095, default 365.
+    #[schema(minimum = 1, maximum = 1095, example = 365)]
+    pub code_validity_days: u16,
+}
+
+impl Default for PayoutOptions {
+    fn default() -> Self {
+        Self { credit_enabled: true, cash_enabled: true, credit_boost_percent: 100, code_validity_days: 365 }
+    }
+}
+
+impl PayoutOptions {
+    pub fn offers(&self, choice: CustomerChoice) -> bool {
+        match choice {
+            CustomerChoice::Credit => self.credit_enabled,
+            CustomerChoice::Cash => self.cash_enabled,
+        }
+    }
+
+    /// What the customer is paid for an item that sold for `base`.
+    pub fn value(&self, choice: CustomerChoice, base: Pence) -> Pence {
+        match choice {
+            CustomerChoice::Credit => credit_value(base, self.credit_boost_percent),
+            CustomerChoice::Cash => base,
+        }
+    }
+}
+
+/// A valid partial update of the payout options: `None` leaves a field as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PayoutOptionsPatch {
+    pub credit_enabled: Option<bool>,
+    pub cash_enabled: Option<bool>,
+    pub credit_boost_percent: Option<u16>,
+    pub code_validity_days: Option<u16>,
+}
+
+const OPTION_FIELDS: &[&str] = &["credit_enabled", "cash_enabled", "credit_boost_percent", "code_validity_days"];
+
+impl PayoutOptionsPatch {
+    /// Booleans must be JSON booleans and numbers JSON integers in range (`<field>_invalid`);
+    /// other fields are `<field>_unknown`. `null` is not a value here (`<field>_invalid`).
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::new(body, OPTION_FIELDS);
+        for field in OPTION_FIELDS {
+            if body.get(*field).is_some_and(Value::is_null) {
+                r.fail::<()>(field, "invalid");
+            }
+        }
+        let patch = Self {
+            credit_enabled: r.boolean("credit_enabled"),
+            cash_enabled: r.boolean("cash_enabled"),
+            credit_boost_percent: r.integer("credit_boost_percent", BOOST_PERCENT).and_then(|n| u16::try_from(n).ok()),
+            code_validity_days: r.integer("code_validity_days", CODE_VALIDITY_DAYS).and_then(|n| u16::try_from(n).ok()),
+        };
+        r.finish(patch)
+    }
+
+    pub fn apply(&self, to: PayoutOptions) -> PayoutOptions {
+        PayoutOptions {
+            credit_enabled: self.credit_enabled.unwrap_or(to.credit_enabled),
+            cash_enabled: self.cash_enabled.unwrap_or(to.cash_enabled),
+            credit_boost_percent: self.credit_boost_percent.unwrap_or(to.credit_boost_percent),
+            code_validity_days: self.code_validity_days.unwrap_or(to.code_validity_days),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomerChoice {
+    Credit,
+    Cash,
+}
+
+impl CustomerChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Credit => "credit",
+            Self::Cash => "cash",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "credit" => Some(Self::Credit),
+            "cash" => Some(Self::Cash),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreditDestination {
+    /// A partial refund to an order the customer already has.
+    ExistingOrder,
+    /// A single-use code with an expiry.
+    Code,
+}
+
+impl CreditDestination {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ExistingOrder => "existing_order",
+            Self::Code => "code",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "existing_order" => Some(Self::ExistingOrder),
+            "code" => Some(Self::Code),
+            _ => None,
+        }
+    }
+}
+
+/// How the customer wants to be paid, complete and consistent: credit always names its
+/// destination, credit to an existing order names the order, cash names neither.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayoutChoice {
+    pub customer_id: String,
+    pub choice: CustomerChoice,
+    pub destination: Option<CreditDestination>,
+    pub original_order_id: Option<String>,
+}
+
+pub const CUSTOMER_ID_MAX: usize = 128;
+pub const ORDER_REFERENCE_MAX: usize = 128;
+const CHOICE_FIELDS: &[&str] = &["customer_id", "customer_choice", "credit_destination", "original_order_id"];
+
+impl PayoutChoice {
+    /// Reasons: `customer_id_required`, `customer_choice_required` / `_invalid`,
+    /// `credit_destination_required` (credit without one) / `_invalid` (an unknown value, or
+    /// any destination with cash), `original_order_id_required` (credit to an existing order
+    /// without it) / `_invalid` (given with another destination), `<field>_unknown`.
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::new(body, CHOICE_FIELDS);
+        let customer_id = r.text("customer_id", CUSTOMER_ID_MAX);
+        let customer_id = r.require("customer_id", customer_id);
+        let choice = r.text("customer_choice", 32);
+        let choice = r.require("customer_choice", choice).and_then(|c| match CustomerChoice::parse(&c) {
+            Some(choice) => Some(choice),
+            None => r.fail("customer_choice", "invalid"),
+        });
+        let destination = r.text("credit_destination", 32).and_then(|d| match CreditDestination::parse(&d) {
+            Some(destination) => Some(destination),
+            None => r.fail("credit_destination", "invalid"),
+        });
+        let destination_given = r.present("credit_destination");
+        let original_order_id = r.text("original_order_id", ORDER_REFERENCE_MAX);
+        let order_given = r.present("original_order_id");
+        match choice {
+            Some(CustomerChoice::Credit) if !destination_given => {
+                r.fail::<()>("credit_destination", "required");
+            }
+            Some(CustomerChoice::Cash) if destination_given => {
+                r.fail::<()>("credit_destination", "invalid");
+            }
+            _ => {}
+        }
+        match (choice, destination) {
+            (Some(CustomerChoice::Credit), Some(CreditDestination::ExistingOrder))
+                if original_order_id.is_none() && !order_given =>
+            {
+                r.fail::<()>("original_order_id", "required");
+            }
+            (Some(CustomerChoice::Cash), _) | (_, Some(CreditDestination::Code)) if order_given => {
+                r.fail::<()>("original_order_id", "invalid");
+            }
+            _ => {}
+        }
+        let parsed = match (customer_id, choice) {
+            (Some(customer_id), Some(choice)) => Some(Self { customer_id, choice, destination, original_order_id }),
+            _ => None,
+        };
+        let parsed = r.finish(parsed)?;
+        // Every path that leaves `parsed` empty recorded a reason, so `finish` failed above.
+        parsed.ok_or_else(|| vec![FieldError::of("customer_choice", "invalid")])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    fn reasons(value: Value) -> Vec<String> {
+        PayoutChoice::parse(&body(value)).err().unwrap_or_default().into_iter().map(|e| e.code).collect()
+    }
+
+    #[test]
+    fn each_consistent_choice_parses() {
+        let cash = PayoutChoice::parse(&body(json!({"customer_id": "c1", "customer_choice": "cash"}))).unwrap();
+        assert_eq!((cash.choice, cash.destination), (CustomerChoice::Cash, None));
+        let code = PayoutChoice::parse(&body(
+            json!({"customer_id": "c1", "customer_choice": "credit", "credit_destination": "code"}),
+        ))
+        .unwrap();
+        assert_eq!(code.destination, Some(CreditDestination::Code));
+        let order = PayoutChoice::parse(&body(json!({"customer_id": "c1", "customer_choice": "credit",
+            "credit_destination": "existing_order", "original_order_id": "ORD-1"})))
+        .unwrap();
+        assert_eq!(order.original_order_id.as_deref(), Some("ORD-1"));
+    }
+
+    #[test]
+    fn incomplete_or_inconsistent_choices_are_refused_with_reasons() {
+        assert_eq!(reasons(json!({})), ["customer_id_required", "customer_choice_required"]);
+        assert_eq!(reasons(json!({"customer_id": "c", "customer_choice": "gold"})), ["customer_choice_invalid"]);
+        assert_eq!(reasons(json!({"customer_id": "c", "customer_choice": "credit"})), ["credit_destination_required"]);
+        assert_eq!(
+            reasons(json!({"customer_id": "c", "customer_choice": "credit", "credit_destination": "existing_order"})),
+            ["original_order_id_required"]
+        );
+        assert_eq!(
+            reasons(json!({"customer_id": "c", "customer_choice": "cash", "credit_destination": "code"})),
+            ["credit_destination_invalid"]
+        );
+        assert_eq!(
+            reasons(json!({"customer_id": "c", "customer_choice": "credit", "credit_destination": "code",
+                "original_order_id": "O1"})),
+            ["original_order_id_invalid"]
+        );
+        assert_eq!(
+            reasons(json!({"customer_id": 5, "customer_choice": "cash", "tip": 1})),
+            ["customer_id_invalid", "tip_unknown"]
+        );
+    }
+
+    #[test]
+    fn options_patch_reads_types_and_ranges() {
+        let patch =
+            PayoutOptionsPatch::parse(&body(json!({"credit_boost_percent": 120, "cash_enabled": false}))).unwrap();
+        let options = patch.apply(PayoutOptions::default());
+        assert_eq!((options.credit_boost_percent, options.cash_enabled, options.credit_enabled), (120, false, true));
+        let errors = PayoutOptionsPatch::parse(&body(json!({"credit_boost_percent": 99, "code_validity_days": 1096,
+            "credit_enabled": "yes", "cash_enabled": null, "colour": "red"})))
+        .unwrap_err();
+        let codes: Vec<_> = errors.into_iter().map(|e| e.code).collect();
+        assert_eq!(
+            codes,
+            [
+                "cash_enabled_invalid",
+                "credit_enabled_invalid",
+                "credit_boost_percent_invalid",
+                "code_validity_days_invalid",
+                "colour_unknown"
+            ]
+        );
+    }
+
+    #[test]
+    fn credit_is_boosted_and_cash_is_not() {
+        let options = PayoutOptions { credit_boost_percent: 125, ..PayoutOptions::default() };
+        assert_eq!(options.value(CustomerChoice::Credit, Pence::new(10)), Pence::new(13));
+        assert_eq!(options.value(CustomerChoice::Cash, Pence::new(10)), Pence::new(10));
+    }
+}

@@ -1,0 +1,189 @@
+//! Reading the fields of a marketplace request body (orders, payout choices, payout options,
+//! credits, collections), collecting every reason at once as `<field>_<reason>`.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+
+/// A body being read. Each reader returns `None` both for an absent (or `null`) field and
+/// for one that failed; a failure is recorded and reported by [`BodyReader::finish`].
+pub struct BodyReader<'a> {
+    body: &'a Map<String, Value>,
+    known: &'static [&'static str],
+    errors: Vec<FieldError>,
+}
+
+impl<'a> BodyReader<'a> {
+    /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
+    pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
+        Self { body, known, errors: Vec::new() }
+    }
+
+    fn value(&self, field: &str) -> Option<&'a Value> {
+        self.body.get(field).filter(|v| !v.is_null())
+    }
+
+    pub fn fail<T>(&mut self, field: &str, suffix: &str) -> Option<T> {
+        self.errors.push(FieldError::of(field, suffix));
+        None
+    }
+
+    /// Records a reason with a specific code (not `<field>_<suffix>`).
+    pub fn fail_with<T>(&mut self, field: &str, code: &str) -> Option<T> {
+        self.errors.push(FieldError::new(field, code));
+        None
+    }
+
+    /// True when the field holds something other than `null` or a blank string.
+    pub fn present(&self, field: &str) -> bool {
+        match self.value(field) {
+            None => false,
+            Some(Value::String(s)) => !s.trim().is_empty(),
+            Some(_) => true,
+        }
+    }
+
+    /// `<field>_required` when `value` is `None` and the field was not already refused.
+    pub fn require<T>(&mut self, field: &str, value: Option<T>) -> Option<T> {
+        if value.is_none() && !self.present(field) {
+            return self.fail(field, "required");
+        }
+        value
+    }
+
+    /// A one-line string, trimmed; empty counts as absent. Too long: `<field>_too_long`.
+    pub fn text(&mut self, field: &'static str, max_chars: usize) -> Option<String> {
+        let text = match self.value(field)? {
+            Value::String(s) => s.trim(),
+            _ => return self.fail(field, "invalid"),
+        };
+        if text.chars().any(char::is_control) {
+            return self.fail(field, "invalid");
+        }
+        if text.chars().count() > max_chars {
+            return self.fail(field, "too_long");
+        }
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
+    /// A JSON integer within `range`.
+    pub fn integer(&mut self, field: &'static str, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
+        match self.value(field)?.as_i64() {
+            Some(n) if range.contains(&n) => Some(n),
+            _ => self.fail(field, "invalid"),
+        }
+    }
+
+    /// A JSON boolean (`null` counts as absent).
+    pub fn boolean(&mut self, field: &'static str) -> Option<bool> {
+        match self.value(field)? {
+            Value::Bool(b) => Some(*b),
+            _ => self.fail(field, "invalid"),
+        }
+    }
+
+    /// A `YYYY-MM-DD` date.
+    pub fn date(&mut self, field: &'static str) -> Option<NaiveDate> {
+        match self.value(field)? {
+            Value::String(s) => match parse_date(s) {
+                Some(date) => Some(date),
+                None => self.fail(field, "invalid"),
+            },
+            _ => self.fail(field, "invalid"),
+        }
+    }
+
+    /// An RFC 3339 timestamp with an offset, as UTC.
+    pub fn timestamp(&mut self, field: &'static str) -> Option<DateTime<Utc>> {
+        match self.value(field)? {
+            Value::String(s) => match DateTime::parse_from_rfc3339(s.trim()) {
+                Ok(t) => Some(t.with_timezone(&Utc)),
+                Err(_) => self.fail(field, "invalid"),
+            },
+            _ => self.fail(field, "invalid"),
+        }
+    }
+
+    /// `value` when every field was valid and known; otherwise every reason, those of the
+    /// known fields first, then the unknown fields.
+    pub fn finish<T>(mut self, value: T) -> Result<T, Vec<FieldError>> {
+        for key in self.body.keys() {
+            if !self.known.contains(&key.as_str()) {
+                self.errors.push(FieldError::of(key, "unknown"));
+            }
+        }
+        if self.errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.errors)
+        }
+    }
+}
+
+/// Exactly `YYYY-MM-DD`.
+pub fn parse_date(text: &str) -> Option<NaiveDate> {
+    let text = text.trim();
+    (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten()
+}
+
+/// RFC 3339 UTC with a fixed six-digit fraction: the form every marketplace timestamp is
+/// stored and answered in, so that text order is time order.
+pub fn timestamp_text(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    fn codes(result: Result<(), Vec<FieldError>>) -> Vec<String> {
+        result.err().unwrap_or_default().into_iter().map(|e| e.code).collect()
+    }
+
+    #[test]
+    fn each_reader_reports_its_reason() {
+        let b = body(json!({"n": "3", "b": 1, "d": "2026-1-5", "t": "yesterday", "s": 5, "x": true}));
+        let mut r = BodyReader::new(&b, &["n", "b", "d", "t", "s", "r"]);
+        assert_eq!(r.integer("n", 1..=10), None);
+        assert_eq!(r.boolean("b"), None);
+        assert_eq!(r.date("d"), None);
+        assert_eq!(r.timestamp("t"), None);
+        assert_eq!(r.text("s", 10), None);
+        let missing = r.text("r", 10);
+        assert_eq!(r.require("r", missing), None);
+        assert_eq!(
+            codes(r.finish(())),
+            ["n_invalid", "b_invalid", "d_invalid", "t_invalid", "s_invalid", "r_required", "x_unknown"]
+        );
+    }
+
+    #[test]
+    fn valid_values_are_read_and_nulls_are_absent() {
+        let b = body(json!({"n": 3, "d": "2026-01-05", "t": "2026-11-21T10:30:00+01:00", "s": " hi ", "z": null}));
+        let mut r = BodyReader::new(&b, &["n", "d", "t", "s", "z"]);
+        assert_eq!(r.integer("n", 1..=10), Some(3));
+        assert_eq!(r.date("d"), NaiveDate::from_ymd_opt(2026, 1, 5));
+        assert_eq!(r.timestamp("t").map(timestamp_text).as_deref(), Some("2026-11-21T09:30:00.000000Z"));
+        assert_eq!(r.text("s", 10).as_deref(), Some("hi"));
+        assert_eq!(r.text("z", 10), None);
+        assert!(r.finish(()).is_ok());
+    }
+
+    #[test]
+    fn out_of_range_integers_are_invalid() {
+        let b = body(json!({"n": 0, "m": 1.5}));
+        let mut r = BodyReader::new(&b, &["n", "m"]);
+        assert_eq!(r.integer("n", 1..=10), None);
+        assert_eq!(r.integer("m", 1..=10), None);
+        assert_eq!(codes(r.finish(())), ["n_invalid", "m_invalid"]);
+    }
+}

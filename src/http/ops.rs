@@ -1,0 +1,414 @@
+//! The operator API (`/ops/v1`, decisions 7.3): what buyers and customers do on the
+//! marketplace side. It exists only when `REHOME_OPS_TOKEN` is set, and every request must
+//! carry `Authorization: Bearer <REHOME_OPS_TOKEN>` (compared in constant time).
+//!
+//! It is not rate limited: its one caller is the marketplace itself, and with a token of at
+//! least 16 characters guessing is hopeless however fast one asks.
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::{Days, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::domain::apikey::random_base62;
+use crate::domain::credit_code::CreditCode;
+use crate::domain::money::Pence;
+use crate::domain::order::{order_reference, parse_completion, OrderRequest};
+use crate::domain::payout::{CreditDestination, PayoutChoice};
+use crate::domain::reader::timestamp_text;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::body::{parse_object, payload_too_large, JsonObject};
+use crate::http::redemptions::Redemption;
+use crate::jobs::{Event, EventType};
+use crate::store::{NewRedemption, OrderRecord, StoreError};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(create_order, complete_order, payout_choice, count_view),
+    components(schemas(Order, OrderInput, CompletionInput, PayoutChoiceInput, ViewCount)),
+    tags((name = "Operator", description = "The marketplace side (`/ops/v1`): orders, deliveries, customers' payout \
+choices and views. Present only when the server has `REHOME_OPS_TOKEN`; authenticated with \
+`Authorization: Bearer <REHOME_OPS_TOKEN>`, not an API key; not rate limited."))
+)]
+pub struct OpsApi;
+
+/// The `/ops/v1` router, or `None` when no operator token is configured (the paths then
+/// answer 404 `not_found` like any unknown route).
+pub fn router(state: &AppState) -> Option<Router<AppState>> {
+    state.config.ops_token.as_ref()?;
+    Some(
+        Router::new()
+            .route("/orders", post(create_order))
+            .route("/orders/{id}/complete", post(complete_order))
+            .route("/orders/{id}/payout-choice", post(payout_choice))
+            .route("/listings/{id}/views", post(count_view))
+            .fallback(super::unknown_route)
+            .method_not_allowed_fallback(super::method_not_allowed)
+            .layer(middleware::from_fn_with_state(state.clone(), gate)),
+    )
+}
+
+/// Lets through only requests bearing the operator token.
+async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(expected) = state.config.ops_token.as_deref() else {
+        return super::unknown_route().await.into_response();
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    match presented {
+        None => ApiError::client(
+            StatusCode::UNAUTHORIZED,
+            "missing_bearer_token",
+            "Send the operator token as 'Authorization: Bearer <REHOME_OPS_TOKEN>'.",
+        )
+        .into_response(),
+        Some(token) if token_matches(token, expected) => next.run(request).await,
+        Some(_) => {
+            ApiError::client(StatusCode::UNAUTHORIZED, "invalid_token", "The operator token is wrong.").into_response()
+        }
+    }
+}
+
+/// Compares digests, so that neither the content nor the length of the token leaks
+/// through timing.
+fn token_matches(presented: &str, expected: &str) -> bool {
+    let a = Sha256::digest(presented.as_bytes());
+    let b = Sha256::digest(expected.as_bytes());
+    a.ct_eq(&b).into()
+}
+
+/// An order as the operator API answers it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Order {
+    pub id: i64,
+    /// `#<id>`.
+    pub reference: String,
+    pub listing_id: i64,
+    /// Slug of the brand that sold.
+    pub brand_id: String,
+    /// `clearance` or `exchange`.
+    pub channel: String,
+    pub quantity: i64,
+    /// The listing's sale price (else regular price) at the time of sale.
+    pub unit_price_pence: i64,
+    /// `unit_price_pence` / 100.
+    pub unit_price: f64,
+    /// `YYYY-MM-DD`.
+    pub buyer_window_start: String,
+    /// `YYYY-MM-DD`, start + 9 days.
+    pub buyer_window_end: String,
+    /// `placed` or `completed`.
+    pub status: String,
+    pub completed_at: Option<String>,
+    pub created_at: String,
+}
+
+impl From<OrderRecord> for Order {
+    fn from(o: OrderRecord) -> Self {
+        Self {
+            id: o.id,
+            reference: order_reference(o.id),
+            listing_id: o.listing_id,
+            brand_id: o.brand_slug,
+            channel: o.channel,
+            quantity: o.quantity,
+            unit_price_pence: o.unit_price_pence,
+            unit_price: Pence::new(o.unit_price_pence).gbp(),
+            buyer_window_start: o.buyer_window_start,
+            buyer_window_end: o.buyer_window_end,
+            status: o.status,
+            completed_at: o.completed_at,
+            created_at: o.created_at,
+        }
+    }
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct OrderInput {
+    listing_id: i64,
+    /// 1..10000, default 1.
+    quantity: Option<i64>,
+    /// `YYYY-MM-DD`; default 3 days from today (UTC).
+    buyer_window_start: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct CompletionInput {
+    /// RFC 3339; default now.
+    completed_at: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct PayoutChoiceInput {
+    customer_id: String,
+    /// `credit` or `cash`.
+    customer_choice: String,
+    /// `existing_order` or `code`; required for credit, refused for cash.
+    credit_destination: Option<String>,
+    /// Required for credit to an existing order; refused otherwise.
+    original_order_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ViewCount {
+    pub listing_id: i64,
+    pub view_count: i64,
+}
+
+fn conflict(code: &'static str, message: &'static str) -> ApiError {
+    ApiError::client(StatusCode::CONFLICT, code, message)
+}
+
+fn choice_exists() -> ApiError {
+    conflict("payout_choice_exists", "The customer has already chosen a payout for this order.")
+}
+
+fn listing_not_found() -> ApiError {
+    ApiError::not_found("listing_not_found", "No such listing.")
+}
+
+fn order_not_found() -> ApiError {
+    ApiError::not_found("order_not_found", "No such order.")
+}
+
+fn path_id(path: Result<Path<String>, PathRejection>) -> Option<i64> {
+    path.ok().and_then(|Path(id)| id.parse().ok())
+}
+
+/// A body that may be left out entirely (read as `{}`).
+fn optional_object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
+    let bytes = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            payload_too_large()
+        } else {
+            ApiError::invalid_body("The request body could not be read.")
+        }
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        Ok(Map::new())
+    } else {
+        parse_object(&bytes)
+    }
+}
+
+fn no_randomness(e: getrandom::Error) -> ApiError {
+    ApiError::Internal(anyhow::anyhow!("no randomness: {e}"))
+}
+
+/// A buyer buys. The stock is taken atomically (never oversold however many buy at once)
+/// and the listing closes when it reaches zero.
+#[utoipa::path(
+    post,
+    path = "/ops/v1/orders",
+    tag = "Operator",
+    security(("ops" = [])),
+    request_body = OrderInput,
+    responses(
+        (status = 201, description = "The order", body = Order),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `listing_id_required`, `listing_id_invalid`, \
+`quantity_invalid`, `buyer_window_start_invalid`, `<field>_unknown`", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 404, description = "`listing_not_found`", body = ErrorBody),
+        (status = 409, description = "`listing_not_active` (draft or closed) or `insufficient_stock`", body = ErrorBody),
+    )
+)]
+pub async fn create_order(
+    State(state): State<AppState>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<(StatusCode, Json<Order>)> {
+    let request = OrderRequest::parse(&body, Utc::now().date_naive()).map_err(ApiError::validation)?;
+    match state.store.place_order(&request).await {
+        Ok(order) => Ok((StatusCode::CREATED, Json(order.into()))),
+        Err(StoreError::NotFound) => Err(listing_not_found()),
+        Err(StoreError::Conflict("insufficient_stock")) => {
+            Err(conflict("insufficient_stock", "The listing has fewer units than ordered."))
+        }
+        Err(StoreError::Conflict(_)) => Err(conflict("listing_not_active", "The listing is not on sale.")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The order was delivered to the buyer: the sale is complete.
+#[utoipa::path(
+    post,
+    path = "/ops/v1/orders/{id}/complete",
+    tag = "Operator",
+    security(("ops" = [])),
+    params(("id" = i64, Path, description = "Order id")),
+    request_body(content = CompletionInput, description = "Optional; an empty body means now"),
+    responses(
+        (status = 200, description = "The completed order", body = Order),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 404, description = "`order_not_found`", body = ErrorBody),
+        (status = 409, description = "`order_already_completed`", body = ErrorBody),
+    )
+)]
+pub async fn complete_order(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<Order>> {
+    let id = path_id(path).ok_or_else(order_not_found)?;
+    let body = optional_object(body)?;
+    let completed_at = parse_completion(&body).map_err(ApiError::validation)?.unwrap_or_else(Utc::now);
+    match state.store.complete_order(id, &timestamp_text(completed_at)).await {
+        Ok(order) => Ok(Json(order.into())),
+        Err(StoreError::NotFound) => Err(order_not_found()),
+        Err(StoreError::Conflict(_)) => Err(conflict("order_already_completed", "The order is already completed.")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The customer whose trade-in sold chooses how to be paid. Records the redemption and
+/// emits `redemption.created` in the same transaction; answers the redemption, whose
+/// `code` (credit to a code) is shown in full here and in the event only.
+#[utoipa::path(
+    post,
+    path = "/ops/v1/orders/{id}/payout-choice",
+    tag = "Operator",
+    security(("ops" = [])),
+    params(("id" = i64, Path, description = "Order id of the sold exchange item")),
+    request_body = PayoutChoiceInput,
+    responses(
+        (status = 201, description = "The redemption (the event's data)", body = Redemption),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `customer_id_required`, `customer_choice_required`, \
+`customer_choice_invalid`, `credit_destination_required`, `credit_destination_invalid`, `original_order_id_required`, \
+`original_order_id_invalid`, `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 404, description = "`order_not_found`", body = ErrorBody),
+        (status = 409, description = "`order_not_exchange`, `order_not_completed`, `customer_choice_not_offered` (the brand \
+disabled it) or `payout_choice_exists` (the order already has one)", body = ErrorBody),
+    )
+)]
+pub async fn payout_choice(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<(StatusCode, Json<Redemption>)> {
+    let id = path_id(path).ok_or_else(order_not_found)?;
+    let choice = PayoutChoice::parse(&body).map_err(ApiError::validation)?;
+    let order = state.store.order(id, None).await?.ok_or_else(order_not_found)?;
+    if !order.is_exchange() {
+        return Err(conflict("order_not_exchange", "Payout choices are for sold exchange (trade-in) items."));
+    }
+    if !order.is_completed() {
+        return Err(conflict("order_not_completed", "The sale is not complete until the item is delivered."));
+    }
+    if state.store.order_has_redemption(order.id).await? {
+        return Err(choice_exists());
+    }
+    let options = state.store.payout_options(order.brand_id).await?;
+    if !options.offers(choice.choice) {
+        return Err(conflict("customer_choice_not_offered", "The brand does not offer this payout option."));
+    }
+    let sale_completed_at =
+        order.completed_at.clone().ok_or_else(|| anyhow::anyhow!("completed order without time"))?;
+    let value = options.value(choice.choice, Pence::new(order.total_pence()));
+    let now = Utc::now();
+    let code = match choice.destination {
+        Some(CreditDestination::Code) => Some(CreditCode::generate().map_err(no_randomness)?),
+        _ => None,
+    };
+    let expires_at = code
+        .as_ref()
+        .and_then(|_| now.checked_add_days(Days::new(u64::from(options.code_validity_days))))
+        .map(timestamp_text);
+    let redemption = Redemption {
+        id: format!("red_{}", random_base62(24).map_err(no_randomness)?),
+        brand_id: order.brand_slug.clone(),
+        customer_id: choice.customer_id.clone(),
+        customer_choice: choice.choice.as_str().to_owned(),
+        credit_destination: choice.destination.map(|d| d.as_str().to_owned()),
+        value_pence: value.get(),
+        value: value.gbp(),
+        currency: "GBP",
+        code: code.as_ref().map(|c| c.as_str().to_owned()),
+        expires_at: expires_at.clone(),
+        original_order_id: choice.original_order_id.clone(),
+        related_listing_id: order.listing_id,
+        sale_completed_at: sale_completed_at.clone(),
+    };
+    let data = serde_json::to_value(&redemption).map_err(anyhow::Error::from)?;
+    let event = Event::new(order.brand_id, EventType::RedemptionCreated, data).map_err(no_randomness)?;
+    let new = NewRedemption {
+        id: redemption.id.clone(),
+        brand_id: order.brand_id,
+        order_id: order.id,
+        customer_id: choice.customer_id,
+        customer_choice: choice.choice.as_str(),
+        credit_destination: choice.destination.map(CreditDestination::as_str),
+        value_pence: value.get(),
+        code_hash: code.as_ref().map(CreditCode::lookup_hash),
+        code_hint: code.as_ref().map(CreditCode::hint),
+        expires_at,
+        original_order_id: choice.original_order_id,
+        related_listing_id: order.listing_id,
+        sale_completed_at,
+        created_at: timestamp_text(now),
+    };
+    match state.store.record_redemption(&new, &event).await {
+        Ok(()) => {}
+        Err(StoreError::Conflict(_)) => return Err(choice_exists()),
+        Err(e) => return Err(e.into()),
+    }
+    state.outbox.wake();
+    Ok((StatusCode::CREATED, Json(redemption)))
+}
+
+/// Counts one view of a listing.
+#[utoipa::path(
+    post,
+    path = "/ops/v1/listings/{id}/views",
+    tag = "Operator",
+    security(("ops" = [])),
+    params(("id" = i64, Path, description = "Listing id")),
+    responses(
+        (status = 200, description = "The listing's view count after this view", body = ViewCount),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 404, description = "`listing_not_found` (unknown or trashed)", body = ErrorBody),
+    )
+)]
+pub async fn count_view(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> ApiResult<Json<ViewCount>> {
+    let id = path_id(path).ok_or_else(listing_not_found)?;
+    match state.store.count_view(id).await {
+        Ok(view_count) => Ok(Json(ViewCount { listing_id: id, view_count })),
+        Err(StoreError::NotFound) => Err(listing_not_found()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_token_matches() {
+        let token = "ops-token-0123456789";
+        assert!(token_matches(token, token));
+        assert!(!token_matches("ops-token-012345678", token));
+        assert!(!token_matches("ops-token-01234567890", token));
+        assert!(!token_matches("", token));
+    }
+}

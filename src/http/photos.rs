@@ -1,0 +1,341 @@
+//! Photos: `POST /v1/listings/upload-photo`, `GET /v1/listings/photos/{id}`, and the public
+//! media route `GET /media/{name}` (outside `/v1`: photo URLs are public, no key needed).
+
+use std::borrow::Cow;
+use std::pin::Pin;
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, Path, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
+use crate::http::auth::Caller;
+use crate::http::body;
+use crate::media::base64::{self, DecodeError};
+use crate::media::{sanitize_filename, sniff, url_or_empty, ImageKind, MediaName, MAX_IMAGE_BYTES};
+use crate::store::{NewPhoto, PhotoRecord};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUploadBody, PhotoResult, PhotoSizes)))]
+pub struct PhotosApi;
+
+/// The `/v1` routes.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/listings/upload-photo", post(upload_photo)).route("/listings/photos/{id}", get(get_photo))
+}
+
+/// The public media route, mounted outside `/v1` (no key, no rate limit).
+pub fn media_router() -> Router<AppState> {
+    Router::new().route("/media/{name}", get(serve_media))
+}
+
+/// Body of `upload-photo`.
+#[derive(Debug, ToSchema)]
+pub struct PhotoUploadBody {
+    /// Standard base64 of a JPEG, PNG, WebP or GIF, under 10 MiB (10,485,760 bytes) decoded.
+    /// Padding optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.
+    pub image_base64: String,
+    /// Shown only; default `upload.jpg`. Never used as a path.
+    #[schema(example = "sofa.jpg")]
+    pub filename: Option<String>,
+}
+
+/// Thumbnail URLs; empty strings until the background job has made them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PhotoSizes {
+    /// Fits in 300×300.
+    pub medium: String,
+    /// Fits in 1024×1024.
+    pub large: String,
+}
+
+/// A stored photo.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PhotoResult {
+    /// Pass in `attachment_ids` on listing create/update.
+    pub attachment_id: i64,
+    /// Public URL of the original.
+    pub url: String,
+    pub sizes: PhotoSizes,
+    /// Detected from the bytes: `image/jpeg`, `image/png`, `image/webp` or `image/gif`.
+    #[schema(example = "image/jpeg")]
+    pub mime: String,
+    /// The sanitised file name.
+    pub filename: String,
+    pub width: i64,
+    pub height: i64,
+    pub bytes: i64,
+    /// `pending`, `done`, or `failed` (the photo could not be decoded; sizes stay empty).
+    #[schema(example = "pending")]
+    pub thumbnail_status: String,
+}
+
+fn render(photo: &PhotoRecord, public_url: &str) -> PhotoResult {
+    PhotoResult {
+        attachment_id: photo.id,
+        url: url_or_empty(Some(&photo.name), public_url),
+        sizes: PhotoSizes {
+            medium: url_or_empty(photo.medium_name.as_deref(), public_url),
+            large: url_or_empty(photo.large_name.as_deref(), public_url),
+        },
+        mime: photo.mime.clone(),
+        filename: photo.filename.clone(),
+        width: photo.width,
+        height: photo.height,
+        bytes: photo.byte_size,
+        thumbnail_status: photo.thumb_status.clone(),
+    }
+}
+
+/// The raw body of an upload, read into one buffer sized from `Content-Length` (no
+/// collect-then-copy), then parsed borrowing the base64 text from it: a 10 MiB photo is
+/// held as its request body and its decoded bytes, nothing more.
+pub struct UploadBytes(Vec<u8>);
+
+impl FromRequest<AppState> for UploadBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        body::check_json_content_type(&request)?;
+        let limit = state.config.max_body_bytes;
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return Err(body::payload_too_large());
+        }
+        let mut buffer = Vec::with_capacity(declared.unwrap_or(64 * 1024));
+        let mut stream = request.into_body();
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_frame(cx)).await {
+            let frame = frame.map_err(|_| ApiError::invalid_body("The request body could not be read."))?;
+            if let Ok(data) = frame.into_data() {
+                if buffer.len() + data.len() > limit {
+                    return Err(body::payload_too_large());
+                }
+                buffer.extend_from_slice(&data);
+            }
+        }
+        Ok(UploadBytes(buffer))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UploadFields<'a> {
+    #[serde(borrow, default)]
+    image_base64: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    filename: Option<Cow<'a, str>>,
+}
+
+/// A decoded upload whose type and header checked out.
+struct Decoded {
+    bytes: Vec<u8>,
+    kind: ImageKind,
+    width: u32,
+    height: u32,
+    filename: String,
+}
+
+/// Parses, decodes and identifies an upload (CPU work: run off the async threads).
+fn decode_upload(raw: &[u8]) -> Result<Decoded, ApiError> {
+    // Serde would also read a struct from a JSON array; only an object is a body.
+    if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(explain_bad_body(raw));
+    }
+    let fields: UploadFields<'_> = serde_json::from_slice(raw).map_err(|_| explain_bad_body(raw))?;
+    let text = fields.image_base64.as_deref().unwrap_or("");
+    let bytes = base64::decode(text, MAX_IMAGE_BYTES).map_err(|e| match e {
+        DecodeError::Empty => no_image(),
+        DecodeError::Invalid => ApiError::bad_request("bad_image_base64", "image_base64 is not valid base64."),
+        DecodeError::TooLarge => ApiError::client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "image_too_large",
+            "The image is 10 MB (10,485,760 bytes) or larger.",
+        ),
+    })?;
+    let (kind, width, height) = sniff::identify(&bytes).ok_or_else(|| {
+        ApiError::client(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_mime",
+            "The image is not a readable JPEG, PNG, WebP or GIF.",
+        )
+    })?;
+    Ok(Decoded { bytes, kind, width, height, filename: sanitize_filename(fields.filename.as_deref()) })
+}
+
+fn no_image() -> ApiError {
+    ApiError::bad_request("no_image", "Send the photo as image_base64.")
+}
+
+/// Why a body did not fit the upload shape: not a JSON object (`invalid_body`), a wrong
+/// `image_base64` (`bad_image_base64`), or other fields (`validation_failed`).
+fn explain_bad_body(raw: &[u8]) -> ApiError {
+    let map = match body::parse_object(raw) {
+        Ok(map) => map,
+        Err(e) => return e,
+    };
+    if map.get("image_base64").is_some_and(|v| !v.is_string() && !v.is_null()) {
+        return ApiError::bad_request("bad_image_base64", "image_base64 must be a base64 string.");
+    }
+    let mut errors: Vec<FieldError> = map
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "image_base64" | "filename"))
+        .map(|k| FieldError::of(k, "unknown"))
+        .collect();
+    if map.get("filename").is_some_and(|v| !matches!(v, Value::String(_) | Value::Null)) {
+        errors.push(FieldError::of("filename", "invalid"));
+    }
+    if errors.is_empty() {
+        return ApiError::invalid_body("The request body could not be read as an upload.");
+    }
+    ApiError::validation(errors)
+}
+
+/// Uploads a photo for listings.
+///
+/// The type is detected from the bytes, not the file name, and the image header must parse.
+/// Thumbnails are made in the background: `sizes` are empty strings until then (poll
+/// `GET /v1/listings/photos/{id}`). A photo that cannot be decoded (for example a canvas
+/// too large to decode safely) is kept, with empty sizes and `thumbnail_status: failed`.
+#[utoipa::path(
+    post,
+    path = "/v1/listings/upload-photo",
+    tag = "Listings",
+    security(("bearer" = [])),
+    request_body = PhotoUploadBody,
+    responses(
+        (status = 201, description = "The stored photo", body = PhotoResult),
+        (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object), or `validation_failed` (`filename_invalid`, `<field>_unknown`)", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
+        (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
+        (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 429, description = "`rate_limited`", body = ErrorBody),
+    )
+)]
+pub async fn upload_photo(
+    caller: Caller,
+    State(state): State<AppState>,
+    UploadBytes(raw): UploadBytes,
+) -> ApiResult<(StatusCode, Json<PhotoResult>)> {
+    let decoded = tokio::task::spawn_blocking(move || decode_upload(&raw))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")))??;
+    let name = MediaName::original(decoded.kind);
+    let byte_size = decoded.bytes.len() as i64;
+    state
+        .media
+        .put(&name, Bytes::from(decoded.bytes))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")))?;
+    let photo = state
+        .store
+        .insert_photo(NewPhoto {
+            brand_id: caller.brand_id,
+            user_id: Some(caller.user_id),
+            source: "upload",
+            name: name.as_str(),
+            mime: decoded.kind.mime(),
+            filename: &decoded.filename,
+            byte_size,
+            width: i64::from(decoded.width),
+            height: i64::from(decoded.height),
+        })
+        .await?;
+    state.photo_jobs.wake_thumbnails();
+    Ok((StatusCode::CREATED, Json(render(&photo, state.config.public_url()))))
+}
+
+/// One of the brand's photos, with its thumbnails once ready.
+#[utoipa::path(
+    get,
+    path = "/v1/listings/photos/{id}",
+    tag = "Listings",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "The photo's `attachment_id`")),
+    responses(
+        (status = 200, description = "The photo", body = PhotoResult),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
+        (status = 404, description = "`photo_not_found` (also another brand's photo)", body = ErrorBody),
+        (status = 429, description = "`rate_limited`", body = ErrorBody),
+    )
+)]
+pub async fn get_photo(
+    caller: Caller,
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> ApiResult<Json<PhotoResult>> {
+    let not_found = || ApiError::not_found("photo_not_found", "No photo with that id in this brand.");
+    let id: i64 = path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(not_found)?;
+    let photo = state.store.photo(caller.brand_id, id).await?.ok_or_else(not_found)?;
+    Ok(Json(render(&photo, state.config.public_url())))
+}
+
+/// A stored photo or thumbnail. Names are random and objects never change, so they are
+/// cached for a year; only names the service generates are looked up (no traversal).
+async fn serve_media(State(state): State<AppState>, path: Result<Path<String>, PathRejection>) -> Response {
+    let not_found = || ApiError::not_found("not_found", "No such media object.").into_response();
+    let Some(name) = path.ok().and_then(|Path(name)| MediaName::parse(&name)) else {
+        return not_found();
+    };
+    match state.media.get(&name).await {
+        Ok(Some(bytes)) => {
+            let length = bytes.len();
+            let mut response = Response::new(Body::from(bytes));
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(name.mime()));
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
+            headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+            response
+        }
+        Ok(None) => not_found(),
+        Err(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot read a media object")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(error: ApiError) -> String {
+        match error {
+            ApiError::Client { code, .. } => code.to_owned(),
+            ApiError::Validation(errors) => errors.iter().map(|e| e.code.clone()).collect::<Vec<_>>().join(", "),
+            other => format!("{other:?}"),
+        }
+    }
+
+    fn refused(body: &str) -> String {
+        match decode_upload(body.as_bytes()) {
+            Ok(_) => "accepted".to_owned(),
+            Err(e) => code(e),
+        }
+    }
+
+    #[test]
+    fn bodies_that_do_not_fit_the_upload_shape_say_why() {
+        assert_eq!(refused("{}"), "no_image");
+        assert_eq!(refused(r#"{"image_base64": null}"#), "no_image");
+        assert_eq!(refused(r#"{"image_base64": ""}"#), "no_image");
+        assert_eq!(refused(r#"{"image_base64": 12}"#), "bad_image_base64");
+        assert_eq!(refused(r#"{"image_base64": "!!!!"}"#), "bad_image_base64");
+        assert_eq!(refused(r#"{"image_base64": "aGVsbG8gd29ybGQ="}"#), "unsupported_mime");
+        assert_eq!(refused(r#"{"image_base64": "aGVsbG8=", "filename": 3}"#), "filename_invalid");
+        assert_eq!(refused(r#"{"image_base64": "aGVsbG8=", "colour": "red"}"#), "colour_unknown");
+        assert_eq!(refused("[1]"), "invalid_body");
+        assert_eq!(refused("{"), "invalid_body");
+    }
+}

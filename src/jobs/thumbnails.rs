@@ -1,0 +1,144 @@
+//! The thumbnail worker: claims photos whose `medium` and `large` sizes are not made yet,
+//! decodes each under the limits of [`crate::media::thumbnail`] on the blocking pool, and
+//! stores both sizes. A photo that cannot be decoded is failed for good (its sizes stay
+//! empty) and the reason logged; a storage error is retried.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use chrono::{TimeDelta, Utc};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::photo_queue::{run_queue, PhotoJobs};
+use crate::media::{thumbnail, ImageKind, MediaName, MediaStore, Rendition};
+use crate::store::{ClaimedThumbnail, Store, THUMBNAIL_ATTEMPTS};
+
+/// Photos decoded at once: decoding is CPU-bound, and requests need the cores too.
+const CONCURRENCY: i64 = 2;
+/// Longer than any decode; a crashed worker's photos are retaken after it.
+const LEASE: TimeDelta = TimeDelta::minutes(5);
+/// Gap before retrying after a storage error, times the attempts so far.
+const RETRY_GAP: TimeDelta = TimeDelta::seconds(10);
+
+pub struct ThumbnailWorker {
+    store: Store,
+    media: Arc<dyn MediaStore>,
+    jobs: PhotoJobs,
+    poll: Duration,
+    owner: String,
+}
+
+/// How one photo's attempt ended.
+enum Outcome {
+    Done {
+        medium: MediaName,
+        large: MediaName,
+    },
+    /// The photo cannot be decoded: never retried.
+    Undecodable(String),
+    /// Storage failed: retried while attempts remain.
+    Failed(String),
+}
+
+impl ThumbnailWorker {
+    pub fn new(store: Store, media: Arc<dyn MediaStore>, jobs: PhotoJobs, poll: Duration) -> Self {
+        let owner = format!("thumbnails-{}", uuid::Uuid::new_v4().simple());
+        Self { store, media, jobs, poll, owner }
+    }
+
+    pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
+        let worker = Arc::new(self);
+        tokio::spawn(async move {
+            let wake = worker.jobs.thumbnails.clone();
+            let poll = worker.poll;
+            let w = worker.clone();
+            run_queue(wake, poll, stop, move || {
+                let w = w.clone();
+                async move { w.round().await }
+            })
+            .await;
+            if let Err(e) = worker.store.release_photo_leases(&worker.owner).await {
+                tracing::warn!(error = %e, "cannot release thumbnail leases; they expire on their own");
+            }
+        })
+    }
+
+    /// Claims a batch, works it, records it; returns how many were claimed.
+    pub async fn round(self: &Arc<Self>) -> usize {
+        let now = Utc::now();
+        let claimed = match self.store.claim_thumbnails(&self.owner, now, now + LEASE, CONCURRENCY).await {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot claim thumbnail work");
+                return 0;
+            }
+        };
+        let count = claimed.len();
+        let mut tasks = JoinSet::new();
+        for photo in claimed {
+            let worker = self.clone();
+            tasks.spawn(async move {
+                let outcome = worker.attempt(&photo).await;
+                worker.record(&photo, outcome).await;
+            });
+        }
+        while let Some(done) = tasks.join_next().await {
+            if let Err(e) = done {
+                // The lease runs out and the photo is tried again, up to its attempts.
+                tracing::error!(error = %e, "thumbnail task failed");
+            }
+        }
+        count
+    }
+
+    async fn attempt(&self, photo: &ClaimedThumbnail) -> Outcome {
+        let Some(name) = MediaName::parse(&photo.name) else {
+            return Outcome::Undecodable(format!("stored name {:?} is not a media name", photo.name));
+        };
+        let Some(kind) = photo.name.rsplit('.').next().and_then(ImageKind::from_extension) else {
+            return Outcome::Undecodable("unknown image type".to_owned());
+        };
+        let original = match self.media.get(&name).await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Outcome::Undecodable("the original is missing from the media store".to_owned()),
+            Err(e) => return Outcome::Failed(format!("cannot read the original: {e}")),
+        };
+        let made = tokio::task::spawn_blocking(move || thumbnail::make(&original, kind)).await;
+        let thumbs = match made {
+            Ok(Ok(thumbs)) => thumbs,
+            Ok(Err(reason)) => return Outcome::Undecodable(reason),
+            Err(e) => return Outcome::Undecodable(format!("thumbnail task failed: {e}")),
+        };
+        let medium = name.rendition(Rendition::Medium, thumbs.medium.extension);
+        let large = name.rendition(Rendition::Large, thumbs.large.extension);
+        for (target, encoded) in [(&medium, thumbs.medium.bytes), (&large, thumbs.large.bytes)] {
+            if let Err(e) = self.media.put(target, Bytes::from(encoded)).await {
+                return Outcome::Failed(format!("cannot store a thumbnail: {e}"));
+            }
+        }
+        Outcome::Done { medium, large }
+    }
+
+    async fn record(&self, photo: &ClaimedThumbnail, outcome: Outcome) {
+        let recorded = match outcome {
+            Outcome::Done { medium, large } => {
+                self.store.finish_thumbnails(&self.owner, photo.id, medium.as_str(), large.as_str()).await
+            }
+            Outcome::Undecodable(reason) => {
+                tracing::warn!(photo_id = photo.id, reason = %reason, "photo cannot be decoded; it keeps empty sizes");
+                self.store.fail_thumbnails(&self.owner, photo.id, &reason, None).await
+            }
+            Outcome::Failed(reason) => {
+                let retry_at =
+                    (photo.attempts < THUMBNAIL_ATTEMPTS).then(|| Utc::now() + RETRY_GAP * photo.attempts as i32);
+                tracing::warn!(photo_id = photo.id, reason = %reason, retry = retry_at.is_some(), "thumbnail attempt failed");
+                self.store.fail_thumbnails(&self.owner, photo.id, &reason, retry_at).await
+            }
+        };
+        if let Err(e) = recorded {
+            tracing::error!(photo_id = photo.id, error = %e, "cannot record thumbnails; the lease will expire");
+        }
+    }
+}

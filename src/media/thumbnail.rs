@@ -1,0 +1,142 @@
+//! Thumbnails: `medium` fits 300×300 and `large` 1024×1024, aspect kept, never enlarged.
+//! Decoding is bounded (dimensions and allocation) so a small file that declares a huge
+//! canvas (a decompression bomb) fails fast instead of exhausting memory.
+
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use image::codecs::jpeg::JpegEncoder;
+use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+
+use super::ImageKind;
+
+pub const MEDIUM: u32 = 300;
+pub const LARGE: u32 = 1024;
+/// Widest or tallest image decoded.
+pub const MAX_DIMENSION: u32 = 16_384;
+/// Most memory a decoder may allocate: a 12-megapixel RGB photo needs 36 MB; an
+/// RGBA 8192×8192 canvas 256 MiB.
+pub const MAX_ALLOC: u64 = 256 * 1024 * 1024;
+const JPEG_QUALITY: u8 = 82;
+
+/// One encoded thumbnail.
+#[derive(Debug)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    /// `jpg`, or `png` when the photo has transparency.
+    pub extension: &'static str,
+    pub width: u32,
+    pub height: u32,
+}
+
+#[derive(Debug)]
+pub struct Thumbnails {
+    pub medium: Encoded,
+    pub large: Encoded,
+}
+
+/// The size of a `width`×`height` image scaled to fit in `max`×`max`, aspect kept (each side
+/// rounded, at least 1); unchanged when it already fits.
+pub fn fit_within(width: u32, height: u32, max: u32) -> (u32, u32) {
+    if width <= max && height <= max {
+        return (width, height);
+    }
+    let (w, h, m) = (u64::from(width), u64::from(height), u64::from(max));
+    let scaled = |side: u64, other: u64| ((side * m + other / 2) / other).clamp(1, m) as u32;
+    if width >= height {
+        (max, scaled(h, w))
+    } else {
+        (scaled(w, h), max)
+    }
+}
+
+/// Decodes a photo under the limits (GIF: its first frame) and makes both thumbnails.
+/// The error is a short reason for the log. Never panics on any input.
+pub fn make(bytes: &[u8], kind: ImageKind) -> Result<Thumbnails, String> {
+    catch_unwind(AssertUnwindSafe(|| make_unguarded(bytes, kind)))
+        .unwrap_or_else(|_| Err("the decoder panicked".to_owned()))
+}
+
+fn make_unguarded(bytes: &[u8], kind: ImageKind) -> Result<Thumbnails, String> {
+    let image = decode(bytes, kind)?;
+    let large = scaled(&image, LARGE);
+    let medium = scaled(&large, MEDIUM);
+    Ok(Thumbnails { medium: encode(&medium)?, large: encode(&large)? })
+}
+
+/// Decodes with the limits; the bare decode the performance figures compare against.
+pub fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_DIMENSION);
+    limits.max_image_height = Some(MAX_DIMENSION);
+    limits.max_alloc = Some(MAX_ALLOC);
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.format());
+    reader.limits(limits);
+    reader.decode().map_err(|e| format!("cannot decode the {} image: {e}", kind.extension()))
+}
+
+fn scaled(image: &DynamicImage, max: u32) -> DynamicImage {
+    let (width, height) = fit_within(image.width(), image.height(), max);
+    if (width, height) == (image.width(), image.height()) {
+        image.clone()
+    } else {
+        // Area averaging: fast and free of aliasing when shrinking a photo several times.
+        image.thumbnail_exact(width, height)
+    }
+}
+
+fn encode(image: &DynamicImage) -> Result<Encoded, String> {
+    let mut out = Cursor::new(Vec::new());
+    let extension = if image.color().has_alpha() {
+        DynamicImage::ImageRgba8(image.to_rgba8()).write_to(&mut out, ImageFormat::Png).map_err(|e| e.to_string())?;
+        "png"
+    } else {
+        let rgb = image.to_rgb8();
+        JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY).encode_image(&rgb).map_err(|e| e.to_string())?;
+        "jpg"
+    };
+    Ok(Encoded { bytes: out.into_inner(), extension, width: image.width(), height: image.height() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{Rgba, RgbaImage};
+
+    #[test]
+    fn fitting_keeps_the_aspect_and_never_enlarges() {
+        assert_eq!(fit_within(4000, 3000, 1024), (1024, 768));
+        assert_eq!(fit_within(3000, 4000, 300), (225, 300));
+        assert_eq!(fit_within(1024, 1024, 300), (300, 300));
+        assert_eq!(fit_within(200, 100, 300), (200, 100));
+        assert_eq!(fit_within(300, 300, 300), (300, 300));
+        assert_eq!(fit_within(10_000, 1, 300), (300, 1));
+        assert_eq!(fit_within(1, 10_000, 300), (1, 300));
+        assert_eq!(fit_within(1001, 1000, 1000), (1000, 999));
+        assert_eq!(fit_within(u32::MAX, u32::MAX - 1, 1024), (1024, 1024));
+    }
+
+    #[test]
+    fn thumbnails_fit_their_boxes_and_keep_transparency() {
+        let opaque = DynamicImage::ImageRgb8(image::RgbImage::from_pixel(1500, 600, image::Rgb([1, 2, 3])));
+        let mut png = Cursor::new(Vec::new());
+        opaque.write_to(&mut png, ImageFormat::Png).unwrap();
+        let thumbs = make(png.get_ref(), ImageKind::Png).unwrap();
+        assert_eq!((thumbs.large.width, thumbs.large.height, thumbs.large.extension), (1024, 410, "jpg"));
+        assert_eq!((thumbs.medium.width, thumbs.medium.height), (300, 120));
+
+        let clear = DynamicImage::ImageRgba8(RgbaImage::from_pixel(40, 80, Rgba([0, 0, 0, 0])));
+        let mut png = Cursor::new(Vec::new());
+        clear.write_to(&mut png, ImageFormat::Png).unwrap();
+        let thumbs = make(png.get_ref(), ImageKind::Png).unwrap();
+        assert_eq!((thumbs.medium.width, thumbs.medium.height, thumbs.medium.extension), (40, 80, "png"));
+    }
+
+    #[test]
+    fn garbage_is_a_reason_not_a_panic() {
+        assert!(make(b"\x89PNG\r\n\x1a\nnonsense", ImageKind::Png).is_err());
+        assert!(make(&[0xFF, 0xD8, 0xFF, 0, 1, 2, 3], ImageKind::Jpeg).is_err());
+        assert!(make(b"GIF89a\x01", ImageKind::Gif).is_err());
+        assert!(make(b"RIFF\0\0\0\0WEBPVP8 ", ImageKind::Webp).is_err());
+    }
+}

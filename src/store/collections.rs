@@ -1,0 +1,131 @@
+//! Collections of sold clearance items. A collection and its `collection.scheduled` event
+//! are written in one transaction; an order has at most one collection (unique index).
+
+use sqlx::FromRow;
+
+use super::{on_pool, on_unique, Store, StoreError};
+use crate::jobs::Event;
+
+/// Which clearance orders a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectionFilter {
+    Unscheduled,
+    Scheduled,
+    Any,
+}
+
+/// A clearance order and its collection, if scheduled.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct CollectionRow {
+    pub order_id: i64,
+    pub brand_slug: String,
+    pub listing_id: i64,
+    pub quantity: i64,
+    pub buyer_window_start: String,
+    pub buyer_window_end: String,
+    pub order_status: String,
+    pub id: Option<String>,
+    pub scheduled_for: Option<String>,
+    pub scheduled_at: Option<String>,
+    pub warehouse_id: Option<String>,
+    pub warehouse_label: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewCollection {
+    pub id: String,
+    pub brand_id: i64,
+    pub order_id: i64,
+    pub scheduled_for: String,
+    pub scheduled_at: String,
+    pub warehouse_id: Option<String>,
+    pub warehouse_label: String,
+}
+
+impl Store {
+    /// A page of the brand's clearance orders in buyer-window order, and how many match.
+    pub async fn collections(
+        &self,
+        brand_id: i64,
+        filter: CollectionFilter,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<CollectionRow>, i64), StoreError> {
+        let condition = match filter {
+            CollectionFilter::Unscheduled => "AND c.id IS NULL",
+            CollectionFilter::Scheduled => "AND c.id IS NOT NULL",
+            CollectionFilter::Any => "",
+        };
+        let from = format!(
+            "FROM orders o JOIN brands b ON b.id = o.brand_id LEFT JOIN collections c ON c.order_id = o.id
+             WHERE o.brand_id = $1 AND o.channel = 'clearance' {condition}"
+        );
+        let page = format!(
+            "SELECT o.id AS order_id, b.slug AS brand_slug, o.listing_id, o.quantity, o.buyer_window_start,
+                    o.buyer_window_end, o.status AS order_status, c.id, c.scheduled_for, c.scheduled_at,
+                    c.warehouse_id, c.warehouse_label
+             {from} ORDER BY o.buyer_window_start, o.id LIMIT $2 OFFSET $3"
+        );
+        let count = format!("SELECT COUNT(*) {from}");
+        on_pool!(self, read, |pool| {
+            let rows = sqlx::query_as(&page).bind(brand_id).bind(limit).bind(offset).fetch_all(pool).await?;
+            let total: i64 = sqlx::query_scalar(&count).bind(brand_id).fetch_one(pool).await?;
+            Ok((rows, total))
+        })
+    }
+
+    /// The collection warehouse of a listing's order: `given` (already checked to be the
+    /// brand's), else the listing's warehouse while it is still in the brand's book, else
+    /// the brand's default; `None` when the brand has no warehouse. Answers (id, label).
+    pub async fn collection_warehouse(
+        &self,
+        brand_id: i64,
+        given: Option<&str>,
+        listing_id: i64,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(
+                "SELECT id, label FROM warehouses
+                 WHERE brand_id = $1 AND id = COALESCE(
+                     $2,
+                     (SELECT w.id FROM listings l JOIN warehouses w ON w.id = l.warehouse_id AND w.brand_id = $1
+                      WHERE l.id = $3),
+                     (SELECT id FROM warehouses WHERE brand_id = $1 AND is_default))",
+            )
+            .bind(brand_id)
+            .bind(given)
+            .bind(listing_id)
+            .fetch_optional(pool)
+            .await?)
+        })
+    }
+
+    /// Records the collection and its event together. `Conflict("collection_exists")` when
+    /// the order already has one.
+    pub async fn record_collection(&self, new: &NewCollection, event: &Event) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "INSERT INTO collections (id, brand_id, order_id, scheduled_for, scheduled_at, warehouse_id,
+                                          warehouse_label)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&new.id)
+            .bind(new.brand_id)
+            .bind(new.order_id)
+            .bind(&new.scheduled_for)
+            .bind(&new.scheduled_at)
+            .bind(new.warehouse_id.as_deref())
+            .bind(&new.warehouse_label)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match on_unique(e, "collection_exists") {
+                StoreError::Conflict(_) => StoreError::Conflict("collection_exists"),
+                other => other,
+            })?;
+            self.insert_event(&mut tx, event).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+}

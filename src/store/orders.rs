@@ -1,0 +1,176 @@
+//! Orders: a sale takes stock with one conditional `UPDATE`, so concurrent buyers can never
+//! take more than there is; the order row is written in the same transaction.
+
+use chrono::NaiveDate;
+use sqlx::FromRow;
+
+use super::{now_text, on_pool, Store, StoreError};
+use crate::domain::order::{BuyerWindow, OrderRequest};
+
+/// A stored order with its brand's slug.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct OrderRecord {
+    pub id: i64,
+    pub brand_id: i64,
+    pub brand_slug: String,
+    pub listing_id: i64,
+    /// `clearance` or `exchange`, as the listing was when it sold.
+    pub channel: String,
+    pub quantity: i64,
+    pub unit_price_pence: i64,
+    pub buyer_window_start: String,
+    pub buyer_window_end: String,
+    /// `placed` or `completed`.
+    pub status: String,
+    pub completed_at: Option<String>,
+    pub created_at: String,
+}
+
+impl OrderRecord {
+    pub fn is_completed(&self) -> bool {
+        self.status == "completed"
+    }
+
+    pub fn is_exchange(&self) -> bool {
+        self.channel == "exchange"
+    }
+
+    /// What the whole order sold for, in pence.
+    pub fn total_pence(&self) -> i64 {
+        self.unit_price_pence.saturating_mul(self.quantity)
+    }
+
+    pub fn window(&self) -> Option<BuyerWindow> {
+        let start = NaiveDate::parse_from_str(&self.buyer_window_start, "%Y-%m-%d").ok()?;
+        let end = NaiveDate::parse_from_str(&self.buyer_window_end, "%Y-%m-%d").ok()?;
+        Some(BuyerWindow { start, end })
+    }
+}
+
+pub(super) const ORDER_COLUMNS: &str = "o.id, o.brand_id, b.slug AS brand_slug, o.listing_id, o.channel, o.quantity,
+    o.unit_price_pence, o.buyer_window_start, o.buyer_window_end, o.status, o.completed_at, o.created_at";
+
+#[derive(FromRow)]
+struct Sold {
+    brand_id: i64,
+    channel: String,
+    unit_price_pence: i64,
+}
+
+#[derive(FromRow)]
+struct Stock {
+    status: String,
+    quantity: i64,
+}
+
+impl Store {
+    /// Sells `request.quantity` units of a listing. The stock is taken by one conditional
+    /// `UPDATE` (active, not trashed, enough units), which also closes the listing when it
+    /// reaches zero. Errors: `NotFound` (no such listing), `Conflict("listing_not_active")`,
+    /// `Conflict("insufficient_stock")`.
+    pub async fn place_order(&self, request: &OrderRequest) -> Result<OrderRecord, StoreError> {
+        let now = now_text();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let sold: Option<Sold> = sqlx::query_as(
+                "UPDATE listings
+                 SET quantity = quantity - $1,
+                     status = CASE WHEN quantity - $1 = 0 THEN 'closed' ELSE status END,
+                     updated_at = $2, version = version + 1
+                 WHERE id = $3 AND deleted_at IS NULL AND status = 'active' AND quantity >= $1
+                 RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence",
+            )
+            .bind(request.quantity)
+            .bind(&now)
+            .bind(request.listing_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(sold) = sold else {
+                let stock: Option<Stock> =
+                    sqlx::query_as("SELECT status, quantity FROM listings WHERE id = $1 AND deleted_at IS NULL")
+                        .bind(request.listing_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                return Err(match stock {
+                    None => StoreError::NotFound,
+                    Some(s) if s.status != "active" => StoreError::Conflict("listing_not_active"),
+                    Some(s) if s.quantity < request.quantity => StoreError::Conflict("insufficient_stock"),
+                    Some(_) => StoreError::Conflict("listing_not_active"),
+                });
+            };
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO orders (brand_id, listing_id, channel, quantity, unit_price_pence, buyer_window_start,
+                                     buyer_window_end, status, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'placed', $8)
+                 RETURNING id",
+            )
+            .bind(sold.brand_id)
+            .bind(request.listing_id)
+            .bind(&sold.channel)
+            .bind(request.quantity)
+            .bind(sold.unit_price_pence)
+            .bind(request.window.start.to_string())
+            .bind(request.window.end.to_string())
+            .bind(&now)
+            .fetch_one(&mut *tx)
+            .await?;
+            let order = fetch_order(&mut tx, id, None).await?.ok_or(StoreError::NotFound)?;
+            tx.commit().await?;
+            Ok(order)
+        })
+    }
+
+    /// An order; with `brand_id`, only if it belongs to that brand.
+    pub async fn order(&self, id: i64, brand_id: Option<i64>) -> Result<Option<OrderRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let mut conn = pool.acquire().await?;
+            fetch_order(&mut conn, id, brand_id).await
+        })
+    }
+
+    /// Marks an order delivered. Errors: `NotFound`, `Conflict("order_already_completed")`.
+    pub async fn complete_order(&self, id: i64, completed_at: &str) -> Result<OrderRecord, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE orders SET status = 'completed', completed_at = $1 WHERE id = $2 AND status = 'placed'",
+            )
+            .bind(completed_at)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            let order = fetch_order(&mut tx, id, None).await?.ok_or(StoreError::NotFound)?;
+            if done == 0 {
+                return Err(StoreError::Conflict("order_already_completed"));
+            }
+            tx.commit().await?;
+            Ok(order)
+        })
+    }
+
+    /// Counts one view of a listing that is not trashed; answers the new count.
+    pub async fn count_view(&self, listing_id: i64) -> Result<i64, StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query_scalar(
+                "UPDATE listings SET view_count = view_count + 1 WHERE id = $1 AND deleted_at IS NULL RETURNING view_count",
+            )
+            .bind(listing_id)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(StoreError::NotFound)
+        })
+    }
+}
+
+pub(super) async fn fetch_order(
+    conn: &mut sqlx::SqliteConnection,
+    id: i64,
+    brand_id: Option<i64>,
+) -> Result<Option<OrderRecord>, StoreError> {
+    let sql = format!(
+        "SELECT {ORDER_COLUMNS} FROM orders o JOIN brands b ON b.id = o.brand_id
+         WHERE o.id = $1 AND ($2 IS NULL OR o.brand_id = $2)"
+    );
+    Ok(sqlx::query_as(&sql).bind(id).bind(brand_id).fetch_optional(conn).await?)
+}

@@ -1,0 +1,79 @@
+//! Each brand's payout options: one row, created on the first change; absent means the
+//! defaults.
+
+use sqlx::FromRow;
+
+use super::{now_text, on_pool, Store, StoreError};
+use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
+
+#[derive(FromRow)]
+struct OptionsRow {
+    credit_enabled: bool,
+    cash_enabled: bool,
+    credit_boost_percent: i64,
+    code_validity_days: i64,
+}
+
+impl From<OptionsRow> for PayoutOptions {
+    fn from(r: OptionsRow) -> Self {
+        let defaults = PayoutOptions::default();
+        Self {
+            credit_enabled: r.credit_enabled,
+            cash_enabled: r.cash_enabled,
+            credit_boost_percent: u16::try_from(r.credit_boost_percent).unwrap_or(defaults.credit_boost_percent),
+            code_validity_days: u16::try_from(r.code_validity_days).unwrap_or(defaults.code_validity_days),
+        }
+    }
+}
+
+impl Store {
+    pub async fn payout_options(&self, brand_id: i64) -> Result<PayoutOptions, StoreError> {
+        on_pool!(self, read, |pool| {
+            let row: Option<OptionsRow> = sqlx::query_as(
+                "SELECT credit_enabled, cash_enabled, credit_boost_percent, code_validity_days
+                 FROM payout_options WHERE brand_id = $1",
+            )
+            .bind(brand_id)
+            .fetch_optional(pool)
+            .await?;
+            Ok(row.map(Into::into).unwrap_or_default())
+        })
+    }
+
+    /// Writes only the fields the patch names (over the stored values, or the defaults on
+    /// the first change), in one upsert.
+    pub async fn save_payout_options(
+        &self,
+        brand_id: i64,
+        patch: &PayoutOptionsPatch,
+    ) -> Result<PayoutOptions, StoreError> {
+        let d = PayoutOptions::default();
+        on_pool!(self, write, |pool| {
+            let row: OptionsRow = sqlx::query_as(
+                "INSERT INTO payout_options (brand_id, credit_enabled, cash_enabled, credit_boost_percent,
+                                             code_validity_days, updated_at)
+                 VALUES ($1, COALESCE($2, $6), COALESCE($3, $7), COALESCE($4, $8), COALESCE($5, $9), $10)
+                 ON CONFLICT (brand_id) DO UPDATE SET
+                     credit_enabled = COALESCE($2, payout_options.credit_enabled),
+                     cash_enabled = COALESCE($3, payout_options.cash_enabled),
+                     credit_boost_percent = COALESCE($4, payout_options.credit_boost_percent),
+                     code_validity_days = COALESCE($5, payout_options.code_validity_days),
+                     updated_at = $10
+                 RETURNING credit_enabled, cash_enabled, credit_boost_percent, code_validity_days",
+            )
+            .bind(brand_id)
+            .bind(patch.credit_enabled)
+            .bind(patch.cash_enabled)
+            .bind(patch.credit_boost_percent.map(i64::from))
+            .bind(patch.code_validity_days.map(i64::from))
+            .bind(d.credit_enabled)
+            .bind(d.cash_enabled)
+            .bind(i64::from(d.credit_boost_percent))
+            .bind(i64::from(d.code_validity_days))
+            .bind(now_text())
+            .fetch_one(pool)
+            .await?;
+            Ok(row.into())
+        })
+    }
+}

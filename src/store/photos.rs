@@ -1,0 +1,343 @@
+//! Photos and the two background queues that work on them: thumbnails (rows of `photos`)
+//! and image imports (rows of `listing_images` with a `source_url`).
+//!
+//! Both queues work like the webhook outbox: a worker claims due rows with a lease
+//! (`lease_owner`, `lease_until`), records the outcome only while it still holds the lease,
+//! and a row whose worker died becomes claimable again when the lease runs out. Every
+//! claim counts an attempt; a row that has used all its attempts without an outcome (a
+//! worker that keeps dying on it) is marked failed instead of being claimed forever.
+
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+
+use super::{on_pool, Store, StoreError};
+
+/// How many times a thumbnail job is claimed before the photo is given up on.
+pub const THUMBNAIL_ATTEMPTS: i64 = 3;
+
+/// A photo to record (its file is already in the media store).
+#[derive(Debug, Clone, Copy)]
+pub struct NewPhoto<'a> {
+    pub brand_id: i64,
+    pub user_id: Option<i64>,
+    /// `upload` or `import`.
+    pub source: &'a str,
+    pub name: &'a str,
+    pub mime: &'a str,
+    pub filename: &'a str,
+    pub byte_size: i64,
+    pub width: i64,
+    pub height: i64,
+}
+
+/// A stored photo as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct PhotoRecord {
+    pub id: i64,
+    pub brand_id: i64,
+    pub name: String,
+    pub mime: String,
+    pub filename: String,
+    pub byte_size: i64,
+    pub width: i64,
+    pub height: i64,
+    /// `pending`, `done` or `failed`.
+    pub thumb_status: String,
+    pub medium_name: Option<String>,
+    pub large_name: Option<String>,
+    pub created_at: String,
+}
+
+/// A photo whose thumbnails a worker now holds the lease of.
+#[derive(Debug, Clone, FromRow)]
+pub struct ClaimedThumbnail {
+    pub id: i64,
+    pub name: String,
+    pub attempts: i64,
+}
+
+/// An image import a worker now holds the lease of.
+#[derive(Debug, Clone, FromRow)]
+pub struct ClaimedImport {
+    /// The `listing_images` row.
+    pub id: i64,
+    pub listing_id: i64,
+    pub source_url: String,
+    pub attempts: i64,
+}
+
+/// Fixed-width UTC text, so text order is time order (as `now_text`).
+pub(crate) fn stamp(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+const PHOTO_COLUMNS: &str =
+    "id, brand_id, name, mime, filename, byte_size, width, height, thumb_status, medium_name, large_name, created_at";
+
+impl Store {
+    /// Records an uploaded photo; its thumbnails are queued in the same statement.
+    pub async fn insert_photo(&self, new: NewPhoto<'_>) -> Result<PhotoRecord, StoreError> {
+        let now = super::now_text();
+        on_pool!(self, write, |pool| {
+            let mut conn = pool.acquire().await?;
+            insert_photo(&mut conn, new, &now).await
+        })
+    }
+
+    /// One of the brand's photos.
+    pub async fn photo(&self, brand_id: i64, id: i64) -> Result<Option<PhotoRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let sql = format!("SELECT {PHOTO_COLUMNS} FROM photos WHERE id = $1 AND brand_id = $2");
+            Ok(sqlx::query_as::<_, PhotoRecord>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?)
+        })
+    }
+
+    /// The ids among `ids` that are photos of the brand.
+    pub async fn attachments_in_brand(&self, brand_id: i64, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = (0..ids.len()).map(|n| format!("${}", n + 2)).collect::<Vec<_>>().join(", ");
+        let sql = format!("SELECT id FROM photos WHERE brand_id = $1 AND id IN ({list})");
+        on_pool!(self, read, |pool| {
+            let mut query = sqlx::query_scalar::<_, i64>(&sql).bind(brand_id);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            Ok(query.fetch_all(pool).await?)
+        })
+    }
+
+    /// Claims up to `limit` photos waiting for thumbnails, leased to `owner` until `lease_until`.
+    pub async fn claim_thumbnails(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedThumbnail>, StoreError> {
+        let (now, until) = (stamp(now), stamp(lease_until));
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "UPDATE photos SET thumb_status = 'failed', thumb_error = 'gave up: no attempt finished',
+                     lease_owner = NULL, lease_until = NULL, updated_at = $1
+                 WHERE thumb_status = 'pending' AND attempts >= $2 AND (lease_until IS NULL OR lease_until <= $1)",
+            )
+            .bind(&now)
+            .bind(THUMBNAIL_ATTEMPTS)
+            .execute(&mut *tx)
+            .await?;
+            let claimed = sqlx::query_as::<_, ClaimedThumbnail>(
+                "UPDATE photos SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+                 WHERE id IN (SELECT id FROM photos WHERE thumb_status = 'pending'
+                                 AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
+                                 AND (lease_until IS NULL OR lease_until <= $3)
+                              ORDER BY id LIMIT $4)
+                 RETURNING id, name, attempts",
+            )
+            .bind(owner)
+            .bind(&until)
+            .bind(&now)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(claimed)
+        })
+    }
+
+    /// Records finished thumbnails, if `owner` still holds the lease.
+    pub async fn finish_thumbnails(&self, owner: &str, id: i64, medium: &str, large: &str) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query(
+                "UPDATE photos SET thumb_status = 'done', medium_name = $1, large_name = $2, thumb_error = NULL,
+                     lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = $3
+                 WHERE id = $4 AND lease_owner = $5",
+            )
+            .bind(medium)
+            .bind(large)
+            .bind(super::now_text())
+            .bind(id)
+            .bind(owner)
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Records a failed thumbnail attempt: retried at `retry_at`, or failed for good when `None`.
+    pub async fn fail_thumbnails(
+        &self,
+        owner: &str,
+        id: i64,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query(
+                "UPDATE photos SET thumb_status = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
+                     next_attempt_at = $1, thumb_error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
+                 WHERE id = $4 AND lease_owner = $5",
+            )
+            .bind(retry_at.map(stamp))
+            .bind(error)
+            .bind(super::now_text())
+            .bind(id)
+            .bind(owner)
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Claims up to `limit` due image imports of live listings; rows that used `max_attempts`
+    /// without an outcome are failed first.
+    pub async fn claim_image_imports(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+        max_attempts: i64,
+    ) -> Result<Vec<ClaimedImport>, StoreError> {
+        let (now, until) = (stamp(now), stamp(lease_until));
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "UPDATE listing_images SET status = 'failed', error = COALESCE(error, 'gave_up'),
+                     lease_owner = NULL, lease_until = NULL, updated_at = $1
+                 WHERE status = 'pending' AND source_url IS NOT NULL AND attempts >= $2
+                   AND (lease_until IS NULL OR lease_until <= $1)",
+            )
+            .bind(&now)
+            .bind(max_attempts)
+            .execute(&mut *tx)
+            .await?;
+            let claimed = sqlx::query_as::<_, ClaimedImport>(
+                "UPDATE listing_images SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+                 WHERE id IN (SELECT i.id FROM listing_images i JOIN listings l ON l.id = i.listing_id
+                              WHERE i.status = 'pending' AND i.source_url IS NOT NULL AND l.deleted_at IS NULL
+                                AND (i.next_attempt_at IS NULL OR i.next_attempt_at <= $3)
+                                AND (i.lease_until IS NULL OR i.lease_until <= $3)
+                              ORDER BY i.created_at, i.id LIMIT $4)
+                 RETURNING id, listing_id, source_url, attempts",
+            )
+            .bind(owner)
+            .bind(&until)
+            .bind(&now)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(claimed)
+        })
+    }
+
+    /// Records an imported image: a photo of the listing's brand (thumbnails queued) and the
+    /// listing's image row pointing at it, in one transaction. When the row is gone or no
+    /// longer leased to `owner` (the listing's images were replaced), nothing is recorded.
+    pub async fn finish_image_import(
+        &self,
+        owner: &str,
+        image_id: i64,
+        listing_id: i64,
+        photo: NewPhoto<'_>,
+    ) -> Result<bool, StoreError> {
+        let now = super::now_text();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let brand_id: Option<i64> = sqlx::query_scalar(
+                "SELECT l.brand_id FROM listing_images i JOIN listings l ON l.id = i.listing_id
+                 WHERE i.id = $1 AND i.listing_id = $2 AND i.lease_owner = $3",
+            )
+            .bind(image_id)
+            .bind(listing_id)
+            .bind(owner)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(brand_id) = brand_id else {
+                return Ok(false);
+            };
+            let record = insert_photo(&mut tx, NewPhoto { brand_id, ..photo }, &now).await?;
+            sqlx::query(
+                "UPDATE listing_images SET status = 'done', attachment_id = $1, error = NULL, next_attempt_at = NULL,
+                     lease_owner = NULL, lease_until = NULL, updated_at = $2
+                 WHERE id = $3",
+            )
+            .bind(record.id)
+            .bind(&now)
+            .bind(image_id)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// Records a failed import attempt: retried at `retry_at`, or failed for good when `None`.
+    pub async fn fail_image_import(
+        &self,
+        owner: &str,
+        image_id: i64,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query(
+                "UPDATE listing_images SET status = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
+                     next_attempt_at = $1, error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
+                 WHERE id = $4 AND lease_owner = $5",
+            )
+            .bind(retry_at.map(stamp))
+            .bind(error)
+            .bind(super::now_text())
+            .bind(image_id)
+            .bind(owner)
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Gives up the thumbnail and import leases of `owner` (a worker stopping).
+    pub async fn release_photo_leases(&self, owner: &str) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query("UPDATE photos SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1")
+                .bind(owner)
+                .execute(pool)
+                .await?;
+            sqlx::query("UPDATE listing_images SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1")
+                .bind(owner)
+                .execute(pool)
+                .await?;
+            Ok(())
+        })
+    }
+}
+
+async fn insert_photo(
+    conn: &mut sqlx::SqliteConnection,
+    new: NewPhoto<'_>,
+    now: &str,
+) -> Result<PhotoRecord, StoreError> {
+    let sql = format!(
+        "INSERT INTO photos (brand_id, user_id, source, name, mime, filename, byte_size, width, height, created_at,
+             updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+         RETURNING {PHOTO_COLUMNS}"
+    );
+    Ok(sqlx::query_as::<_, PhotoRecord>(&sql)
+        .bind(new.brand_id)
+        .bind(new.user_id)
+        .bind(new.source)
+        .bind(new.name)
+        .bind(new.mime)
+        .bind(new.filename)
+        .bind(new.byte_size)
+        .bind(new.width)
+        .bind(new.height)
+        .bind(now)
+        .fetch_one(&mut *conn)
+        .await?)
+}

@@ -1,0 +1,198 @@
+//! Redemptions (a customer's payout choice) and the spending of credit codes.
+//!
+//! A redemption and its `redemption.created` event are written in one transaction. A code is
+//! spent by one conditional `UPDATE` (unspent and unexpired), so of many concurrent redeems
+//! exactly one succeeds.
+
+use sqlx::FromRow;
+
+use super::{on_pool, on_unique, Store, StoreError};
+use crate::jobs::Event;
+
+/// A redemption to record. `code_hash` and `code_hint` are set for credit to a code.
+#[derive(Debug, Clone)]
+pub struct NewRedemption {
+    pub id: String,
+    pub brand_id: i64,
+    pub order_id: i64,
+    pub customer_id: String,
+    pub customer_choice: &'static str,
+    pub credit_destination: Option<&'static str>,
+    pub value_pence: i64,
+    pub code_hash: Option<Vec<u8>>,
+    pub code_hint: Option<String>,
+    pub expires_at: Option<String>,
+    pub original_order_id: Option<String>,
+    pub related_listing_id: i64,
+    pub sale_completed_at: String,
+    pub created_at: String,
+}
+
+/// A stored redemption with its brand's slug. The code itself is never stored.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct RedemptionRecord {
+    pub id: String,
+    pub brand_slug: String,
+    pub customer_id: String,
+    pub customer_choice: String,
+    pub credit_destination: Option<String>,
+    pub value_pence: i64,
+    pub code_hint: Option<String>,
+    pub expires_at: Option<String>,
+    pub original_order_id: Option<String>,
+    pub related_listing_id: i64,
+    pub sale_completed_at: String,
+    pub created_at: String,
+    pub redeemed_at: Option<String>,
+    pub redeemed_order_reference: Option<String>,
+}
+
+/// Where a page of redemptions starts: at or after `since`, or strictly after the
+/// position (`since`, `after`) of a redemption.
+#[derive(Debug, Clone, Default)]
+pub struct RedemptionCursor {
+    pub since: Option<String>,
+    pub after: Option<String>,
+}
+
+const COLUMNS: &str = "r.id, b.slug AS brand_slug, r.customer_id, r.customer_choice, r.credit_destination,
+    r.value_pence, r.code_hint, r.expires_at, r.original_order_id, r.related_listing_id, r.sale_completed_at,
+    r.created_at, r.redeemed_at, r.redeemed_order_reference";
+
+impl Store {
+    /// Records the redemption and its event together. `Conflict("payout_choice_exists")`
+    /// when the order already has one.
+    pub async fn record_redemption(&self, new: &NewRedemption, event: &Event) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "INSERT INTO redemptions (id, brand_id, order_id, customer_id, customer_choice, credit_destination,
+                     value_pence, code_hash, code_hint, expires_at, original_order_id, related_listing_id,
+                     sale_completed_at, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            )
+            .bind(&new.id)
+            .bind(new.brand_id)
+            .bind(new.order_id)
+            .bind(&new.customer_id)
+            .bind(new.customer_choice)
+            .bind(new.credit_destination)
+            .bind(new.value_pence)
+            .bind(new.code_hash.as_deref())
+            .bind(new.code_hint.as_deref())
+            .bind(new.expires_at.as_deref())
+            .bind(new.original_order_id.as_deref())
+            .bind(new.related_listing_id)
+            .bind(&new.sale_completed_at)
+            .bind(&new.created_at)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match on_unique(e, "payout_choice_exists") {
+                // The only unique columns a fresh id and code can collide on is the order.
+                StoreError::Conflict(_) => StoreError::Conflict("payout_choice_exists"),
+                other => other,
+            })?;
+            self.insert_event(&mut tx, event).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    /// True when the order already has a redemption (the unique index is what guarantees
+    /// one; this lets a repeated choice answer as such before anything else is checked).
+    pub async fn order_has_redemption(&self, order_id: i64) -> Result<bool, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar::<_, i64>("SELECT 1 FROM redemptions WHERE order_id = $1")
+                .bind(order_id)
+                .fetch_optional(pool)
+                .await?
+                .is_some())
+        })
+    }
+
+    /// Up to `limit` redemptions of the brand from `cursor`, ascending by (created_at, id).
+    pub async fn redemptions_page(
+        &self,
+        brand_id: i64,
+        cursor: &RedemptionCursor,
+        limit: i64,
+    ) -> Result<Vec<RedemptionRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id
+             WHERE r.brand_id = $1
+               AND ($2 IS NULL OR r.created_at > $2 OR (r.created_at = $2 AND ($3 IS NULL OR r.id > $3)))
+             ORDER BY r.created_at, r.id
+             LIMIT $4"
+        );
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&sql)
+                .bind(brand_id)
+                .bind(cursor.since.as_deref())
+                .bind(cursor.after.as_deref())
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// When the brand's redemption `id` was created, if it exists.
+    pub async fn redemption_created_at(&self, brand_id: i64, id: &str) -> Result<Option<String>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar("SELECT created_at FROM redemptions WHERE brand_id = $1 AND id = $2")
+                .bind(brand_id)
+                .bind(id)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// The brand's credit code with this hash, spent or not.
+    pub async fn credit_code(&self, brand_id: i64, code_hash: &[u8]) -> Result<Option<RedemptionRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id
+             WHERE r.brand_id = $1 AND r.code_hash = $2"
+        );
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&sql).bind(brand_id).bind(code_hash).fetch_optional(pool).await?)
+        })
+    }
+
+    /// Spends the brand's unspent, unexpired code at `now`. Errors: `NotFound`,
+    /// `Conflict("credit_code_already_redeemed")`, `Conflict("credit_code_expired")`.
+    pub async fn redeem_credit_code(
+        &self,
+        brand_id: i64,
+        code_hash: &[u8],
+        order_reference: Option<&str>,
+        now: &str,
+    ) -> Result<RedemptionRecord, StoreError> {
+        let spent: Option<String> = on_pool!(self, write, |pool| {
+            sqlx::query_scalar(
+                "UPDATE redemptions SET redeemed_at = $1, redeemed_order_reference = $2
+                 WHERE brand_id = $3 AND code_hash = $4 AND redeemed_at IS NULL AND expires_at > $1
+                 RETURNING id",
+            )
+            .bind(now)
+            .bind(order_reference)
+            .bind(brand_id)
+            .bind(code_hash)
+            .fetch_optional(pool)
+            .await?
+        });
+        let record = on_pool!(self, write, |pool| {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id
+                 WHERE r.brand_id = $1 AND r.code_hash = $2"
+            );
+            sqlx::query_as::<_, RedemptionRecord>(&sql).bind(brand_id).bind(code_hash).fetch_optional(pool).await?
+        });
+        match (spent, record) {
+            (Some(_), Some(record)) => Ok(record),
+            (_, None) => Err(StoreError::NotFound),
+            (None, Some(record)) if record.redeemed_at.is_some() => {
+                Err(StoreError::Conflict("credit_code_already_redeemed"))
+            }
+            (None, Some(_)) => Err(StoreError::Conflict("credit_code_expired")),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `images` URLs on listings: imported in the background through the SSRF guard.
+
+use serde_json::json;
+
+use super::origin::Origin;
+use super::*;
+use crate::helpers::spawn_app_with;
+use crate::listings::{create, listing};
+
+/// A listing importing `urls`, and its detail once no import is pending.
+async fn import(app: &TestApp, key: &str, urls: &[String]) -> Value {
+    let detail = create(app, key, listing(json!({ "images": urls }))).await;
+    assert!(detail["image_imports"].as_array().unwrap().iter().all(|i| i["status"] == "pending"));
+    imports_settled(&app.base, key, detail["id"].as_i64().unwrap()).await
+}
+
+fn statuses(detail: &Value) -> Vec<(String, String)> {
+    detail["image_imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["status"].as_str().unwrap().to_owned(), i["error"].as_str().unwrap_or("").to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn images_from_a_local_server_are_imported_as_photos_of_the_brand_when_private_networks_are_allowed() {
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|c| c.allow_private_network = true).await;
+    let partner = app.partner("acme").await;
+    let urls = [origin.url("/sofa.png"), origin.url("/hop/2"), origin.url("/page.html"), origin.url("/missing")];
+    let detail = import(&app, &partner.key, &urls).await;
+    let ok = |s: &str| (s.to_owned(), String::new());
+    assert_eq!(
+        statuses(&detail),
+        vec![
+            ok("done"),
+            ok("done"),
+            ("failed".into(), "unsupported_mime".into()),
+            ("failed".into(), "http_status_404".into())
+        ],
+        "{detail}"
+    );
+    let images = detail["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2, "failed imports never block the listing: {detail}");
+    assert_eq!(detail["image_url"], images[0]);
+    let (status, mime, bytes) = fetch(images[0].as_str().unwrap()).await;
+    assert_eq!((status, mime.as_str(), dimensions(&bytes)), (200, "image/png", (1200, 800)));
+    // The import is a photo of the brand, thumbnails included.
+    let photo_id = detail["image_imports"][0]["attachment_id"].as_i64().unwrap();
+    let photo = thumbnails_settled(&app.base, &partner.key, photo_id).await;
+    assert_eq!(photo["url"], images[0]);
+    assert_eq!(dimensions(&fetch(photo["sizes"]["medium"].as_str().unwrap()).await.2), (300, 200));
+    assert_eq!(photo["filename"], "sofa.png");
+}
+
+#[tokio::test]
+async fn loopback_is_refused_without_the_private_network_switch() {
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let named = format!("http://localhost:{}/sofa.png", origin.addr.port());
+    let detail = import(&app, &partner.key, &[origin.url("/sofa.png"), named]).await;
+    assert_eq!(
+        statuses(&detail),
+        vec![("failed".into(), "address_refused".into()), ("failed".into(), "address_refused".into())]
+    );
+    assert_eq!(detail["images"], json!([]));
+}
+
+#[tokio::test]
+async fn redirects_are_checked_at_every_hop_and_capped_at_three() {
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|c| c.allow_private_network = true).await;
+    let partner = app.partner("acme").await;
+    // Even with the switch, link-local (cloud metadata) addresses stay closed.
+    let detail = import(&app, &partner.key, &[origin.url("/to-metadata"), origin.url("/hop/3")]).await;
+    assert_eq!(
+        statuses(&detail),
+        vec![("failed".into(), "address_refused".into()), ("failed".into(), "too_many_redirects".into())]
+    );
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out_and_an_endless_body_stops_at_ten_mebibytes() {
+    let origin = Origin::start().await;
+    let endless = Origin::endless().await;
+    let app = spawn_app_with(|c| {
+        c.allow_private_network = true;
+        c.image_import_timeout_ms = 500;
+        c.image_import_attempts = 2;
+        c.image_import_retry_base_ms = 50;
+        c.photo_poll_ms = 50;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let started = std::time::Instant::now();
+    let detail = import(&app, &partner.key, &[origin.url("/slow.png"), endless.url("/big.png")]).await;
+    assert_eq!(
+        statuses(&detail),
+        vec![("failed".into(), "timeout".into()), ("failed".into(), "image_too_large".into())],
+        "{detail}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "two short attempts, not the 10 s answer");
+    assert_eq!(detail["image_imports"][0]["attachment_id"], Value::Null);
+}

@@ -1,0 +1,100 @@
+//! Local image servers for import tests: an axum app serving images, slow answers and
+//! redirects; and a raw TCP one that streams an endless chunked body.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use image::ImageFormat;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use super::image_bytes;
+
+pub struct Origin {
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Origin {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Serves `/sofa.png` (1200×800), `/page.html`, `/slow.png` (answers after 10 s),
+    /// `/to-metadata` (redirects to 169.254.169.254), `/hop/{n}` (n + 1 redirects, the last to
+    /// the sofa) and `/missing` (404).
+    pub async fn start() -> Self {
+        let sofa = Arc::new(image_bytes(ImageFormat::Png, 1200, 800));
+        let app = Router::new()
+            .route("/sofa.png", get(|State(s): State<Arc<Vec<u8>>>| async move { png(&s) }))
+            .route("/page.html", get(|| async { ([(header::CONTENT_TYPE, "text/html")], "<html>not an image</html>") }))
+            .route(
+                "/slow.png",
+                get(|State(s): State<Arc<Vec<u8>>>| async move {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    png(&s)
+                }),
+            )
+            .route("/to-metadata", get(|| async { redirect("http://169.254.169.254/latest/meta-data") }))
+            .route(
+                "/hop/{n}",
+                get(|Path(n): Path<u32>| async move {
+                    if n == 0 {
+                        redirect("/sofa.png")
+                    } else {
+                        redirect(&format!("/hop/{}", n - 1))
+                    }
+                }),
+            )
+            .with_state(sofa);
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind origin");
+        let addr = listener.local_addr().expect("origin addr");
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, task }
+    }
+
+    /// A server whose every answer is a chunked PNG-looking body that never ends.
+    pub async fn endless() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind endless");
+        let addr = listener.local_addr().expect("endless addr");
+        let task = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = socket.read(&mut request).await;
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nTransfer-Encoding: chunked\r\n\r\n";
+                    if socket.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let mut chunk = b"\x89PNG\r\n\x1a\n".to_vec();
+                    chunk.resize(256 * 1024, 0);
+                    let framed = [format!("{:x}\r\n", chunk.len()).into_bytes(), chunk, b"\r\n".to_vec()].concat();
+                    while socket.write_all(&framed).await.is_ok() {}
+                });
+            }
+        });
+        Self { addr, task }
+    }
+}
+
+fn png(bytes: &[u8]) -> Response {
+    ([(header::CONTENT_TYPE, "image/png")], bytes.to_vec()).into_response()
+}
+
+fn redirect(to: &str) -> Response {
+    (StatusCode::FOUND, [(header::LOCATION, to.to_owned())]).into_response()
+}

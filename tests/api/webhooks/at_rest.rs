@@ -1,0 +1,294 @@
+//! Event bodies encrypted at rest (decisions.md 6.5): a credit code sent in full in
+//! `redemption.created` is nowhere in the database files, yet delivered byte for byte; the
+//! data key's loading by the real binary; bodies that do not open are never sent.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use rehome::jobs::signature::verify;
+use rehome::jobs::{Deliverer, Event, EventType, Outbox, WorkerSettings};
+use rehome::store::{insert_event, Sealer, Store};
+use serde_json::{json, Value};
+
+use super::crash::{free_port, serve_with, wait_ready};
+use super::receiver::Receiver;
+use super::{configure, delivery, redemption, wait_for_status, webhook_app};
+use crate::helpers::TestApp;
+use crate::marketplace::{credit_code, market_app};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rehome");
+
+/// Every byte of the SQLite files of `db` (the database, its WAL and shared memory).
+fn database_bytes(db: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let path = format!("{}{suffix}", db.display());
+        if let Ok(mut file) = std::fs::File::open(&path) {
+            file.read_to_end(&mut bytes).unwrap();
+        }
+    }
+    assert!(!bytes.is_empty(), "no database at {}", db.display());
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Asserts that neither `code` nor its dash-less form is in the files of `db`.
+fn assert_not_stored(db: &Path, code: &str, when: &str) {
+    let bytes = database_bytes(db);
+    let bare = code.replace('-', "");
+    assert!(!contains(&bytes, code), "{when}: the code {code} is in the database files");
+    assert!(!contains(&bytes, &bare), "{when}: the code {bare} is in the database files");
+}
+
+/// The stored columns of one event: (body, body_sealed).
+async fn stored(app: &TestApp, event_id: &str) -> (String, Option<Vec<u8>>) {
+    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let row = sqlx::query_as("SELECT body, body_sealed FROM webhook_events WHERE id = $1")
+        .bind(event_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    row
+}
+
+#[tokio::test]
+async fn a_credit_code_is_delivered_in_full_but_is_nowhere_in_the_database_files() {
+    let mut app = market_app().await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    let secret = configure(&app, &partner, &receiver.url()).await;
+
+    let redemption = credit_code(&app, &partner, json!(25)).await;
+    let code = redemption["code"].as_str().unwrap().to_owned();
+    assert!(code.starts_with("RH-") && code.len() == 22, "{code}");
+
+    let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;
+    let hit = &hits[0];
+    assert!(verify(&secret, hit.header("x-service-signature"), &hit.body, chrono::Utc::now().timestamp(), 300));
+    let body: Value = serde_json::from_slice(&hit.body).unwrap();
+    assert_eq!(body["type"], "redemption.created");
+    assert_eq!(body["data"]["code"], code.as_str(), "the partner receives the code in full");
+    let event_id = hit.event_id();
+    wait_for_status(&app, &partner, &event_id, "delivered", Duration::from_secs(5)).await;
+
+    let (clear, sealed) = stored(&app, &event_id).await;
+    assert_eq!(clear, "", "no clear body");
+    let sealed = sealed.expect("a sealed body");
+    assert_eq!(sealed.len(), 24 + hit.body.len() + 16, "nonce ‖ ciphertext ‖ tag");
+    let db = app.dir.path().join("rehome.db");
+    assert_not_stored(&db, &code, "while serving");
+
+    // A replay sends the very same bytes again, opened from the same sealed row.
+    let replay = app.post(&format!("{}/{event_id}/replay", super::DELIVERIES), &partner.key, &json!({})).await;
+    assert_eq!(replay.status(), 200);
+    let hits = receiver.wait_for_hits(2, Duration::from_secs(5)).await;
+    assert_eq!(hits[1].body, hits[0].body);
+
+    // Keep the directory past the server's end to read its files once it has closed them.
+    let dir = std::mem::replace(&mut app.dir, tempfile::tempdir().unwrap());
+    app.stop().await;
+    assert_not_stored(&db, &code, "after shutdown (WAL checkpointed into the database)");
+    drop(dir);
+}
+
+#[tokio::test]
+async fn a_body_sealed_under_another_key_is_never_sent_and_is_logged_undecryptable() {
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+
+    let foreign = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    insert_event(&mut conn, &Sealer::new(&[1; 32]), &foreign).await.unwrap();
+    drop(conn);
+    // A body moved from another row does not open either (the event id is bound to it).
+    let moved = Event::new(partner.brand_id, EventType::CollectionScheduled, json!({"id": "col_1"})).unwrap();
+    app.store.emit_event(&moved).await.unwrap();
+    let swapped = "evt_swappedswappedswapped000";
+    sqlx::query(
+        "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start, next_attempt_at)
+         SELECT $1, brand_id, type, '', body_sealed, created_at, created_at, created_at
+         FROM webhook_events WHERE id = $2",
+    )
+    .bind(swapped)
+    .bind(&moved.id)
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for id in [foreign.id.as_str(), swapped] {
+        loop {
+            let entry = delivery(&app, &partner, id).await;
+            if entry["attempts"].as_i64().unwrap_or(0) >= 1 {
+                assert_eq!(entry["last_error"], "undecryptable", "{entry}");
+                assert_eq!(entry["status"], "pending", "retried: a restart with the right key delivers it");
+                assert_eq!(entry["attempt_log"][0]["error"], "undecryptable", "{entry}");
+                assert!(entry["attempt_log"][0]["status_code"].is_null());
+                break;
+            }
+            assert!(Instant::now() < deadline, "never attempted: {entry}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // Only the event whose body opens was ever sent, and other events are unaffected.
+    let event = super::emit(&app, &partner, 2).await;
+    wait_for_status(&app, &partner, &event.id, "delivered", Duration::from_secs(5)).await;
+    let sent: Vec<String> = receiver.hits().iter().map(|h| h.event_id()).collect();
+    assert!(!sent.contains(&foreign.id) && !sent.iter().any(|id| id == swapped), "{sent:?}");
+    assert!(sent.contains(&moved.id) && sent.contains(&event.id), "{sent:?}");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("legacy.db");
+    let url = format!("sqlite://{}", db.display());
+    let store = Store::connect(&url).await.unwrap();
+    let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let receiver = Receiver::start().await;
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
+    store.close().await;
+
+    // A row as a server before migration 0008 wrote it: the envelope in clear.
+    let legacy = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-LGCY-7Q2M-9XKD-4TNP"})).unwrap();
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO webhook_events (id, brand_id, type, body, created_at, window_start, next_attempt_at)
+         VALUES ($1, $2, $3, $4, $5, $5, $5)",
+    )
+    .bind(&legacy.id)
+    .bind(brand.id)
+    .bind(legacy.event_type.as_str())
+    .bind(legacy.envelope())
+    .bind(legacy.created_at)
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    assert!(contains(&database_bytes(&db), "RH-LGCY-7Q2M-9XKD-4TNP"), "the test wrote it in clear");
+
+    let store = Store::connect(&url).await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let (clear, sealed): (String, Option<Vec<u8>>) =
+        sqlx::query_as("SELECT body, body_sealed FROM webhook_events WHERE id = $1")
+            .bind(&legacy.id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    assert_eq!(clear, "");
+    assert!(sealed.is_some());
+    assert_not_stored(&db, "RH-LGCY-7Q2M-9XKD-4TNP", "after sealing at start");
+
+    let config = rehome::config::Config { allow_private_network: true, ..Default::default() };
+    let deliverer = Deliverer::new(store.clone(), WorkerSettings::from_config(&config), Outbox::default()).unwrap();
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 1);
+    assert_eq!(receiver.hits()[0].body, legacy.envelope().as_bytes(), "the bytes frozen at emission");
+    store.close().await;
+}
+
+/// Runs `rehome serve` expecting it to refuse to start; returns its stderr.
+fn refused_start(db: &Path, env: &[(&str, &str)]) -> String {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_remove("REHOME_DATA_KEY")
+        .env_remove("REHOME_DATA_KEY_FILE")
+        .envs(env.iter().copied())
+        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rehome");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(!status.success());
+            let mut stderr = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            return stderr;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rehome serve started with {env:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn the_binary_refuses_a_key_of_the_wrong_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rehome.db");
+    std::fs::write(dir.path().join("rehome.key"), [7u8; 31]).unwrap();
+    let stderr = refused_start(&db, &[]);
+    assert!(stderr.contains("holds 31 bytes, not 32"), "{stderr}");
+
+    let named = dir.path().join("named.key");
+    std::fs::write(&named, [7u8; 33]).unwrap();
+    let stderr = refused_start(&db, &[("REHOME_DATA_KEY_FILE", named.to_str().unwrap())]);
+    assert!(stderr.contains("holds 33 bytes, not 32"), "{stderr}");
+
+    let short = base64::engine::general_purpose::STANDARD.encode([7u8; 16]);
+    let stderr = refused_start(&db, &[("REHOME_DATA_KEY", &short)]);
+    assert!(stderr.contains("REHOME_DATA_KEY must be the base64 of 32 bytes"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_need_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rehome.db");
+    let url = format!("sqlite://{}", db.display());
+
+    // Admin commands neither need nor create a key.
+    let output = Command::new(BIN)
+        .args(["brands", "create", "acme", "--name", "Acme"])
+        .env_remove("REHOME_DATA_KEY")
+        .env_remove("REHOME_DATA_KEY_FILE")
+        .env("REHOME_DATABASE_URL", &url)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!dir.path().join("rehome.key").exists(), "an admin command made a key file");
+
+    // Another process seals with the shared key; the server, given it, delivers the event.
+    let key = [42u8; 32];
+    let store = Store::open(&url, Some(Sealer::new(&key))).await.unwrap();
+    let brand = store.brand_by_slug("acme").await.unwrap();
+    let receiver = Receiver::start().await;
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
+    let event = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-ENVK-7Q2M-9XKD-4TNP"})).unwrap();
+    store.emit_event(&event).await.unwrap();
+
+    let decoy = dir.path().join("decoy.key");
+    std::fs::write(&decoy, [1u8; 32]).unwrap();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+    let port = free_port();
+    let media = dir.path().join("media");
+    let serving = serve_with(
+        &db,
+        &media,
+        port,
+        &[("REHOME_DATA_KEY", &encoded), ("REHOME_DATA_KEY_FILE", decoy.to_str().unwrap())],
+    );
+    wait_ready(&format!("http://127.0.0.1:{port}")).await;
+    let hits = receiver.wait_for_hits(1, Duration::from_secs(10)).await;
+    assert_eq!(hits[0].body, event.envelope().as_bytes());
+    assert!(!dir.path().join("rehome.key").exists(), "no key file beside the database");
+    drop(serving);
+    store.close().await;
+}
