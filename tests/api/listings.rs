@@ -152,8 +152,14 @@ async fn a_minimal_listing_takes_the_defaults() {
     assert_eq!(detail["delivery_contribution_gbp"], 0);
     assert_eq!(detail["price"], 450.0);
     assert_eq!(detail["payout"], 450.0, "exchange listings pay no commission");
-    for field in ["description", "sale_price", "sale_price_pence", "rrp", "brand", "colour", "sku", "warehouse_id"] {
+    for field in ["sale_price", "sale_price_pence", "rrp", "rrp_pence", "warehouse_id"] {
         assert!(detail[field].is_null(), "{field} in {detail}");
+    }
+    // Text fields are always strings, empty when unset.
+    for field in
+        ["description", "brand", "colour", "fabric", "age_years", "available_from", "sku", "warehouse_location"]
+    {
+        assert_eq!(detail[field], "", "{field} in {detail}");
     }
     assert_eq!(detail["exposed_to"], json!([]));
     assert_eq!(detail["measurements"], json!([]));

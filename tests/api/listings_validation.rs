@@ -229,9 +229,10 @@ fn valid_body() -> impl Strategy<Value = (Value, Map<String, Value>)> {
                 expected.insert("sale_price_pence".into(), json!(sale));
                 expected.insert("price_pence".into(), json!(sale.unwrap_or(price)));
                 expected.insert("rrp_pence".into(), json!(rrp));
-                expected.insert("colour".into(), json!(colour));
-                expected.insert("sku".into(), json!(sku));
-                expected.insert("description".into(), json!(description));
+                // Text fields are always strings, empty when unset.
+                expected.insert("colour".into(), json!(colour.unwrap_or_default()));
+                expected.insert("sku".into(), json!(sku.clone().unwrap_or_default()));
+                expected.insert("description".into(), json!(description.clone().unwrap_or_default()));
                 let object = body.as_object_mut().unwrap();
                 if let Some(sale) = sale {
                     object.insert("sale_price_gbp".into(), json!(gbp(sale)));

@@ -75,31 +75,31 @@ pub struct ListingDetail {
     pub summary: ListingSummary,
     /// RFC 3339, UTC.
     pub updated_at: String,
-    /// Plain text or sanitised basic HTML.
-    pub description: Option<String>,
+    /// Plain text or sanitised basic HTML. Text fields are always strings: empty when unset.
+    pub description: String,
     /// `price_gbp` as given, GBP.
     pub regular_price: f64,
     pub regular_price_pence: i64,
     /// Promotional price, GBP; null when none.
     pub sale_price: Option<f64>,
     pub sale_price_pence: Option<i64>,
-    /// Original retail price, GBP.
+    /// Original retail price, GBP; null when none.
     pub rrp: Option<f64>,
     pub rrp_pence: Option<i64>,
     /// Manufacturer brand.
-    pub brand: Option<String>,
-    pub colour: Option<String>,
-    pub fabric: Option<String>,
-    pub age_years: Option<String>,
+    pub brand: String,
+    pub colour: String,
+    pub fabric: String,
+    pub age_years: String,
     /// `like-new`, `excellent`, `gently-used` or `fair`.
     #[schema(value_type = String, example = "excellent")]
     pub condition: &'static str,
-    /// `YYYY-MM-DD`.
-    pub available_from: Option<String>,
+    /// `YYYY-MM-DD`, or empty when unset.
+    pub available_from: String,
     pub exposed_to: Vec<String>,
     pub faults: Vec<String>,
-    pub sku: Option<String>,
-    pub warehouse_location: Option<String>,
+    pub sku: String,
+    pub warehouse_location: String,
     /// Whole pounds: 0, 30, 60 or 129.
     pub delivery_contribution_gbp: u32,
     pub quantity: i64,
@@ -191,23 +191,23 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
     ListingDetail {
         summary: summary(&summary_record, cx),
         updated_at: record.updated_at,
-        description: f.description,
+        description: f.description.unwrap_or_default(),
         regular_price,
         regular_price_pence,
         sale_price: f.sale_price.map(Pence::gbp),
         sale_price_pence: f.sale_price.map(Pence::get),
         rrp: f.rrp.map(Pence::gbp),
         rrp_pence: f.rrp.map(Pence::get),
-        brand: f.brand,
-        colour: f.colour,
-        fabric: f.fabric,
-        age_years: f.age_years,
+        brand: f.brand.unwrap_or_default(),
+        colour: f.colour.unwrap_or_default(),
+        fabric: f.fabric.unwrap_or_default(),
+        age_years: f.age_years.unwrap_or_default(),
         condition: f.condition.as_str(),
-        available_from: f.available_from,
+        available_from: f.available_from.unwrap_or_default(),
         exposed_to: f.exposed_to,
         faults: f.faults,
-        sku: f.sku,
-        warehouse_location: f.warehouse_location,
+        sku: f.sku.unwrap_or_default(),
+        warehouse_location: f.warehouse_location.unwrap_or_default(),
         delivery_contribution_gbp: f.delivery_contribution_gbp,
         quantity: f.quantity,
         images,
