@@ -359,6 +359,7 @@ pub async fn payout_choice(
         value_pence: value.get(),
         code_hash: code.as_ref().map(CreditCode::lookup_hash),
         code_hint: code.as_ref().map(CreditCode::hint),
+        code: code.as_ref().map(|c| c.as_str().to_owned()),
         expires_at,
         original_order_id: choice.original_order_id,
         related_listing_id: order.listing_id,

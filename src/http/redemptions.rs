@@ -67,8 +67,8 @@ pub struct Redemption {
 }
 
 impl Redemption {
-    /// The redemption as stored; `code` is the full code when the caller has it (only at
-    /// creation), else the stored hint.
+    /// The redemption as stored; `code` is the full code when it could be opened, else the
+    /// stored hint (redemptions recorded before codes were sealed).
     pub fn from_record(r: RedemptionRecord, code: Option<String>) -> Self {
         Self {
             id: r.id,
@@ -178,7 +178,13 @@ pub async fn list_redemptions(
         None => (cursor.since, cursor.after),
     };
     Ok(Json(RedemptionPage {
-        data: rows.into_iter().map(|r| Redemption::from_record(r, None)).collect(),
+        data: rows
+            .into_iter()
+            .map(|r| {
+                let code = state.store.open_code(&r);
+                Redemption::from_record(r, code)
+            })
+            .collect(),
         meta: RedemptionMeta { limit, has_more, next_since, next_after },
     }))
 }

@@ -21,6 +21,8 @@ pub struct NewRedemption {
     pub value_pence: i64,
     pub code_hash: Option<Vec<u8>>,
     pub code_hint: Option<String>,
+    /// The code itself, stored only sealed with the data key.
+    pub code: Option<String>,
     pub expires_at: Option<String>,
     pub original_order_id: Option<String>,
     pub related_listing_id: i64,
@@ -28,7 +30,8 @@ pub struct NewRedemption {
     pub created_at: String,
 }
 
-/// A stored redemption with its brand's slug. The code itself is never stored.
+/// A stored redemption with its brand's slug. The code is stored only sealed with the data
+/// key (see [`Store::open_code`]).
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct RedemptionRecord {
     pub id: String,
@@ -38,6 +41,7 @@ pub struct RedemptionRecord {
     pub credit_destination: Option<String>,
     pub value_pence: i64,
     pub code_hint: Option<String>,
+    pub code_sealed: Option<Vec<u8>>,
     pub expires_at: Option<String>,
     pub original_order_id: Option<String>,
     pub related_listing_id: i64,
@@ -56,20 +60,28 @@ pub struct RedemptionCursor {
 }
 
 const COLUMNS: &str = "r.id, b.slug AS brand_slug, r.customer_id, r.customer_choice, r.credit_destination,
-    r.value_pence, r.code_hint, r.expires_at, r.original_order_id, r.related_listing_id, r.sale_completed_at,
+    r.value_pence, r.code_hint, r.code_sealed, r.expires_at, r.original_order_id, r.related_listing_id, r.sale_completed_at,
     r.created_at, r.redeemed_at, r.redeemed_order_reference";
 
 impl Store {
     /// Records the redemption and its event together. `Conflict("payout_choice_exists")`
     /// when the order already has one.
     pub async fn record_redemption(&self, new: &NewRedemption, event: &Event) -> Result<(), StoreError> {
+        let code_sealed = match &new.code {
+            Some(code) => Some(
+                self.sealer()?
+                    .seal(new.id.as_bytes(), code.as_bytes())
+                    .map_err(|e| StoreError::Sealing(e.to_string()))?,
+            ),
+            None => None,
+        };
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query(
                 "INSERT INTO redemptions (id, brand_id, order_id, customer_id, customer_choice, credit_destination,
                      value_pence, code_hash, code_hint, expires_at, original_order_id, related_listing_id,
-                     sale_completed_at, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                     sale_completed_at, created_at, code_sealed)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(&new.id)
             .bind(new.brand_id)
@@ -85,6 +97,7 @@ impl Store {
             .bind(new.related_listing_id)
             .bind(&new.sale_completed_at)
             .bind(&new.created_at)
+            .bind(code_sealed.as_deref())
             .execute(&mut *tx)
             .await
             .map_err(|e| match on_unique(e, "payout_choice_exists") {
@@ -96,6 +109,20 @@ impl Store {
             tx.commit().await?;
             Ok(())
         })
+    }
+
+    /// The redemption's credit code, opened with the data key; `None` when it has none, was
+    /// recorded before codes were sealed, or cannot be opened (logged).
+    pub fn open_code(&self, record: &RedemptionRecord) -> Option<String> {
+        let sealed = record.code_sealed.as_deref()?;
+        let opened = self.sealer().ok()?.open(record.id.as_bytes(), sealed);
+        match opened.ok().and_then(|bytes| String::from_utf8(bytes).ok()) {
+            Some(code) => Some(code),
+            None => {
+                tracing::error!(redemption = %record.id, "credit code cannot be opened with the data key");
+                None
+            }
+        }
     }
 
     /// True when the order already has a redemption (the unique index is what guarantees
