@@ -1,5 +1,7 @@
-//! Reading the fields of a marketplace request body (orders, payout choices, payout options,
-//! credits, collections), collecting every reason at once as `<field>_<reason>`.
+//! Reading the fields of a request body, collecting every reason at once as
+//! `<field>_<reason>` and naming unknown fields. Marketplace bodies (orders, payout choices,
+//! payout options, credits, collections) use it directly; settings bodies through
+//! `settings::fields`, which adds their PATCH rules (`null` and `""` clear a field).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value};
@@ -22,6 +24,11 @@ impl<'a> BodyReader<'a> {
 
     fn value(&self, field: &str) -> Option<&'a Value> {
         self.body.get(field).filter(|v| !v.is_null())
+    }
+
+    /// The field as sent, `null` included, for readers with rules of their own.
+    pub fn raw(&self, field: &str) -> Option<&'a Value> {
+        self.body.get(field)
     }
 
     pub fn fail<T>(&mut self, field: &str, suffix: &str) -> Option<T> {

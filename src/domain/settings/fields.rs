@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::domain::reader::BodyReader;
 use crate::error::FieldError;
 
 /// Held by each parsed settings value in a private field, so that only its own `parse`
@@ -16,29 +17,28 @@ pub(super) enum Lines {
     Many,
 }
 
-/// A settings body being read. Each reader returns `None` both for an absent field and for
-/// one that failed (its reason is recorded); [`Fields::given`] tells the two apart.
+/// A settings body being read: the shared [`BodyReader`] with the settings' PATCH rules.
+/// Each reader returns `None` both for an absent field and for one that failed (its reason
+/// is recorded); [`Fields::given`] tells the two apart.
 pub(super) struct Fields<'a> {
-    body: &'a Map<String, Value>,
-    known: &'static [&'static str],
-    errors: Vec<FieldError>,
+    reader: BodyReader<'a>,
 }
 
 impl<'a> Fields<'a> {
     /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
     pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
-        Self { body, known, errors: Vec::new() }
+        Self { reader: BodyReader::new(body, known) }
     }
 
     pub fn given(&self, field: &str) -> bool {
-        self.body.contains_key(field)
+        self.reader.raw(field).is_some()
     }
 
     /// A text field, trimmed. `""` and `null` clear it (`Some("")`). A value of another JSON
     /// type or holding control characters is `<field>_invalid`; more than `max_chars`
     /// Unicode characters is `<field>_too_long`.
     pub fn text(&mut self, field: &'static str, max_chars: usize, lines: Lines) -> Option<String> {
-        let text = match self.body.get(field)? {
+        let text = match self.reader.raw(field)? {
             Value::Null => return Some(String::new()),
             Value::String(s) => s.trim(),
             _ => return self.fail(field, "invalid"),
@@ -73,7 +73,7 @@ impl<'a> Fields<'a> {
 
     /// A JSON boolean; anything else (`null` included) is `<field>_invalid`.
     pub fn boolean(&mut self, field: &'static str) -> Option<bool> {
-        match self.body.get(field)? {
+        match self.reader.raw(field)? {
             Value::Bool(b) => Some(*b),
             _ => self.fail(field, "invalid"),
         }
@@ -81,23 +81,13 @@ impl<'a> Fields<'a> {
 
     /// Records `<field>_<suffix>`; returns `None` so readers can end with it.
     pub fn fail<T>(&mut self, field: &str, suffix: &str) -> Option<T> {
-        self.errors.push(FieldError::of(field, suffix));
-        None
+        self.reader.fail(field, suffix)
     }
 
     /// `value` when every field was valid and known; otherwise every reason, those of the
     /// known fields first (in the order they were read), then the unknown fields.
-    pub fn finish<T>(mut self, value: T) -> Result<T, Vec<FieldError>> {
-        for key in self.body.keys() {
-            if !self.known.contains(&key.as_str()) {
-                self.errors.push(FieldError::of(key, "unknown"));
-            }
-        }
-        if self.errors.is_empty() {
-            Ok(value)
-        } else {
-            Err(self.errors)
-        }
+    pub fn finish<T>(self, value: T) -> Result<T, Vec<FieldError>> {
+        self.reader.finish(value)
     }
 }
 
