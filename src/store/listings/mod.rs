@@ -145,6 +145,38 @@ const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l
 const SUMMARY_JSON: &str = "json_array(p.id, p.title, p.status, p.channel, p.category, p.regular_price_pence,
     p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.cover_url)";
 
+/// Binds a listing's stored fields, in the column order both the insert and the update
+/// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every
+/// query type and backend.
+macro_rules! bind_listing_fields {
+    ($query:expr, $fields:expr, $brand:expr) => {{
+        let f: &ListingFields = $fields;
+        $query
+            .bind(f.status.as_str())
+            .bind(f.channel.as_str())
+            .bind(&f.title)
+            .bind(&f.description)
+            .bind(&f.category)
+            .bind(f.condition.as_str())
+            .bind(f.regular_price.get())
+            .bind(f.sale_price.map(Pence::get))
+            .bind(f.rrp.map(Pence::get))
+            .bind(i64::from(f.delivery_contribution_gbp))
+            .bind($brand)
+            .bind(&f.colour)
+            .bind(&f.fabric)
+            .bind(&f.age_years)
+            .bind(&f.available_from)
+            .bind(f.quantity)
+            .bind(json_text(&f.measurements)?)
+            .bind(json_text(&f.exposed_to)?)
+            .bind(json_text(&f.faults)?)
+            .bind(&f.sku)
+            .bind(&f.warehouse_location)
+            .bind(&f.warehouse_id)
+    }};
+}
+
 impl Store {
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
@@ -237,37 +269,19 @@ impl Store {
                 Some(name) => resolve_brand(&mut tx, existing.brand_id, name, &now).await?,
                 None => (None, false),
             };
-            let done = sqlx::query(
-                "UPDATE listings SET status = $1, channel = $2, title = $3, description = $4, category = $5,
+            let done = bind_listing_fields!(
+                sqlx::query(
+                    "UPDATE listings SET status = $1, channel = $2, title = $3, description = $4, category = $5,
                      condition = $6, regular_price_pence = $7, sale_price_pence = $8, rrp_pence = $9,
                      delivery_contribution_gbp = $10, manufacturer_brand = $11, colour = $12, fabric = $13,
                      age_years = $14, available_from = $15, quantity = $16, measurements = $17, exposed_to = $18,
                      faults = $19, sku = $20, warehouse_location = $21, warehouse_id = $22, updated_at = $23,
                      version = version + 1
-                 WHERE id = $24 AND brand_id = $25 AND user_id = $26 AND version = $27 AND deleted_at IS NULL",
+                 WHERE id = $24 AND brand_id = $25 AND user_id = $26 AND version = $27 AND deleted_at IS NULL"
+                ),
+                f,
+                &brand
             )
-            .bind(f.status.as_str())
-            .bind(f.channel.as_str())
-            .bind(&f.title)
-            .bind(&f.description)
-            .bind(&f.category)
-            .bind(f.condition.as_str())
-            .bind(f.regular_price.get())
-            .bind(f.sale_price.map(Pence::get))
-            .bind(f.rrp.map(Pence::get))
-            .bind(i64::from(f.delivery_contribution_gbp))
-            .bind(&brand)
-            .bind(&f.colour)
-            .bind(&f.fabric)
-            .bind(&f.age_years)
-            .bind(&f.available_from)
-            .bind(f.quantity)
-            .bind(json_text(&f.measurements)?)
-            .bind(json_text(&f.exposed_to)?)
-            .bind(json_text(&f.faults)?)
-            .bind(&f.sku)
-            .bind(&f.warehouse_location)
-            .bind(&f.warehouse_id)
             .bind(&now)
             .bind(existing.id)
             .bind(existing.brand_id)
@@ -366,39 +380,21 @@ async fn insert_listing(
         Some(name) => resolve_brand(&mut *tx, new.brand_id, name, now).await?,
         None => (None, false),
     };
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
+    let id: i64 = bind_listing_fields!(
+        sqlx::query_scalar(
+            "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
              regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
              colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
              warehouse_location, warehouse_id, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
              $21, $22, $23, $24, $25, $25)
-         RETURNING id",
+         RETURNING id"
+        )
+        .bind(new.brand_id)
+        .bind(new.user_id),
+        f,
+        &brand
     )
-    .bind(new.brand_id)
-    .bind(new.user_id)
-    .bind(f.status.as_str())
-    .bind(f.channel.as_str())
-    .bind(&f.title)
-    .bind(&f.description)
-    .bind(&f.category)
-    .bind(f.condition.as_str())
-    .bind(f.regular_price.get())
-    .bind(f.sale_price.map(Pence::get))
-    .bind(f.rrp.map(Pence::get))
-    .bind(i64::from(f.delivery_contribution_gbp))
-    .bind(&brand)
-    .bind(&f.colour)
-    .bind(&f.fabric)
-    .bind(&f.age_years)
-    .bind(&f.available_from)
-    .bind(f.quantity)
-    .bind(json_text(&f.measurements)?)
-    .bind(json_text(&f.exposed_to)?)
-    .bind(json_text(&f.faults)?)
-    .bind(&f.sku)
-    .bind(&f.warehouse_location)
-    .bind(&f.warehouse_id)
     .bind(now)
     .fetch_one(&mut *tx)
     .await?;
