@@ -10,10 +10,10 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
-use crate::http::limit::{LocalLimiter, RateLimiter};
+use crate::http::limit::{spawn_shared_sweeper, LocalLimiter, RateLimiter, SharedLimiter};
 use crate::http::options::OptionsCache;
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
-use crate::media::{FsMediaStore, MediaStore};
+use crate::media::{self, MediaStore};
 use crate::store::Store;
 
 /// What every handler can reach.
@@ -42,14 +42,19 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: Config, store: Store) -> Self {
+    pub fn new(config: Config, store: Store, media: Arc<dyn MediaStore>) -> Self {
         let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
-        let media: Arc<dyn MediaStore> = Arc::new(FsMediaStore::new(config.media_dir.clone()));
+        // Nodes sharing a PostgreSQL database share every quota through it.
+        let limiter: Arc<dyn RateLimiter> = if store.is_postgres() {
+            Arc::new(SharedLimiter::new(store.clone()))
+        } else {
+            Arc::new(LocalLimiter::default())
+        };
         Self(Arc::new(Shared {
             config,
             store,
             keys,
-            limiter: Arc::new(LocalLimiter::default()),
+            limiter,
             options: OptionsCache::new(Duration::from_secs(5)),
             outbox: Outbox::default(),
             media,
@@ -70,7 +75,8 @@ impl Server {
         let listener =
             TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
         let config = config.resolve(listener.local_addr()?)?;
-        Ok(Self { listener, state: AppState::new(config, store) })
+        let media = media::from_config(&config)?;
+        Ok(Self { listener, state: AppState::new(config, store, media) })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -93,6 +99,8 @@ impl Server {
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let photo_workers = self.spawn_photo_workers(&stopped)?;
+        let store = &self.state.store;
+        let rate_sweeper = store.is_postgres().then(|| spawn_shared_sweeper(store.clone(), stopped.clone()));
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
         let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -108,6 +116,11 @@ impl Server {
         for handle in photo_workers {
             if let Err(e) = handle.await {
                 tracing::error!(error = %e, "photo worker failed");
+            }
+        }
+        if let Some(handle) = rate_sweeper {
+            if let Err(e) = handle.await {
+                tracing::error!(error = %e, "rate limit sweeper failed");
             }
         }
         self.state.store.close().await;

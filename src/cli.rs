@@ -1,6 +1,8 @@
-//! The `rehome` command line: `serve`, `brands`, `users`, `keys`.
+//! The `rehome` command line: `serve`, `brands`, `users`, `keys`, `copy-to-postgres`.
 
-use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
@@ -8,7 +10,7 @@ use crate::accounts;
 use crate::app::{shutdown_signal, Server};
 use crate::config::{Config, LogFormat, DEFAULT_DATABASE_URL};
 use crate::domain::user::{Role, Scopes};
-use crate::store::{Sealer, Store};
+use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store};
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -41,6 +43,22 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Copy a SQLite database into a new, empty PostgreSQL one (to run several nodes).
+    /// Stop the server of the SQLite database first.
+    CopyToPostgres {
+        /// The SQLite database: `sqlite://FILE` or a file path.
+        #[arg(long)]
+        from: String,
+        /// The PostgreSQL database (`postgres://…`); its tables must hold no rows.
+        #[arg(long)]
+        to: String,
+        /// The SQLite server's data key (base64), if it was given one; wins over the key file.
+        #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true)]
+        data_key: Option<String>,
+        /// The SQLite server's data key file; default `rehome.key` beside the SQLite file.
+        #[arg(long, env = "REHOME_DATA_KEY_FILE")]
+        data_key_file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -91,6 +109,10 @@ pub enum KeysCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { config, demo } => serve(&cli.database_url, *config, demo).await,
+        Command::CopyToPostgres { from, to, data_key, data_key_file } => {
+            init_logging(LogFormat::Text);
+            copy_to_postgres(&from, &to, data_key.as_deref(), data_key_file.as_deref()).await
+        }
         other => {
             init_logging(LogFormat::Text);
             // No admin command writes an event, so none needs (or creates) the data key.
@@ -147,9 +169,76 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             accounts::revoke_key(store, key_id).await?;
             println!("revoked key {key_id}");
         }
-        Command::Serve { .. } => unreachable!("serve is handled by run"),
+        Command::Serve { .. } | Command::CopyToPostgres { .. } => unreachable!("handled by run"),
     }
     Ok(())
+}
+
+/// Copies the SQLite database `from` into the empty PostgreSQL database `to`, with the
+/// SQLite server's data key (which must already exist: a new key would open nothing).
+async fn copy_to_postgres(
+    from: &str,
+    to: &str,
+    data_key: Option<&str>,
+    data_key_file: Option<&Path>,
+) -> anyhow::Result<()> {
+    if is_postgres_url(from) {
+        bail!("--from must name a SQLite database, not {from}");
+    }
+    if !is_postgres_url(to) {
+        bail!("--to must be a PostgreSQL URL (postgres://…)");
+    }
+    let file = sqlite_file(from).with_context(|| format!("--from must name a SQLite file, not {from}"))?;
+    if !file.is_file() {
+        bail!("no SQLite database at {}", file.display());
+    }
+    let key_file = data_key_file.map_or_else(|| default_key_path(from), Path::to_path_buf);
+    if data_key.is_none() && !key_file.is_file() {
+        bail!(
+            "no data key file at {} (`rehome serve` makes it beside the database): give the SQLite \
+             server's key with --data-key-file or --data-key",
+            key_file.display()
+        );
+    }
+    let sealer = Sealer::load(data_key, Some(&key_file), from).context("loading the data key")?;
+    let source = Store::open(from, Some(sealer.clone())).await.context("opening the SQLite database")?;
+    let target = match Store::open(to, Some(sealer)).await.context("opening the PostgreSQL database") {
+        Ok(target) => target,
+        Err(e) => {
+            source.close().await;
+            return Err(e);
+        }
+    };
+    let copied = copy_sqlite_to_postgres(&source, &target).await;
+    source.close().await;
+    target.close().await;
+    let copied = copied?;
+    let width = copied.iter().map(|t| t.table.len()).max().unwrap_or(0);
+    for table in &copied {
+        println!("{:<width$}  {:>9} rows", table.table, table.rows);
+    }
+    println!("copied {} rows in {} tables", copied.iter().map(|t| t.rows).sum::<u64>(), copied.len());
+    println!();
+    println!("Stored event bodies and credit codes stay sealed under this server's data key.");
+    println!("Give every PostgreSQL node the same key, or they cannot read them:");
+    match data_key {
+        Some(_) => println!("    the REHOME_DATA_KEY this copy used"),
+        None => println!(
+            "    REHOME_DATA_KEY_FILE={} (a copy of that file on each node), or REHOME_DATA_KEY=<its base64>",
+            key_file.display()
+        ),
+    }
+    println!("Photo files are not in the database: move the media directory to the nodes' media store too.");
+    Ok(())
+}
+
+/// The file of a SQLite URL (`sqlite://FILE`, `sqlite:FILE` or a bare path); `None` for an
+/// in-memory database.
+fn sqlite_file(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    let file = rest.split_once('?').map_or(rest, |(file, _)| file);
+    let file = file.strip_prefix("file:").unwrap_or(file);
+    (!file.is_empty() && file != ":memory:").then(|| PathBuf::from(file))
 }
 
 /// Logs go to stderr (stdout carries the CLI's answers); `RUST_LOG` filters them.

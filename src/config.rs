@@ -1,6 +1,7 @@
 //! Every setting of the server, from flags and `REHOME_*` environment variables,
 //! validated at start.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -24,6 +25,7 @@ pub const DEFAULT_IMAGE_IMPORT_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS: u64 = 5_000;
 pub const DEFAULT_IMAGE_IMPORT_ATTEMPTS: u32 = 3;
 pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
+pub const DEFAULT_S3_REGION: &str = "us-east-1";
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -43,6 +45,40 @@ pub struct Config {
     /// Directory of uploaded and imported photos.
     #[arg(long, env = "REHOME_MEDIA_DIR", default_value = "./media")]
     pub media_dir: PathBuf,
+
+    /// Where photos are stored: `fs` (the media directory) or `s3` (an S3-compatible bucket).
+    #[arg(long, env = "REHOME_MEDIA_STORE", default_value = "fs")]
+    pub media_store: MediaStoreKind,
+
+    /// Base URL under which photos are public (a bucket's or a CDN's): photo URLs become
+    /// `<base>/<name>`; default `<public_url>/media`, served by this server.
+    #[arg(long, env = "REHOME_MEDIA_PUBLIC_URL")]
+    pub media_public_url: Option<String>,
+
+    /// Bucket of the `s3` media store (required with it).
+    #[arg(long, env = "REHOME_S3_BUCKET")]
+    pub s3_bucket: Option<String>,
+
+    /// Endpoint of an S3-compatible server (MinIO, R2…); default AWS. An `http://`
+    /// endpoint is allowed because it is given explicitly.
+    #[arg(long, env = "REHOME_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+
+    /// Region of the bucket.
+    #[arg(long, env = "REHOME_S3_REGION", default_value = DEFAULT_S3_REGION)]
+    pub s3_region: String,
+
+    /// Access key id of the `s3` media store; with neither key, the instance role is used.
+    #[arg(long, env = "REHOME_S3_ACCESS_KEY_ID")]
+    pub s3_access_key_id: Option<String>,
+
+    /// Secret access key of the `s3` media store.
+    #[arg(long, env = "REHOME_S3_SECRET_ACCESS_KEY", hide_env_values = true)]
+    pub s3_secret_access_key: Option<Secret>,
+
+    /// Key prefix of media objects in the bucket (`<prefix>/<name>`); none by default.
+    #[arg(long, env = "REHOME_S3_PREFIX")]
+    pub s3_prefix: Option<String>,
 
     /// Bearer token of the operator API under /ops/v1; the API is absent when unset.
     #[arg(long, env = "REHOME_OPS_TOKEN", hide_env_values = true)]
@@ -141,6 +177,40 @@ pub enum LogFormat {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MediaStoreKind {
+    Fs,
+    S3,
+}
+
+/// A setting that must never reach a log: `Debug` prints `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self(value.to_owned())
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -148,6 +218,14 @@ impl Default for Config {
             public_url: None,
             marketplace_url: None,
             media_dir: PathBuf::from("./media"),
+            media_store: MediaStoreKind::Fs,
+            media_public_url: None,
+            s3_bucket: None,
+            s3_endpoint: None,
+            s3_region: DEFAULT_S3_REGION.to_owned(),
+            s3_access_key_id: None,
+            s3_secret_access_key: None,
+            s3_prefix: None,
             ops_token: None,
             data_key: None,
             data_key_file: None,
@@ -210,12 +288,36 @@ impl Config {
                  REHOME_IMAGE_IMPORT_RETRY_BASE_MS 1 to 3600000"
             );
         }
+        self.check_s3()?;
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
             .context("REHOME_MARKETPLACE_URL")?;
+        let media =
+            base_url(self.media_public_url.take(), || format!("{public}/media")).context("REHOME_MEDIA_PUBLIC_URL")?;
         self.public_url = Some(public);
         self.marketplace_url = Some(market);
+        self.media_public_url = Some(media);
         Ok(self)
+    }
+
+    /// The settings of the `s3` media store, when it is chosen.
+    fn check_s3(&mut self) -> anyhow::Result<()> {
+        if self.media_store != MediaStoreKind::S3 {
+            return Ok(());
+        }
+        if self.s3_bucket.as_deref().is_none_or(|b| b.trim().is_empty()) {
+            bail!("REHOME_MEDIA_STORE=s3 needs REHOME_S3_BUCKET");
+        }
+        if let Some(endpoint) = self.s3_endpoint.take() {
+            self.s3_endpoint = Some(base_url(Some(endpoint), String::new).context("REHOME_S3_ENDPOINT")?);
+        }
+        if self.s3_access_key_id.is_some() != self.s3_secret_access_key.is_some() {
+            bail!(
+                "REHOME_S3_ACCESS_KEY_ID and REHOME_S3_SECRET_ACCESS_KEY must be given together \
+                 (or neither, for the instance role)"
+            );
+        }
+        Ok(())
     }
 
     pub fn public_url(&self) -> &str {
@@ -224,6 +326,12 @@ impl Config {
 
     pub fn marketplace_url(&self) -> &str {
         self.marketplace_url.as_deref().unwrap_or_default()
+    }
+
+    /// The base of every photo URL (`<base>/<name>`): the media public URL when given,
+    /// else this server's media route.
+    pub fn media_url(&self) -> &str {
+        self.media_public_url.as_deref().unwrap_or_default()
     }
 }
 
@@ -275,6 +383,40 @@ mod tests {
         assert!(Config { image_import_timeout_ms: 50, ..Config::default() }.resolve(bound).is_err());
         assert!(Config { image_import_attempts: 0, ..Config::default() }.resolve(bound).is_err());
         assert!(Config { image_import_retry_base_ms: 0, ..Config::default() }.resolve(bound).is_err());
+    }
+
+    #[test]
+    fn photo_urls_default_to_the_media_route_unless_a_media_public_url_is_given() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        assert_eq!(Config::default().resolve(bound).unwrap().media_url(), "http://127.0.0.1:9000/media");
+        let cdn = Config { media_public_url: Some("https://cdn.example/photos/".into()), ..Config::default() };
+        assert_eq!(cdn.resolve(bound).unwrap().media_url(), "https://cdn.example/photos");
+        assert!(Config { media_public_url: Some("cdn.example".into()), ..Config::default() }.resolve(bound).is_err());
+    }
+
+    #[test]
+    fn the_s3_store_needs_a_bucket_an_http_endpoint_and_both_keys_or_neither() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        let s3 = || Config { media_store: MediaStoreKind::S3, s3_bucket: Some("photos".into()), ..Config::default() };
+        assert!(s3().resolve(bound).is_ok());
+        let error = Config { s3_bucket: None, ..s3() }.resolve(bound).unwrap_err();
+        assert!(error.to_string().contains("REHOME_S3_BUCKET"), "{error}");
+        assert!(Config { s3_bucket: Some(" ".into()), ..s3() }.resolve(bound).is_err());
+        assert!(Config { s3_endpoint: Some("minio:9000".into()), ..s3() }.resolve(bound).is_err());
+        let local = Config { s3_endpoint: Some("http://127.0.0.1:9000/".into()), ..s3() }.resolve(bound).unwrap();
+        assert_eq!(local.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert!(Config { s3_access_key_id: Some("AKIA".into()), ..s3() }.resolve(bound).is_err());
+        assert!(Config { s3_secret_access_key: Some("s".into()), ..s3() }.resolve(bound).is_err());
+        // The filesystem store ignores the S3 settings.
+        assert!(Config { s3_access_key_id: Some("AKIA".into()), ..Config::default() }.resolve(bound).is_ok());
+    }
+
+    #[test]
+    fn the_s3_secret_never_prints() {
+        let config = Config { s3_secret_access_key: Some("wJalrXUtnFEMI-very-secret".into()), ..Config::default() };
+        let printed = format!("{config:?} {config:#?}");
+        assert!(!printed.contains("very-secret"), "{printed}");
+        assert!(printed.contains("[redacted]"));
     }
 
     #[test]

@@ -13,13 +13,12 @@ use utoipa::{IntoParams, ToSchema};
 use crate::app::AppState;
 use crate::domain::apikey::random_base62;
 use crate::domain::order::{order_reference, CollectionRequest};
-use crate::domain::reader::timestamp_text;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
 use crate::jobs::{Event, EventType};
-use crate::store::{CollectionFilter, CollectionRow, NewCollection, StoreError};
+use crate::store::{CollectionFilter, CollectionRow, NewCollection, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -125,12 +124,12 @@ fn collection_of(row: &CollectionRow) -> Option<Collection> {
         order_id: row.order_id,
         order_reference: order_reference(row.order_id),
         product_id: row.listing_id,
-        scheduled_for: row.scheduled_for.clone()?,
-        scheduled_at: row.scheduled_at.clone()?,
+        scheduled_for: row.scheduled_for?.to_string(),
+        scheduled_at: row.scheduled_at?.to_string(),
         warehouse_id: row.warehouse_id.clone(),
         warehouse_label: row.warehouse_label.clone().unwrap_or_default(),
-        buyer_window_start: row.buyer_window_start.clone(),
-        buyer_window_end: row.buyer_window_end.clone(),
+        buyer_window_start: row.buyer_window_start.to_string(),
+        buyer_window_end: row.buyer_window_end.to_string(),
     })
 }
 
@@ -177,8 +176,8 @@ pub async fn list_collections(
                 order_reference: order_reference(row.order_id),
                 product_id: row.listing_id,
                 quantity: row.quantity,
-                buyer_window_start: row.buyer_window_start.clone(),
-                buyer_window_end: row.buyer_window_end.clone(),
+                buyer_window_start: row.buyer_window_start.to_string(),
+                buyer_window_end: row.buyer_window_end.to_string(),
                 status: if collection.is_some() { "scheduled" } else { "unscheduled" },
                 collection,
             }
@@ -234,7 +233,7 @@ pub async fn schedule_collection(
         .await?
         .filter(|o| !o.is_exchange())
         .ok_or_else(order_not_found)?;
-    let window = order.window().ok_or_else(|| anyhow::anyhow!("order {} has an unreadable window", order.id))?;
+    let window = order.window();
     if !window.contains(request.scheduled_for) {
         return Err(ApiError::field("scheduled_for", "scheduled_for_invalid"));
     }
@@ -249,6 +248,7 @@ pub async fn schedule_collection(
         Some((id, label)) => (Some(id), label),
         None => (None, String::new()),
     };
+    let scheduled_at = Ts::now();
     let id = format!("col_{}", random_base62(24).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?);
     let collection = Collection {
         id: id.clone(),
@@ -257,11 +257,11 @@ pub async fn schedule_collection(
         order_reference: order_reference(order.id),
         product_id: order.listing_id,
         scheduled_for: request.scheduled_for.to_string(),
-        scheduled_at: timestamp_text(chrono::Utc::now()),
+        scheduled_at: scheduled_at.to_string(),
         warehouse_id: warehouse_id.clone(),
         warehouse_label: warehouse_label.clone(),
-        buyer_window_start: order.buyer_window_start.clone(),
-        buyer_window_end: order.buyer_window_end.clone(),
+        buyer_window_start: order.buyer_window_start.to_string(),
+        buyer_window_end: order.buyer_window_end.to_string(),
     };
     let data = serde_json::to_value(&collection).map_err(anyhow::Error::from)?;
     let event = Event::new(caller.brand_id, EventType::CollectionScheduled, data)
@@ -270,8 +270,8 @@ pub async fn schedule_collection(
         id,
         brand_id: caller.brand_id,
         order_id: order.id,
-        scheduled_for: collection.scheduled_for.clone(),
-        scheduled_at: collection.scheduled_at.clone(),
+        scheduled_for: request.scheduled_for,
+        scheduled_at,
         warehouse_id,
         warehouse_label,
     };

@@ -12,11 +12,11 @@ use crate::app::AppState;
 use crate::domain::credit_code::PresentedCode;
 use crate::domain::money::Pence;
 use crate::domain::payout::ORDER_REFERENCE_MAX;
-use crate::domain::reader::{timestamp_text, BodyReader};
+use crate::domain::reader::BodyReader;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::store::{RedemptionRecord, StoreError};
+use crate::store::{RedemptionRecord, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(redeem_credit), components(schemas(RedeemInput, CreditRedemption)))]
@@ -70,8 +70,8 @@ impl CreditRedemption {
             value_pence: r.value_pence,
             value: Pence::new(r.value_pence).gbp(),
             currency: "GBP",
-            expires_at: r.expires_at,
-            redeemed_at: if spent { r.redeemed_at } else { None },
+            expires_at: r.expires_at.map(|t| t.to_string()),
+            redeemed_at: if spent { r.redeemed_at.map(|t| t.to_string()) } else { None },
             order_reference: if spent { r.redeemed_order_reference } else { None },
         }
     }
@@ -125,18 +125,18 @@ pub async fn redeem_credit(
         return Err(not_found());
     }
     let hash = presented.lookup_hash();
-    let now = timestamp_text(chrono::Utc::now());
+    let now = Ts::now();
     if dry_run {
         let record = state.store.credit_code(caller.brand_id, &hash).await?.ok_or_else(not_found)?;
         if record.redeemed_at.is_some() {
             return Err(already_redeemed());
         }
-        if record.expires_at.as_deref().is_none_or(|e| e <= now.as_str()) {
+        if record.expires_at.is_none_or(|e| e <= now) {
             return Err(expired());
         }
         return Ok(Json(CreditRedemption::new(presented.display(), record, false)));
     }
-    match state.store.redeem_credit_code(caller.brand_id, &hash, order_reference.as_deref(), &now).await {
+    match state.store.redeem_credit_code(caller.brand_id, &hash, order_reference.as_deref(), now).await {
         Ok(record) => Ok(Json(CreditRedemption::new(presented.display(), record, true))),
         Err(StoreError::NotFound) => Err(not_found()),
         Err(StoreError::Conflict("credit_code_already_redeemed")) => Err(already_redeemed()),

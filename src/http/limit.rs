@@ -5,23 +5,43 @@
 //! 10 ms slots), so the quota is exact: N requests pass, the next is refused until the
 //! oldest leaves the window, and there is no double burst at a window edge. A key idle for
 //! a minute holds no state.
+//!
+//! Several nodes on one PostgreSQL share each quota instead ([`SharedLimiter`]): the
+//! database counts every node's requests, so N pass in total, not N per node.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::store::{RateTake, Store};
 
 pub const WINDOW_NANOS: u64 = 60_000_000_000;
+const WINDOW_MS: u64 = WINDOW_NANOS / 1_000_000;
 
 /// Whose quota a request spends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LimitKey {
     Key(i64),
     Addr(IpAddr),
+}
+
+impl LimitKey {
+    /// The quota's name in a shared store: `key:42`, or `addr:203.0.113.7` for calls
+    /// without a valid key.
+    pub fn bucket(&self) -> String {
+        match self {
+            Self::Key(id) => format!("key:{id}"),
+            Self::Addr(addr) => format!("addr:{addr}"),
+        }
+    }
 }
 
 /// The outcome of one check, with what the headers report.
@@ -172,6 +192,93 @@ impl RateLimiter for LocalLimiter {
     }
 }
 
+/// How long a check waits for the database before the local window decides instead.
+const SHARED_TIMEOUT: Duration = Duration::from_secs(2);
+/// At most one warning about failing shared checks per this many milliseconds.
+const WARN_EVERY_MS: u64 = 10_000;
+/// How often idle buckets are swept out of the shared table.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// The limiter of several nodes on one PostgreSQL: each check takes one request from the
+/// quota in the database (`rehome_rate_take`), so every node spends the same quota.
+///
+/// When the database does not answer (an error, or nothing within [`SHARED_TIMEOUT`]) the
+/// request is decided by this node's own window and a warning is logged: a database blip
+/// neither fails requests nor stops limiting them (each node then admits up to N).
+pub struct SharedLimiter {
+    store: Store,
+    fallback: LocalLimiter,
+    /// Milliseconds since the epoch of the last warning, to keep an outage to a few lines.
+    warned_at: AtomicU64,
+}
+
+impl SharedLimiter {
+    pub fn new(store: Store) -> Self {
+        Self { store, fallback: LocalLimiter::default(), warned_at: AtomicU64::new(0) }
+    }
+
+    async fn decide(&self, key: LimitKey, per_minute: u32) -> Decision {
+        let bucket = key.bucket();
+        let take = self.store.take_rate(&bucket, per_minute, WINDOW_MS);
+        let failure = match tokio::time::timeout(SHARED_TIMEOUT, take).await {
+            Ok(Ok(take)) => return shared_decision(take, per_minute, now_nanos() / 1_000_000),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {} ms", SHARED_TIMEOUT.as_millis()),
+        };
+        let now = now_nanos();
+        let now_ms = now / 1_000_000;
+        let last = self.warned_at.load(Ordering::Relaxed);
+        if now_ms >= last + WARN_EVERY_MS
+            && self.warned_at.compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        {
+            tracing::warn!(error = %failure, "shared rate limit unavailable: this node limits on its own");
+        }
+        self.fallback.check_at(key, per_minute, now)
+    }
+}
+
+impl RateLimiter for SharedLimiter {
+    fn check(&self, key: LimitKey, per_minute: u32) -> BoxFuture<'_, Decision> {
+        Box::pin(self.decide(key, per_minute))
+    }
+}
+
+/// The headers' view of what the database decided, at `now_ms` on this node's clock (the
+/// database reports durations, so the clocks of nodes and database need not agree).
+fn shared_decision(take: RateTake, limit: u32, now_ms: u64) -> Decision {
+    let millis = |ms: i64| u64::try_from(ms).unwrap_or(0);
+    let retry_after = millis(take.retry_ms).div_ceil(1000).clamp(1, WINDOW_MS / 1000);
+    Decision {
+        allowed: take.allowed,
+        limit,
+        remaining: u32::try_from(take.remaining.clamp(0, i64::from(limit))).unwrap_or(0),
+        reset_at: (now_ms + millis(take.reset_ms)).div_ceil(1000),
+        retry_after: if take.allowed { 0 } else { retry_after },
+    }
+}
+
+/// Drops idle buckets from the shared table once a minute until `stop` turns true (or its
+/// sender is dropped). Every node runs one; a sweep is cheap and idempotent.
+pub fn spawn_shared_sweeper(store: Store, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            if *stop.borrow() {
+                return;
+            }
+            tokio::select! {
+                _ = every.tick() => {
+                    if let Err(e) = store.sweep_rates(WINDOW_MS).await {
+                        tracing::warn!(error = %e, "cannot sweep the shared rate limits");
+                    }
+                }
+                changed = stop.changed() => if changed.is_err() { return },
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +399,54 @@ mod tests {
         assert!(!limiter.check_at(LimitKey::Key(1), 1, T0).allowed);
         assert!(limiter.check_at(LimitKey::Key(2), 1, T0).allowed);
         assert!(limiter.check_at(LimitKey::Addr([127, 0, 0, 1].into()), 1, T0).allowed);
+    }
+
+    fn take(allowed: bool, remaining: i64, reset_ms: i64, retry_ms: i64) -> RateTake {
+        RateTake { allowed, remaining, reset_ms, retry_ms }
+    }
+
+    #[test]
+    fn buckets_name_the_key_or_the_address() {
+        assert_eq!(LimitKey::Key(42).bucket(), "key:42");
+        assert_eq!(LimitKey::Addr([203, 0, 113, 7].into()).bucket(), "addr:203.0.113.7");
+        assert_eq!(LimitKey::Addr("::1".parse().unwrap()).bucket(), "addr:::1");
+    }
+
+    #[test]
+    fn a_shared_admission_reports_no_retry_and_the_reset_in_unix_seconds() {
+        let now_ms = T0 / 1_000_000 + 250;
+        let d = shared_decision(take(true, 4, 60_000, 0), 5, now_ms);
+        assert_eq!(d, Decision { allowed: true, limit: 5, remaining: 4, reset_at: T0 / SEC + 61, retry_after: 0 });
+    }
+
+    #[test]
+    fn a_shared_refusal_rounds_retry_up_to_whole_seconds_between_one_and_sixty() {
+        let now_ms = T0 / 1_000_000;
+        assert_eq!(shared_decision(take(false, 0, 59_000, 1), 5, now_ms).retry_after, 1);
+        assert_eq!(shared_decision(take(false, 0, 59_000, 1_001), 5, now_ms).retry_after, 2);
+        assert_eq!(shared_decision(take(false, 0, 60_100, 60_100), 5, now_ms).retry_after, 60);
+        assert_eq!(shared_decision(take(false, 0, 0, 0), 5, now_ms).retry_after, 1);
+        let d = shared_decision(take(false, -3, -1, 500), 5, now_ms);
+        assert_eq!((d.remaining, d.reset_at), (0, T0 / SEC));
+    }
+
+    #[test]
+    fn a_lowered_quota_never_reports_more_remaining_than_the_limit() {
+        assert_eq!(shared_decision(take(true, 50, 1_000, 0), 5, T0 / 1_000_000).remaining, 5);
+    }
+
+    #[tokio::test]
+    async fn without_the_shared_store_a_node_still_limits_on_its_own() {
+        // A SQLite store has no shared quotas: every check fails over to the local window.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
+        let limiter = SharedLimiter::new(store.clone());
+        assert!(limiter.check(LimitKey::Key(1), 2).await.allowed);
+        assert!(limiter.check(LimitKey::Key(1), 2).await.allowed);
+        let refused = limiter.check(LimitKey::Key(1), 2).await;
+        assert!(!refused.allowed);
+        assert!((1..=60).contains(&refused.retry_after));
+        store.close().await;
     }
 
     proptest! {

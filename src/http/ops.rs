@@ -26,12 +26,11 @@ use crate::domain::credit_code::CreditCode;
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, parse_completion, OrderRequest};
 use crate::domain::payout::{CreditDestination, PayoutChoice};
-use crate::domain::reader::timestamp_text;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::redemptions::Redemption;
 use crate::jobs::{Event, EventType};
-use crate::store::{NewRedemption, OrderRecord, StoreError};
+use crate::store::{NewRedemption, OrderRecord, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -129,11 +128,11 @@ impl From<OrderRecord> for Order {
             quantity: o.quantity,
             unit_price_pence: o.unit_price_pence,
             unit_price: Pence::new(o.unit_price_pence).gbp(),
-            buyer_window_start: o.buyer_window_start,
-            buyer_window_end: o.buyer_window_end,
+            buyer_window_start: o.buyer_window_start.to_string(),
+            buyer_window_end: o.buyer_window_end.to_string(),
             status: o.status,
-            completed_at: o.completed_at,
-            created_at: o.created_at,
+            completed_at: o.completed_at.map(|t| t.to_string()),
+            created_at: o.created_at.to_string(),
         }
     }
 }
@@ -270,7 +269,7 @@ pub async fn complete_order(
     let id = path_id(path).ok_or_else(order_not_found)?;
     let body = optional_object(body)?;
     let completed_at = parse_completion(&body).map_err(ApiError::validation)?.unwrap_or_else(Utc::now);
-    match state.store.complete_order(id, &timestamp_text(completed_at)).await {
+    match state.store.complete_order(id, Ts::from(completed_at)).await {
         Ok(order) => Ok(Json(order.into())),
         Err(StoreError::NotFound) => Err(order_not_found()),
         Err(StoreError::Conflict(_)) => Err(conflict("order_already_completed", "The order is already completed.")),
@@ -320,8 +319,7 @@ pub async fn payout_choice(
     if !options.offers(choice.choice) {
         return Err(conflict("customer_choice_not_offered", "The brand does not offer this payout option."));
     }
-    let sale_completed_at =
-        order.completed_at.clone().ok_or_else(|| anyhow::anyhow!("completed order without time"))?;
+    let sale_completed_at = order.completed_at.ok_or_else(|| anyhow::anyhow!("completed order without time"))?;
     let value = options.value(choice.choice, Pence::new(order.total_pence()));
     let now = Utc::now();
     let code = match choice.destination {
@@ -331,7 +329,7 @@ pub async fn payout_choice(
     let expires_at = code
         .as_ref()
         .and_then(|_| now.checked_add_days(Days::new(u64::from(options.code_validity_days))))
-        .map(timestamp_text);
+        .map(Ts::from);
     let redemption = Redemption {
         id: format!("red_{}", random_base62(24).map_err(no_randomness)?),
         brand_id: order.brand_slug.clone(),
@@ -342,10 +340,10 @@ pub async fn payout_choice(
         value: value.gbp(),
         currency: "GBP",
         code: code.as_ref().map(|c| c.as_str().to_owned()),
-        expires_at: expires_at.clone(),
+        expires_at: expires_at.map(|t| t.to_string()),
         original_order_id: choice.original_order_id.clone(),
         related_listing_id: order.listing_id,
-        sale_completed_at: sale_completed_at.clone(),
+        sale_completed_at: sale_completed_at.to_string(),
     };
     let data = serde_json::to_value(&redemption).map_err(anyhow::Error::from)?;
     let event = Event::new(order.brand_id, EventType::RedemptionCreated, data).map_err(no_randomness)?;
@@ -364,7 +362,7 @@ pub async fn payout_choice(
         original_order_id: choice.original_order_id,
         related_listing_id: order.listing_id,
         sale_completed_at,
-        created_at: timestamp_text(now),
+        created_at: Ts::from(now),
     };
     match state.store.record_redemption(&new, &event).await {
         Ok(()) => {}

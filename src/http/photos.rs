@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
 use crate::http::auth::Caller;
 use crate::http::body;
 use crate::media::base64::{self, DecodeError};
-use crate::media::{sanitize_filename, sniff, url_or_empty, ImageKind, MediaName, MAX_IMAGE_BYTES};
+use crate::media::{sanitize_filename, sniff, url_or_empty, ImageKind, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
 use crate::store::{NewPhoto, PhotoRecord};
 
 #[derive(utoipa::OpenApi)]
@@ -78,13 +78,13 @@ pub struct PhotoResult {
     pub thumbnail_status: String,
 }
 
-fn render(photo: &PhotoRecord, public_url: &str) -> PhotoResult {
+fn render(photo: &PhotoRecord, media_url: &str) -> PhotoResult {
     PhotoResult {
         attachment_id: photo.id,
-        url: url_or_empty(Some(&photo.name), public_url),
+        url: url_or_empty(Some(&photo.name), media_url),
         sizes: PhotoSizes {
-            medium: url_or_empty(photo.medium_name.as_deref(), public_url),
-            large: url_or_empty(photo.large_name.as_deref(), public_url),
+            medium: url_or_empty(photo.medium_name.as_deref(), media_url),
+            large: url_or_empty(photo.large_name.as_deref(), media_url),
         },
         mime: photo.mime.clone(),
         filename: photo.filename.clone(),
@@ -254,7 +254,7 @@ pub async fn upload_photo(
         })
         .await?;
     state.photo_jobs.wake_thumbnails();
-    Ok((StatusCode::CREATED, Json(render(&photo, state.config.public_url()))))
+    Ok((StatusCode::CREATED, Json(render(&photo, state.config.media_url()))))
 }
 
 /// One of the brand's photos, with its thumbnails once ready.
@@ -280,7 +280,7 @@ pub async fn get_photo(
     let not_found = || ApiError::not_found("photo_not_found", "No photo with that id in this brand.");
     let id: i64 = path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(not_found)?;
     let photo = state.store.photo(caller.brand_id, id).await?.ok_or_else(not_found)?;
-    Ok(Json(render(&photo, state.config.public_url())))
+    Ok(Json(render(&photo, state.config.media_url())))
 }
 
 /// A stored photo or thumbnail. Names are random and objects never change, so they are
@@ -297,7 +297,7 @@ async fn serve_media(State(state): State<AppState>, path: Result<Path<String>, P
             let headers = response.headers_mut();
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(name.mime()));
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
             headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
             response
         }

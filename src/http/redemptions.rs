@@ -11,11 +11,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
 use crate::domain::money::Pence;
-use crate::domain::reader::timestamp_text;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
-use crate::store::{RedemptionCursor, RedemptionRecord};
+use crate::store::{RedemptionCursor, RedemptionRecord, Ts};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -80,10 +79,10 @@ impl Redemption {
             value: Pence::new(r.value_pence).gbp(),
             currency: "GBP",
             code: code.or(r.code_hint),
-            expires_at: r.expires_at,
+            expires_at: r.expires_at.map(|t| t.to_string()),
             original_order_id: r.original_order_id,
             related_listing_id: r.related_listing_id,
-            sale_completed_at: r.sale_completed_at,
+            sale_completed_at: r.sale_completed_at.to_string(),
         }
     }
 }
@@ -151,7 +150,7 @@ pub async fn list_redemptions(
     let mut errors = Vec::new();
     let since = match since.map(|s| DateTime::parse_from_rfc3339(s.trim())) {
         None => None,
-        Some(Ok(t)) => Some(timestamp_text(t.to_utc())),
+        Some(Ok(t)) => Some(Ts::from(t.to_utc())),
         Some(Err(_)) => {
             errors.push(FieldError::of("since", "invalid"));
             None
@@ -174,7 +173,7 @@ pub async fn list_redemptions(
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let (next_since, next_after) = match rows.last() {
-        Some(last) => (Some(last.created_at.clone()), Some(last.id.clone())),
+        Some(last) => (Some(last.created_at), Some(last.id.clone())),
         None => (cursor.since, cursor.after),
     };
     Ok(Json(RedemptionPage {
@@ -185,6 +184,6 @@ pub async fn list_redemptions(
                 Redemption::from_record(r, code)
             })
             .collect(),
-        meta: RedemptionMeta { limit, has_more, next_since, next_after },
+        meta: RedemptionMeta { limit, has_more, next_since: next_since.map(|t| t.to_string()), next_after },
     }))
 }

@@ -1,11 +1,12 @@
-//! Photos as files: the media store (a small trait with a filesystem implementation),
-//! the names the service gives them, and the image work (type sniffing, base64, thumbnails).
+//! Photos as files: the media store (a small trait with a filesystem and an S3-compatible
+//! implementation), the names the service gives them, and the image work (type sniffing,
+//! base64, thumbnails).
 //!
-//! Handlers and jobs hold an `Arc<dyn MediaStore>`; an S3-compatible store is one more
-//! implementation chosen at start, with no change to them.
+//! Handlers and jobs hold an `Arc<dyn MediaStore>` chosen at start by [`from_config`].
 
 pub mod base64;
 mod fs;
+mod s3;
 pub mod sniff;
 pub mod thumbnail;
 
@@ -13,14 +14,21 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use axum::body::Bytes;
 
+use crate::config::{Config, MediaStoreKind};
+
 pub use fs::FsMediaStore;
+pub use s3::S3MediaStore;
 pub use sniff::ImageKind;
 
 /// The largest photo accepted: 10 MiB (decisions 4.1); this size or more is refused.
 pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// Names are random and objects never change, so any copy may be kept forever.
+pub const CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
 
 pub type MediaFuture<'a, T> = Pin<Box<dyn Future<Output = io::Result<T>> + Send + 'a>>;
 
@@ -31,6 +39,14 @@ pub trait MediaStore: Send + Sync + fmt::Debug {
     fn put<'a>(&'a self, name: &'a MediaName, bytes: Bytes) -> MediaFuture<'a, ()>;
     /// The object, or `None` when there is none by that name.
     fn get<'a>(&'a self, name: &'a MediaName) -> MediaFuture<'a, Option<Bytes>>;
+}
+
+/// The store `REHOME_MEDIA_STORE` names: the media directory, or an S3-compatible bucket.
+pub fn from_config(config: &Config) -> anyhow::Result<Arc<dyn MediaStore>> {
+    Ok(match config.media_store {
+        MediaStoreKind::Fs => Arc::new(FsMediaStore::new(config.media_dir.clone())),
+        MediaStoreKind::S3 => Arc::new(S3MediaStore::from_config(config)?),
+    })
 }
 
 /// Which rendition of a photo a name stands for.
@@ -85,9 +101,9 @@ impl MediaName {
         self.0.rsplit('.').next().and_then(ImageKind::from_extension).map_or("application/octet-stream", |k| k.mime())
     }
 
-    /// The public URL of the object under the service's base URL.
-    pub fn url(&self, public_url: &str) -> String {
-        format!("{public_url}/media/{}", self.0)
+    /// The public URL of the object under the base of photo URLs ([`Config::media_url`]).
+    pub fn url(&self, media_url: &str) -> String {
+        format!("{media_url}/{}", self.0)
     }
 }
 
@@ -98,8 +114,8 @@ impl fmt::Display for MediaName {
 }
 
 /// The public URL of a stored name, or `""` for none (thumbnails not ready).
-pub fn url_or_empty(name: Option<&str>, public_url: &str) -> String {
-    name.and_then(MediaName::parse).map(|n| n.url(public_url)).unwrap_or_default()
+pub fn url_or_empty(name: Option<&str>, media_url: &str) -> String {
+    name.and_then(MediaName::parse).map(|n| n.url(media_url)).unwrap_or_default()
 }
 
 /// A client file name made safe to keep and show: the last path component, control and
@@ -145,6 +161,25 @@ mod tests {
         ] {
             assert_eq!(MediaName::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_store_follows_the_configuration() {
+        let fs = from_config(&Config::default()).unwrap();
+        assert!(format!("{fs:?}").starts_with("FsMediaStore"), "{fs:?}");
+        let s3 = Config { media_store: MediaStoreKind::S3, s3_bucket: Some("photos".into()), ..Config::default() };
+        let s3 = from_config(&s3).unwrap();
+        assert!(format!("{s3:?}").starts_with("S3MediaStore"), "{s3:?}");
+        let no_bucket = Config { media_store: MediaStoreKind::S3, ..Config::default() };
+        let error = from_config(&no_bucket).unwrap_err();
+        assert!(error.to_string().contains("REHOME_S3_BUCKET"), "{error}");
+    }
+
+    #[test]
+    fn urls_are_names_under_the_media_base() {
+        let name = MediaName::parse("0123456789abcdef0123456789abcdef.png").unwrap();
+        assert_eq!(name.url("https://cdn.example/p"), "https://cdn.example/p/0123456789abcdef0123456789abcdef.png");
+        assert_eq!(url_or_empty(None, "https://cdn.example/p"), "");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use sqlx::FromRow;
 
-use super::{on_pool, on_unique, Store, StoreError};
+use chrono::NaiveDate;
+
+use super::{on_pool, on_unique, Store, StoreError, Ts};
 use crate::jobs::Event;
 
 /// Which clearance orders a list shows.
@@ -21,12 +23,12 @@ pub struct CollectionRow {
     pub brand_slug: String,
     pub listing_id: i64,
     pub quantity: i64,
-    pub buyer_window_start: String,
-    pub buyer_window_end: String,
+    pub buyer_window_start: NaiveDate,
+    pub buyer_window_end: NaiveDate,
     pub order_status: String,
     pub id: Option<String>,
-    pub scheduled_for: Option<String>,
-    pub scheduled_at: Option<String>,
+    pub scheduled_for: Option<NaiveDate>,
+    pub scheduled_at: Option<Ts>,
     pub warehouse_id: Option<String>,
     pub warehouse_label: Option<String>,
 }
@@ -36,8 +38,8 @@ pub struct NewCollection {
     pub id: String,
     pub brand_id: i64,
     pub order_id: i64,
-    pub scheduled_for: String,
-    pub scheduled_at: String,
+    pub scheduled_for: NaiveDate,
+    pub scheduled_at: Ts,
     pub warehouse_id: Option<String>,
     pub warehouse_label: String,
 }
@@ -113,8 +115,8 @@ impl Store {
             .bind(&new.id)
             .bind(new.brand_id)
             .bind(new.order_id)
-            .bind(&new.scheduled_for)
-            .bind(&new.scheduled_at)
+            .bind(new.scheduled_for)
+            .bind(new.scheduled_at)
             .bind(new.warehouse_id.as_deref())
             .bind(&new.warehouse_label)
             .execute(&mut *tx)
@@ -123,7 +125,7 @@ impl Store {
                 StoreError::Conflict(_) => StoreError::Conflict("collection_exists"),
                 other => other,
             })?;
-            self.insert_event(&mut tx, event).await?;
+            self.insert_event((&mut *tx).into(), event).await?;
             tx.commit().await?;
             Ok(())
         })

@@ -1,18 +1,25 @@
 //! The storage boundary. Handlers call these methods and never see SQL or a pool.
 //!
 //! SQL is written once with `$N` placeholders, which both SQLite and PostgreSQL bind by
-//! number, and run on whichever backend the database URL selected (see [`on_pool!`]).
+//! number, and run on whichever backend the database URL selected (see [`on_pool!`]): the
+//! body of a method is compiled once per backend, with that backend's pool. Where the two
+//! dialects differ (JSON aggregation, row locks) a method picks its SQL with
+//! [`Store::is_postgres`]. Values cross the boundary in types both backends encode natively:
+//! `i64`, `bool`, text, bytes, `NaiveDate` and [`Ts`] for instants.
 
 mod brands;
 mod collections;
+mod copy;
 mod keys;
 mod listings;
 mod orders;
 mod payouts;
 mod photos;
+mod rate_limits;
 mod redemptions;
 mod sealer;
 mod settings;
+mod time;
 mod users;
 mod warehouses;
 mod webhooks;
@@ -21,11 +28,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
 
 pub use brands::BrandRecord;
 pub use collections::{CollectionFilter, CollectionRow, NewCollection};
+pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use keys::{KeyOwner, NewKeyRecord};
 pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
@@ -33,8 +42,10 @@ pub use listings::{
 };
 pub use orders::OrderRecord;
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
+pub use rate_limits::RateTake;
 pub use redemptions::{NewRedemption, RedemptionCursor, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
+pub use time::Ts;
 pub use users::UserRecord;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
@@ -76,18 +87,57 @@ enum Db {
     /// Reads go to a pool of connections; writes to a single connection, so SQLite's one
     /// writer is queued in-process instead of failing with SQLITE_BUSY on lock upgrades.
     Sqlite { read: SqlitePool, write: SqlitePool },
+    /// One pool (`read` and `write` are clones of it): PostgreSQL takes concurrent writers,
+    /// and every invariant is kept by constraints, conditional updates and row locks.
+    Postgres { read: PgPool, write: PgPool },
 }
 
 /// Runs `$body` with `$pool` bound to the chosen pool (`read` or `write`) of whichever
-/// backend is configured. A second backend is one more arm here.
+/// backend is configured. The body is compiled once per backend.
 macro_rules! on_pool {
     ($store:expr, $which:ident, |$pool:ident| $body:expr) => {
         match &$store.db {
             $crate::store::Db::Sqlite { $which: $pool, .. } => $body,
+            $crate::store::Db::Postgres { $which: $pool, .. } => $body,
         }
     };
 }
 pub(crate) use on_pool;
+
+/// A connection (or transaction) of either backend, for helpers that run inside a
+/// caller's transaction: pass `(&mut *tx).into()`.
+pub enum Conn<'c> {
+    Sqlite(&'c mut SqliteConnection),
+    Postgres(&'c mut PgConnection),
+}
+
+impl<'c> From<&'c mut SqliteConnection> for Conn<'c> {
+    fn from(conn: &'c mut SqliteConnection) -> Self {
+        Self::Sqlite(conn)
+    }
+}
+
+impl<'c> From<&'c mut PgConnection> for Conn<'c> {
+    fn from(conn: &'c mut PgConnection) -> Self {
+        Self::Postgres(conn)
+    }
+}
+
+/// Runs `$body` with `$conn` bound to the backend connection inside a [`Conn`].
+macro_rules! on_conn {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::store::Conn::Sqlite($c) => $body,
+            $crate::store::Conn::Postgres($c) => $body,
+        }
+    };
+}
+pub(crate) use on_conn;
+
+/// True for a `postgres://` or `postgresql://` URL.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
 
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -106,33 +156,32 @@ impl Store {
         Self::open(url, Some(sealer)).await
     }
 
-    /// Opens (creating if needed) the database named by `url` and runs pending migrations.
+    /// Opens the database named by `url` (SQLite by default, PostgreSQL for a
+    /// `postgres://` URL; a SQLite file is created if needed) and runs pending migrations.
     /// With a `sealer`, event bodies still stored in clear (written before migration 0008)
     /// are sealed now; without one, writing an event fails.
     pub async fn open(url: &str, sealer: Option<Sealer>) -> anyhow::Result<Self> {
-        let url = normalise_sqlite_url(url);
-        let options = SqliteConnectOptions::from_str(&url)
-            .with_context(|| format!("invalid database URL {url}"))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
-            .await
-            .with_context(|| format!("cannot open database {url}"))?;
-        sqlx::migrate!("./migrations/sqlite").run(&write).await.context("running migrations")?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(options.read_only(true))
-            .await
-            .with_context(|| format!("cannot open database {url}"))?;
-        let store = Self { db: Db::Sqlite { read, write }, sealer };
+        let db = if is_postgres_url(url) { open_postgres(url).await? } else { open_sqlite(url).await? };
+        let store = Self { db, sealer };
         store.seed_manufacturer_brands().await?;
         store.seal_clear_events().await.context("sealing stored event bodies")?;
         Ok(store)
+    }
+
+    /// True when the database is PostgreSQL (several nodes may share it).
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.db, Db::Postgres { .. })
+    }
+
+    /// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows
+    /// (of the table aliased `of`) are locked and rows another node has locked are skipped,
+    /// so concurrent claims never wait on or take the same row. SQLite has one writer, so
+    /// no clause is needed (nor understood).
+    pub(crate) fn skip_locked(&self, of: &str) -> String {
+        match self.db {
+            Db::Postgres { .. } => format!("FOR UPDATE OF {of} SKIP LOCKED"),
+            Db::Sqlite { .. } => String::new(),
+        }
     }
 
     /// The data key's sealer; an error for a store opened without one.
@@ -146,13 +195,73 @@ impl Store {
     }
 
     pub async fn close(&self) {
-        match &self.db {
-            Db::Sqlite { read, write } => {
-                read.close().await;
-                write.close().await;
+        on_pool!(self, read, |pool| pool.close().await);
+        on_pool!(self, write, |pool| pool.close().await);
+    }
+}
+
+async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
+    let url = normalise_sqlite_url(url);
+    let options = SqliteConnectOptions::from_str(&url)
+        .with_context(|| format!("invalid database URL {url}"))?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(10))
+        .foreign_keys(true);
+    let write = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options.clone())
+        .await
+        .with_context(|| format!("cannot open database {url}"))?;
+    sqlx::migrate!("./migrations/sqlite").run(&write).await.context("running migrations")?;
+    let read = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(options.read_only(true))
+        .await
+        .with_context(|| format!("cannot open database {url}"))?;
+    Ok(Db::Sqlite { read, write })
+}
+
+/// Connections per node: `max_connections` in the URL's query, else 10. Every node holds
+/// up to this many, so nodes × pool size must stay below the server's `max_connections`.
+const DEFAULT_PG_POOL: u32 = 10;
+
+async fn open_postgres(url: &str) -> anyhow::Result<Db> {
+    let (url, pool_size) = split_pool_size(url)?;
+    // JIT compilation pays off for long analytical queries, never for these short ones: on
+    // a table not yet analysed its cost estimate can trigger half a second of compiling for
+    // a query that runs in a millisecond.
+    let options = PgConnectOptions::from_str(&url).context("invalid PostgreSQL URL")?.options([("jit", "off")]);
+    let pool = PgPoolOptions::new()
+        .max_connections(pool_size)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await
+        .context("cannot connect to PostgreSQL")?;
+    // Several nodes may start at once: sqlx takes an advisory lock around migrations, so
+    // one migrates and the others wait and find nothing left to do.
+    sqlx::migrate!("./migrations/postgres").run(&pool).await.context("running migrations")?;
+    Ok(Db::Postgres { read: pool.clone(), write: pool })
+}
+
+/// Takes `max_connections=N` out of a PostgreSQL URL's query (sqlx does not know it).
+fn split_pool_size(url: &str) -> anyhow::Result<(String, u32)> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), DEFAULT_PG_POOL));
+    };
+    let mut size = DEFAULT_PG_POOL;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.strip_prefix("max_connections=") {
+            Some(n) => {
+                size = n.parse().ok().filter(|n| *n > 0).context("max_connections must be a positive integer")?
             }
+            None => kept.push(pair),
         }
     }
+    let url = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
+    Ok((url, size))
 }
 
 /// Accepts `sqlite://path`, `sqlite:path` or a bare file path.
@@ -164,12 +273,27 @@ fn normalise_sqlite_url(url: &str) -> String {
     }
 }
 
-/// RFC 3339 UTC with a fixed six-digit fraction, so that text order is time order (the
-/// listings' timestamps, which lists sort by).
-pub(crate) fn now_text() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+/// The current time, as stored.
+pub(crate) fn now() -> Ts {
+    Ts::now()
 }
 
-pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {
-    chrono::Utc::now()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_size_comes_out_of_the_url() {
+        let (url, size) = split_pool_size("postgres://u@h/db?max_connections=25&sslmode=disable").unwrap();
+        assert_eq!((url.as_str(), size), ("postgres://u@h/db?sslmode=disable", 25));
+        let (url, size) = split_pool_size("postgres://u@h/db").unwrap();
+        assert_eq!((url.as_str(), size), ("postgres://u@h/db", DEFAULT_PG_POOL));
+        assert!(split_pool_size("postgres://u@h/db?max_connections=0").is_err());
+    }
+
+    #[test]
+    fn backend_from_scheme() {
+        assert!(is_postgres_url("postgres://h/db") && is_postgres_url("postgresql://h/db"));
+        assert!(!is_postgres_url("sqlite://rehome.db") && !is_postgres_url("rehome.db"));
+    }
 }

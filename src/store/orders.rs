@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use sqlx::FromRow;
 
-use super::{now_text, on_pool, Store, StoreError};
+use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::order::{BuyerWindow, OrderRequest};
 
 /// A stored order with its brand's slug.
@@ -18,12 +18,12 @@ pub struct OrderRecord {
     pub channel: String,
     pub quantity: i64,
     pub unit_price_pence: i64,
-    pub buyer_window_start: String,
-    pub buyer_window_end: String,
+    pub buyer_window_start: NaiveDate,
+    pub buyer_window_end: NaiveDate,
     /// `placed` or `completed`.
     pub status: String,
-    pub completed_at: Option<String>,
-    pub created_at: String,
+    pub completed_at: Option<Ts>,
+    pub created_at: Ts,
 }
 
 impl OrderRecord {
@@ -40,10 +40,8 @@ impl OrderRecord {
         self.unit_price_pence.saturating_mul(self.quantity)
     }
 
-    pub fn window(&self) -> Option<BuyerWindow> {
-        let start = NaiveDate::parse_from_str(&self.buyer_window_start, "%Y-%m-%d").ok()?;
-        let end = NaiveDate::parse_from_str(&self.buyer_window_end, "%Y-%m-%d").ok()?;
-        Some(BuyerWindow { start, end })
+    pub fn window(&self) -> BuyerWindow {
+        BuyerWindow { start: self.buyer_window_start, end: self.buyer_window_end }
     }
 }
 
@@ -69,7 +67,7 @@ impl Store {
     /// reaches zero. Errors: `NotFound` (no such listing), `Conflict("listing_not_active")`,
     /// `Conflict("insufficient_stock")`.
     pub async fn place_order(&self, request: &OrderRequest) -> Result<OrderRecord, StoreError> {
-        let now = now_text();
+        let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let sold: Option<Sold> = sqlx::query_as(
@@ -81,7 +79,7 @@ impl Store {
                  RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence",
             )
             .bind(request.quantity)
-            .bind(&now)
+            .bind(now)
             .bind(request.listing_id)
             .fetch_optional(&mut *tx)
             .await?;
@@ -109,12 +107,12 @@ impl Store {
             .bind(&sold.channel)
             .bind(request.quantity)
             .bind(sold.unit_price_pence)
-            .bind(request.window.start.to_string())
-            .bind(request.window.end.to_string())
-            .bind(&now)
+            .bind(request.window.start)
+            .bind(request.window.end)
+            .bind(now)
             .fetch_one(&mut *tx)
             .await?;
-            let order = fetch_order(&mut tx, id, None).await?.ok_or(StoreError::NotFound)?;
+            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or(StoreError::NotFound)?;
             tx.commit().await?;
             Ok(order)
         })
@@ -124,12 +122,12 @@ impl Store {
     pub async fn order(&self, id: i64, brand_id: Option<i64>) -> Result<Option<OrderRecord>, StoreError> {
         on_pool!(self, read, |pool| {
             let mut conn = pool.acquire().await?;
-            fetch_order(&mut conn, id, brand_id).await
+            fetch_order((&mut *conn).into(), id, brand_id).await
         })
     }
 
     /// Marks an order delivered. Errors: `NotFound`, `Conflict("order_already_completed")`.
-    pub async fn complete_order(&self, id: i64, completed_at: &str) -> Result<OrderRecord, StoreError> {
+    pub async fn complete_order(&self, id: i64, completed_at: Ts) -> Result<OrderRecord, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let done = sqlx::query(
@@ -140,7 +138,7 @@ impl Store {
             .execute(&mut *tx)
             .await?
             .rows_affected();
-            let order = fetch_order(&mut tx, id, None).await?.ok_or(StoreError::NotFound)?;
+            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or(StoreError::NotFound)?;
             if done == 0 {
                 return Err(StoreError::Conflict("order_already_completed"));
             }
@@ -164,7 +162,7 @@ impl Store {
 }
 
 pub(super) async fn fetch_order(
-    conn: &mut sqlx::SqliteConnection,
+    conn: Conn<'_>,
     id: i64,
     brand_id: Option<i64>,
 ) -> Result<Option<OrderRecord>, StoreError> {
@@ -172,5 +170,5 @@ pub(super) async fn fetch_order(
         "SELECT {ORDER_COLUMNS} FROM orders o JOIN brands b ON b.id = o.brand_id
          WHERE o.id = $1 AND ($2 IS NULL OR o.brand_id = $2)"
     );
-    Ok(sqlx::query_as(&sql).bind(id).bind(brand_id).fetch_optional(conn).await?)
+    on_conn!(conn, |c| Ok(sqlx::query_as(&sql).bind(id).bind(brand_id).fetch_optional(&mut *c).await?))
 }

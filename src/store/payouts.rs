@@ -3,7 +3,7 @@
 
 use sqlx::FromRow;
 
-use super::{now_text, on_pool, Store, StoreError};
+use super::{now, on_pool, Store, StoreError};
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 
 #[derive(FromRow)]
@@ -70,7 +70,7 @@ impl Store {
             .bind(d.cash_enabled)
             .bind(i64::from(d.credit_boost_percent))
             .bind(i64::from(d.code_validity_days))
-            .bind(now_text())
+            .bind(now())
             .fetch_one(pool)
             .await?;
             Ok(row.into())

@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{on_pool, Store, StoreError};
+use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
 pub const THUMBNAIL_ATTEMPTS: i64 = 3;
@@ -45,7 +45,7 @@ pub struct PhotoRecord {
     pub thumb_status: String,
     pub medium_name: Option<String>,
     pub large_name: Option<String>,
-    pub created_at: String,
+    pub created_at: Ts,
 }
 
 /// A photo whose thumbnails a worker now holds the lease of.
@@ -66,21 +66,16 @@ pub struct ClaimedImport {
     pub attempts: i64,
 }
 
-/// Fixed-width UTC text, so text order is time order (as `now_text`).
-pub(crate) fn stamp(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
 const PHOTO_COLUMNS: &str =
     "id, brand_id, name, mime, filename, byte_size, width, height, thumb_status, medium_name, large_name, created_at";
 
 impl Store {
     /// Records an uploaded photo; its thumbnails are queued in the same statement.
     pub async fn insert_photo(&self, new: NewPhoto<'_>) -> Result<PhotoRecord, StoreError> {
-        let now = super::now_text();
+        let now = now();
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            insert_photo(&mut conn, new, &now).await
+            insert_photo((&mut *conn).into(), new, now).await
         })
     }
 
@@ -116,7 +111,8 @@ impl Store {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedThumbnail>, StoreError> {
-        let (now, until) = (stamp(now), stamp(lease_until));
+        let (now, until) = (Ts::from(now), Ts::from(lease_until));
+        let lock = self.skip_locked("photos");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query(
@@ -124,24 +120,25 @@ impl Store {
                      lease_owner = NULL, lease_until = NULL, updated_at = $1
                  WHERE thumb_status = 'pending' AND attempts >= $2 AND (lease_until IS NULL OR lease_until <= $1)",
             )
-            .bind(&now)
+            .bind(now)
             .bind(THUMBNAIL_ATTEMPTS)
             .execute(&mut *tx)
             .await?;
-            let claimed = sqlx::query_as::<_, ClaimedThumbnail>(
+            let sql = format!(
                 "UPDATE photos SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
                  WHERE id IN (SELECT id FROM photos WHERE thumb_status = 'pending'
                                  AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
                                  AND (lease_until IS NULL OR lease_until <= $3)
-                              ORDER BY id LIMIT $4)
-                 RETURNING id, name, attempts",
-            )
-            .bind(owner)
-            .bind(&until)
-            .bind(&now)
-            .bind(limit)
-            .fetch_all(&mut *tx)
-            .await?;
+                              ORDER BY id LIMIT $4 {lock})
+                 RETURNING id, name, attempts"
+            );
+            let claimed = sqlx::query_as::<_, ClaimedThumbnail>(&sql)
+                .bind(owner)
+                .bind(until)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&mut *tx)
+                .await?;
             tx.commit().await?;
             Ok(claimed)
         })
@@ -157,7 +154,7 @@ impl Store {
             )
             .bind(medium)
             .bind(large)
-            .bind(super::now_text())
+            .bind(now())
             .bind(id)
             .bind(owner)
             .execute(pool)
@@ -180,9 +177,9 @@ impl Store {
                      next_attempt_at = $1, thumb_error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
                  WHERE id = $4 AND lease_owner = $5",
             )
-            .bind(retry_at.map(stamp))
+            .bind(retry_at.map(Ts::from))
             .bind(error)
-            .bind(super::now_text())
+            .bind(now())
             .bind(id)
             .bind(owner)
             .execute(pool)
@@ -201,7 +198,8 @@ impl Store {
         limit: i64,
         max_attempts: i64,
     ) -> Result<Vec<ClaimedImport>, StoreError> {
-        let (now, until) = (stamp(now), stamp(lease_until));
+        let (now, until) = (Ts::from(now), Ts::from(lease_until));
+        let lock = self.skip_locked("i");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query(
@@ -210,25 +208,26 @@ impl Store {
                  WHERE status = 'pending' AND source_url IS NOT NULL AND attempts >= $2
                    AND (lease_until IS NULL OR lease_until <= $1)",
             )
-            .bind(&now)
+            .bind(now)
             .bind(max_attempts)
             .execute(&mut *tx)
             .await?;
-            let claimed = sqlx::query_as::<_, ClaimedImport>(
+            let sql = format!(
                 "UPDATE listing_images SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
                  WHERE id IN (SELECT i.id FROM listing_images i JOIN listings l ON l.id = i.listing_id
                               WHERE i.status = 'pending' AND i.source_url IS NOT NULL AND l.deleted_at IS NULL
                                 AND (i.next_attempt_at IS NULL OR i.next_attempt_at <= $3)
                                 AND (i.lease_until IS NULL OR i.lease_until <= $3)
-                              ORDER BY i.created_at, i.id LIMIT $4)
-                 RETURNING id, listing_id, source_url, attempts",
-            )
-            .bind(owner)
-            .bind(&until)
-            .bind(&now)
-            .bind(limit)
-            .fetch_all(&mut *tx)
-            .await?;
+                              ORDER BY i.created_at, i.id LIMIT $4 {lock})
+                 RETURNING id, listing_id, source_url, attempts"
+            );
+            let claimed = sqlx::query_as::<_, ClaimedImport>(&sql)
+                .bind(owner)
+                .bind(until)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&mut *tx)
+                .await?;
             tx.commit().await?;
             Ok(claimed)
         })
@@ -244,7 +243,7 @@ impl Store {
         listing_id: i64,
         photo: NewPhoto<'_>,
     ) -> Result<bool, StoreError> {
-        let now = super::now_text();
+        let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let brand_id: Option<i64> = sqlx::query_scalar(
@@ -259,14 +258,14 @@ impl Store {
             let Some(brand_id) = brand_id else {
                 return Ok(false);
             };
-            let record = insert_photo(&mut tx, NewPhoto { brand_id, ..photo }, &now).await?;
+            let record = insert_photo((&mut *tx).into(), NewPhoto { brand_id, ..photo }, now).await?;
             sqlx::query(
                 "UPDATE listing_images SET status = 'done', attachment_id = $1, error = NULL, next_attempt_at = NULL,
                      lease_owner = NULL, lease_until = NULL, updated_at = $2
                  WHERE id = $3",
             )
             .bind(record.id)
-            .bind(&now)
+            .bind(now)
             .bind(image_id)
             .execute(&mut *tx)
             .await?;
@@ -289,9 +288,9 @@ impl Store {
                      next_attempt_at = $1, error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
                  WHERE id = $4 AND lease_owner = $5",
             )
-            .bind(retry_at.map(stamp))
+            .bind(retry_at.map(Ts::from))
             .bind(error)
-            .bind(super::now_text())
+            .bind(now())
             .bind(image_id)
             .bind(owner)
             .execute(pool)
@@ -316,28 +315,26 @@ impl Store {
     }
 }
 
-async fn insert_photo(
-    conn: &mut sqlx::SqliteConnection,
-    new: NewPhoto<'_>,
-    now: &str,
-) -> Result<PhotoRecord, StoreError> {
+async fn insert_photo(conn: Conn<'_>, new: NewPhoto<'_>, now: Ts) -> Result<PhotoRecord, StoreError> {
     let sql = format!(
         "INSERT INTO photos (brand_id, user_id, source, name, mime, filename, byte_size, width, height, created_at,
              updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
          RETURNING {PHOTO_COLUMNS}"
     );
-    Ok(sqlx::query_as::<_, PhotoRecord>(&sql)
-        .bind(new.brand_id)
-        .bind(new.user_id)
-        .bind(new.source)
-        .bind(new.name)
-        .bind(new.mime)
-        .bind(new.filename)
-        .bind(new.byte_size)
-        .bind(new.width)
-        .bind(new.height)
-        .bind(now)
-        .fetch_one(&mut *conn)
-        .await?)
+    on_conn!(conn, |c| {
+        Ok(sqlx::query_as::<_, PhotoRecord>(&sql)
+            .bind(new.brand_id)
+            .bind(new.user_id)
+            .bind(new.source)
+            .bind(new.name)
+            .bind(new.mime)
+            .bind(new.filename)
+            .bind(new.byte_size)
+            .bind(new.width)
+            .bind(new.height)
+            .bind(now)
+            .fetch_one(&mut *c)
+            .await?)
+    })
 }

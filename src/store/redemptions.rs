@@ -6,7 +6,7 @@
 
 use sqlx::FromRow;
 
-use super::{on_pool, on_unique, Store, StoreError};
+use super::{on_pool, on_unique, Store, StoreError, Ts};
 use crate::jobs::Event;
 
 /// A redemption to record. `code_hash` and `code_hint` are set for credit to a code.
@@ -23,11 +23,11 @@ pub struct NewRedemption {
     pub code_hint: Option<String>,
     /// The code itself, stored only sealed with the data key.
     pub code: Option<String>,
-    pub expires_at: Option<String>,
+    pub expires_at: Option<Ts>,
     pub original_order_id: Option<String>,
     pub related_listing_id: i64,
-    pub sale_completed_at: String,
-    pub created_at: String,
+    pub sale_completed_at: Ts,
+    pub created_at: Ts,
 }
 
 /// A stored redemption with its brand's slug. The code is stored only sealed with the data
@@ -42,12 +42,12 @@ pub struct RedemptionRecord {
     pub value_pence: i64,
     pub code_hint: Option<String>,
     pub code_sealed: Option<Vec<u8>>,
-    pub expires_at: Option<String>,
+    pub expires_at: Option<Ts>,
     pub original_order_id: Option<String>,
     pub related_listing_id: i64,
-    pub sale_completed_at: String,
-    pub created_at: String,
-    pub redeemed_at: Option<String>,
+    pub sale_completed_at: Ts,
+    pub created_at: Ts,
+    pub redeemed_at: Option<Ts>,
     pub redeemed_order_reference: Option<String>,
 }
 
@@ -55,7 +55,7 @@ pub struct RedemptionRecord {
 /// position (`since`, `after`) of a redemption.
 #[derive(Debug, Clone, Default)]
 pub struct RedemptionCursor {
-    pub since: Option<String>,
+    pub since: Option<Ts>,
     pub after: Option<String>,
 }
 
@@ -92,11 +92,11 @@ impl Store {
             .bind(new.value_pence)
             .bind(new.code_hash.as_deref())
             .bind(new.code_hint.as_deref())
-            .bind(new.expires_at.as_deref())
+            .bind(new.expires_at)
             .bind(new.original_order_id.as_deref())
             .bind(new.related_listing_id)
-            .bind(&new.sale_completed_at)
-            .bind(&new.created_at)
+            .bind(new.sale_completed_at)
+            .bind(new.created_at)
             .bind(code_sealed.as_deref())
             .execute(&mut *tx)
             .await
@@ -105,7 +105,7 @@ impl Store {
                 StoreError::Conflict(_) => StoreError::Conflict("payout_choice_exists"),
                 other => other,
             })?;
-            self.insert_event(&mut tx, event).await?;
+            self.insert_event((&mut *tx).into(), event).await?;
             tx.commit().await?;
             Ok(())
         })
@@ -129,7 +129,7 @@ impl Store {
     /// one; this lets a repeated choice answer as such before anything else is checked).
     pub async fn order_has_redemption(&self, order_id: i64) -> Result<bool, StoreError> {
         on_pool!(self, read, |pool| {
-            Ok(sqlx::query_scalar::<_, i64>("SELECT 1 FROM redemptions WHERE order_id = $1")
+            Ok(sqlx::query_scalar::<_, i64>("SELECT order_id FROM redemptions WHERE order_id = $1")
                 .bind(order_id)
                 .fetch_optional(pool)
                 .await?
@@ -154,7 +154,7 @@ impl Store {
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(&sql)
                 .bind(brand_id)
-                .bind(cursor.since.as_deref())
+                .bind(cursor.since)
                 .bind(cursor.after.as_deref())
                 .bind(limit)
                 .fetch_all(pool)
@@ -163,7 +163,7 @@ impl Store {
     }
 
     /// When the brand's redemption `id` was created, if it exists.
-    pub async fn redemption_created_at(&self, brand_id: i64, id: &str) -> Result<Option<String>, StoreError> {
+    pub async fn redemption_created_at(&self, brand_id: i64, id: &str) -> Result<Option<Ts>, StoreError> {
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_scalar("SELECT created_at FROM redemptions WHERE brand_id = $1 AND id = $2")
                 .bind(brand_id)
@@ -191,7 +191,7 @@ impl Store {
         brand_id: i64,
         code_hash: &[u8],
         order_reference: Option<&str>,
-        now: &str,
+        now: Ts,
     ) -> Result<RedemptionRecord, StoreError> {
         let spent: Option<String> = on_pool!(self, write, |pool| {
             sqlx::query_scalar(

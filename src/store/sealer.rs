@@ -67,6 +67,12 @@ impl Sealer {
             })?;
             return Ok(Self::new(&key));
         }
+        if key_file.is_none() && super::is_postgres_url(database_url) {
+            anyhow::bail!(
+                "with PostgreSQL every node must use the same data key: set REHOME_DATA_KEY (base64 of \
+                 {KEY_LEN} bytes) or REHOME_DATA_KEY_FILE"
+            );
+        }
         let path = key_file.map_or_else(|| default_key_path(database_url), Path::to_path_buf);
         Ok(Self::new(&read_or_create_key(&path)?))
     }

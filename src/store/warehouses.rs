@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, now_text, on_pool, on_unique, Store, StoreError};
+use super::{now, on_pool, on_unique, Store, StoreError};
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
 
 impl Store {
@@ -30,7 +30,7 @@ impl Store {
     /// True when `id` is one of the brand's warehouses.
     pub async fn warehouse_in_brand(&self, brand_id: i64, id: &str) -> Result<bool, StoreError> {
         on_pool!(self, read, |pool| {
-            Ok(sqlx::query_scalar::<_, i64>("SELECT 1 FROM warehouses WHERE brand_id = $1 AND id = $2")
+            Ok(sqlx::query_scalar::<_, i64>("SELECT brand_id FROM warehouses WHERE brand_id = $1 AND id = $2")
                 .bind(brand_id)
                 .bind(id)
                 .fetch_optional(pool)
@@ -250,7 +250,7 @@ impl Store {
                 let Some(row) = row else {
                     // Nothing changed (the transaction rolls back): tell why.
                     let exists: Option<i64> =
-                        sqlx::query_scalar("SELECT 1 FROM warehouses WHERE brand_id = $1 AND id = $2")
+                        sqlx::query_scalar("SELECT brand_id FROM warehouses WHERE brand_id = $1 AND id = $2")
                             .bind(brand_id)
                             .bind(&id)
                             .fetch_optional(&mut *tx)
@@ -290,7 +290,7 @@ impl Store {
                     }
                     Some(false) => {}
                 }
-                sqlx::query(REHOME_LISTINGS).bind(brand_id).bind(&id).bind(now_text()).execute(&mut *tx).await?;
+                sqlx::query(REHOME_LISTINGS).bind(brand_id).bind(&id).bind(now()).execute(&mut *tx).await?;
                 tx.commit().await?;
                 Ok(WarehouseChange::Done(()))
             })

@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::FromRow;
 
-use super::{now, on_pool, on_unique, Sealer, Store, StoreError, Undecryptable};
+use super::{now, on_conn, on_pool, on_unique, Conn, Db, Sealer, Store, StoreError, Ts, Undecryptable};
 use crate::jobs::Event;
 
 #[derive(Debug, Clone, FromRow)]
@@ -129,29 +129,32 @@ pub struct AttemptResult {
 /// tx.commit().await?;
 /// state.outbox.wake(); // optional: deliver now rather than at the next poll
 /// ```
-pub async fn insert_event(conn: &mut SqliteConnection, sealer: &Sealer, event: &Event) -> Result<(), StoreError> {
+pub async fn insert_event(conn: Conn<'_>, sealer: &Sealer, event: &Event) -> Result<(), StoreError> {
     let sealed = sealer
         .seal(event.id.as_bytes(), event.envelope().as_bytes())
         .map_err(|e| StoreError::Sealing(e.to_string()))?;
-    sqlx::query(
-        "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start, next_attempt_at)
-         VALUES ($1, $2, $3, '', $4, $5, $5, $5)",
-    )
-    .bind(&event.id)
-    .bind(event.brand_id)
-    .bind(event.event_type.as_str())
-    .bind(sealed)
-    .bind(event.created_at)
-    .execute(conn)
-    .await
-    .map_err(|e| on_unique(e, "event id"))?;
-    Ok(())
+    on_conn!(conn, |c| {
+        sqlx::query(
+            "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start,
+                                         next_attempt_at)
+             VALUES ($1, $2, $3, '', $4, $5, $5, $5)",
+        )
+        .bind(&event.id)
+        .bind(event.brand_id)
+        .bind(event.event_type.as_str())
+        .bind(&sealed)
+        .bind(Ts::from(event.created_at))
+        .execute(&mut *c)
+        .await
+        .map_err(|e| on_unique(e, "event id"))?;
+        Ok(())
+    })
 }
 
 impl Store {
     /// [`insert_event`] with the store's data key: records `event` on `conn`, the caller's
     /// transaction.
-    pub async fn insert_event(&self, conn: &mut SqliteConnection, event: &Event) -> Result<(), StoreError> {
+    pub async fn insert_event(&self, conn: Conn<'_>, event: &Event) -> Result<(), StoreError> {
         insert_event(conn, self.sealer()?, event).await
     }
 
@@ -160,37 +163,60 @@ impl Store {
         let sealer = self.sealer()?;
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            insert_event(&mut conn, sealer, event).await
+            insert_event((&mut *conn).into(), sealer, event).await
         })
     }
 
-    /// Seals the bodies still stored in clear (rows written before migration 0008), in one
-    /// transaction, and empties their `body`. SQLite's `secure_delete` is on meanwhile, so
-    /// the clear bytes are zeroed rather than left in free space, and the WAL is then
-    /// checkpointed and truncated. Does nothing without a sealer. Returns the rows sealed.
+    /// Seals the bodies still stored in clear (rows written before migration 0008 of a
+    /// SQLite database), in one transaction, and empties their `body`. On SQLite,
+    /// `secure_delete` is on meanwhile, so the clear bytes are zeroed rather than left in free
+    /// space, and the WAL is then checkpointed and truncated. New PostgreSQL databases never
+    /// hold clear bodies, but one filled by other means is sealed the same way, its rows
+    /// locked so that nodes starting together seal each once. Does nothing without a sealer.
+    /// Returns the rows sealed.
     pub(crate) async fn seal_clear_events(&self) -> Result<u64, StoreError> {
         let Some(sealer) = &self.sealer else {
             return Ok(0);
         };
-        on_pool!(self, write, |pool| {
-            let mut conn = pool.acquire().await?;
-            let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhook_events WHERE body_sealed IS NULL")
-                .fetch_one(&mut *conn)
-                .await?;
-            if pending == 0 {
-                return Ok(0);
+        let sealed = match &self.db {
+            Db::Sqlite { write: pool, .. } => {
+                let mut conn = pool.acquire().await?;
+                let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhook_events WHERE body_sealed IS NULL")
+                    .fetch_one(&mut *conn)
+                    .await?;
+                if pending == 0 {
+                    return Ok(0);
+                }
+                let previous: i64 = sqlx::query_scalar("PRAGMA secure_delete").fetch_one(&mut *conn).await?;
+                sqlx::query("PRAGMA secure_delete = ON").execute(&mut *conn).await?;
+                let sealed = async {
+                    use sqlx::Connection;
+                    // `BEGIN IMMEDIATE` takes the write lock before reading, so two processes
+                    // starting at once seal each row once.
+                    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+                    let sealed = seal_rows((&mut *tx).into(), sealer).await?;
+                    tx.commit().await?;
+                    Ok::<_, StoreError>(sealed)
+                }
+                .await;
+                sqlx::query(&format!("PRAGMA secure_delete = {previous}")).execute(&mut *conn).await?;
+                let sealed = sealed?;
+                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await {
+                    tracing::warn!(error = %e, "cannot checkpoint the WAL after sealing event bodies");
+                }
+                sealed
             }
-            let previous: i64 = sqlx::query_scalar("PRAGMA secure_delete").fetch_one(&mut *conn).await?;
-            sqlx::query("PRAGMA secure_delete = ON").execute(&mut *conn).await?;
-            let sealed = seal_rows(&mut conn, sealer).await;
-            sqlx::query(&format!("PRAGMA secure_delete = {previous}")).execute(&mut *conn).await?;
-            let sealed = sealed?;
-            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await {
-                tracing::warn!(error = %e, "cannot checkpoint the WAL after sealing event bodies");
+            Db::Postgres { write: pool, .. } => {
+                let mut tx = pool.begin().await?;
+                let sealed = seal_rows((&mut *tx).into(), sealer).await?;
+                tx.commit().await?;
+                sealed
             }
+        };
+        if sealed > 0 {
             tracing::info!(count = sealed, "sealed event bodies stored in clear before the data key");
-            Ok(sealed)
-        })
+        }
+        Ok(sealed)
     }
 
     pub async fn webhook_endpoint(&self, brand_id: i64) -> Result<Option<WebhookEndpointRecord>, StoreError> {
@@ -355,22 +381,30 @@ impl Store {
         per_brand: i64,
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
+        // Each enabled endpoint's oldest due events, then the oldest of those. PostgreSQL
+        // gets the per-endpoint step as a LATERAL join (an index scan per endpoint); SQLite,
+        // which has no LATERAL, as `IN` over a correlated subquery, which it plans that way.
+        let sql = if self.is_postgres() {
+            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+             FROM webhook_endpoints ep CROSS JOIN LATERAL (
+                 SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
+                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                 ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
+             WHERE ep.enabled
+             ORDER BY e.next_attempt_at, e.seq LIMIT $3"
+        } else {
+            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+             FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
+                 SELECT d.seq FROM webhook_events d
+                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                 ORDER BY d.next_attempt_at, d.seq LIMIT $2)
+             WHERE ep.enabled
+             ORDER BY e.next_attempt_at, e.seq LIMIT $3"
+        };
         on_pool!(self, read, |pool| {
-            Ok(sqlx::query_as(
-                "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
-                 FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
-                     SELECT d.seq FROM webhook_events d
-                     WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-                       AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                     ORDER BY d.next_attempt_at, d.seq LIMIT $2)
-                 WHERE ep.enabled
-                 ORDER BY e.next_attempt_at, e.seq LIMIT $3",
-            )
-            .bind(at)
-            .bind(per_brand)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?)
+            Ok(sqlx::query_as(sql).bind(Ts::from(at)).bind(per_brand).bind(limit).fetch_all(pool).await?)
         })
     }
 
@@ -387,14 +421,19 @@ impl Store {
             return Ok(Vec::new());
         }
         let placeholders: Vec<String> = (4..4 + seqs.len()).map(|n| format!("${n}")).collect();
+        // The rows are locked (on PostgreSQL, skipping those another node holds) and
+        // re-checked as they are taken, so each event is leased by one worker at a time.
         let sql = format!(
             "UPDATE webhook_events SET lease_owner = $1, lease_until = $3
-             WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
+             WHERE seq IN (SELECT seq FROM webhook_events
+                           WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
+                           {})
              RETURNING seq, id, brand_id, type, body, body_sealed, window_attempts, window_start",
-            placeholders.join(", ")
+            placeholders.join(", "),
+            self.skip_locked("webhook_events")
         );
         on_pool!(self, write, |pool| {
-            let mut query = sqlx::query_as(&sql).bind(owner).bind(at).bind(lease_until);
+            let mut query = sqlx::query_as(&sql).bind(owner).bind(Ts::from(at)).bind(Ts::from(lease_until));
             for seq in seqs {
                 query = query.bind(seq);
             }
@@ -417,7 +456,7 @@ impl Store {
                      VALUES ($1, $2, $3, $4, $5, $6)",
                 )
                 .bind(r.seq)
-                .bind(r.attempted_at)
+                .bind(Ts::from(r.attempted_at))
                 .bind(&r.url)
                 .bind(r.status_code.map(i64::from))
                 .bind(r.error)
@@ -441,8 +480,8 @@ impl Store {
                 .bind(r.status_code.map(i64::from))
                 .bind(r.error)
                 .bind(r.status)
-                .bind(r.next_attempt_at)
-                .bind(finished_at)
+                .bind(r.next_attempt_at.map(Ts::from))
+                .bind(Ts::from(finished_at))
                 .execute(&mut *tx)
                 .await?;
             }
@@ -471,7 +510,7 @@ impl Store {
                    AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.brand_id = e.brand_id AND ep.enabled)
                  ORDER BY e.next_attempt_at LIMIT 1",
             )
-            .bind(after)
+            .bind(Ts::from(after))
             .fetch_optional(pool)
             .await?)
         })
@@ -491,8 +530,8 @@ impl Store {
                    AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
                                    WHERE ep.brand_id = webhook_events.brand_id AND ep.enabled)",
             )
-            .bind(window_opened_before)
-            .bind(at)
+            .bind(Ts::from(window_opened_before))
+            .bind(Ts::from(at))
             .execute(pool)
             .await?
             .rows_affected())
@@ -509,24 +548,21 @@ impl Store {
     }
 }
 
-/// Seals every clear body in one transaction on `conn`. `BEGIN IMMEDIATE` takes the write
-/// lock before reading, so two processes starting at once seal each row once (the second
-/// waits, then finds nothing left).
-async fn seal_rows(conn: &mut SqliteConnection, sealer: &Sealer) -> Result<u64, StoreError> {
-    use sqlx::Connection;
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT seq, id, body FROM webhook_events WHERE body_sealed IS NULL")
-            .fetch_all(&mut *tx)
-            .await?;
-    for (seq, id, body) in &rows {
-        let sealed = sealer.seal(id.as_bytes(), body.as_bytes()).map_err(|e| StoreError::Sealing(e.to_string()))?;
-        sqlx::query("UPDATE webhook_events SET body = '', body_sealed = $2 WHERE seq = $1 AND body_sealed IS NULL")
-            .bind(seq)
-            .bind(sealed)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(rows.len() as u64)
+/// Seals every clear body on `conn`, the caller's transaction (on PostgreSQL the rows are
+/// locked as they are read, so a concurrent sealer waits and then finds them sealed).
+async fn seal_rows(conn: Conn<'_>, sealer: &Sealer) -> Result<u64, StoreError> {
+    let lock = if matches!(conn, Conn::Postgres(_)) { " FOR UPDATE" } else { "" };
+    let select = format!("SELECT seq, id, body FROM webhook_events WHERE body_sealed IS NULL{lock}");
+    on_conn!(conn, |c| {
+        let rows: Vec<(i64, String, String)> = sqlx::query_as(&select).fetch_all(&mut *c).await?;
+        for (seq, id, body) in &rows {
+            let sealed = sealer.seal(id.as_bytes(), body.as_bytes()).map_err(|e| StoreError::Sealing(e.to_string()))?;
+            sqlx::query("UPDATE webhook_events SET body = '', body_sealed = $2 WHERE seq = $1 AND body_sealed IS NULL")
+                .bind(seq)
+                .bind(sealed)
+                .execute(&mut *c)
+                .await?;
+        }
+        Ok(rows.len() as u64)
+    })
 }

@@ -161,7 +161,7 @@ pub fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'
     render::Context {
         brand_slug: &caller.brand_slug,
         marketplace_url: state.config.marketplace_url(),
-        public_url: state.config.public_url(),
+        media_url: state.config.media_url(),
     }
 }
 

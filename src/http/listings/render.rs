@@ -118,8 +118,8 @@ pub struct ListingDetail {
 pub struct Context<'a> {
     pub brand_slug: &'a str,
     pub marketplace_url: &'a str,
-    /// Base of the service's own URLs: photos are stored as `/media/<name>` paths.
-    pub public_url: &'a str,
+    /// Base of photo URLs ([`crate::config::Config::media_url`]).
+    pub media_url: &'a str,
 }
 
 impl Context<'_> {
@@ -128,12 +128,11 @@ impl Context<'_> {
         format!("{}/listings/{id}", self.marketplace_url)
     }
 
-    /// An image URL as stored: a path under this service is made absolute.
+    /// An image URL as stored: a photo of this service is stored as `/media/<name>`.
     fn image_url(&self, stored: &str) -> String {
-        if stored.starts_with('/') {
-            format!("{}{stored}", self.public_url)
-        } else {
-            stored.to_owned()
+        match stored.strip_prefix("/media/") {
+            Some(name) => format!("{}/{name}", self.media_url),
+            None => stored.to_owned(),
         }
     }
 }
@@ -155,7 +154,7 @@ pub fn summary(record: &ListingSummaryRecord, cx: &Context<'_>) -> ListingSummar
         image_url: record.cover_url.as_deref().map(|u| cx.image_url(u)).unwrap_or_default(),
         brand_id: cx.brand_slug.to_owned(),
         url: cx.url(record.id),
-        created_at: record.created_at.clone(),
+        created_at: record.created_at.to_string(),
         view_count: record.view_count,
         category: record.category.clone(),
         channel: record.channel.as_str(),
@@ -190,7 +189,7 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
     let (regular_price, regular_price_pence) = money(f.regular_price);
     ListingDetail {
         summary: summary(&summary_record, cx),
-        updated_at: record.updated_at,
+        updated_at: record.updated_at.to_string(),
         description: f.description.unwrap_or_default(),
         regular_price,
         regular_price_pence,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use sqlx::FromRow;
 
-use super::{on_pool, Store, StoreError};
+use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingFields, ListingStatus};
 use crate::domain::money::Pence;
 use rows::{DetailRow, SummaryRow};
@@ -25,8 +25,8 @@ pub struct ListingRecord {
     pub view_count: i64,
     /// Bumped by every update; an update names the version it was validated against.
     pub version: i64,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Ts,
+    pub updated_at: Ts,
     pub images: Vec<ListingImage>,
 }
 
@@ -64,7 +64,7 @@ pub struct ListingSummaryRecord {
     pub sale_price: Option<Pence>,
     pub delivery_contribution_gbp: u32,
     pub view_count: i64,
-    pub created_at: String,
+    pub created_at: Ts,
     /// The first ready image.
     pub cover_url: Option<String>,
 }
@@ -124,14 +124,37 @@ const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id, u.name AS seller_name
     l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location, l.warehouse_id,
     l.view_count, l.version, l.created_at, l.updated_at";
 
-/// The listing's images as one JSON array column, in order.
+/// The listing's images as one JSON array column, in order, in each backend's dialect.
 /// A ready image's `url` is the one recorded, else its photo's path under the service
 /// (`/media/<name>`, made absolute when rendered).
-const IMAGES_JSON: &str = "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
+const IMAGES_JSON: Dialect = Dialect {
+    sqlite: "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
         'attachment_id', i.attachment_id, 'status', i.status,
         'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
         ORDER BY i.position)
-     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json";
+     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json",
+    postgres: "(SELECT COALESCE(json_agg(json_build_object('position', i.position, 'source_url', i.source_url,
+        'attachment_id', i.attachment_id, 'status', i.status,
+        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+        ORDER BY i.position), '[]')::text
+     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json",
+};
+
+/// SQL text that differs between the backends.
+struct Dialect {
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+impl Dialect {
+    fn of(&self, store: &Store) -> &'static str {
+        if store.is_postgres() {
+            self.postgres
+        } else {
+            self.sqlite
+        }
+    }
+}
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
@@ -139,11 +162,17 @@ const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l
     (SELECT COALESCE(i.url, '/media/' || p.name) FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id
      WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1) AS cover_url";
 
-/// ...and folded into one positional JSON array per listing (see [`SummaryRow`]). The array
-/// is built here, outside the subquery, because SQLite forgets that a value is JSON when it
-/// passes through a subquery column.
-const SUMMARY_JSON: &str = "json_array(p.id, p.title, p.status, p.channel, p.category, p.regular_price_pence,
-    p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.cover_url)";
+/// ...and folded into one JSON array of positional arrays, in list order (see
+/// [`SummaryRow`]). The arrays are built here, outside the subquery, because SQLite forgets
+/// that a value is JSON when it passes through a subquery column.
+const PAGE_JSON: Dialect = Dialect {
+    sqlite: "json_group_array(json_array(p.id, p.title, p.status, p.channel, p.category, p.regular_price_pence,
+        p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.cover_url)
+        ORDER BY p.created_at DESC, p.id DESC)",
+    postgres: "COALESCE(json_agg(json_build_array(p.id, p.title, p.status, p.channel, p.category,
+        p.regular_price_pence, p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at,
+        p.cover_url) ORDER BY p.created_at DESC, p.id DESC), '[]')::text",
+};
 
 /// Binds a listing's stored fields, in the column order both the insert and the update
 /// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every
@@ -180,9 +209,10 @@ macro_rules! bind_listing_fields {
 impl Store {
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
+        let images_json = IMAGES_JSON.of(self);
         on_pool!(self, read, |pool| {
             let sql = format!(
-                "SELECT {DETAIL_COLUMNS}, {IMAGES_JSON} FROM listings l JOIN users u ON u.id = l.user_id
+                "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l JOIN users u ON u.id = l.user_id
                  WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL"
             );
             let Some(row) = sqlx::query_as::<_, DetailRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
@@ -216,9 +246,10 @@ impl Store {
         // One statement and one row whatever the page size: the count, and the page as a
         // JSON array in list order. Rows cross from the database thread one by one, so
         // folding the page into one value is what keeps a 100-row page cheap.
+        let page_json = PAGE_JSON.of(self);
         let sql = format!(
             "SELECT (SELECT COUNT(*) FROM listings l WHERE {predicate}) AS total,
-                    (SELECT json_group_array({SUMMARY_JSON} ORDER BY p.created_at DESC, p.id DESC) FROM
+                    (SELECT {page_json} FROM
                        (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE {predicate}
                         ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}) p) AS page",
             next + 1
@@ -241,12 +272,12 @@ impl Store {
     /// listing for a create, a bulk import's valid rows all together (or, should the
     /// database fail, none).
     pub async fn create_listings(&self, new: &[NewListing<'_>]) -> Result<Vec<SavedListing>, StoreError> {
-        let now = super::now_text();
+        let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut saved = Vec::with_capacity(new.len());
             for listing in new {
-                saved.push(insert_listing(&mut tx, *listing, &now).await?);
+                saved.push(insert_listing((&mut *tx).into(), *listing, now).await?);
             }
             tx.commit().await?;
             Ok(saved)
@@ -261,12 +292,12 @@ impl Store {
         fields: &ListingFields,
         images: Option<&[ImageSource]>,
     ) -> Result<ListingUpdate, StoreError> {
-        let now = super::now_text();
+        let now = now();
         let f = fields;
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let (brand, brand_created) = match &f.brand {
-                Some(name) => resolve_brand(&mut tx, existing.brand_id, name, &now).await?,
+                Some(name) => resolve_brand((&mut *tx).into(), existing.brand_id, name, now).await?,
                 None => (None, false),
             };
             let done = bind_listing_fields!(
@@ -282,7 +313,7 @@ impl Store {
                 f,
                 &brand
             )
-            .bind(&now)
+            .bind(now)
             .bind(existing.id)
             .bind(existing.brand_id)
             .bind(existing.user_id)
@@ -298,7 +329,7 @@ impl Store {
                         .bind(existing.id)
                         .execute(&mut *tx)
                         .await?;
-                    insert_images(&mut tx, existing.id, sources, &now).await?
+                    insert_images((&mut *tx).into(), existing.id, sources, now).await?
                 }
                 None => existing.images.clone(),
             };
@@ -342,11 +373,11 @@ impl Store {
              WHERE brand_id = $2 AND user_id = $3 AND deleted_at IS NULL AND id IN ({})",
             list(4)
         );
-        let now = super::now_text();
+        let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut select = sqlx::query_as::<_, (i64, i64)>(&select_sql).bind(brand_id);
-            let mut delete = sqlx::query(&delete_sql).bind(&now).bind(brand_id).bind(user_id);
+            let mut delete = sqlx::query(&delete_sql).bind(now).bind(brand_id).bind(user_id);
             for id in &distinct {
                 select = select.bind(*id);
                 delete = delete.bind(*id);
@@ -370,88 +401,93 @@ impl Store {
 }
 
 /// Inserts one listing with its images and, on first use, its manufacturer brand.
-async fn insert_listing(
-    tx: &mut sqlx::SqliteConnection,
-    new: NewListing<'_>,
-    now: &str,
-) -> Result<SavedListing, StoreError> {
+async fn insert_listing(conn: Conn<'_>, new: NewListing<'_>, now: Ts) -> Result<SavedListing, StoreError> {
     let f = new.fields;
-    let (brand, brand_created) = match &f.brand {
-        Some(name) => resolve_brand(&mut *tx, new.brand_id, name, now).await?,
-        None => (None, false),
-    };
-    let id: i64 = bind_listing_fields!(
-        sqlx::query_scalar(
-            "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
-             regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
-             colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
-             warehouse_location, warehouse_id, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-             $21, $22, $23, $24, $25, $25)
-         RETURNING id"
+    on_conn!(conn, |tx| {
+        let (brand, brand_created) = match &f.brand {
+            Some(name) => resolve_brand((&mut *tx).into(), new.brand_id, name, now).await?,
+            None => (None, false),
+        };
+        let id: i64 = bind_listing_fields!(
+            sqlx::query_scalar(
+                "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
+                 regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
+                 colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
+                 warehouse_location, warehouse_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                 $21, $22, $23, $24, $25, $25)
+             RETURNING id"
+            )
+            .bind(new.brand_id)
+            .bind(new.user_id),
+            f,
+            &brand
         )
-        .bind(new.brand_id)
-        .bind(new.user_id),
-        f,
-        &brand
-    )
-    .bind(now)
-    .fetch_one(&mut *tx)
-    .await?;
-    let images = insert_images(&mut *tx, id, new.images, now).await?;
-    let record = ListingRecord {
-        id,
-        brand_id: new.brand_id,
-        user_id: new.user_id,
-        seller_name: new.seller_name.to_owned(),
-        fields: ListingFields { brand, ..f.clone() },
-        view_count: 0,
-        version: 1,
-        created_at: now.to_owned(),
-        updated_at: now.to_owned(),
-        images,
-    };
-    Ok(SavedListing { record, brand_created })
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let images = insert_images((&mut *tx).into(), id, new.images, now).await?;
+        let record = ListingRecord {
+            id,
+            brand_id: new.brand_id,
+            user_id: new.user_id,
+            seller_name: new.seller_name.to_owned(),
+            fields: ListingFields { brand, ..f.clone() },
+            view_count: 0,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            images,
+        };
+        Ok(SavedListing { record, brand_created })
+    })
 }
 
 /// The catalogue spelling of a manufacturer brand: a case-insensitive match among the
-/// built-in names and the partner's own, else the name as given, added to the partner's list.
+/// built-in names and the partner's own, else the name as given, added to the partner's
+/// list. Two transactions (or nodes) adding the same name at once both succeed with one
+/// row: the insert yields to the unique index, and the name is then read back.
 async fn resolve_brand(
-    tx: &mut sqlx::SqliteConnection,
+    conn: Conn<'_>,
     brand_id: i64,
     name: &str,
-    now: &str,
+    now: Ts,
 ) -> Result<(Option<String>, bool), StoreError> {
     let key = name.to_lowercase();
     // `COALESCE(brand_id, 0)` matches the unique index on (COALESCE(brand_id, 0), name_key).
-    let found: Option<String> = sqlx::query_scalar(
-        "SELECT name FROM manufacturer_brands WHERE COALESCE(brand_id, 0) IN (0, $1) AND name_key = $2
-         ORDER BY brand_id IS NULL DESC LIMIT 1",
-    )
-    .bind(brand_id)
-    .bind(&key)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if let Some(found) = found {
-        return Ok((Some(found), false));
-    }
-    sqlx::query("INSERT INTO manufacturer_brands (brand_id, name, name_key, created_at) VALUES ($1, $2, $3, $4)")
+    const FIND: &str = "SELECT name FROM manufacturer_brands WHERE COALESCE(brand_id, 0) IN (0, $1) AND name_key = $2
+         ORDER BY brand_id IS NULL DESC LIMIT 1";
+    on_conn!(conn, |tx| {
+        let found: Option<String> = sqlx::query_scalar(FIND).bind(brand_id).bind(&key).fetch_optional(&mut *tx).await?;
+        if let Some(found) = found {
+            return Ok((Some(found), false));
+        }
+        let added = sqlx::query(
+            "INSERT INTO manufacturer_brands (brand_id, name, name_key, created_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT DO NOTHING",
+        )
         .bind(brand_id)
         .bind(name)
         .bind(&key)
         .bind(now)
         .execute(&mut *tx)
-        .await?;
-    Ok((Some(name.to_owned()), true))
+        .await?
+        .rows_affected();
+        if added == 1 {
+            return Ok((Some(name.to_owned()), true));
+        }
+        let found: Option<String> = sqlx::query_scalar(FIND).bind(brand_id).bind(&key).fetch_optional(&mut *tx).await?;
+        Ok((Some(found.unwrap_or_else(|| name.to_owned())), false))
+    })
 }
 
 /// Records a listing's images in order: uploaded photos are ready at once (their brand was
 /// checked by the caller); imports wait for the import worker.
 async fn insert_images(
-    tx: &mut sqlx::SqliteConnection,
+    conn: Conn<'_>,
     listing_id: i64,
     sources: &[ImageSource],
-    now: &str,
+    now: Ts,
 ) -> Result<Vec<ListingImage>, StoreError> {
     if sources.is_empty() {
         return Ok(Vec::new());
@@ -464,24 +500,33 @@ async fn insert_images(
         let n = 3 + i * 4;
         let _ = write!(sql, "{}($1, ${n}, ${}, ${}, ${}, $2, $2)", if i == 0 { "" } else { ", " }, n + 1, n + 2, n + 3);
     }
-    let mut insert = sqlx::query(&sql).bind(listing_id).bind(now);
-    let mut images = Vec::with_capacity(sources.len());
-    for (position, source) in (0_i64..).zip(sources) {
-        let (source_url, attachment_id, status, url) = match source {
-            ImageSource::Import(url) => (Some(url.clone()), None, "pending", None),
-            ImageSource::Attachment(id) => {
-                let name: Option<String> = sqlx::query_scalar("SELECT name FROM photos WHERE id = $1")
-                    .bind(*id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                (None, Some(*id), "done", name.map(|n| format!("/media/{n}")))
-            }
-        };
-        insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id).bind(status);
-        images.push(ListingImage { position, source_url, attachment_id, status: status.to_owned(), url, error: None });
-    }
-    insert.execute(&mut *tx).await?;
-    Ok(images)
+    on_conn!(conn, |tx| {
+        let mut insert = sqlx::query(&sql).bind(listing_id).bind(now);
+        let mut images = Vec::with_capacity(sources.len());
+        for (position, source) in (0_i64..).zip(sources) {
+            let (source_url, attachment_id, status, url) = match source {
+                ImageSource::Import(url) => (Some(url.clone()), None, "pending", None),
+                ImageSource::Attachment(id) => {
+                    let name: Option<String> = sqlx::query_scalar("SELECT name FROM photos WHERE id = $1")
+                        .bind(*id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    (None, Some(*id), "done", name.map(|n| format!("/media/{n}")))
+                }
+            };
+            insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id).bind(status);
+            images.push(ListingImage {
+                position,
+                source_url,
+                attachment_id,
+                status: status.to_owned(),
+                url,
+                error: None,
+            });
+        }
+        insert.execute(&mut *tx).await?;
+        Ok(images)
+    })
 }
 
 fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {

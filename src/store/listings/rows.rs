@@ -1,11 +1,11 @@
-//! Rows as SQLite returns them, and their conversion into records.
+//! Rows as the database returns them, and their conversion into records.
 
 use sqlx::FromRow;
 
 use super::{ListingImage, ListingRecord, ListingSummaryRecord};
 use crate::domain::listing::{ListingFields, Measurement};
 use crate::domain::money::Pence;
-use crate::store::StoreError;
+use crate::store::{StoreError, Ts};
 
 /// A stored value that does not parse: the database holds something no code wrote.
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
@@ -66,8 +66,8 @@ pub(super) struct ListingRow {
     warehouse_id: Option<String>,
     view_count: i64,
     version: i64,
-    created_at: String,
-    updated_at: String,
+    created_at: Ts,
+    updated_at: Ts,
 }
 
 impl ListingRow {
@@ -140,7 +140,7 @@ impl SummaryRow {
             sale_price: self.sale_price_pence.map(pence),
             delivery_contribution_gbp: delivery(self.delivery_contribution_gbp)?,
             view_count: self.view_count,
-            created_at: self.created_at,
+            created_at: Ts::parse(&self.created_at).ok_or_else(|| corrupt("created_at"))?,
             cover_url: self.cover_url,
         })
     }
