@@ -1,16 +1,19 @@
 //! The `rehome` binary itself: account commands and a served key, revocation and SIGTERM.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::helpers::{binary_env, TestDb};
+
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
-fn rehome(db: &Path, args: &[&str]) -> (bool, String, String) {
+/// Runs an admin command on the database at `url` (no data key: none needs one).
+fn rehome(url: &str, args: &[&str]) -> (bool, String, String) {
     let output = Command::new(BIN)
         .args(args)
-        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("REHOME_DATABASE_URL", url)
+        .env_remove("REHOME_DATA_KEY")
         .env_remove("RUST_LOG")
         .output()
         .expect("run rehome");
@@ -52,16 +55,17 @@ async fn wait_ready(base: &str) {
 #[tokio::test]
 async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stops_the_server() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cli.db");
+    let db = TestDb::create_named(dir.path(), "cli.db").await;
+    let url = db.url.as_str();
 
-    let (ok, out, err) = rehome(&db, &["brands", "create", "acme-sofas", "--name", "Acme Sofas"]);
+    let (ok, out, err) = rehome(url, &["brands", "create", "acme-sofas", "--name", "Acme Sofas"]);
     assert!(ok, "{out}{err}");
     let (ok, out, err) =
-        rehome(&db, &["users", "create", "--brand", "acme-sofas", "--name", "Ada", "--email", "ada@acme.example"]);
+        rehome(url, &["users", "create", "--brand", "acme-sofas", "--name", "Ada", "--email", "ada@acme.example"]);
     assert!(ok, "{out}{err}");
     let user_id: i64 = last_line(&out).parse().expect("user id alone on the last line");
     let (ok, out, err) = rehome(
-        &db,
+        url,
         &["keys", "create", "--user", &user_id.to_string(), "--scopes", "read,write", "--rate-limit", "100"],
     );
     assert!(ok, "{out}{err}");
@@ -73,7 +77,7 @@ async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stop
     let base = format!("http://127.0.0.1:{port}");
     let child = Command::new(BIN)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .envs(binary_env(url))
         .env("REHOME_MEDIA_DIR", dir.path().join("media"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -88,7 +92,7 @@ async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stop
     assert_eq!(options.headers()["x-ratelimit-limit"], "100");
 
     // Revoked from another process while the server runs: refused within about a second.
-    let (ok, out, err) = rehome(&db, &["keys", "revoke", &key_id]);
+    let (ok, out, err) = rehome(url, &["keys", "revoke", &key_id]);
     assert!(ok, "{out}{err}");
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let refused = client.get(format!("{base}/v1/listings/options")).bearer_auth(&secret).send().await.unwrap();
@@ -110,22 +114,23 @@ async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stop
 #[tokio::test]
 async fn the_cli_refuses_bad_input_with_a_message_and_non_zero_exit() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cli.db");
-    let (ok, _, err) = rehome(&db, &["brands", "create", "Not A Slug", "--name", "X"]);
+    let db = TestDb::create_named(dir.path(), "cli.db").await;
+    let url = db.url.as_str();
+    let (ok, _, err) = rehome(url, &["brands", "create", "Not A Slug", "--name", "X"]);
     assert!(!ok);
     assert!(err.contains("slug"), "{err}");
-    assert!(rehome(&db, &["brands", "create", "acme", "--name", "Acme"]).0);
-    let (ok, _, err) = rehome(&db, &["brands", "create", "acme", "--name", "Acme"]);
+    assert!(rehome(url, &["brands", "create", "acme", "--name", "Acme"]).0);
+    let (ok, _, err) = rehome(url, &["brands", "create", "acme", "--name", "Acme"]);
     assert!(!ok && err.contains("already exists"), "{err}");
-    let (ok, _, err) = rehome(&db, &["users", "create", "--brand", "nope", "--name", "A", "--email", "a@b.example"]);
+    let (ok, _, err) = rehome(url, &["users", "create", "--brand", "nope", "--name", "A", "--email", "a@b.example"]);
     assert!(!ok && err.contains("no brand"), "{err}");
-    let (ok, _, err) = rehome(&db, &["users", "create", "--brand", "acme", "--name", "A", "--email", "not-an-email"]);
+    let (ok, _, err) = rehome(url, &["users", "create", "--brand", "acme", "--name", "A", "--email", "not-an-email"]);
     assert!(!ok && err.contains("email"), "{err}");
-    let (ok, _, _) = rehome(&db, &["keys", "create", "--user", "999"]);
+    let (ok, _, _) = rehome(url, &["keys", "create", "--user", "999"]);
     assert!(!ok);
-    let (ok, _, _) = rehome(&db, &["keys", "create", "--user", "1", "--scopes", "admin"]);
+    let (ok, _, _) = rehome(url, &["keys", "create", "--user", "1", "--scopes", "admin"]);
     assert!(!ok);
-    let (ok, _, err) = rehome(&db, &["keys", "revoke", "999"]);
+    let (ok, _, err) = rehome(url, &["keys", "revoke", "999"]);
     assert!(!ok && err.contains("no key"), "{err}");
 }
 

@@ -1,16 +1,23 @@
-//! One way to start the real server for a test: an ephemeral port, a temporary SQLite
-//! database and media directory, and a real HTTP client.
+//! One way to start the real server for a test: an ephemeral port, a fresh database, a
+//! temporary media directory, and a real HTTP client.
+//!
+//! The database is a SQLite file in the test's temporary directory, or, when
+//! `REHOME_TEST_POSTGRES` holds the URL of a PostgreSQL server (any database on it, as a
+//! user allowed to create databases), a new database `rehome_t_<uuid>` on that server,
+//! dropped when the test ends (kept, and named on stderr, when it fails).
 
 use std::net::SocketAddr;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use rehome::accounts;
 use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::user::{Role, Scopes};
-use rehome::store::Store;
+use rehome::store::{Sealer, Store};
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
+use sqlx::{Connection, Executor};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -20,6 +27,9 @@ pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub store: Store,
+    /// The test's database; `db.url` opens it (from the binary or another store).
+    pub db: TestDb,
+    /// Holds the media directory (and the SQLite file, on SQLite).
     pub dir: TempDir,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<anyhow::Result<()>>>,
@@ -40,11 +50,11 @@ pub async fn spawn_app() -> TestApp {
 /// Starts a server whose settings `adjust` may change (port and paths are set here).
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("rehome.db").display());
+    let db = TestDb::create(dir.path()).await;
     let mut config =
         Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: dir.path().join("media"), ..Config::default() };
     adjust(&mut config);
-    let store = Store::connect(&url).await.expect("open store");
+    let store = open_store(&db.url).await;
     let server = Server::bind(config, store.clone()).await.expect("bind");
     let addr = server.local_addr();
     let (tx, rx) = oneshot::channel::<()>();
@@ -56,9 +66,160 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         base: format!("http://{addr}"),
         client: reqwest::Client::new(),
         store,
+        db,
         dir,
         shutdown: Some(tx),
         server: Some(handle),
+    }
+}
+
+/// The PostgreSQL server the suite runs on (`REHOME_TEST_POSTGRES`), if any.
+pub fn postgres_admin_url() -> Option<String> {
+    std::env::var("REHOME_TEST_POSTGRES").ok().filter(|url| !url.trim().is_empty())
+}
+
+/// True when the suite runs on PostgreSQL.
+pub fn on_postgres() -> bool {
+    postgres_admin_url().is_some()
+}
+
+/// The data key of every store a test opens (and of the binaries it starts on PostgreSQL,
+/// where there is no key file beside the database).
+pub const TEST_DATA_KEY: [u8; 32] = [7; 32];
+
+pub fn test_sealer() -> Sealer {
+    Sealer::new(&TEST_DATA_KEY)
+}
+
+/// [`TEST_DATA_KEY`] as `REHOME_DATA_KEY` takes it.
+pub fn test_data_key_base64() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(TEST_DATA_KEY)
+}
+
+/// Opens (and migrates) the store at `url` with the test data key.
+pub async fn open_store(url: &str) -> Store {
+    Store::open(url, Some(test_sealer())).await.unwrap_or_else(|e| panic!("open store {url}: {e:#}"))
+}
+
+/// The environment for a `rehome` process on `url`: the database URL and, on PostgreSQL,
+/// the test data key (a PostgreSQL server refuses to start without an explicit key).
+pub fn binary_env(url: &str) -> Vec<(&'static str, String)> {
+    let mut env = vec![("REHOME_DATABASE_URL", url.to_owned())];
+    if rehome::store::is_postgres_url(url) {
+        env.push(("REHOME_DATA_KEY", test_data_key_base64()));
+    }
+    env
+}
+
+/// A fresh, empty database (migrated when a store first opens it).
+pub struct TestDb {
+    /// What `Store::open` and `--database-url` take.
+    pub url: String,
+    /// The PostgreSQL database to drop at the end, with the server's admin URL.
+    postgres: Option<(String, String)>,
+}
+
+impl TestDb {
+    /// On SQLite, `rehome.db` in `dir`; on PostgreSQL, a new database on the test server.
+    pub async fn create(dir: &Path) -> Self {
+        Self::create_named(dir, "rehome.db").await
+    }
+
+    /// As [`TestDb::create`], with the SQLite file called `file`.
+    pub async fn create_named(dir: &Path, file: &str) -> Self {
+        let Some(admin) = postgres_admin_url() else {
+            return Self { url: format!("sqlite://{}", dir.join(file).display()), postgres: None };
+        };
+        let name = format!("rehome_t_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("REHOME_TEST_POSTGRES={admin}: cannot connect: {e}"));
+        conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create the test database");
+        conn.close().await.ok();
+        let mut url = url::Url::parse(&admin).expect("REHOME_TEST_POSTGRES is a URL");
+        url.set_path(&name);
+        // A small pool per test: a couple of hundred tests share one server's connections.
+        url.query_pairs_mut().append_pair("max_connections", "5");
+        Self { url: url.into(), postgres: Some((admin, name)) }
+    }
+
+    /// True on PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.postgres.is_some()
+    }
+
+    /// The SQLite file, on SQLite.
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        self.url.strip_prefix("sqlite://").map(Into::into)
+    }
+
+    /// A pool of the test's own on this database, for raw SQL.
+    pub async fn raw(&self) -> RawPool {
+        RawPool::connect(&self.url).await
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((admin, name)) = self.postgres.take() else {
+            return;
+        };
+        if std::thread::panicking() {
+            eprintln!("test database kept for inspection: {name}");
+            return;
+        }
+        // Drop is synchronous and may run inside the test's runtime: drop the database from
+        // a thread of its own; FORCE ends the connections the server still holds.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            runtime.block_on(async {
+                let mut conn = sqlx::PgConnection::connect(&admin).await.ok()?;
+                conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await.ok()?;
+                conn.close().await.ok()
+            })
+        });
+        let _ = dropped.join();
+    }
+}
+
+/// A connection pool of either backend, opened by a test for raw SQL (the server's pools
+/// are private). Run backend-generic code on it with [`on_raw!`].
+pub enum RawPool {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the backend pool inside a [`RawPool`]; the body is
+/// compiled once per backend, so binds and row types may be written once.
+macro_rules! on_raw {
+    ($raw:expr, |$pool:ident| $body:expr) => {
+        match $raw {
+            $crate::helpers::RawPool::Sqlite($pool) => $body,
+            $crate::helpers::RawPool::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_raw;
+
+impl RawPool {
+    pub async fn connect(url: &str) -> Self {
+        if rehome::store::is_postgres_url(url) {
+            Self::Postgres(sqlx::PgPool::connect(url).await.expect("connect to the test database"))
+        } else {
+            Self::Sqlite(sqlx::SqlitePool::connect(url).await.expect("open the test database"))
+        }
+    }
+
+    /// Runs one statement (valid on both backends), panicking on error.
+    pub async fn execute(&self, sql: &str) {
+        on_raw!(self, |pool| {
+            sqlx::query(sql).execute(pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        })
+    }
+
+    pub async fn close(&self) {
+        on_raw!(self, |pool| pool.close().await)
     }
 }
 
@@ -124,6 +285,16 @@ impl TestApp {
 
     /// Stops accepting connections, finishes in-flight requests and waits for the server.
     pub async fn stop(mut self) {
+        self.halt().await;
+    }
+
+    /// [`TestApp::stop`], keeping the database and the directory to inspect them after.
+    pub async fn stop_and_keep(mut self) -> (TestDb, TempDir) {
+        self.halt().await;
+        (self.db, self.dir)
+    }
+
+    async fn halt(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

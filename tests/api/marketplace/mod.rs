@@ -85,10 +85,10 @@ pub async fn new_warehouse(app: &TestApp, partner: &Partner, label: &str) -> Str
     warehouse(app, partner, label).await
 }
 
-/// Runs SQL directly on the test server's database (to age a code, for instance).
+/// Runs SQL directly on the test server's database (to age a code, for instance); it must
+/// be valid on both backends.
 pub async fn execute_sql(app: &TestApp, sql: &str) {
-    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    sqlx::query(sql).execute(&pool).await.unwrap();
+    let pool = app.db.raw().await;
+    pool.execute(sql).await;
     pool.close().await;
 }

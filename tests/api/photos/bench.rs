@@ -13,9 +13,9 @@ use image::ImageFormat;
 use rehome::domain::user::Role;
 use rehome::media::thumbnail;
 use rehome::media::ImageKind;
-use rehome::store::Store;
 
 use super::{b64, image_bytes, MAX, UPLOAD};
+use crate::helpers::{binary_env, open_store, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
@@ -42,10 +42,10 @@ fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-fn serve(dir: &Path, port: u16) -> Serving {
+fn serve(dir: &Path, url: &str, port: u16) -> Serving {
     let child = Command::new(BIN)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .env("REHOME_DATABASE_URL", format!("sqlite://{}", dir.join("bench.db").display()))
+        .envs(binary_env(url))
         .env("REHOME_MEDIA_DIR", dir.join("media"))
         // The request path alone: thumbnails would read the photo back meanwhile.
         .env("REHOME_PHOTO_JOBS_PAUSED", "true")
@@ -61,7 +61,8 @@ fn serve(dir: &Path, port: u16) -> Serving {
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 async fn bench_a_ten_mebibyte_upload() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::connect(&format!("sqlite://{}", dir.path().join("bench.db").display())).await.unwrap();
+    let db = TestDb::create_named(dir.path(), "bench.db").await;
+    let store = open_store(&db.url).await;
     rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let user = rehome::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
     let key = rehome::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(100_000))
@@ -69,7 +70,7 @@ async fn bench_a_ten_mebibyte_upload() {
         .unwrap()
         .secret;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = serve(dir.path(), port);
+    let server = serve(dir.path(), &db.url, port);
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(20);

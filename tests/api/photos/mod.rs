@@ -1,10 +1,11 @@
-//! Photos: upload, the media route, thumbnails, `attachment_ids`, and imports of `images`
-//! URLs through the SSRF guard (local image servers in `origin`).
+//! Photos: upload, the media route, thumbnails, `attachment_ids`, imports of `images`
+//! URLs through the SSRF guard (local image servers in `origin`), and the S3 media store.
 
 mod bench;
 mod imports;
 mod origin;
 mod restart;
+mod s3;
 mod upload;
 
 use std::io::Cursor;

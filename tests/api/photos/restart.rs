@@ -6,12 +6,12 @@ use std::path::Path;
 use image::ImageFormat;
 use rehome::app::Server;
 use rehome::config::Config;
-use rehome::store::Store;
 use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::origin::Origin;
 use super::*;
+use crate::helpers::{open_store, TestDb};
 use crate::listings::listing;
 
 struct Running {
@@ -20,7 +20,7 @@ struct Running {
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
-async fn start(dir: &Path, paused: bool) -> Running {
+async fn start(dir: &Path, db: &TestDb, paused: bool) -> Running {
     let config = Config {
         addr: "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
         media_dir: dir.join("media"),
@@ -28,7 +28,7 @@ async fn start(dir: &Path, paused: bool) -> Running {
         photo_jobs_paused: paused,
         ..Config::default()
     };
-    let store = Store::connect(&format!("sqlite://{}", dir.join("rehome.db").display())).await.unwrap();
+    let store = open_store(&db.url).await;
     let server = Server::bind(config, store).await.unwrap();
     let base = format!("http://{}", server.local_addr());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -48,9 +48,10 @@ impl Running {
 #[tokio::test]
 async fn thumbnails_and_imports_pending_at_a_stop_are_finished_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
     let origin = Origin::start().await;
-    let first = start(dir.path(), true).await;
-    let store = Store::connect(&format!("sqlite://{}", dir.path().join("rehome.db").display())).await.unwrap();
+    let first = start(dir.path(), &db, true).await;
+    let store = open_store(&db.url).await;
     rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let user =
         rehome::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", rehome::domain::user::Role::Admin)
@@ -87,7 +88,7 @@ async fn thumbnails_and_imports_pending_at_a_stop_are_finished_after_a_restart()
     let listing_id = created["id"].as_i64().unwrap();
     first.halt().await;
 
-    let second = start(dir.path(), false).await;
+    let second = start(dir.path(), &db, false).await;
     let done = thumbnails_settled(&second.base, &key, photo_id).await;
     assert_eq!(done["thumbnail_status"], "done");
     assert!(done["sizes"]["medium"].as_str().unwrap().starts_with(&second.base), "URLs follow the running server");

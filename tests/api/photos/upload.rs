@@ -237,6 +237,11 @@ async fn the_media_route_serves_only_names_the_service_made() {
     let photo = uploaded(&app, &partner.key, &image_bytes(ImageFormat::Png, 4, 4)).await;
     let name = photo["url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
     std::fs::write(app.dir.path().join("media").join("secret.txt"), "secret").unwrap();
+    // A file to reach beside the media directory on PostgreSQL too (SQLite's database is there).
+    let beside = app.dir.path().join("rehome.db");
+    if !beside.exists() {
+        std::fs::write(beside, "secret").unwrap();
+    }
     for path in [
         "/media/..%2frehome.db".to_owned(),
         "/media/..%2F..%2Fetc%2Fpasswd".to_owned(),

@@ -1,6 +1,7 @@
 //! Event bodies encrypted at rest (decisions.md 6.5): a credit code sent in full in
-//! `redemption.created` is nowhere in the database files, yet delivered byte for byte; the
-//! data key's loading by the real binary; bodies that do not open are never sent.
+//! `redemption.created` is nowhere in the stored database (on SQLite, nowhere in its files;
+//! on PostgreSQL, in no text or bytes column of any table), yet delivered byte for byte;
+//! the data key's loading by the real binary; bodies that do not open are never sent.
 
 use std::io::Read;
 use std::path::Path;
@@ -10,13 +11,13 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use rehome::jobs::signature::verify;
 use rehome::jobs::{Deliverer, Event, EventType, Outbox, WorkerSettings};
-use rehome::store::{insert_event, Sealer, Store};
+use rehome::store::{insert_event, Sealer, Store, Ts};
 use serde_json::{json, Value};
 
 use super::crash::{free_port, serve_with, wait_ready};
 use super::receiver::Receiver;
 use super::{configure, delivery, redemption, wait_for_status, webhook_app};
-use crate::helpers::TestApp;
+use crate::helpers::{on_raw, open_store, RawPool, TestDb};
 use crate::marketplace::{credit_code, market_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
@@ -38,30 +39,70 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
-/// Asserts that neither `code` nor its dash-less form is in the files of `db`.
-fn assert_not_stored(db: &Path, code: &str, when: &str) {
-    let bytes = database_bytes(db);
-    let bare = code.replace('-', "");
-    assert!(!contains(&bytes, code), "{when}: the code {code} is in the database files");
-    assert!(!contains(&bytes, &bare), "{when}: the code {bare} is in the database files");
+/// Where `text` is stored in the database, if anywhere: on SQLite, a byte search of its
+/// files (so deleted rows and free pages count too); on PostgreSQL, which keeps its files
+/// out of reach, every text-like and bytes column of every table, read through SQL.
+async fn stored_at(db: &TestDb, text: &str) -> Option<String> {
+    if let Some(path) = db.sqlite_path() {
+        return contains(&database_bytes(&path), text).then(|| "the database files".to_owned());
+    }
+    let RawPool::Postgres(pool) = db.raw().await else { unreachable!("a PostgreSQL test database") };
+    let columns: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT table_name::text, column_name::text, data_type::text FROM information_schema.columns
+         WHERE table_schema = current_schema()
+           AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'bytea')",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(columns.iter().any(|(t, c, _)| t == "webhook_events" && c == "body_sealed"), "{columns:?}");
+    let mut found = None;
+    for (table, column, data_type) in columns {
+        let test = if data_type == "bytea" {
+            format!(r#"position(convert_to($1, 'UTF8') IN "{column}") > 0"#)
+        } else {
+            format!(r#"strpos("{column}"::text, $1) > 0"#)
+        };
+        let hits: i64 = sqlx::query_scalar(&format!(r#"SELECT count(*) FROM "{table}" WHERE {test}"#))
+            .bind(text)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if hits > 0 {
+            found = Some(format!("{table}.{column}"));
+            break;
+        }
+    }
+    pool.close().await;
+    found
+}
+
+/// Asserts that neither `code` nor its dash-less form is stored in `db`.
+async fn assert_not_stored(db: &TestDb, code: &str, when: &str) {
+    for form in [code.to_owned(), code.replace('-', "")] {
+        if let Some(place) = stored_at(db, &form).await {
+            panic!("{when}: the code {form} is in {place}");
+        }
+    }
 }
 
 /// The stored columns of one event: (body, body_sealed).
-async fn stored(app: &TestApp, event_id: &str) -> (String, Option<Vec<u8>>) {
-    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let row = sqlx::query_as("SELECT body, body_sealed FROM webhook_events WHERE id = $1")
-        .bind(event_id)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
+async fn stored(db: &TestDb, event_id: &str) -> (String, Option<Vec<u8>>) {
+    let raw = db.raw().await;
+    let row = on_raw!(&raw, |pool| {
+        sqlx::query_as("SELECT body, body_sealed FROM webhook_events WHERE id = $1")
+            .bind(event_id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    });
+    raw.close().await;
     row
 }
 
 #[tokio::test]
 async fn a_credit_code_is_delivered_in_full_but_is_nowhere_in_the_database_files() {
-    let mut app = market_app().await;
+    let app = market_app().await;
     let partner = app.partner("acme").await;
     let receiver = Receiver::start().await;
     let secret = configure(&app, &partner, &receiver.url()).await;
@@ -79,12 +120,11 @@ async fn a_credit_code_is_delivered_in_full_but_is_nowhere_in_the_database_files
     let event_id = hit.event_id();
     wait_for_status(&app, &partner, &event_id, "delivered", Duration::from_secs(5)).await;
 
-    let (clear, sealed) = stored(&app, &event_id).await;
+    let (clear, sealed) = stored(&app.db, &event_id).await;
     assert_eq!(clear, "", "no clear body");
     let sealed = sealed.expect("a sealed body");
     assert_eq!(sealed.len(), 24 + hit.body.len() + 16, "nonce ‖ ciphertext ‖ tag");
-    let db = app.dir.path().join("rehome.db");
-    assert_not_stored(&db, &code, "while serving");
+    assert_not_stored(&app.db, &code, "while serving").await;
 
     // A replay sends the very same bytes again, opened from the same sealed row.
     let replay = app.post(&format!("{}/{event_id}/replay", super::DELIVERIES), &partner.key, &json!({})).await;
@@ -92,11 +132,9 @@ async fn a_credit_code_is_delivered_in_full_but_is_nowhere_in_the_database_files
     let hits = receiver.wait_for_hits(2, Duration::from_secs(5)).await;
     assert_eq!(hits[1].body, hits[0].body);
 
-    // Keep the directory past the server's end to read its files once it has closed them.
-    let dir = std::mem::replace(&mut app.dir, tempfile::tempdir().unwrap());
-    app.stop().await;
-    assert_not_stored(&db, &code, "after shutdown (WAL checkpointed into the database)");
-    drop(dir);
+    // Keep the database past the server's end to read it once the server has closed it.
+    let (db, _dir) = app.stop_and_keep().await;
+    assert_not_stored(&db, &code, "after shutdown (WAL checkpointed into the database)").await;
 }
 
 #[tokio::test]
@@ -107,25 +145,27 @@ async fn a_body_sealed_under_another_key_is_never_sent_and_is_logged_undecryptab
     configure(&app, &partner, &receiver.url()).await;
 
     let foreign = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
-    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let mut conn = pool.acquire().await.unwrap();
-    insert_event(&mut conn, &Sealer::new(&[1; 32]), &foreign).await.unwrap();
-    drop(conn);
+    let raw = app.db.raw().await;
+    on_raw!(&raw, |pool| {
+        let mut conn = pool.acquire().await.unwrap();
+        insert_event((&mut *conn).into(), &Sealer::new(&[1; 32]), &foreign).await.unwrap();
+    });
     // A body moved from another row does not open either (the event id is bound to it).
     let moved = Event::new(partner.brand_id, EventType::CollectionScheduled, json!({"id": "col_1"})).unwrap();
     app.store.emit_event(&moved).await.unwrap();
     let swapped = "evt_swappedswappedswapped000";
-    sqlx::query(
-        "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start, next_attempt_at)
-         SELECT $1, brand_id, type, '', body_sealed, created_at, created_at, created_at
-         FROM webhook_events WHERE id = $2",
-    )
-    .bind(swapped)
-    .bind(&moved.id)
-    .execute(&pool)
-    .await
-    .unwrap();
+    on_raw!(&raw, |pool| {
+        sqlx::query(
+            "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, window_start, next_attempt_at)
+             SELECT $1, brand_id, type, '', body_sealed, created_at, created_at, created_at
+             FROM webhook_events WHERE id = $2",
+        )
+        .bind(swapped)
+        .bind(&moved.id)
+        .execute(pool)
+        .await
+        .unwrap();
+    });
 
     let deadline = Instant::now() + Duration::from_secs(5);
     for id in [foreign.id.as_str(), swapped] {
@@ -148,15 +188,16 @@ async fn a_body_sealed_under_another_key_is_never_sent_and_is_logged_undecryptab
     let sent: Vec<String> = receiver.hits().iter().map(|h| h.event_id()).collect();
     assert!(!sent.contains(&foreign.id) && !sent.iter().any(|id| id == swapped), "{sent:?}");
     assert!(sent.contains(&moved.id) && sent.contains(&event.id), "{sent:?}");
-    pool.close().await;
+    raw.close().await;
 }
 
 #[tokio::test]
 async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent_unchanged() {
+    // On PostgreSQL no database starts with clear bodies (its schema starts sealed and
+    // copy-to-postgres seals first), but one filled by other means is sealed all the same.
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("legacy.db");
-    let url = format!("sqlite://{}", db.display());
-    let store = Store::connect(&url).await.unwrap();
+    let db = TestDb::create_named(dir.path(), "legacy.db").await;
+    let store = open_store(&db.url).await;
     let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
@@ -164,34 +205,29 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
 
     // A row as a server before migration 0008 wrote it: the envelope in clear.
     let legacy = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-LGCY-7Q2M-9XKD-4TNP"})).unwrap();
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    sqlx::query(
-        "INSERT INTO webhook_events (id, brand_id, type, body, created_at, window_start, next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $5, $5)",
-    )
-    .bind(&legacy.id)
-    .bind(brand.id)
-    .bind(legacy.event_type.as_str())
-    .bind(legacy.envelope())
-    .bind(legacy.created_at)
-    .execute(&pool)
-    .await
-    .unwrap();
-    pool.close().await;
-    assert!(contains(&database_bytes(&db), "RH-LGCY-7Q2M-9XKD-4TNP"), "the test wrote it in clear");
+    let raw = db.raw().await;
+    on_raw!(&raw, |pool| {
+        sqlx::query(
+            "INSERT INTO webhook_events (id, brand_id, type, body, created_at, window_start, next_attempt_at)
+             VALUES ($1, $2, $3, $4, $5, $5, $5)",
+        )
+        .bind(&legacy.id)
+        .bind(brand.id)
+        .bind(legacy.event_type.as_str())
+        .bind(legacy.envelope())
+        .bind(Ts::from(legacy.created_at))
+        .execute(pool)
+        .await
+        .unwrap();
+    });
+    raw.close().await;
+    assert!(stored_at(&db, "RH-LGCY-7Q2M-9XKD-4TNP").await.is_some(), "the test wrote it in clear");
 
-    let store = Store::connect(&url).await.unwrap();
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let (clear, sealed): (String, Option<Vec<u8>>) =
-        sqlx::query_as("SELECT body, body_sealed FROM webhook_events WHERE id = $1")
-            .bind(&legacy.id)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-    pool.close().await;
+    let store = open_store(&db.url).await;
+    let (clear, sealed) = stored(&db, &legacy.id).await;
     assert_eq!(clear, "");
     assert!(sealed.is_some());
-    assert_not_stored(&db, "RH-LGCY-7Q2M-9XKD-4TNP", "after sealing at start");
+    assert_not_stored(&db, "RH-LGCY-7Q2M-9XKD-4TNP", "after sealing at start").await;
 
     let config = rehome::config::Config { allow_private_network: true, ..Default::default() };
     let deliverer = Deliverer::new(store.clone(), WorkerSettings::from_config(&config), Outbox::default()).unwrap();
@@ -200,14 +236,14 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
     store.close().await;
 }
 
-/// Runs `rehome serve` expecting it to refuse to start; returns its stderr.
-fn refused_start(db: &Path, env: &[(&str, &str)]) -> String {
+/// Runs `rehome serve` on `url` expecting it to refuse to start; returns its stderr.
+fn refused_start(url: &str, env: &[(&str, &str)]) -> String {
     let mut child = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env_remove("REHOME_DATA_KEY")
         .env_remove("REHOME_DATA_KEY_FILE")
         .envs(env.iter().copied())
-        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("REHOME_DATABASE_URL", url)
         .env_remove("RUST_LOG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -233,33 +269,39 @@ fn refused_start(db: &Path, env: &[(&str, &str)]) -> String {
 #[tokio::test]
 async fn the_binary_refuses_a_key_of_the_wrong_length() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("rehome.db");
-    std::fs::write(dir.path().join("rehome.key"), [7u8; 31]).unwrap();
-    let stderr = refused_start(&db, &[]);
-    assert!(stderr.contains("holds 31 bytes, not 32"), "{stderr}");
+    let db = TestDb::create(dir.path()).await;
+    if db.is_postgres() {
+        // No key file beside a PostgreSQL database: every node must be given the same key.
+        let stderr = refused_start(&db.url, &[]);
+        assert!(stderr.contains("every node must use the same data key"), "{stderr}");
+    } else {
+        std::fs::write(dir.path().join("rehome.key"), [7u8; 31]).unwrap();
+        let stderr = refused_start(&db.url, &[]);
+        assert!(stderr.contains("holds 31 bytes, not 32"), "{stderr}");
+    }
 
     let named = dir.path().join("named.key");
     std::fs::write(&named, [7u8; 33]).unwrap();
-    let stderr = refused_start(&db, &[("REHOME_DATA_KEY_FILE", named.to_str().unwrap())]);
+    let stderr = refused_start(&db.url, &[("REHOME_DATA_KEY_FILE", named.to_str().unwrap())]);
     assert!(stderr.contains("holds 33 bytes, not 32"), "{stderr}");
 
     let short = base64::engine::general_purpose::STANDARD.encode([7u8; 16]);
-    let stderr = refused_start(&db, &[("REHOME_DATA_KEY", &short)]);
+    let stderr = refused_start(&db.url, &[("REHOME_DATA_KEY", &short)]);
     assert!(stderr.contains("REHOME_DATA_KEY must be the base64 of 32 bytes"), "{stderr}");
 }
 
 #[tokio::test]
 async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_need_no_key() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("rehome.db");
-    let url = format!("sqlite://{}", db.display());
+    let db = TestDb::create(dir.path()).await;
 
-    // Admin commands neither need nor create a key.
+    // Admin commands neither need nor create a key (beside the database or where they run).
     let output = Command::new(BIN)
         .args(["brands", "create", "acme", "--name", "Acme"])
+        .current_dir(dir.path())
         .env_remove("REHOME_DATA_KEY")
         .env_remove("REHOME_DATA_KEY_FILE")
-        .env("REHOME_DATABASE_URL", &url)
+        .env("REHOME_DATABASE_URL", &db.url)
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -267,7 +309,7 @@ async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_ne
 
     // Another process seals with the shared key; the server, given it, delivers the event.
     let key = [42u8; 32];
-    let store = Store::open(&url, Some(Sealer::new(&key))).await.unwrap();
+    let store = Store::open(&db.url, Some(Sealer::new(&key))).await.unwrap();
     let brand = store.brand_by_slug("acme").await.unwrap();
     let receiver = Receiver::start().await;
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
@@ -280,7 +322,7 @@ async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_ne
     let port = free_port();
     let media = dir.path().join("media");
     let serving = serve_with(
-        &db,
+        &db.url,
         &media,
         port,
         &[("REHOME_DATA_KEY", &encoded), ("REHOME_DATA_KEY_FILE", decoy.to_str().unwrap())],

@@ -5,7 +5,8 @@
 //! cargo test --release --test api webhooks::bench -- --ignored --nocapture
 //! ```
 //!
-//! `REHOME_BENCH_BRANDS` (default 16) sets how many partners share the receiver.
+//! `REHOME_BENCH_BRANDS` (default 16) sets how many partners share the receiver; with
+//! `REHOME_TEST_POSTGRES` set it runs on PostgreSQL.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -15,11 +16,12 @@ use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::user::{Role, Scopes};
 use rehome::jobs::{Event, EventType};
-use rehome::store::{insert_event, Store};
+use rehome::store::insert_event;
 use serde_json::json;
 
 use super::receiver::Receiver;
 use super::WEBHOOK;
+use crate::helpers::{on_raw, open_store, TestDb};
 
 const BACKLOG: usize = 20_000;
 const LATENCY_EVENTS: usize = 2_000;
@@ -30,8 +32,8 @@ const LATENCY_RATE_PER_S: u64 = 500;
 async fn webhook_delivery_throughput_and_latency() {
     let brand_count: usize = std::env::var("REHOME_BENCH_BRANDS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    let store = Store::connect(&url).await.unwrap();
+    let db = TestDb::create_named(dir.path(), "bench.db").await;
+    let store = open_store(&db.url).await;
     let config = Config {
         addr: "127.0.0.1:0".parse().unwrap(),
         media_dir: dir.path().join("media"),
@@ -66,17 +68,20 @@ async fn webhook_delivery_throughput_and_latency() {
     }
 
     // Throughput: a backlog emitted while every endpoint is paused, then released at once.
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let raw = db.raw().await;
     let emitted = Instant::now();
     for chunk in (0..BACKLOG).collect::<Vec<_>>().chunks(1_000) {
-        let mut tx = pool.begin().await.unwrap();
-        for &n in chunk {
-            let data = json!({"id": format!("red_{n}"), "value_pence": 1200});
-            let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, data).unwrap();
-            insert_event(&mut tx, store.sealer().unwrap(), &event).await.unwrap();
-        }
-        tx.commit().await.unwrap();
+        on_raw!(&raw, |pool| {
+            let mut tx = pool.begin().await.unwrap();
+            for &n in chunk {
+                let data = json!({"id": format!("red_{n}"), "value_pence": 1200});
+                let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, data).unwrap();
+                insert_event((&mut *tx).into(), store.sealer().unwrap(), &event).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+        });
     }
+    raw.close().await;
     let emit_rate = BACKLOG as f64 / emitted.elapsed().as_secs_f64();
     let started = Instant::now();
     for (_, key) in &brands {
@@ -115,7 +120,8 @@ async fn webhook_delivery_throughput_and_latency() {
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
 
-    println!("webhook bench: {brand_count} brands, one local receiver answering 200 at once");
+    let backend = if db.is_postgres() { "PostgreSQL" } else { "SQLite" };
+    println!("webhook bench on {backend}: {brand_count} brands, one local receiver answering 200 at once");
     println!("  emission: {BACKLOG} events in transactions of 1000: {emit_rate:.0} events/s");
     println!(
         "  backlog of {BACKLOG}: all received in {:.2} s = {:.0} deliveries/s; all recorded delivered in {:.2} s = {:.0}/s",

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::receiver::{Receiver, Reply};
 use super::WEBHOOK;
+use crate::helpers::{binary_env, open_store, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
@@ -25,18 +26,19 @@ impl Drop for Serving {
     }
 }
 
-fn serve(db: &Path, media: &Path, port: u16) -> Serving {
-    serve_with(db, media, port, &[])
+fn serve(url: &str, media: &Path, port: u16) -> Serving {
+    serve_with(url, media, port, &[])
 }
 
-/// `rehome serve` on `db` with fast webhook settings and the extra environment `env`.
-pub(super) fn serve_with(db: &Path, media: &Path, port: u16, env: &[(&str, &str)]) -> Serving {
+/// `rehome serve` on the database at `url` with fast webhook settings and the extra
+/// environment `env` (which the data key of [`binary_env`], on PostgreSQL, precedes).
+pub(super) fn serve_with(url: &str, media: &Path, port: u16, env: &[(&str, &str)]) -> Serving {
     let child = Command::new(BIN)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .env_remove("REHOME_DATA_KEY")
         .env_remove("REHOME_DATA_KEY_FILE")
+        .envs(binary_env(url))
         .envs(env.iter().copied())
-        .env("REHOME_DATABASE_URL", format!("sqlite://{}", db.display()))
         .env("REHOME_MEDIA_DIR", media)
         .env("REHOME_ALLOW_PRIVATE_NETWORK", "true")
         .env("REHOME_WEBHOOK_ALLOW_HTTP", "true")
@@ -69,13 +71,19 @@ pub(super) fn free_port() -> u16 {
 #[tokio::test]
 async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_at_least_once() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.db");
+    let db = TestDb::create_named(dir.path(), "crash.db").await;
     let media = dir.path().join("media");
-    // The test process writes to the same database as the server, as another service would,
-    // sealing event bodies with the key file it creates beside the database, which the
-    // server (no REHOME_DATA_KEY) reads on each start: the events stay deliverable.
-    let store = Store::connect(&format!("sqlite://{}", db.display())).await.unwrap();
-    assert_eq!(std::fs::read(dir.path().join("rehome.key")).unwrap().len(), 32);
+    // The test process writes to the same database as the server, as another service would.
+    // On SQLite it seals event bodies with the key file it creates beside the database,
+    // which the server (no REHOME_DATA_KEY) reads on each start; on PostgreSQL both are given
+    // the same key. Either way the events stay deliverable.
+    let store = if db.is_postgres() {
+        open_store(&db.url).await
+    } else {
+        let store = Store::connect(&db.url).await.unwrap();
+        assert_eq!(std::fs::read(dir.path().join("rehome.key")).unwrap().len(), 32);
+        store
+    };
     let brand = accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let user = accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
     let key = accounts::create_key(&store, user.id, "read,write".parse::<Scopes>().unwrap(), None, Some(10_000))
@@ -88,7 +96,7 @@ async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_
 
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let mut first = serve(&db, &media, port);
+    let mut first = serve(&db.url, &media, port);
     wait_ready(&base).await;
     let response = reqwest::Client::new()
         .patch(format!("{base}{WEBHOOK}"))
@@ -113,7 +121,7 @@ async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_
     assert!(counts.get("pending").copied().unwrap_or(0) > 0, "killed before the work was done: {counts:?}");
     assert!(at_kill < ids.len(), "killed mid-delivery");
 
-    let second = serve(&db, &media, port);
+    let second = serve(&db.url, &media, port);
     wait_ready(&base).await;
     let hits = receiver
         .wait_until(Duration::from_secs(30), "every event", |hits| {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::receiver::{BlackHole, Receiver, Reply};
 use super::{configure, delivery, emit, redemption, wait_for_status, webhook_app, DELIVERIES};
-use crate::helpers::json;
+use crate::helpers::{json, on_raw, open_store, TestDb};
 
 fn free_addr() -> std::net::SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
@@ -210,23 +210,26 @@ async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_commi
     let partner = app.partner("acme").await;
     let receiver = Receiver::start().await;
     configure(&app, &partner, &receiver.url()).await;
-    let url = format!("sqlite://{}", app.dir.path().join("rehome.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let raw = app.db.raw().await;
+    let sealer = app.store.sealer().unwrap();
 
     let rolled_back = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
-    let mut tx = pool.begin().await.unwrap();
-    sqlx::query("UPDATE brands SET name = 'Renamed' WHERE id = $1")
-        .bind(partner.brand_id)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    insert_event(&mut tx, app.store.sealer().unwrap(), &rolled_back).await.unwrap();
-    tx.rollback().await.unwrap();
-
     let committed = Event::new(partner.brand_id, EventType::CollectionScheduled, json!({"id": "col_1"})).unwrap();
-    let mut tx = pool.begin().await.unwrap();
-    insert_event(&mut tx, app.store.sealer().unwrap(), &committed).await.unwrap();
-    tx.commit().await.unwrap();
+    on_raw!(&raw, |pool| {
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("UPDATE brands SET name = 'Renamed' WHERE id = $1")
+            .bind(partner.brand_id)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        insert_event((&mut *tx).into(), sealer, &rolled_back).await.unwrap();
+        tx.rollback().await.unwrap();
+
+        let mut tx = pool.begin().await.unwrap();
+        insert_event((&mut *tx).into(), sealer, &committed).await.unwrap();
+        tx.commit().await.unwrap();
+    });
+    raw.close().await;
 
     let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -241,10 +244,10 @@ async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_commi
 #[tokio::test]
 async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
-    use rehome::store::Store;
 
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::connect(&format!("sqlite://{}", dir.path().join("due.db").display())).await.unwrap();
+    let db = TestDb::create_named(dir.path(), "due.db").await;
+    let store = open_store(&db.url).await;
     let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     receiver.plan([Reply::Status(500)]);

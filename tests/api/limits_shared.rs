@@ -1,0 +1,170 @@
+//! Several nodes on one PostgreSQL database share each quota: N requests pass in total,
+//! whichever node answers them. Runs only with `REHOME_TEST_POSTGRES`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use rehome::app::Server;
+use rehome::config::Config;
+use rehome::domain::user::Role;
+use rehome::store::Store;
+use tokio::sync::oneshot;
+
+use crate::helpers::{assert_error, on_postgres, open_store, TestDb};
+
+const OPTIONS: &str = "/v1/listings/options";
+
+/// One `rehome serve` node on a shared database.
+pub struct Node {
+    pub base: String,
+    pub client: reqwest::Client,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Node {
+    /// A node on `url`, its media in `dir/media`; `adjust` may change its settings.
+    pub async fn start(dir: &Path, url: &str, adjust: impl FnOnce(&mut Config)) -> Self {
+        let mut config = Config {
+            addr: "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+            media_dir: dir.join("media"),
+            ..Config::default()
+        };
+        adjust(&mut config);
+        let server = Server::bind(config, open_store(url).await).await.expect("bind");
+        let base = format!("http://{}", server.local_addr());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run_until(async move {
+            let _ = stopped.await;
+        }));
+        Self { base, client: reqwest::Client::new(), stop, task }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> reqwest::Response {
+        let request = self.client.get(self.url(path));
+        let request = if key.is_empty() { request } else { request.bearer_auth(key) };
+        request.send().await.expect("request")
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: &serde_json::Value) -> reqwest::Response {
+        self.client.post(self.url(path)).bearer_auth(key).json(body).send().await.expect("request")
+    }
+
+    pub async fn patch(&self, path: &str, key: &str, body: &serde_json::Value) -> reqwest::Response {
+        self.client.patch(self.url(path)).bearer_auth(key).json(body).send().await.expect("request")
+    }
+
+    /// Finishes in-flight requests and waits for the server and its workers to stop.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("server task").expect("server");
+    }
+}
+
+/// A key of its own brand with `quota` requests per minute.
+async fn key_with_quota(store: &Store, quota: u32) -> String {
+    rehome::accounts::create_brand(store, "acme", "Acme").await.expect("brand");
+    let user =
+        rehome::accounts::create_user(store, "acme", "Ada", "ada@acme.example", Role::Admin).await.expect("user");
+    rehome::accounts::create_key(store, user.id, "read".parse().expect("scopes"), None, Some(quota))
+        .await
+        .expect("key")
+        .secret
+}
+
+fn header(response: &reqwest::Response, name: &str) -> u64 {
+    let value = response.headers().get(name).unwrap_or_else(|| panic!("no {name} header"));
+    value.to_str().unwrap().parse().unwrap()
+}
+
+fn skipped() -> bool {
+    if on_postgres() {
+        return false;
+    }
+    eprintln!("skipped: set REHOME_TEST_POSTGRES to a PostgreSQL URL to run the multi-node tests");
+    true
+}
+
+#[tokio::test]
+async fn a_keys_quota_is_shared_by_both_nodes_n_pass_in_total_then_429() {
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
+    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
+    let store = open_store(&db.url).await;
+    let key = key_with_quota(&store, 7).await;
+    for i in 0..7u64 {
+        let response = nodes[i as usize % 2].get(OPTIONS, &key).await;
+        assert_eq!(response.status(), 200, "request {} (node {})", i + 1, i % 2);
+        assert_eq!(header(&response, "x-ratelimit-limit"), 7);
+        assert_eq!(header(&response, "x-ratelimit-remaining"), 6 - i, "the count spans both nodes");
+    }
+    let now = chrono::Utc::now().timestamp() as u64;
+    for node in &nodes {
+        let response = node.get(OPTIONS, &key).await;
+        let retry_after = header(&response, "retry-after");
+        assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
+        assert_eq!(header(&response, "x-ratelimit-remaining"), 0);
+        let reset = header(&response, "x-ratelimit-reset");
+        assert!(reset > now && reset <= now + 62, "reset {reset} vs now {now}");
+        assert_error(response, 429, "rate_limited").await;
+    }
+    store.close().await;
+    for node in nodes {
+        node.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn concurrent_requests_split_across_the_nodes_admit_exactly_the_quota() {
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
+    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
+    let store = open_store(&db.url).await;
+    let key = key_with_quota(&store, 10).await;
+    let mut requests = Vec::new();
+    for i in 0..30 {
+        let request = nodes[i % 2].client.get(nodes[i % 2].url(OPTIONS)).bearer_auth(&key);
+        requests.push(tokio::spawn(async move { request.send().await.expect("request").status().as_u16() }));
+    }
+    let mut statuses = Vec::new();
+    for request in requests {
+        statuses.push(request.await.unwrap());
+    }
+    assert_eq!(statuses.iter().filter(|&&s| s == 200).count(), 10, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 20, "{statuses:?}");
+    store.close().await;
+    for node in nodes {
+        node.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn calls_without_a_valid_key_share_the_quota_of_their_address_across_nodes() {
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
+    let quota = |config: &mut Config| config.rate_limit = 4;
+    let nodes = [Node::start(dir.path(), &db.url, quota).await, Node::start(dir.path(), &db.url, quota).await];
+    for i in 0..4u64 {
+        let response = nodes[i as usize % 2].get(OPTIONS, "").await;
+        assert_eq!(response.status(), 401, "request {}", i + 1);
+        assert_eq!(header(&response, "x-ratelimit-remaining"), 3 - i);
+    }
+    assert_error(nodes[0].get(OPTIONS, "not-a-key").await, 429, "rate_limited").await;
+    assert_error(nodes[1].get(OPTIONS, "").await, 429, "rate_limited").await;
+    for node in nodes {
+        node.stop().await;
+    }
+}
