@@ -8,11 +8,14 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py                 # foundation scenario (options vs healthz)
     python3 bench/http_bench.py --runs 5 --duration 10
     python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
+    python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
+                                                  # the same on a fresh PostgreSQL database, two nodes
 
 Needs wrk (Debian package `wrk`). Only loopback addresses are used.
 """
 
 import argparse
+import base64
 import json
 import os
 import sqlite3
@@ -45,18 +48,38 @@ def free_port():
         return s.getsockname()[1]
 
 
+def fresh_postgres(admin_url):
+    """Creates an empty database on the server of `admin_url`; returns its URL."""
+    name = f"rehome_bench_{os.getpid()}_{int(time.time())}"
+    subprocess.run(["psql", admin_url, "-q", "-c", f"CREATE DATABASE {name}"], check=True)
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
 class Server:
-    def __init__(self, binary, workdir):
+    """One rehome node. `db` is a SQLite file in `workdir` unless a PostgreSQL URL is given;
+    nodes on one PostgreSQL database share `data_key`."""
+
+    def __init__(self, binary, workdir, db=None, data_key=None):
         self.binary = binary
         self.workdir = workdir
-        self.db = "sqlite://" + os.path.join(workdir, "bench.db")
+        self.db = db or "sqlite://" + os.path.join(workdir, "bench.db")
+        self.data_key = data_key
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = None
 
-    def cli(self, *args):
+    @property
+    def postgres(self):
+        return self.db.startswith("postgres")
+
+    def env(self):
         env = dict(os.environ, REHOME_DATABASE_URL=self.db)
-        out = subprocess.run([self.binary, *args], env=env, check=True, capture_output=True, text=True)
+        if self.data_key:
+            env["REHOME_DATA_KEY"] = self.data_key
+        return env
+
+    def cli(self, *args):
+        out = subprocess.run([self.binary, *args], env=self.env(), check=True, capture_output=True, text=True)
         return out.stdout
 
     def admin_key(self, slug, rate_limit=1_000_000_000):
@@ -66,8 +89,7 @@ class Server:
         return out.strip().splitlines()[-1]
 
     def start(self):
-        env = dict(os.environ, REHOME_DATABASE_URL=self.db, RUST_LOG="warn",
-                   REHOME_MEDIA_DIR=os.path.join(self.workdir, "media"))
+        env = dict(self.env(), RUST_LOG="warn", REHOME_MEDIA_DIR=os.path.join(self.workdir, "media"))
         self.proc = subprocess.Popen([self.binary, "serve", "--addr", f"127.0.0.1:{self.port}"], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
@@ -128,13 +150,34 @@ def summarise(name, runs):
             "errors": sum(r["errors"] for r in runs), "runs": len(runs)}
 
 
+def wrk_nodes(nodes, path, key, connections, duration, script=None):
+    """wrk against every node at once, the connections split between them: the summed
+    throughput and the worst node's latencies."""
+    if len(nodes) == 1:
+        return wrk(nodes[0].base + path, key, connections=connections, duration=duration, script=script)
+    out = [None] * len(nodes)
+
+    def one(i):
+        out[i] = wrk(nodes[i].base + path, key, connections=connections // len(nodes), duration=duration,
+                     threads=1, script=script)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(nodes))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"rps": sum(r["rps"] for r in out), "p50": max(r["p50"] for r in out),
+            "p99": max(r["p99"] for r in out), "errors": sum(r["errors"] for r in out)}
+
+
 def run_scenarios(server, scenarios, runs, duration, connections):
-    """scenarios: list of (name, path, key) or (name, path, key, wrk lua script). Interleaves them run by run."""
+    """scenarios: list of (name, path, key) or (name, path, key, wrk lua script). Interleaves them run by run.
+    With several nodes (server.nodes) every run loads all of them at once."""
+    nodes = getattr(server, "nodes", [server])
     results = {sc[0]: [] for sc in scenarios}
     for i in range(runs):
         for name, path, key, *script in scenarios:
-            r = wrk(server.base + path, key, connections=connections, duration=duration,
-                    script=script[0] if script else None)
+            r = wrk_nodes(nodes, path, key, connections, duration, script=script[0] if script else None)
             results[name].append(r)
             print(f"  run {i + 1} {name:<28} {r['rps']:>9.0f} req/s  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
                   f"  non-2xx {r['errors']}", file=sys.stderr)
@@ -177,6 +220,8 @@ def seed_listings(server, brands, per_brand):
     keys = [server.admin_key(f"brand-{b:03d}") for b in range(brands)]
     server.start()
     templates = [post_json(server.base + "/v1/listings", key, LISTING)["id"] for key in keys]
+    if server.postgres:
+        return keys, seed_listings_postgres(server, templates, per_brand)
     db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=30)
     cols = [r[1] for r in db.execute("PRAGMA table_info(listings)") if r[1] != "id"]
     override = {
@@ -204,6 +249,36 @@ def seed_listings(server, brands, per_brand):
     return keys, ids
 
 
+def psql(url, sql):
+    out = subprocess.run(["psql", url, "-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def seed_listings_postgres(server, templates, per_brand):
+    """As seed_listings, in PostgreSQL's dialect."""
+    cols = psql(server.db, "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
+                           "information_schema.columns WHERE table_name = 'listings' AND column_name <> 'id'").split(",")
+    override = {
+        "title": "title || ' #' || n",
+        "created_at": "now() - n * interval '1 minute'",
+        "updated_at": "now() - n * interval '1 minute'",
+        "status": "CASE WHEN n % 10 = 0 THEN 'draft' ELSE 'active' END",
+        "channel": "CASE WHEN n % 2 = 0 THEN 'exchange' ELSE 'clearance' END",
+        "quantity": "CASE WHEN n % 2 = 0 THEN 1 ELSE quantity END",
+    }
+    select = ", ".join(override.get(c, c) for c in cols)
+    ids = ",".join(map(str, templates))
+    psql(server.db, f"INSERT INTO listings ({', '.join(cols)}) SELECT {select} FROM listings, "
+                    f"generate_series(1, {per_brand - 1}) AS n WHERE id IN ({ids}); ANALYZE")
+    total = psql(server.db, "SELECT COUNT(*) FROM listings")
+    ids = psql(server.db, f"SELECT string_agg(id::text, ',') FROM (SELECT id FROM listings WHERE brand_id = "
+                          f"(SELECT brand_id FROM listings WHERE id = {templates[0]}) AND deleted_at IS NULL "
+                          f"ORDER BY random() LIMIT 1000) t")
+    print(f"seeded {total} listings in {len(templates)} brands (PostgreSQL)", file=sys.stderr)
+    return [int(i) for i in ids.split(",")]
+
+
 def write_script(workdir, name, text):
     path = os.path.join(workdir, name)
     with open(path, "w") as f:
@@ -220,6 +295,8 @@ def sample_rss(server, seconds, every, out):
 
 def listings(server, args):
     keys, ids = seed_listings(server, brands=100, per_brand=1000)
+    for node in server.nodes[1:]:
+        node.start()
     detail = write_script(server.workdir, "detail.lua",
                           "local ids = {" + ",".join(map(str, ids)) + "}\n"
                           "request = function() return wrk.format('GET', '/v1/listings/' .. ids[math.random(#ids)]) end\n")
@@ -377,18 +454,30 @@ def main():
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--no-build", action="store_true", help="use the existing release binary")
+    parser.add_argument("--postgres", metavar="ADMIN_URL",
+                        help="run on a fresh database of this PostgreSQL server instead of SQLite")
+    parser.add_argument("--nodes", type=int, default=1, help="server processes on the one database (PostgreSQL)")
     args = parser.parse_args()
+    if args.nodes > 1 and not args.postgres:
+        sys.exit("several nodes need --postgres")
     if not shutil.which("wrk") and args.scenario != "bulk":
         sys.exit("wrk is needed: apt-get install wrk")
     binary = os.path.join(target_dir(), "release", "rehome") if args.no_build else build()
     workdir = tempfile.mkdtemp(prefix="rehome-bench-")
-    server = Server(binary, workdir)
+    if args.postgres:
+        db, key = fresh_postgres(args.postgres), base64.b64encode(os.urandom(32)).decode()
+        server = Server(binary, workdir, db, key)
+        server.nodes = [server] + [Server(binary, workdir, db, key) for _ in range(args.nodes - 1)]
+    else:
+        server = Server(binary, workdir)
+        server.nodes = [server]
     try:
         print(f"machine: {os.cpu_count()} cores; {args.runs} runs x {args.duration}s, {args.connections} connections, "
               f"wrk 2 threads on the same machine", file=sys.stderr)
         SCENARIOS[args.scenario](server, args)
     finally:
-        server.stop()
+        for node in server.nodes:
+            node.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
