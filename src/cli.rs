@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use crate::accounts;
 use crate::app::{shutdown_signal, Server};
-use crate::config::{Config, LogFormat, DEFAULT_DATABASE_URL};
+use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::user::{Role, Scopes};
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store};
 
@@ -126,8 +126,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result<()> {
     init_logging(config.log_format);
-    let sealer = Sealer::load(config.data_key.as_deref(), config.data_key_file.as_deref(), database_url)
-        .context("loading the data key")?;
+    let sealer =
+        Sealer::load(config.data_key.as_ref().map(Secret::expose), config.data_key_file.as_deref(), database_url)
+            .context("loading the data key")?;
     let store = Store::open(database_url, Some(sealer)).await?;
     let server = Server::bind(config, store.clone()).await?;
     let addr = server.local_addr();

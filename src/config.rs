@@ -82,12 +82,12 @@ pub struct Config {
 
     /// Bearer token of the operator API under /ops/v1; the API is absent when unset.
     #[arg(long, env = "REHOME_OPS_TOKEN", hide_env_values = true)]
-    pub ops_token: Option<String>,
+    pub ops_token: Option<Secret>,
 
     /// Base64 of the 32-byte data key that encrypts stored event bodies; wins over the key
     /// file. Give every server sharing a database the same key.
     #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true)]
-    pub data_key: Option<String>,
+    pub data_key: Option<Secret>,
 
     /// File of the data key (32 bytes) when REHOME_DATA_KEY is unset; created (mode 0600)
     /// on first start. Default `rehome.key` beside the SQLite database file.
@@ -260,7 +260,7 @@ impl Config {
         if self.max_body_bytes < 1024 {
             bail!("REHOME_MAX_BODY_BYTES must be at least 1024");
         }
-        if self.ops_token.as_deref().is_some_and(|t| t.len() < 16) {
+        if self.ops_token.as_ref().is_some_and(|t| t.expose().len() < 16) {
             bail!("REHOME_OPS_TOKEN must be at least 16 characters");
         }
         if !(100..=600_000).contains(&self.webhook_timeout_ms) || !(10..=600_000).contains(&self.webhook_poll_ms) {
@@ -412,11 +412,16 @@ mod tests {
     }
 
     #[test]
-    fn the_s3_secret_never_prints() {
-        let config = Config { s3_secret_access_key: Some("wJalrXUtnFEMI-very-secret".into()), ..Config::default() };
+    fn secrets_never_print() {
+        let config = Config {
+            s3_secret_access_key: Some("wJalrXUtnFEMI-very-secret".into()),
+            ops_token: Some("ops-token-very-secret".into()),
+            data_key: Some("ZGF0YS1rZXktdmVyeS1zZWNyZXQ=".into()),
+            ..Config::default()
+        };
         let printed = format!("{config:?} {config:#?}");
-        assert!(!printed.contains("very-secret"), "{printed}");
-        assert!(printed.contains("[redacted]"));
+        assert!(!printed.contains("very-secret") && !printed.contains("ZGF0YS1rZXkt"), "{printed}");
+        assert_eq!(printed.matches("[redacted]").count(), 6);
     }
 
     #[test]

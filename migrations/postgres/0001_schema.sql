@@ -341,14 +341,14 @@ BEGIN
             ON CONFLICT (bucket, slot) DO UPDATE SET hits = rate_limit_slots.hits + 1;
         used := used + 1;
         retry_ms := 0;
+        -- The newest hit is this one.
+        reset_ms := (now_slot + span + 1) * slot_ms - now_ms;
     ELSE
         retry_ms := GREATEST((oldest + span + 1) * slot_ms - now_ms, 1);
+        SELECT GREATEST((MAX(slot) + span + 1) * slot_ms - now_ms, 0) INTO reset_ms
+            FROM rate_limit_slots WHERE bucket = p_bucket;
     END IF;
     remaining := GREATEST(p_limit - used, 0);
-    -- The newest counted hit is in the current slot or an earlier one.
-    SELECT GREATEST((MAX(slot) + span + 1) * slot_ms - now_ms, 0) INTO reset_ms
-        FROM rate_limit_slots WHERE bucket = p_bucket;
-    reset_ms := COALESCE(reset_ms, 0);
 END;
 $$;
 

@@ -21,6 +21,7 @@ use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
+use crate::config::Secret;
 use crate::domain::apikey::random_base62;
 use crate::domain::credit_code::CreditCode;
 use crate::domain::money::Pence;
@@ -60,7 +61,7 @@ pub fn router(state: &AppState) -> Option<Router<AppState>> {
 
 /// Lets through only requests bearing the operator token.
 async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(expected) = state.config.ops_token.as_deref() else {
+    let Some(expected) = state.config.ops_token.as_ref().map(Secret::expose) else {
         return super::unknown_route().await.into_response();
     };
     let presented = request

@@ -19,7 +19,7 @@ pub const OPS_TOKEN: &str = "ops-test-token-0123456789abcdef";
 
 /// A server with the operator API on, able to deliver webhooks to loopback receivers.
 pub async fn market_app() -> TestApp {
-    webhook_app(|config| config.ops_token = Some(OPS_TOKEN.to_owned())).await
+    webhook_app(|config| config.ops_token = Some(OPS_TOKEN.into())).await
 }
 
 pub async fn ops_post(app: &TestApp, path: &str, body: &Value) -> Response {
