@@ -4,28 +4,11 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{binary_env, TestDb};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rehome");
+use crate::helpers::{binary_env, last_line, run_rehome, TestDb, REHOME_BIN as BIN};
 
 /// Runs an admin command on the database at `url` (no data key: none needs one).
 fn rehome(url: &str, args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(BIN)
-        .args(args)
-        .env("REHOME_DATABASE_URL", url)
-        .env_remove("REHOME_DATA_KEY")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run rehome");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
-}
-
-fn last_line(s: &str) -> &str {
-    s.trim_end().lines().last().unwrap_or("")
+    run_rehome(args, &[("REHOME_DATABASE_URL", url)])
 }
 
 fn free_port() -> u16 {

@@ -2,7 +2,6 @@
 //! PostgreSQL node after the copy. Runs only with `REHOME_TEST_POSTGRES`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use image::ImageFormat;
@@ -10,15 +9,13 @@ use rehome::config::Config;
 use rehome::domain::user::Role;
 use serde_json::{json, Value};
 
-use crate::helpers::{json, on_postgres, open_store, TestDb, TEST_DATA_KEY};
+use crate::helpers::{json, on_postgres, open_store, run_rehome, TestDb, TEST_DATA_KEY};
 use crate::limits_shared::Node;
 use crate::listings::listing;
 use crate::marketplace::OPS_TOKEN;
 use crate::photos::{b64, image_bytes, thumbnails_settled, UPLOAD};
 use crate::webhooks::receiver::Receiver;
 use crate::webhooks::{DELIVERIES, WEBHOOK};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
 /// The same settings on both sides, so URLs in answers do not depend on the node.
 fn settings(config: &mut Config) {
@@ -32,18 +29,7 @@ fn settings(config: &mut Config) {
 }
 
 fn copy_to_postgres(from: &str, to: &str) -> (bool, String, String) {
-    let output = Command::new(BIN)
-        .args(["copy-to-postgres", "--from", from, "--to", to])
-        .env_remove("REHOME_DATA_KEY")
-        .env_remove("REHOME_DATA_KEY_FILE")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run rehome");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
+    run_rehome(&["copy-to-postgres", "--from", from, "--to", to], &[])
 }
 
 async fn ok_json(response: reqwest::Response, expected: u16) -> Value {

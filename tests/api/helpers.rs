@@ -318,3 +318,29 @@ pub async fn assert_error(response: Response, status: u16, code: &str) -> Value 
     assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "message in {body}");
     body
 }
+
+/// The `rehome` binary of this build.
+pub const REHOME_BIN: &str = env!("CARGO_BIN_EXE_rehome");
+
+/// Runs the `rehome` binary with `args` and `env`, without the caller's data key or log
+/// settings; answers (success, stdout, stderr).
+pub fn run_rehome(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let output = std::process::Command::new(REHOME_BIN)
+        .args(args)
+        .env_remove("REHOME_DATA_KEY")
+        .env_remove("REHOME_DATA_KEY_FILE")
+        .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run rehome");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into(),
+        String::from_utf8_lossy(&output.stderr).into(),
+    )
+}
+
+/// The last line of a command's output (where the admin commands print ids and secrets).
+pub fn last_line(s: &str) -> &str {
+    s.trim_end().lines().last().unwrap_or("")
+}

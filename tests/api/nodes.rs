@@ -20,13 +20,12 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::helpers::{binary_env, on_postgres, TestDb};
+use crate::helpers::{binary_env, last_line, on_postgres, run_rehome, TestDb, REHOME_BIN as BIN};
 use crate::listings::listing;
 use crate::marketplace::OPS_TOKEN;
 use crate::webhooks::receiver::{Hit, Receiver, Reply};
 use crate::webhooks::WEBHOOK;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 const OPTIONS: &str = "/v1/listings/options";
 const WAREHOUSES: &str = "/v1/partner/settings/warehouses";
 const COLLECTIONS: &str = "/v1/partner/collections";
@@ -45,20 +44,9 @@ fn on_postgres_or_skip(test: &str) -> bool {
 
 /// Runs an admin command of the binary on the database at `url`; returns its stdout.
 fn cli(url: &str, args: &[&str]) -> String {
-    let output = Command::new(BIN)
-        .args(args)
-        .env("REHOME_DATABASE_URL", url)
-        .env_remove("REHOME_DATA_KEY")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run rehome");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "rehome {args:?} failed: {stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let (ok, stdout, stderr) = run_rehome(args, &[("REHOME_DATABASE_URL", url)]);
+    assert!(ok, "rehome {args:?} failed: {stdout}{stderr}");
     stdout
-}
-
-fn last_line(s: &str) -> &str {
-    s.trim_end().lines().last().unwrap_or("")
 }
 
 /// One `rehome serve` process; killed (SIGKILL) when dropped.
