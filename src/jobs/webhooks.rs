@@ -86,6 +86,16 @@ impl WorkerSettings {
     }
 }
 
+/// How many times in a row the loop looks again at once after losing events to another
+/// worker, before it waits as usual.
+const MAX_RACES_IN_A_ROW: u32 = 3;
+
+/// The jobs a claim took, and whether some events it was offered went to another worker.
+struct Claimed {
+    jobs: Vec<Job>,
+    lost: bool,
+}
+
 /// A claimed event and where it goes.
 struct Job {
     event: ClaimedEvent,
@@ -132,6 +142,7 @@ impl Deliverer {
         let mut finished: Vec<AttemptResult> = Vec::new();
         let mut last_sweep: Option<Instant> = None;
         let mut stopping = false;
+        let mut races = 0;
         loop {
             while let Some(done) = tasks.try_join_next_with_id() {
                 self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
@@ -145,9 +156,11 @@ impl Deliverer {
                 last_sweep = Some(Instant::now());
             }
             let free = self.settings.concurrency.saturating_sub(tasks.len());
+            let mut lost_race = false;
             if free > 0 {
                 match self.claim(&in_flight, free, tasks.len()).await {
-                    Ok(jobs) => {
+                    Ok(Claimed { jobs, lost }) => {
+                        lost_race = lost;
                         for job in jobs {
                             *in_flight.entry(job.event.brand_id).or_default() += 1;
                             let brand_id = job.event.brand_id;
@@ -161,6 +174,14 @@ impl Deliverer {
                     Err(e) => tracing::error!(error = %e, "cannot claim webhook deliveries"),
                 }
             }
+            // Another node claimed events this one was offered: look again at once (the due
+            // list no longer offers those) instead of idling until the next poll, a few times
+            // in a row at most.
+            if lost_race && races < MAX_RACES_IN_A_ROW {
+                races += 1;
+                continue;
+            }
+            races = 0;
             let wake_at = self.next_wake(tasks.len()).await;
             tokio::select! {
                 Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
@@ -252,7 +273,7 @@ impl Deliverer {
     }
 
     /// Claims up to `free` due events, none for a brand beyond its free slots.
-    async fn claim(&self, in_flight: &HashMap<i64, usize>, free: usize, busy: usize) -> Result<Vec<Job>, StoreError> {
+    async fn claim(&self, in_flight: &HashMap<i64, usize>, free: usize, busy: usize) -> Result<Claimed, StoreError> {
         let now = Utc::now();
         let per_endpoint = self.settings.per_endpoint;
         // Each event in flight can hide at most one candidate (its brand's slot is taken),
@@ -275,13 +296,15 @@ impl Deliverer {
             targets.insert(candidate.seq, (candidate.url, candidate.signing_secret));
         }
         let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;
-        Ok(claimed
+        let lost = claimed.len() < seqs.len();
+        let jobs = claimed
             .into_iter()
             .filter_map(|event| {
                 let (url, secret) = targets.remove(&event.seq)?;
                 Some(Job { event, url, secret })
             })
-            .collect())
+            .collect();
+        Ok(Claimed { jobs, lost })
     }
 
     /// Delivers everything due now and waits for the results, repeating until nothing is due.
@@ -289,7 +312,7 @@ impl Deliverer {
     pub async fn deliver_due(&self) -> Result<usize, StoreError> {
         let mut attempts = 0;
         loop {
-            let jobs = self.claim(&HashMap::new(), self.settings.concurrency, 0).await?;
+            let Claimed { jobs, .. } = self.claim(&HashMap::new(), self.settings.concurrency, 0).await?;
             if jobs.is_empty() {
                 return Ok(attempts);
             }
