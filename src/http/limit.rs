@@ -15,7 +15,7 @@ use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::watch;
@@ -199,8 +199,15 @@ const WARN_EVERY_MS: u64 = 10_000;
 /// How often idle buckets are swept out of the shared table.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
-/// The limiter of several nodes on one PostgreSQL: each check takes one request from the
-/// quota in the database (`rehome_rate_take`), so every node spends the same quota.
+/// The limiter of several nodes on one PostgreSQL: every node spends the same quota, kept
+/// in the database (`rehome_rate_take`), so at most N requests pass in any window in all.
+///
+/// A key far from its limit (at least [`BATCH_FROM`] requests left) takes a small batch of
+/// its quota per round trip, an allowance this node spends on its own for at most
+/// [`ALLOWANCE_TTL`]; nearer the limit it takes one request per round trip, so the last
+/// requests of a quota are shared exactly between nodes. An allowance left unspent when it
+/// expires stays counted: a busy key with a huge quota may see a few requests fewer than N
+/// pass in a window, never more.
 ///
 /// When the database does not answer (an error, or nothing within [`SHARED_TIMEOUT`]) the
 /// request is decided by this node's own window and a warning is logged: a database blip
@@ -210,18 +217,98 @@ pub struct SharedLimiter {
     fallback: LocalLimiter,
     /// Milliseconds since the epoch of the last warning, to keep an outage to a few lines.
     warned_at: AtomicU64,
+    allowances: Mutex<HashMap<LimitKey, Allowance>>,
+}
+
+/// Below this many requests left in a key's quota, each request is one round trip.
+pub const BATCH_FROM: i64 = 1024;
+/// The most requests one round trip takes.
+pub const MAX_BATCH: u32 = 64;
+/// How long an allowance may be spent, from the moment it was asked for. The database
+/// counts a batch from 200 ms ahead, so every request spent within this is counted for a
+/// whole window after it passed.
+pub const ALLOWANCE_TTL: Duration = Duration::from_millis(150);
+/// Allowances kept before expired ones are dropped.
+const ALLOWANCES_KEPT: usize = 4096;
+
+/// What this node knows of a key's shared quota since its last round trip.
+#[derive(Debug, Clone, Copy)]
+struct Allowance {
+    /// Requests granted to this node and not spent yet.
+    tokens: u32,
+    /// Until when they may be spent.
+    until: Instant,
+    /// Left in the database at the grant (this node's unspent tokens not included).
+    remaining: u32,
+    reset_at: u64,
 }
 
 impl SharedLimiter {
     pub fn new(store: Store) -> Self {
-        Self { store, fallback: LocalLimiter::default(), warned_at: AtomicU64::new(0) }
+        Self {
+            store,
+            fallback: LocalLimiter::default(),
+            warned_at: AtomicU64::new(0),
+            allowances: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Spends one request of this node's allowance for `key`, if it has one; otherwise
+    /// says how many to ask the database for.
+    fn spend(&self, key: LimitKey, limit: u32, now: Instant) -> Result<Decision, u32> {
+        let mut allowances = self.allowances.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match allowances.get_mut(&key) {
+            Some(a) if a.tokens > 0 && now < a.until => {
+                a.tokens -= 1;
+                let remaining = a.remaining.saturating_add(a.tokens).min(limit);
+                Ok(Decision { allowed: true, limit, remaining, reset_at: a.reset_at, retry_after: 0 })
+            }
+            Some(a) => Err(batch_size(a.remaining)),
+            None => Err(1),
+        }
+    }
+
+    /// Keeps what a round trip asked for at `asked` learnt; returns the allowance left.
+    fn keep(&self, key: LimitKey, take: &RateTake, decision: &Decision, asked: Instant) -> u32 {
+        let mut allowances = self.allowances.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if allowances.len() >= ALLOWANCES_KEPT {
+            let now = Instant::now();
+            allowances.retain(|_, a| now < a.until);
+        }
+        let until = asked + ALLOWANCE_TTL;
+        let entry = allowances.entry(key).or_insert(Allowance { tokens: 0, until, remaining: 0, reset_at: 0 });
+        // Tokens of a concurrent round trip that are still valid stay spendable, but never
+        // beyond their own deadline: the earlier of the two bounds them all.
+        let kept = if Instant::now() < entry.until { entry.tokens } else { 0 };
+        let extra = u32::try_from(take.granted.saturating_sub(1).max(0)).unwrap_or(0);
+        *entry = Allowance {
+            tokens: kept.saturating_add(extra),
+            until: match (kept > 0, extra > 0) {
+                (true, true) => entry.until.min(until),
+                (true, false) => entry.until,
+                (false, _) => until,
+            },
+            remaining: decision.remaining,
+            reset_at: decision.reset_at,
+        };
+        entry.tokens
     }
 
     async fn decide(&self, key: LimitKey, per_minute: u32) -> Decision {
+        let asked = Instant::now();
+        let want = match self.spend(key, per_minute, asked) {
+            Ok(decision) => return decision,
+            Err(want) => want,
+        };
         let bucket = key.bucket();
-        let take = self.store.take_rate(&bucket, per_minute, WINDOW_MS);
+        let take = self.store.take_rate(&bucket, per_minute, WINDOW_MS, want);
         let failure = match tokio::time::timeout(SHARED_TIMEOUT, take).await {
-            Ok(Ok(take)) => return shared_decision(take, per_minute, now_nanos() / 1_000_000),
+            Ok(Ok(take)) => {
+                let mut decision = shared_decision(take, per_minute, now_nanos() / 1_000_000);
+                let tokens = self.keep(key, &take, &decision, asked);
+                decision.remaining = decision.remaining.saturating_add(tokens).min(per_minute);
+                return decision;
+            }
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!("no answer within {} ms", SHARED_TIMEOUT.as_millis()),
         };
@@ -249,11 +336,21 @@ fn shared_decision(take: RateTake, limit: u32, now_ms: u64) -> Decision {
     let millis = |ms: i64| u64::try_from(ms).unwrap_or(0);
     let retry_after = millis(take.retry_ms).div_ceil(1000).clamp(1, WINDOW_MS / 1000);
     Decision {
-        allowed: take.allowed,
+        allowed: take.allowed(),
         limit,
         remaining: u32::try_from(take.remaining.clamp(0, i64::from(limit))).unwrap_or(0),
         reset_at: (now_ms + millis(take.reset_ms)).div_ceil(1000),
-        retry_after: if take.allowed { 0 } else { retry_after },
+        retry_after: if take.allowed() { 0 } else { retry_after },
+    }
+}
+
+/// How many requests to take per round trip when `remaining` were left at the last one:
+/// a sixteenth of them, at most [`MAX_BATCH`], and one at a time below [`BATCH_FROM`].
+fn batch_size(remaining: u32) -> u32 {
+    if i64::from(remaining) < BATCH_FROM {
+        1
+    } else {
+        (remaining / 16).clamp(1, MAX_BATCH)
     }
 }
 
@@ -402,7 +499,16 @@ mod tests {
     }
 
     fn take(allowed: bool, remaining: i64, reset_ms: i64, retry_ms: i64) -> RateTake {
-        RateTake { allowed, remaining, reset_ms, retry_ms }
+        RateTake { granted: i64::from(allowed), remaining, reset_ms, retry_ms }
+    }
+
+    #[test]
+    fn batches_only_far_from_the_limit() {
+        assert_eq!(batch_size(0), 1);
+        assert_eq!(batch_size(59), 1);
+        assert_eq!(batch_size(1023), 1);
+        assert_eq!(batch_size(1024), 64);
+        assert_eq!(batch_size(u32::MAX), MAX_BATCH);
     }
 
     #[test]

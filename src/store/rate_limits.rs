@@ -3,11 +3,11 @@
 
 use super::{Db, Store, StoreError};
 
-/// One request taken from a shared quota, as the database's clock saw it.
+/// Requests taken from a shared quota, as the database's clock saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
 pub struct RateTake {
-    /// The request was admitted (and counted).
-    pub allowed: bool,
+    /// How many of the requests asked for were admitted (and counted): 0 when refused.
+    pub granted: i64,
     pub remaining: i64,
     /// Milliseconds until the whole quota is available again.
     pub reset_ms: i64,
@@ -15,17 +15,25 @@ pub struct RateTake {
     pub retry_ms: i64,
 }
 
+impl RateTake {
+    pub fn allowed(&self) -> bool {
+        self.granted > 0
+    }
+}
+
 impl Store {
-    /// Takes one request from `bucket`'s quota of `limit` per `window_ms`, atomically across
-    /// every node on the database. PostgreSQL only: on SQLite this is an error.
-    pub async fn take_rate(&self, bucket: &str, limit: u32, window_ms: u64) -> Result<RateTake, StoreError> {
+    /// Takes up to `want` requests (at least one) from `bucket`'s quota of `limit` per
+    /// `window_ms`, atomically across every node on the database; a batch must be spent
+    /// within 200 ms (see `rehome_rate_take`). PostgreSQL only: on SQLite this is an error.
+    pub async fn take_rate(&self, bucket: &str, limit: u32, window_ms: u64, want: u32) -> Result<RateTake, StoreError> {
         let Db::Postgres { write: pool, .. } = &self.db else {
             return Err(unsupported());
         };
-        Ok(sqlx::query_as("SELECT allowed, remaining, reset_ms, retry_ms FROM rehome_rate_take($1, $2, $3)")
+        Ok(sqlx::query_as("SELECT granted, remaining, reset_ms, retry_ms FROM rehome_rate_take($1, $2, $3, $4)")
             .bind(bucket)
             .bind(i64::from(limit))
             .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
+            .bind(i64::from(want))
             .fetch_one(pool)
             .await?)
     }

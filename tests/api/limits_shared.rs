@@ -8,6 +8,7 @@ use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::user::Role;
 use rehome::store::Store;
+use sqlx::Connection;
 use tokio::sync::oneshot;
 
 use crate::helpers::{assert_error, on_postgres, open_store, TestDb};
@@ -167,4 +168,58 @@ async fn calls_without_a_valid_key_share_the_quota_of_their_address_across_nodes
     for node in nodes {
         node.stop().await;
     }
+}
+
+/// A key far from its limit takes its quota in batches (one round trip per batch), and
+/// still no more than the quota passes in all: the database counts every request granted,
+/// spent or not, and the last ~1,000 of the quota go one round trip each, shared exactly.
+#[tokio::test]
+async fn a_large_quota_is_taken_in_batches_and_never_exceeded() {
+    if skipped() {
+        return;
+    }
+    const QUOTA: u32 = 1_200;
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
+    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
+    let store = open_store(&db.url).await;
+    let key = key_with_quota(&store, QUOTA).await;
+    let nodes = std::sync::Arc::new(nodes);
+    let mut workers = Vec::new();
+    for w in 0..8usize {
+        let (nodes, key) = (nodes.clone(), key.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut passed, mut refused) = (0u32, 0u32);
+            for i in 0..170usize {
+                match nodes[(w + i) % 2].get(OPTIONS, &key).await.status().as_u16() {
+                    200 => passed += 1,
+                    429 => refused += 1,
+                    other => panic!("status {other}"),
+                }
+            }
+            (passed, refused)
+        }));
+    }
+    let (mut passed, mut refused) = (0, 0);
+    for worker in workers {
+        let (p, r) = worker.await.unwrap();
+        passed += p;
+        refused += r;
+    }
+    // 1,360 requests: at most the quota passes; allowances a node could not spend in time
+    // (at most one batch of 64 per node) are the only shortfall.
+    assert!(passed <= QUOTA, "{passed} passed");
+    assert!(passed >= QUOTA - 2 * 64, "{passed} passed");
+    assert_eq!(passed + refused, 1_360);
+    let url = db.url.split('?').next().unwrap_or(&db.url);
+    let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+    let counted: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(hits), 0)::BIGINT FROM rate_limit_slots")
+        .fetch_one(&mut conn)
+        .await
+        .expect("count");
+    assert_eq!(counted, i64::from(QUOTA), "the database counted exactly the quota");
+    for node in std::sync::Arc::into_inner(nodes).expect("workers done") {
+        node.stop().await;
+    }
+    store.close().await;
 }
