@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use rehome::app::Server;
 use rehome::config::Config;
@@ -77,6 +78,33 @@ async fn key_with_quota(store: &Store, quota: u32) -> String {
         .secret
 }
 
+/// Two nodes on a fresh database, and a key of brand `acme` with a quota of `quota`.
+struct Pair {
+    nodes: Arc<[Node; 2]>,
+    store: Store,
+    key: String,
+    db: TestDb,
+    _dir: tempfile::TempDir,
+}
+
+impl Pair {
+    async fn start(quota: u32) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = TestDb::create(dir.path()).await;
+        let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
+        let store = open_store(&db.url).await;
+        let key = key_with_quota(&store, quota).await;
+        Self { nodes: Arc::new(nodes), store, key, db, _dir: dir }
+    }
+
+    async fn stop(self) {
+        self.store.close().await;
+        for node in Arc::into_inner(self.nodes).expect("no request in flight") {
+            node.stop().await;
+        }
+    }
+}
+
 fn header(response: &reqwest::Response, name: &str) -> u64 {
     let value = response.headers().get(name).unwrap_or_else(|| panic!("no {name} header"));
     value.to_str().unwrap().parse().unwrap()
@@ -95,20 +123,17 @@ async fn a_keys_quota_is_shared_by_both_nodes_n_pass_in_total_then_429() {
     if skipped() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = TestDb::create(dir.path()).await;
-    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
-    let store = open_store(&db.url).await;
-    let key = key_with_quota(&store, 7).await;
+    let pair = Pair::start(7).await;
+    let (nodes, key) = (&pair.nodes, &pair.key);
     for i in 0..7u64 {
-        let response = nodes[i as usize % 2].get(OPTIONS, &key).await;
+        let response = nodes[i as usize % 2].get(OPTIONS, key).await;
         assert_eq!(response.status(), 200, "request {} (node {})", i + 1, i % 2);
         assert_eq!(header(&response, "x-ratelimit-limit"), 7);
         assert_eq!(header(&response, "x-ratelimit-remaining"), 6 - i, "the count spans both nodes");
     }
     let now = chrono::Utc::now().timestamp() as u64;
-    for node in &nodes {
-        let response = node.get(OPTIONS, &key).await;
+    for node in nodes.iter() {
+        let response = node.get(OPTIONS, key).await;
         let retry_after = header(&response, "retry-after");
         assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
         assert_eq!(header(&response, "x-ratelimit-remaining"), 0);
@@ -116,10 +141,7 @@ async fn a_keys_quota_is_shared_by_both_nodes_n_pass_in_total_then_429() {
         assert!(reset > now && reset <= now + 62, "reset {reset} vs now {now}");
         assert_error(response, 429, "rate_limited").await;
     }
-    store.close().await;
-    for node in nodes {
-        node.stop().await;
-    }
+    pair.stop().await;
 }
 
 #[tokio::test]
@@ -127,14 +149,11 @@ async fn concurrent_requests_split_across_the_nodes_admit_exactly_the_quota() {
     if skipped() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = TestDb::create(dir.path()).await;
-    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
-    let store = open_store(&db.url).await;
-    let key = key_with_quota(&store, 10).await;
+    let pair = Pair::start(10).await;
+    let (nodes, key) = (&pair.nodes, &pair.key);
     let mut requests = Vec::new();
     for i in 0..30 {
-        let request = nodes[i % 2].client.get(nodes[i % 2].url(OPTIONS)).bearer_auth(&key);
+        let request = nodes[i % 2].client.get(nodes[i % 2].url(OPTIONS)).bearer_auth(key);
         requests.push(tokio::spawn(async move { request.send().await.expect("request").status().as_u16() }));
     }
     let mut statuses = Vec::new();
@@ -143,10 +162,7 @@ async fn concurrent_requests_split_across_the_nodes_admit_exactly_the_quota() {
     }
     assert_eq!(statuses.iter().filter(|&&s| s == 200).count(), 10, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 20, "{statuses:?}");
-    store.close().await;
-    for node in nodes {
-        node.stop().await;
-    }
+    pair.stop().await;
 }
 
 #[tokio::test]
@@ -179,15 +195,10 @@ async fn a_large_quota_is_taken_in_batches_and_never_exceeded() {
         return;
     }
     const QUOTA: u32 = 1_200;
-    let dir = tempfile::tempdir().unwrap();
-    let db = TestDb::create(dir.path()).await;
-    let nodes = [Node::start(dir.path(), &db.url, |_| {}).await, Node::start(dir.path(), &db.url, |_| {}).await];
-    let store = open_store(&db.url).await;
-    let key = key_with_quota(&store, QUOTA).await;
-    let nodes = std::sync::Arc::new(nodes);
+    let pair = Pair::start(QUOTA).await;
     let mut workers = Vec::new();
     for w in 0..8usize {
-        let (nodes, key) = (nodes.clone(), key.clone());
+        let (nodes, key) = (pair.nodes.clone(), pair.key.clone());
         workers.push(tokio::spawn(async move {
             let (mut passed, mut refused) = (0u32, 0u32);
             for i in 0..170usize {
@@ -211,15 +222,12 @@ async fn a_large_quota_is_taken_in_batches_and_never_exceeded() {
     assert!(passed <= QUOTA, "{passed} passed");
     assert!(passed >= QUOTA - 2 * 64, "{passed} passed");
     assert_eq!(passed + refused, 1_360);
-    let url = db.url.split('?').next().unwrap_or(&db.url);
+    let url = pair.db.url.split('?').next().unwrap_or(&pair.db.url);
     let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
     let counted: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(hits), 0)::BIGINT FROM rate_limit_slots")
         .fetch_one(&mut conn)
         .await
         .expect("count");
     assert_eq!(counted, i64::from(QUOTA), "the database counted exactly the quota");
-    for node in std::sync::Arc::into_inner(nodes).expect("workers done") {
-        node.stop().await;
-    }
-    store.close().await;
+    pair.stop().await;
 }
