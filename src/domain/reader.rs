@@ -134,12 +134,6 @@ pub fn parse_date(text: &str) -> Option<NaiveDate> {
     (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten()
 }
 
-/// RFC 3339 UTC with a fixed six-digit fraction: the form every marketplace timestamp is
-/// stored and answered in, so that text order is time order.
-pub fn timestamp_text(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,7 +173,10 @@ mod tests {
         let mut r = BodyReader::new(&b, &["n", "d", "t", "s", "z"]);
         assert_eq!(r.integer("n", 1..=10), Some(3));
         assert_eq!(r.date("d"), NaiveDate::from_ymd_opt(2026, 1, 5));
-        assert_eq!(r.timestamp("t").map(timestamp_text).as_deref(), Some("2026-11-21T09:30:00.000000Z"));
+        assert_eq!(
+            r.timestamp("t").map(|t| crate::store::Ts::from(t).to_string()).as_deref(),
+            Some("2026-11-21T09:30:00.000000Z")
+        );
         assert_eq!(r.text("s", 10).as_deref(), Some("hi"));
         assert_eq!(r.text("z", 10), None);
         assert!(r.finish(()).is_ok());

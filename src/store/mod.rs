@@ -134,6 +134,22 @@ macro_rules! on_conn {
 }
 pub(crate) use on_conn;
 
+/// SQL text that differs between the backends, picked with [`Dialect::of`].
+pub(crate) struct Dialect {
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
+}
+
+impl Dialect {
+    pub fn of(&self, store: &Store) -> &'static str {
+        if store.is_postgres() {
+            self.postgres
+        } else {
+            self.sqlite
+        }
+    }
+}
+
 /// True for a `postgres://` or `postgresql://` URL.
 pub fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, on_conn, on_pool, on_unique, Conn, Db, Sealer, Store, StoreError, Ts, Undecryptable};
+use super::{now, on_conn, on_pool, on_unique, Conn, Db, Dialect, Sealer, Store, StoreError, Ts, Undecryptable};
 use crate::jobs::Event;
 
 #[derive(Debug, Clone, FromRow)]
@@ -150,6 +150,28 @@ pub async fn insert_event(conn: Conn<'_>, sealer: &Sealer, event: &Event) -> Res
         Ok(())
     })
 }
+
+/// Each enabled endpoint's oldest due events, then the oldest of those. PostgreSQL gets the
+/// per-endpoint step as a LATERAL join (an index scan per endpoint); SQLite, which has no
+/// LATERAL, as `IN` over a correlated subquery, which it plans that way.
+const DUE_WEBHOOKS: Dialect = Dialect {
+    sqlite: "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+             FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
+                 SELECT d.seq FROM webhook_events d
+                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                 ORDER BY d.next_attempt_at, d.seq LIMIT $2)
+             WHERE ep.enabled
+             ORDER BY e.next_attempt_at, e.seq LIMIT $3",
+    postgres: "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+             FROM webhook_endpoints ep CROSS JOIN LATERAL (
+                 SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
+                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                 ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
+             WHERE ep.enabled
+             ORDER BY e.next_attempt_at, e.seq LIMIT $3",
+};
 
 impl Store {
     /// [`insert_event`] with the store's data key: records `event` on `conn`, the caller's
@@ -381,28 +403,7 @@ impl Store {
         per_brand: i64,
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
-        // Each enabled endpoint's oldest due events, then the oldest of those. PostgreSQL
-        // gets the per-endpoint step as a LATERAL join (an index scan per endpoint); SQLite,
-        // which has no LATERAL, as `IN` over a correlated subquery, which it plans that way.
-        let sql = if self.is_postgres() {
-            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
-             FROM webhook_endpoints ep CROSS JOIN LATERAL (
-                 SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
-                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
-             WHERE ep.enabled
-             ORDER BY e.next_attempt_at, e.seq LIMIT $3"
-        } else {
-            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
-             FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
-                 SELECT d.seq FROM webhook_events d
-                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 ORDER BY d.next_attempt_at, d.seq LIMIT $2)
-             WHERE ep.enabled
-             ORDER BY e.next_attempt_at, e.seq LIMIT $3"
-        };
+        let sql = DUE_WEBHOOKS.of(self);
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(sql).bind(Ts::from(at)).bind(per_brand).bind(limit).fetch_all(pool).await?)
         })

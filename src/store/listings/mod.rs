@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use sqlx::FromRow;
 
-use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
+use super::{now, on_conn, on_pool, Conn, Dialect, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingFields, ListingStatus};
 use crate::domain::money::Pence;
 use rows::{DetailRow, SummaryRow};
@@ -139,22 +139,6 @@ const IMAGES_JSON: Dialect = Dialect {
         ORDER BY i.position), '[]')::text
      FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json",
 };
-
-/// SQL text that differs between the backends.
-struct Dialect {
-    sqlite: &'static str,
-    postgres: &'static str,
-}
-
-impl Dialect {
-    fn of(&self, store: &Store) -> &'static str {
-        if store.is_postgres() {
-            self.postgres
-        } else {
-            self.sqlite
-        }
-    }
-}
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
