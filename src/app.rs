@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
-use crate::http::limit::{spawn_shared_sweeper, LocalLimiter, RateLimiter, SharedLimiter};
+use crate::http::limit::{LocalLimiter, RateLimiter, SharedLimiter};
 use crate::http::options::OptionsCache;
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
 use crate::media::{self, MediaStore};
@@ -99,8 +99,7 @@ impl Server {
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let photo_workers = self.spawn_photo_workers(&stopped)?;
-        let store = &self.state.store;
-        let rate_sweeper = store.is_postgres().then(|| spawn_shared_sweeper(store.clone(), stopped.clone()));
+        let limiter_upkeep = self.state.limiter.clone().spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
         let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -118,9 +117,9 @@ impl Server {
                 tracing::error!(error = %e, "photo worker failed");
             }
         }
-        if let Some(handle) = rate_sweeper {
+        if let Some(handle) = limiter_upkeep {
             if let Err(e) = handle.await {
-                tracing::error!(error = %e, "rate limit sweeper failed");
+                tracing::error!(error = %e, "rate limit upkeep failed");
             }
         }
         self.state.store.close().await;

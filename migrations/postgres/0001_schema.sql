@@ -313,17 +313,18 @@ CREATE UNLOGGED TABLE rate_limit_slots (
 );
 
 -- Takes up to `p_want` requests from `p_bucket`'s quota of `p_limit` per `p_window_ms`:
--- `granted` of them (0 to p_want) are admitted and counted. Also returns how many remain,
--- in how many milliseconds the whole quota is back (`reset_ms`) and, when nothing was
--- granted, in how many one more request would pass (`retry_ms`). A hit is counted for
+-- `granted` of them (0 to p_want) are admitted and counted in slot `at_slot`. Also returns how many
+-- remain, in how many milliseconds the whole quota is back (`reset_ms`) and, when nothing
+-- was granted, in how many one more request would pass (`retry_ms`). A hit is counted for
 -- the whole window plus the part of its slot already gone, so at most p_limit pass in
 -- any real window. A batch (p_want > 1, a node's allowance spent within 200 ms of the
 -- grant) is counted from two slots ahead, so each of its requests is still counted a
--- full window after it is spent. The transaction-scoped advisory lock makes each
--- bucket's check-and-count atomic across nodes.
+-- full window after it is spent; what the node could not spend in time it gives back
+-- (rehome_rate_give_back). The transaction-scoped advisory lock makes each bucket's
+-- check-and-count atomic across nodes.
 CREATE FUNCTION rehome_rate_take(p_bucket TEXT, p_limit BIGINT, p_window_ms BIGINT, p_want BIGINT,
                                  OUT granted BIGINT, OUT remaining BIGINT, OUT reset_ms BIGINT,
-                                 OUT retry_ms BIGINT)
+                                 OUT retry_ms BIGINT, OUT at_slot BIGINT)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -331,27 +332,39 @@ DECLARE
     now_ms BIGINT := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
     now_slot BIGINT := now_ms / slot_ms;
     span BIGINT := (p_window_ms + slot_ms - 1) / slot_ms;
-    at_slot BIGINT := now_slot + CASE WHEN p_want > 1 THEN 2 ELSE 0 END;
     used BIGINT;
     oldest BIGINT;
 BEGIN
+    at_slot := now_slot + CASE WHEN p_want > 1 THEN 2 ELSE 0 END;
     PERFORM pg_advisory_xact_lock(hashtextextended(p_bucket, 0));
-    DELETE FROM rate_limit_slots WHERE bucket = p_bucket AND slot < now_slot - span;
-    SELECT COALESCE(SUM(hits), 0)::BIGINT, MIN(slot) INTO used, oldest
-        FROM rate_limit_slots WHERE bucket = p_bucket;
+    DELETE FROM rate_limit_slots s WHERE s.bucket = p_bucket AND s.slot < now_slot - span;
+    SELECT COALESCE(SUM(s.hits), 0)::BIGINT, MIN(s.slot) INTO used, oldest
+        FROM rate_limit_slots s WHERE s.bucket = p_bucket;
     granted := LEAST(GREATEST(p_want, 1), GREATEST(p_limit - used, 0));
     IF granted > 0 THEN
-        INSERT INTO rate_limit_slots (bucket, slot, hits) VALUES (p_bucket, at_slot, granted)
-            ON CONFLICT (bucket, slot) DO UPDATE SET hits = rate_limit_slots.hits + granted;
+        INSERT INTO rate_limit_slots AS s (bucket, slot, hits) VALUES (p_bucket, at_slot, granted)
+            ON CONFLICT (bucket, slot) DO UPDATE SET hits = s.hits + granted;
         used := used + granted;
         retry_ms := 0;
     ELSE
         retry_ms := GREATEST((oldest + span + 1) * slot_ms - now_ms, 1);
     END IF;
-    SELECT GREATEST((MAX(slot) + span + 1) * slot_ms - now_ms, 0) INTO reset_ms
-        FROM rate_limit_slots WHERE bucket = p_bucket;
+    SELECT GREATEST((MAX(s.slot) + span + 1) * slot_ms - now_ms, 0) INTO reset_ms
+        FROM rate_limit_slots s WHERE s.bucket = p_bucket;
     reset_ms := COALESCE(reset_ms, 0);
     remaining := GREATEST(p_limit - used, 0);
+END;
+$$;
+
+-- Uncounts `p_count` requests of a batch counted in `p_slot` that its node did not spend
+-- (they never passed), so other nodes may use them. Never below zero.
+CREATE FUNCTION rehome_rate_give_back(p_bucket TEXT, p_slot BIGINT, p_count BIGINT) RETURNS VOID
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_bucket, 0));
+    DELETE FROM rate_limit_slots WHERE bucket = p_bucket AND slot = p_slot AND hits <= p_count;
+    UPDATE rate_limit_slots SET hits = hits - p_count WHERE bucket = p_bucket AND slot = p_slot;
 END;
 $$;
 

@@ -13,6 +13,8 @@ pub struct RateTake {
     pub reset_ms: i64,
     /// When refused, milliseconds until one more request would pass; else 0.
     pub retry_ms: i64,
+    /// The slot the granted requests were counted in: where unspent ones are given back.
+    pub at_slot: i64,
 }
 
 impl RateTake {
@@ -29,13 +31,30 @@ impl Store {
         let Db::Postgres { write: pool, .. } = &self.db else {
             return Err(unsupported());
         };
-        Ok(sqlx::query_as("SELECT granted, remaining, reset_ms, retry_ms FROM rehome_rate_take($1, $2, $3, $4)")
+        Ok(sqlx::query_as(
+            "SELECT granted, remaining, reset_ms, retry_ms, at_slot FROM rehome_rate_take($1, $2, $3, $4)",
+        )
+        .bind(bucket)
+        .bind(i64::from(limit))
+        .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
+        .bind(i64::from(want))
+        .fetch_one(pool)
+        .await?)
+    }
+
+    /// Uncounts `count` requests taken in a batch counted in `at_slot` and never spent, so
+    /// that other nodes may use them. PostgreSQL only: on SQLite this is an error.
+    pub async fn give_back_rate(&self, bucket: &str, at_slot: i64, count: u32) -> Result<(), StoreError> {
+        let Db::Postgres { write: pool, .. } = &self.db else {
+            return Err(unsupported());
+        };
+        sqlx::query("SELECT rehome_rate_give_back($1, $2, $3)")
             .bind(bucket)
-            .bind(i64::from(limit))
-            .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
-            .bind(i64::from(want))
-            .fetch_one(pool)
-            .await?)
+            .bind(at_slot)
+            .bind(i64::from(count))
+            .execute(pool)
+            .await?;
+        Ok(())
     }
 
     /// Drops the counts of buckets idle for a whole window; returns how many slots went.
