@@ -313,9 +313,9 @@ CREATE UNLOGGED TABLE rate_limit_slots (
 );
 
 -- Takes up to `p_want` requests from `p_bucket`'s quota of `p_limit` per `p_window_ms`:
--- `granted` of them (0 to p_want) are admitted and counted in slot `at_slot`. Also returns how many
--- remain, in how many milliseconds the whole quota is back (`reset_ms`) and, when nothing
--- was granted, in how many one more request would pass (`retry_ms`). A hit is counted for
+-- `granted` of them (0 to p_want) are admitted and counted in slot `at_slot`. Also returns
+-- how many remain, in how many milliseconds the whole quota is back (`reset_ms`) and, when
+-- nothing was granted, in how many one more request would pass (`retry_ms`). A hit is counted for
 -- the whole window plus the part of its slot already gone, so at most p_limit pass in
 -- any real window. A batch (p_want > 1, a node's allowance spent within 200 ms of the
 -- grant) is counted from two slots ahead, so each of its requests is still counted a
@@ -333,13 +333,12 @@ DECLARE
     now_slot BIGINT := now_ms / slot_ms;
     span BIGINT := (p_window_ms + slot_ms - 1) / slot_ms;
     used BIGINT;
-    oldest BIGINT;
+    leaving BIGINT;
 BEGIN
     at_slot := now_slot + CASE WHEN p_want > 1 THEN 2 ELSE 0 END;
     PERFORM pg_advisory_xact_lock(hashtextextended(p_bucket, 0));
     DELETE FROM rate_limit_slots s WHERE s.bucket = p_bucket AND s.slot < now_slot - span;
-    SELECT COALESCE(SUM(s.hits), 0)::BIGINT, MIN(s.slot) INTO used, oldest
-        FROM rate_limit_slots s WHERE s.bucket = p_bucket;
+    SELECT COALESCE(SUM(s.hits), 0)::BIGINT INTO used FROM rate_limit_slots s WHERE s.bucket = p_bucket;
     granted := LEAST(GREATEST(p_want, 1), GREATEST(p_limit - used, 0));
     IF granted > 0 THEN
         INSERT INTO rate_limit_slots AS s (bucket, slot, hits) VALUES (p_bucket, at_slot, granted)
@@ -347,7 +346,14 @@ BEGIN
         used := used + granted;
         retry_ms := 0;
     ELSE
-        retry_ms := GREATEST((oldest + span + 1) * slot_ms - now_ms, 1);
+        -- One more passes once enough of the oldest hits have left for the count to drop
+        -- below the limit: one hit when the quota is full, more after it was lowered.
+        SELECT c.slot INTO leaving FROM (
+            SELECT s.slot, SUM(s.hits) OVER (ORDER BY s.slot) AS upto
+            FROM rate_limit_slots s WHERE s.bucket = p_bucket) c
+        WHERE c.upto >= used - p_limit + 1
+        ORDER BY c.slot LIMIT 1;
+        retry_ms := GREATEST((COALESCE(leaving, now_slot) + span + 1) * slot_ms - now_ms, 1);
     END IF;
     SELECT GREATEST((MAX(s.slot) + span + 1) * slot_ms - now_ms, 0) INTO reset_ms
         FROM rate_limit_slots s WHERE s.bucket = p_bucket;

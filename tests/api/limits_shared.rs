@@ -276,3 +276,37 @@ async fn unspent_allowances_are_given_back_when_they_expire_or_the_node_stops() 
     drop(conn);
     drop(db);
 }
+
+/// After a quota is lowered below what a key has used, one more request passes only once
+/// enough of the oldest requests have left the window, not just the oldest one.
+#[tokio::test]
+async fn a_refusal_under_a_lowered_quota_waits_for_enough_requests_to_leave() {
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create(dir.path()).await;
+    let store = open_store(&db.url).await;
+    let mut conn = connect(&db).await;
+    // One request 5 s ago and four 1 s ago, as the database's clock counts them.
+    sqlx::query(
+        "INSERT INTO rate_limit_slots (bucket, slot, hits)
+         SELECT 'key:1', now_slot - ago, hits
+         FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 10)::BIGINT AS now_slot) n,
+              (VALUES (50, 1), (10, 4)) AS v(ago, hits)",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("slots");
+    // A quota of 5 is full: one more passes when the oldest request leaves (~55 s).
+    let full = store.take_rate("key:1", 5, 60_000, 1).await.expect("take");
+    assert_eq!((full.granted, full.remaining), (0, 0));
+    assert!((54_000..=55_200).contains(&full.retry_ms), "retry in {} ms", full.retry_ms);
+    // Lowered to 2, four of the five must leave: the four of 1 s ago (~59 s).
+    let lowered = store.take_rate("key:1", 2, 60_000, 1).await.expect("take");
+    assert_eq!((lowered.granted, lowered.remaining), (0, 0));
+    assert!((58_000..=59_200).contains(&lowered.retry_ms), "retry in {} ms", lowered.retry_ms);
+    assert!(lowered.reset_ms >= lowered.retry_ms);
+    drop(conn);
+    store.close().await;
+}
