@@ -421,8 +421,10 @@ impl SharedLimiter {
                     let arrival = arrived.notified();
                     tokio::pin!(arrival);
                     arrival.as_mut().enable();
-                    if self.batching(key) {
-                        let _ = tokio::time::timeout(SHARED_TIMEOUT, arrival).await;
+                    if self.batching(key) && tokio::time::timeout(SHARED_TIMEOUT, arrival).await.is_err() {
+                        // The database has not answered the batch in time: decide here
+                        // rather than wait for it again with a round trip of its own.
+                        return self.fall_back(key, per_minute, "no batch within the time limit");
                     }
                     may_wait = false;
                 }
@@ -434,12 +436,15 @@ impl SharedLimiter {
         let _mark = (want > 1).then(|| BatchMark { limiter: self, key });
         match self.take(key, per_minute, want, asked, true).await {
             Ok(decision) => decision,
-            Err(failure) => {
-                let now = now_nanos();
-                self.warn(now / 1_000_000, &failure);
-                self.fallback.check_at(key, per_minute, now)
-            }
+            Err(failure) => self.fall_back(key, per_minute, &failure),
         }
+    }
+
+    /// Decides with this node's own window when the database did not answer (logged).
+    fn fall_back(&self, key: LimitKey, per_minute: u32, failure: &str) -> Decision {
+        let now = now_nanos();
+        self.warn(now / 1_000_000, failure);
+        self.fallback.check_at(key, per_minute, now)
     }
 
     /// One round trip taking up to `want` requests of `key`'s quota, asked for at `asked`:
