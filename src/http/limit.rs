@@ -213,8 +213,9 @@ const FORGET_AFTER: Duration = Duration::from_secs(1);
 ///
 /// A key far from its limit (at least [`BATCH_FROM`] requests left) takes a small batch of
 /// its quota per round trip, an allowance this node spends on its own for at most
-/// [`ALLOWANCE_TTL`] (one batch asked for at a time per key; concurrent requests meanwhile
-/// go one at a time). Nearer the limit each request is one round trip, so the last
+/// [`ALLOWANCE_TTL`]: one batch asked for at a time per key, the next one ahead when half
+/// a batch is left, and requests that find no tokens meanwhile wait for the batch on its
+/// way. Nearer the limit each request is one round trip, so the last
 /// requests of a quota are shared exactly between nodes. What an allowance could not spend
 /// in time is given back to the database within [`GIVE_BACK_EVERY`] of its expiry (by
 /// [`RateLimiter::spawn_upkeep`]), so exactly N pass when the key keeps asking.
