@@ -217,10 +217,10 @@ const FORGET_AFTER: Duration = Duration::from_secs(1);
 /// a batch is left, and requests that find no tokens meanwhile wait for the batch on its
 /// way. Nearer the limit each request is one round trip, so the last
 /// requests of a quota are shared exactly between nodes. What an allowance could not spend
-/// in time is given back to the database within [`GIVE_BACK_EVERY`] of its expiry (by
+/// in time is given back to the database within 50 ms of its expiry (by
 /// [`RateLimiter::spawn_upkeep`]), so exactly N pass when the key keeps asking.
 ///
-/// When the database does not answer (an error, or nothing within [`SHARED_TIMEOUT`]) the
+/// When the database does not answer (an error, or nothing within 2 s) the
 /// request is decided by this node's own window and a warning is logged: a database blip
 /// neither fails requests nor stops limiting them (each node then admits up to N).
 pub struct SharedLimiter {
