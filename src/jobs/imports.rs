@@ -15,7 +15,7 @@ use reqwest::{Method, StatusCode, Url};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::photo_queue::{run_queue, PhotoJobs};
+use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
 use crate::config::Config;
 use crate::media::{sanitize_filename, sniff, ImageKind, MediaName, MediaStore, MAX_IMAGE_BYTES};
 use crate::net::{refusal, ClientSettings, Outbound, Redirects, Refused};
@@ -117,18 +117,11 @@ impl ImportWorker {
 
     pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
         let worker = Arc::new(self);
-        tokio::spawn(async move {
-            let wake = worker.jobs.imports.clone();
-            let poll = worker.settings.poll;
+        let (wake, poll) = (worker.jobs.imports.clone(), worker.settings.poll);
+        let (store, owner) = (worker.store.clone(), worker.owner.clone());
+        spawn_queue(store, owner, wake, poll, stop, "image import", move || {
             let w = worker.clone();
-            run_queue(wake, poll, stop, move || {
-                let w = w.clone();
-                async move { w.round().await }
-            })
-            .await;
-            if let Err(e) = worker.store.release_photo_leases(&worker.owner).await {
-                tracing::warn!(error = %e, "cannot release image import leases; they expire on their own");
-            }
+            async move { w.round().await }
         })
     }
 
@@ -151,11 +144,7 @@ impl ImportWorker {
             let worker = self.clone();
             tasks.spawn(async move { worker.import(import).await });
         }
-        while let Some(done) = tasks.join_next().await {
-            if let Err(e) = done {
-                tracing::error!(error = %e, "image import task failed");
-            }
-        }
+        finish_round(tasks, "image import").await;
         count
     }
 

@@ -11,7 +11,7 @@ use chrono::{TimeDelta, Utc};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::photo_queue::{run_queue, PhotoJobs};
+use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
 use crate::media::{thumbnail, ImageKind, MediaName, MediaStore, Rendition};
 use crate::store::{ClaimedThumbnail, Store, THUMBNAIL_ATTEMPTS};
 
@@ -50,18 +50,11 @@ impl ThumbnailWorker {
 
     pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
         let worker = Arc::new(self);
-        tokio::spawn(async move {
-            let wake = worker.jobs.thumbnails.clone();
-            let poll = worker.poll;
+        let (wake, poll) = (worker.jobs.thumbnails.clone(), worker.poll);
+        let (store, owner) = (worker.store.clone(), worker.owner.clone());
+        spawn_queue(store, owner, wake, poll, stop, "thumbnail", move || {
             let w = worker.clone();
-            run_queue(wake, poll, stop, move || {
-                let w = w.clone();
-                async move { w.round().await }
-            })
-            .await;
-            if let Err(e) = worker.store.release_photo_leases(&worker.owner).await {
-                tracing::warn!(error = %e, "cannot release thumbnail leases; they expire on their own");
-            }
+            async move { w.round().await }
         })
     }
 
@@ -84,12 +77,7 @@ impl ThumbnailWorker {
                 worker.record(&photo, outcome).await;
             });
         }
-        while let Some(done) = tasks.join_next().await {
-            if let Err(e) = done {
-                // The lease runs out and the photo is tried again, up to its attempts.
-                tracing::error!(error = %e, "thumbnail task failed");
-            }
-        }
+        finish_round(tasks, "thumbnail").await;
         count
     }
 

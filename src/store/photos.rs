@@ -171,21 +171,7 @@ impl Store {
         error: &str,
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query(
-                "UPDATE photos SET thumb_status = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
-                     next_attempt_at = $1, thumb_error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
-                 WHERE id = $4 AND lease_owner = $5",
-            )
-            .bind(retry_at.map(Ts::from))
-            .bind(error)
-            .bind(now())
-            .bind(id)
-            .bind(owner)
-            .execute(pool)
-            .await?;
-            Ok(())
-        })
+        self.fail_leased(THUMBNAIL_QUEUE, owner, id, error, retry_at).await
     }
 
     /// Claims up to `limit` due image imports of live listings; rows that used `max_attempts`
@@ -282,19 +268,34 @@ impl Store {
         error: &str,
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
+        self.fail_leased(IMPORT_QUEUE, owner, image_id, error, retry_at).await
+    }
+
+    /// Records a failed attempt on a row of `queue`, if `owner` still holds its lease: back
+    /// to pending until `retry_at`, or failed for good when `None`.
+    async fn fail_leased(
+        &self,
+        queue: LeasedQueue,
+        owner: &str,
+        id: i64,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        let LeasedQueue { table, status, error_column } = queue;
+        let sql = format!(
+            "UPDATE {table} SET {status} = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
+                 next_attempt_at = $1, {error_column} = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
+             WHERE id = $4 AND lease_owner = $5"
+        );
         on_pool!(self, write, |pool| {
-            sqlx::query(
-                "UPDATE listing_images SET status = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
-                     next_attempt_at = $1, error = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
-                 WHERE id = $4 AND lease_owner = $5",
-            )
-            .bind(retry_at.map(Ts::from))
-            .bind(error)
-            .bind(now())
-            .bind(image_id)
-            .bind(owner)
-            .execute(pool)
-            .await?;
+            sqlx::query(&sql)
+                .bind(retry_at.map(Ts::from))
+                .bind(error)
+                .bind(now())
+                .bind(id)
+                .bind(owner)
+                .execute(pool)
+                .await?;
             Ok(())
         })
     }
@@ -314,6 +315,18 @@ impl Store {
         })
     }
 }
+
+/// A table whose rows are work leased to one worker at a time.
+#[derive(Clone, Copy)]
+struct LeasedQueue {
+    table: &'static str,
+    status: &'static str,
+    error_column: &'static str,
+}
+
+const THUMBNAIL_QUEUE: LeasedQueue =
+    LeasedQueue { table: "photos", status: "thumb_status", error_column: "thumb_error" };
+const IMPORT_QUEUE: LeasedQueue = LeasedQueue { table: "listing_images", status: "status", error_column: "error" };
 
 async fn insert_photo(conn: Conn<'_>, new: NewPhoto<'_>, now: Ts) -> Result<PhotoRecord, StoreError> {
     let sql = format!(
