@@ -101,12 +101,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn body(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
+    use crate::domain::reader::object as body;
 
     fn date(text: &str) -> NaiveDate {
         NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()

@@ -207,12 +207,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn body(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
+    use crate::domain::reader::object as body;
 
     fn reasons(value: Value) -> Vec<String> {
         PayoutChoice::parse(&body(value)).err().unwrap_or_default().into_iter().map(|e| e.code).collect()

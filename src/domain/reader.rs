@@ -134,17 +134,21 @@ pub fn parse_date(text: &str) -> Option<NaiveDate> {
     (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten()
 }
 
+/// The object of a JSON literal, for tests of the readers.
+#[cfg(test)]
+pub(crate) fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("a test body is a JSON object"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn body(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
+    use super::object as body;
 
     fn codes(result: Result<(), Vec<FieldError>>) -> Vec<String> {
         result.err().unwrap_or_default().into_iter().map(|e| e.code).collect()

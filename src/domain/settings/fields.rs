@@ -96,12 +96,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn body(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
+    use crate::domain::reader::object as body;
 
     fn codes(errors: Vec<FieldError>) -> Vec<String> {
         errors.into_iter().map(|e| e.code).collect()
