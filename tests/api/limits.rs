@@ -1,4 +1,4 @@
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, on_postgres, spawn_app};
 
 const OPTIONS: &str = "/v1/listings/options";
 
@@ -23,7 +23,10 @@ async fn the_sixty_first_request_in_a_minute_with_a_default_key_is_rate_limited(
     assert_eq!(header(&response, "x-ratelimit-remaining"), 0);
     let now = chrono::Utc::now().timestamp() as u64;
     let reset = header(&response, "x-ratelimit-reset");
-    assert!(reset > now && reset <= now + 61, "reset {reset} vs now {now}");
+    // A node counts a request for exactly 60 s; the database shared by several nodes counts
+    // it in 100 ms slots, for up to 60.1 s, so its reset may round up to one second later.
+    let latest = now + if on_postgres() { 62 } else { 61 };
+    assert!(reset > now && reset <= latest, "reset {reset} vs now {now}");
     assert_error(response, 429, "rate_limited").await;
 }
 
