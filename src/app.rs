@@ -15,20 +15,21 @@ use crate::http::options::OptionsCache;
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
 use crate::media::{self, MediaStore};
 use crate::store::Store;
+use crate::usecases::Core;
 
-/// What every handler can reach.
+/// What every handler can reach: the use cases' core, and what only the HTTP edge needs
+/// (key verification and the rate limiter).
 pub struct Shared {
-    pub config: Config,
-    pub store: Store,
+    pub core: Core,
     pub keys: KeyCache,
     pub limiter: Arc<dyn RateLimiter>,
-    pub options: OptionsCache,
-    /// Wakes the webhook worker after a commit that emitted events.
-    pub outbox: Outbox,
-    /// Where photo files live.
-    pub media: Arc<dyn MediaStore>,
-    /// Wakes the thumbnail and image import workers.
-    pub photo_jobs: PhotoJobs,
+}
+
+impl Deref for Shared {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
 }
 
 #[derive(Clone)]
@@ -50,16 +51,15 @@ impl AppState {
         } else {
             Arc::new(LocalLimiter::default())
         };
-        Self(Arc::new(Shared {
+        let core = Core {
             config,
             store,
-            keys,
-            limiter,
             options: OptionsCache::new(Duration::from_secs(5)),
             outbox: Outbox::default(),
             media,
             photo_jobs: PhotoJobs::default(),
-        }))
+        };
+        Self(Arc::new(Shared { core, keys, limiter }))
     }
 }
 

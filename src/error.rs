@@ -7,24 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// One field-level reason of a `validation_failed` error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct FieldError {
-    pub field: String,
-    /// snake_case reason code, e.g. `title_required`.
-    pub code: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, code: impl Into<String>) -> Self {
-        Self { field: field.into(), code: code.into() }
-    }
-
-    /// The conventional `<field>_<suffix>` reason (`required`, `invalid`, `too_long`, `unknown`).
-    pub fn of(field: &str, suffix: &str) -> Self {
-        Self::new(field, format!("{field}_{suffix}"))
-    }
-}
+use crate::domain::FieldError;
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]

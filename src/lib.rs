@@ -24,3 +24,5 @@ pub mod media;
 pub mod net;
 /// The storage boundary.
 pub mod store;
+/// The operations every edge (API, dashboard, bulk import, CLI) calls, one module per capability.
+pub mod usecases;

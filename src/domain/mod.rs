@@ -1,7 +1,9 @@
 //! Types and rules of the marketplace, free of HTTP and SQL.
 
 pub mod apikey;
+pub mod body;
 pub mod credit_code;
+pub mod event;
 pub mod listing;
 pub mod money;
 pub mod order;
@@ -10,3 +12,5 @@ pub mod reader;
 pub mod settings;
 pub mod taxonomy;
 pub mod user;
+
+pub use body::FieldError;

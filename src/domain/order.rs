@@ -4,7 +4,7 @@ use chrono::{DateTime, Days, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
 use super::reader::BodyReader;
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// Days from today (UTC) to the start of the buyer window when the order does not say.
 pub const DEFAULT_WINDOW_LEAD_DAYS: u64 = 3;

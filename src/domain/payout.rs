@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::money::{credit_value, Pence};
 use super::reader::BodyReader;
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 pub const BOOST_PERCENT: std::ops::RangeInclusive<i64> = 100..=200;
 pub const CODE_VALIDITY_DAYS: std::ops::RangeInclusive<i64> = 1..=1095;

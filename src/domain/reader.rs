@@ -6,20 +6,42 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
-use crate::error::FieldError;
+use crate::domain::body::BodySpec;
+use crate::domain::FieldError;
 
 /// A body being read. Each reader returns `None` both for an absent (or `null`) field and
 /// for one that failed; a failure is recorded and reported by [`BodyReader::finish`].
 pub struct BodyReader<'a> {
     body: &'a Map<String, Value>,
-    known: &'static [&'static str],
+    known: Known,
     errors: Vec<FieldError>,
+}
+
+/// Where a reader learns which fields its body accepts.
+enum Known {
+    Names(&'static [&'static str]),
+    Spec(&'static BodySpec),
+}
+
+impl Known {
+    fn accepts(&self, name: &str) -> bool {
+        match self {
+            Self::Names(names) => names.contains(&name),
+            Self::Spec(spec) => spec.accepts(name),
+        }
+    }
 }
 
 impl<'a> BodyReader<'a> {
     /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
     pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
-        Self { body, known, errors: Vec::new() }
+        Self { body, known: Known::Names(known), errors: Vec::new() }
+    }
+
+    /// A reader of the body `spec` describes: its fields are the ones accepted, so the
+    /// documented fields and the accepted ones cannot differ.
+    pub fn of(body: &'a Map<String, Value>, spec: &'static BodySpec) -> Self {
+        Self { body, known: Known::Spec(spec), errors: Vec::new() }
     }
 
     fn value(&self, field: &str) -> Option<&'a Value> {
@@ -116,7 +138,7 @@ impl<'a> BodyReader<'a> {
     /// known fields first, then the unknown fields.
     pub fn finish<T>(mut self, value: T) -> Result<T, Vec<FieldError>> {
         for key in self.body.keys() {
-            if !self.known.contains(&key.as_str()) {
+            if !self.known.accepts(key) {
                 self.errors.push(FieldError::of(key, "unknown"));
             }
         }

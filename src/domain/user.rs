@@ -36,6 +36,18 @@ impl fmt::Display for Role {
     }
 }
 
+/// Who acts, for which brand: the context of every use case, whichever edge (API key,
+/// dashboard session, bulk import, CLI) the action came through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub brand_id: i64,
+    /// The brand's slug, the API's `brand_id`.
+    pub brand_slug: String,
+    pub user_id: i64,
+    pub user_name: String,
+    pub role: Role,
+}
+
 /// What a key may do: `read` allows GET, `write` allows POST, PATCH and DELETE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Scopes {

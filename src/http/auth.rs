@@ -16,7 +16,7 @@ use axum::http::{header, HeaderMap, Method};
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::PresentedKey;
-use crate::domain::user::{Role, Scopes};
+use crate::domain::user::{Actor, Role, Scopes};
 use crate::error::ApiError;
 use crate::store::{KeyOwner, Store};
 
@@ -24,11 +24,8 @@ use crate::store::{KeyOwner, Store};
 #[derive(Debug)]
 pub struct CallerInfo {
     pub key_id: i64,
-    pub user_id: i64,
-    pub user_name: String,
-    pub role: Role,
-    pub brand_id: i64,
-    pub brand_slug: String,
+    /// The key's user and brand: the context the use cases act in.
+    pub actor: Actor,
     pub scopes: Scopes,
     pub rate_limit: Option<u32>,
     pub expires_at: Option<DateTime<Utc>>,
@@ -44,6 +41,13 @@ pub enum Identity {
     Key(Arc<CallerInfo>),
     /// The key store could not be read.
     Unavailable,
+}
+
+impl Deref for CallerInfo {
+    type Target = Actor;
+    fn deref(&self) -> &Actor {
+        &self.actor
+    }
 }
 
 /// An authenticated partner admin whose key has the scope the request's method needs.
@@ -184,11 +188,13 @@ fn caller_info(row: KeyOwner) -> Option<Arc<CallerInfo>> {
     let scopes = row.scopes.parse().ok()?;
     Some(Arc::new(CallerInfo {
         key_id: row.key_id,
-        user_id: row.user_id,
-        user_name: row.user_name,
-        role,
-        brand_id: row.brand_id,
-        brand_slug: row.brand_slug,
+        actor: Actor {
+            brand_id: row.brand_id,
+            brand_slug: row.brand_slug,
+            user_id: row.user_id,
+            user_name: row.user_name,
+            role,
+        },
         scopes,
         rate_limit: row.rate_limit.and_then(|n| u32::try_from(n).ok()),
         expires_at: row.expires_at,

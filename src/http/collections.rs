@@ -17,7 +17,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
-use crate::jobs::{Event, EventType};
+use crate::domain::event::{Event, EventType};
 use crate::store::{CollectionFilter, CollectionRow, NewCollection, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]

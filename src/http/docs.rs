@@ -13,7 +13,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::app::AppState;
-use crate::error::{ErrorBody, FieldError};
+use crate::domain::FieldError;
+use crate::error::ErrorBody;
 
 #[derive(OpenApi)]
 #[openapi(

@@ -30,7 +30,7 @@ use crate::domain::payout::{CreditDestination, PayoutChoice};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::redemptions::Redemption;
-use crate::jobs::{Event, EventType};
+use crate::domain::event::{Event, EventType};
 use crate::store::{NewRedemption, OrderRecord, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]

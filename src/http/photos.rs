@@ -16,7 +16,8 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
+use crate::domain::FieldError;
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body;
 use crate::media::base64::{self, DecodeError};

@@ -1,7 +1,8 @@
 //! Query strings of list endpoints: parameters read by name, every bad one reported at once
 //! as `<name>_invalid`. Unknown parameters are ignored; the first of a repeated one counts.
 
-use crate::error::{ApiError, FieldError};
+use crate::domain::FieldError;
+use crate::error::ApiError;
 
 pub const DEFAULT_PER_PAGE: u32 = 20;
 pub const MAX_PER_PAGE: u32 = 100;

@@ -11,7 +11,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
 use crate::domain::money::Pence;
-use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
+use crate::domain::FieldError;
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::store::{RedemptionCursor, RedemptionRecord, Ts};

@@ -10,7 +10,8 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
-use crate::error::{ApiError, ApiResult, ErrorBody, FieldError};
+use crate::domain::FieldError;
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::store::StoreError;

@@ -2,11 +2,10 @@
 //! imports (each a leased queue in the store, woken through [`PhotoJobs`]).
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
-//! outbox): build an [`Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
+//! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
 //! before `tx.commit()`, then call [`Outbox::wake`] (the `outbox` of the app state) so the
 //! worker sends it at once. A change that rolls back takes its events with it.
 
-pub mod event;
 pub mod imports;
 pub mod photo_queue;
 pub mod retry;
@@ -14,7 +13,6 @@ pub mod signature;
 pub mod thumbnails;
 pub mod webhooks;
 
-pub use event::{Event, EventType};
 pub use imports::{ImportSettings, ImportWorker};
 pub use photo_queue::PhotoJobs;
 pub use thumbnails::ThumbnailWorker;

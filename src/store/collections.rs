@@ -6,7 +6,7 @@ use sqlx::FromRow;
 use chrono::NaiveDate;
 
 use super::{on_pool, on_unique, Store, StoreError, Ts};
-use crate::jobs::Event;
+use crate::domain::event::Event;
 
 /// Which clearance orders a list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 use sqlx::FromRow;
 
 use super::{on_pool, on_unique, Store, StoreError, Ts};
-use crate::jobs::Event;
+use crate::domain::event::Event;
 
 /// A redemption to record. `code_hash` and `code_hint` are set for credit to a code.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::{now, on_conn, on_pool, on_unique, Conn, Db, Dialect, Sealer, Store, StoreError, Ts, Undecryptable};
-use crate::jobs::Event;
+use crate::domain::event::Event;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct WebhookEndpointRecord {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::parse::{self, Parsed};
 use super::{Channel, ListingFields, ListingStatus, MAX_CLEARANCE_QUANTITY};
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// Every field a listing body may carry; anything else is `<field>_unknown`.
 pub const LISTING_FIELDS: &[&str] = &[

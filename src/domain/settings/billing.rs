@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// The billing entity. A field never set is an empty string; `country` defaults to
 /// `United Kingdom`.

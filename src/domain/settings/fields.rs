@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::domain::reader::BodyReader;
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// Held by each parsed settings value in a private field, so that only its own `parse`
 /// can build one.

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl};
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// The public face of a partner brand. A field never set is an empty string.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{Country, Email, PhoneNumber, UNITED_KINGDOM};
-use crate::error::FieldError;
+use crate::domain::FieldError;
 
 /// A warehouse of a brand. Exactly one warehouse of a brand with any is the default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

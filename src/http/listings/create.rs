@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use crate::app::AppState;
 use crate::domain::listing::{referenced_ids, validate, ListingFields, ValidListing};
-use crate::error::{ApiResult, FieldError};
+use crate::domain::FieldError;
+use crate::error::ApiResult;
 use crate::http::auth::Caller;
 use crate::store::{ImageSource, NewListing, SavedListing};
 

@@ -3,7 +3,8 @@
 use serde_json::{Map, Value};
 
 use crate::domain::listing::{Channel, ListingStatus};
-use crate::error::{ApiError, FieldError};
+use crate::domain::FieldError;
+use crate::error::ApiError;
 use crate::http::query::{Page, QueryParams};
 use crate::store::ListingFilter;
 

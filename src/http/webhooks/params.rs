@@ -5,7 +5,8 @@ use std::time::Duration;
 use reqwest::Url;
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, FieldError};
+use crate::domain::FieldError;
+use crate::error::ApiError;
 use crate::http::query::{Page, QueryParams};
 use crate::net::{self, ResolveError};
 

@@ -1,0 +1,204 @@
+//! Request bodies described once. Each body an endpoint accepts has one [`BodySpec`]: the
+//! table of its fields. The reader of that body takes its known fields from the table
+//! ([`crate::domain::reader::BodyReader::of`]) and the OpenAPI document takes its schema
+//! from the same table ([`BodySpec::schema`], attached to the parsing type with
+//! [`documented_body!`](crate::documented_body)), so what is documented is exactly what is
+//! accepted.
+
+use serde::Serialize;
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::ToSchema;
+
+/// One field-level reason of a `validation_failed` error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldError {
+    pub field: String,
+    /// snake_case reason code, e.g. `title_required`.
+    pub code: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, code: impl Into<String>) -> Self {
+        Self { field: field.into(), code: code.into() }
+    }
+
+    /// The conventional `<field>_<suffix>` reason (`required`, `invalid`, `too_long`, `unknown`).
+    pub fn of(field: &str, suffix: &str) -> Self {
+        Self::new(field, format!("{field}_{suffix}"))
+    }
+}
+
+/// What a body field holds, as the documentation states it.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldType {
+    /// One line of text (no control characters), at most `max` characters.
+    Text { max: usize },
+    /// Text that may span lines (line breaks and tabs kept), at most `max` characters.
+    Lines { max: usize },
+    /// A JSON integer within `min..=max`.
+    Integer { min: i64, max: i64 },
+    /// An amount in GBP: a JSON number above zero with at most two decimals.
+    Money,
+    /// A JSON number.
+    Number,
+    Boolean,
+    /// `YYYY-MM-DD`.
+    Date,
+    /// RFC 3339 with an offset.
+    Timestamp,
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// A list of at most `max` items of `item`.
+    List { item: &'static FieldType, max: usize },
+    /// An object of these fields.
+    Object(&'static [Field]),
+}
+
+/// One field of a body.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: FieldType,
+    /// Required when the body creates something (or always, for bodies that create nothing).
+    pub required: bool,
+    /// What the field means and its reasons, in Markdown.
+    pub doc: &'static str,
+}
+
+impl Field {
+    /// An optional field.
+    pub const fn optional(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
+        Self { name, ty, required: false, doc }
+    }
+
+    /// A required field.
+    pub const fn required(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
+        Self { name, ty, required: true, doc }
+    }
+}
+
+/// The fields a body accepts; any other field is `<field>_unknown`.
+#[derive(Debug)]
+pub struct BodySpec {
+    /// The schema's name in the OpenAPI document.
+    pub name: &'static str,
+    /// What the body is, in Markdown.
+    pub doc: &'static str,
+    pub fields: &'static [Field],
+    /// A complete example body, as JSON text.
+    pub example: &'static str,
+}
+
+impl BodySpec {
+    /// True when the body may carry a field of this name.
+    pub fn accepts(&self, name: &str) -> bool {
+        self.fields.iter().any(|f| f.name == name)
+    }
+
+    /// The field names, in the table's order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        self.fields.iter().map(|f| f.name)
+    }
+
+    /// The body's JSON schema: an object of exactly these fields, no other properties.
+    pub fn schema(&self) -> RefOr<Schema> {
+        let mut object = object_of(self.fields).description(Some(self.doc));
+        if let Ok(example) = serde_json::from_str::<serde_json::Value>(self.example) {
+            object = object.examples([example]);
+        }
+        object.into()
+    }
+}
+
+fn object_of(fields: &[Field]) -> ObjectBuilder {
+    let mut object = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+    for field in fields {
+        object = object.property(field.name, field_schema(&field.ty, Some(field.doc)));
+        if field.required {
+            object = object.required(field.name);
+        }
+    }
+    object
+}
+
+fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
+    let builder = match ty {
+        FieldType::Text { max } | FieldType::Lines { max } => {
+            ObjectBuilder::new().schema_type(Type::String).max_length(Some(*max))
+        }
+        FieldType::Integer { min, max } => {
+            ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(*min as f64)).maximum(Some(*max as f64))
+        }
+        FieldType::Money => ObjectBuilder::new().schema_type(Type::Number).exclusive_minimum(Some(0.0)),
+        FieldType::Number => ObjectBuilder::new().schema_type(Type::Number),
+        FieldType::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
+        FieldType::Date => {
+            ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+        }
+        FieldType::Timestamp => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
+        FieldType::Choice(values) => ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied())),
+        FieldType::Object(fields) => object_of(fields),
+        FieldType::List { item, max } => {
+            return ArrayBuilder::new()
+                .items(field_schema(item, None))
+                .max_items(Some(*max))
+                .description(doc)
+                .into();
+        }
+    };
+    builder.description(doc).into()
+}
+
+/// Makes a parsing type the documented schema of its body: `documented_body!(ProfilePatch,
+/// PROFILE_BODY)` lets `request_body = ProfilePatch` and `components(schemas(ProfilePatch))`
+/// name the table the type is read from.
+#[macro_export]
+macro_rules! documented_body {
+    ($ty:ty, $spec:expr) => {
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+                $spec.schema()
+            }
+        }
+        impl utoipa::ToSchema for $ty {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($spec.name)
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PIECE: &[Field] = &[Field::required("w", FieldType::Number, "Width")];
+    const SPEC: BodySpec = BodySpec {
+        name: "Example",
+        doc: "An example body.",
+        fields: &[
+            Field::required("title", FieldType::Text { max: 10 }, "A title."),
+            Field::optional("n", FieldType::Integer { min: 1, max: 5 }, "A number."),
+            Field::optional("pieces", FieldType::List { item: &FieldType::Object(PIECE), max: 3 }, "Pieces."),
+        ],
+        example: r#"{"title": "x"}"#,
+    };
+
+    #[test]
+    fn the_schema_has_exactly_the_fields_of_the_table() {
+        let json = serde_json::to_value(SPEC.schema()).unwrap();
+        let properties: Vec<&String> = json["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(properties, ["title", "n", "pieces"]);
+        assert_eq!(json["required"], serde_json::json!(["title"]));
+        assert_eq!(json["additionalProperties"], serde_json::json!(false));
+        assert_eq!(json["properties"]["title"]["maxLength"], 10);
+        assert_eq!(json["properties"]["pieces"]["items"]["properties"]["w"]["type"], "number");
+        assert_eq!(json["examples"][0]["title"], "x");
+        assert!(SPEC.accepts("n") && !SPEC.accepts("m"));
+    }
+}

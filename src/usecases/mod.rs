@@ -1,0 +1,33 @@
+//! The use cases: every operation a partner can perform, one module per capability, each
+//! a function over the [`Core`] and the [`Actor`](crate::domain::user::Actor) it acts for.
+//!
+//! Every edge calls these and nothing below them: the JSON API (`http`), the dashboard,
+//! bulk import and the command line. So a rule, a validation code, an event or an audit
+//! entry is written once. A use case answers with a typed outcome (a per-operation error
+//! enum where the edge must choose between answers); the edge renders it.
+//!
+//! Data flows one way: edge → use case → domain types and store; jobs read what the store
+//! recorded.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::http::options::OptionsCache;
+use crate::jobs::{Outbox, PhotoJobs};
+use crate::media::MediaStore;
+use crate::store::Store;
+
+/// What the use cases work with: the settings, the store, and the handles that wake
+/// background work after a commit.
+pub struct Core {
+    pub config: Config,
+    pub store: Store,
+    /// The brand's listing options (taxonomy and brands), cached per brand.
+    pub options: OptionsCache,
+    /// Wakes the webhook worker after a commit that emitted events.
+    pub outbox: Outbox,
+    /// Where photo files live.
+    pub media: Arc<dyn MediaStore>,
+    /// Wakes the thumbnail and image import workers.
+    pub photo_jobs: PhotoJobs,
+}
