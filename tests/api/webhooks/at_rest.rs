@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use rehome::jobs::signature::verify;
-use rehome::jobs::{Deliverer, Event, EventType, Outbox, WorkerSettings};
+use rehome::domain::event::{Event, EventType};
+use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
 use rehome::store::{insert_event, Sealer, Store, Ts};
 use serde_json::{json, Value};
 

@@ -15,7 +15,7 @@ use rehome::accounts;
 use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::user::{Role, Scopes};
-use rehome::jobs::{Event, EventType};
+use rehome::domain::event::{Event, EventType};
 use rehome::store::insert_event;
 use serde_json::json;
 

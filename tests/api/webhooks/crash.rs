@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rehome::accounts;
 use rehome::domain::user::{Role, Scopes};
-use rehome::jobs::{Event, EventType};
+use rehome::domain::event::{Event, EventType};
 use rehome::store::Store;
 use serde_json::json;
 

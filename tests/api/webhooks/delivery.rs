@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use rehome::jobs::retry::{RetrySchedule, JITTER};
-use rehome::jobs::{Event, EventType};
+use rehome::domain::event::{Event, EventType};
 use rehome::store::insert_event;
 use serde_json::json;
 

@@ -13,7 +13,7 @@ mod signature;
 use std::time::{Duration, Instant};
 
 use rehome::config::Config;
-use rehome::jobs::{Event, EventType};
+use rehome::domain::event::{Event, EventType};
 use serde_json::{json, Value};
 
 use crate::helpers::{json, spawn_app_with, Partner, TestApp};
