@@ -81,19 +81,12 @@ impl<'a> BodyReader<'a> {
         value
     }
 
-    /// A one-line string, trimmed; empty counts as absent. Too long: `<field>_too_long`.
+    /// A one-line string, trimmed; empty counts as absent (the rules of [`text`]).
     pub fn text(&mut self, field: &'static str, max_chars: usize) -> Option<String> {
-        let text = match self.value(field)? {
-            Value::String(s) => s.trim(),
-            _ => return self.fail(field, "invalid"),
-        };
-        if text.chars().any(char::is_control) {
-            return self.fail(field, "invalid");
+        match text(self.value(field)?, max_chars, Lines::One) {
+            Ok(text) => text,
+            Err(suffix) => self.fail(field, suffix),
         }
-        if text.chars().count() > max_chars {
-            return self.fail(field, "too_long");
-        }
-        (!text.is_empty()).then(|| text.to_owned())
     }
 
     /// A JSON integer within `range`.
@@ -148,6 +141,33 @@ impl<'a> BodyReader<'a> {
             Err(self.errors)
         }
     }
+}
+
+/// Whether a text field may span several lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    One,
+    /// Line breaks and tabs are kept.
+    Many,
+}
+
+/// The one rule for text in every body: a JSON string, trimmed; blank is `Ok(None)`;
+/// another JSON type or a control character (other than line breaks and tabs in
+/// [`Lines::Many`] text) is `invalid`; more than `max_chars` characters is `too_long`.
+/// The `Err` is the reason's suffix.
+pub fn text(value: &Value, max_chars: usize, lines: Lines) -> Result<Option<String>, &'static str> {
+    let Value::String(text) = value else {
+        return Err("invalid");
+    };
+    let text = text.trim();
+    let allowed_control = |c: char| lines == Lines::Many && matches!(c, '\n' | '\r' | '\t');
+    if text.chars().any(|c| c.is_control() && !allowed_control(c)) {
+        return Err("invalid");
+    }
+    if text.chars().count() > max_chars {
+        return Err("too_long");
+    }
+    Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
 /// Exactly `YYYY-MM-DD`.
@@ -206,6 +226,17 @@ mod tests {
         assert_eq!(r.text("s", 10).as_deref(), Some("hi"));
         assert_eq!(r.text("z", 10), None);
         assert!(r.finish(()).is_ok());
+    }
+
+    #[test]
+    fn text_rules_are_one_for_every_body() {
+        assert_eq!(text(&json!("  hi "), 5, Lines::One), Ok(Some("hi".into())));
+        assert_eq!(text(&json!("   "), 5, Lines::One), Ok(None));
+        assert_eq!(text(&json!(3), 5, Lines::One), Err("invalid"));
+        assert_eq!(text(&json!("a\nb"), 5, Lines::One), Err("invalid"));
+        assert_eq!(text(&json!("a\nb\tc"), 5, Lines::Many), Ok(Some("a\nb\tc".into())));
+        assert_eq!(text(&json!("a\u{7}b"), 5, Lines::Many), Err("invalid"));
+        assert_eq!(text(&json!("éééééé"), 5, Lines::One), Err("too_long"));
     }
 
     #[test]
