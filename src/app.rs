@@ -10,9 +10,9 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
-use crate::http::limit::{LocalLimiter, RateLimiter, SharedLimiter};
 use crate::http::options::OptionsCache;
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
+use crate::limit::Limiter;
 use crate::media::{self, MediaStore};
 use crate::store::Store;
 use crate::usecases::Core;
@@ -22,7 +22,7 @@ use crate::usecases::Core;
 pub struct Shared {
     pub core: Core,
     pub keys: KeyCache,
-    pub limiter: Arc<dyn RateLimiter>,
+    pub limiter: Limiter,
 }
 
 impl Deref for Shared {
@@ -46,11 +46,7 @@ impl AppState {
     pub fn new(config: Config, store: Store, media: Arc<dyn MediaStore>) -> Self {
         let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
         // Nodes sharing a PostgreSQL database share every quota through it.
-        let limiter: Arc<dyn RateLimiter> = if store.is_postgres() {
-            Arc::new(SharedLimiter::new(store.clone()))
-        } else {
-            Arc::new(LocalLimiter::default())
-        };
+        let limiter = Limiter::for_store(&store);
         let core = Core {
             config,
             store,
@@ -99,7 +95,7 @@ impl Server {
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let photo_workers = self.spawn_photo_workers(&stopped)?;
-        let limiter_upkeep = self.state.limiter.clone().spawn_upkeep(stopped.clone());
+        let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
         let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())

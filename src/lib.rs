@@ -18,6 +18,8 @@ pub mod http;
 pub mod import;
 /// Background work: the webhook outbox and its delivery worker.
 pub mod jobs;
+/// Rate limiting: the sliding window, the in-process and the PostgreSQL-shared limiter.
+pub mod limit;
 /// Photo files: the media store behind a small trait, type sniffing, base64, thumbnails.
 pub mod media;
 /// Outbound HTTP behind an SSRF guard (webhooks, image imports).

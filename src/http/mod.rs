@@ -32,8 +32,8 @@ use tracing::Instrument;
 
 use crate::app::AppState;
 use crate::error::{panic_response, ApiError};
+use crate::limit::LimitKey;
 use auth::Identity;
-use limit::LimitKey;
 
 pub const REQUEST_ID: &str = "x-request-id";
 
@@ -104,7 +104,7 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
     } else {
         ApiError::RateLimited { retry_after_secs: decision.retry_after }.into_response()
     };
-    decision.write_headers(response.headers_mut());
+    limit::write_headers(&decision, response.headers_mut());
     if let Some(key_id) = key_id {
         response.extensions_mut().insert(key_id);
     }

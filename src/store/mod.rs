@@ -42,7 +42,7 @@ pub use listings::{
 };
 pub use orders::OrderRecord;
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
-pub use rate_limits::RateTake;
+pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{NewRedemption, RedemptionCursor, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use time::Ts;
@@ -187,6 +187,15 @@ impl Store {
     /// True when the database is PostgreSQL (several nodes may share it).
     pub fn is_postgres(&self) -> bool {
         matches!(self.db, Db::Postgres { .. })
+    }
+
+    /// The operations only PostgreSQL has (shared rate limits), or `None` on SQLite: what
+    /// needs them cannot be built over a SQLite store.
+    pub fn postgres(&self) -> Option<PgStore> {
+        match &self.db {
+            Db::Postgres { write, .. } => Some(PgStore::new(write.clone())),
+            Db::Sqlite { .. } => None,
+        }
     }
 
     /// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows

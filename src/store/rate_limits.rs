@@ -1,7 +1,17 @@
 //! Rate limit quotas shared by every node: counted in PostgreSQL by `rehome_rate_take`
-//! (see migrations/postgres/0001_schema.sql). A single SQLite node counts in memory instead.
+//! (see migrations/postgres/0001_schema.sql). A single SQLite node counts in memory instead,
+//! so these operations live on [`PgStore`], which only a PostgreSQL store hands out.
 
-use super::{Db, Store, StoreError};
+use sqlx::PgPool;
+
+use super::StoreError;
+
+/// A handle on a PostgreSQL store for what only PostgreSQL does; from
+/// [`Store::postgres`](super::Store::postgres).
+#[derive(Clone, Debug)]
+pub struct PgStore {
+    pool: PgPool,
+}
 
 /// Requests taken from a shared quota, as the database's clock saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -23,14 +33,26 @@ impl RateTake {
     }
 }
 
-impl Store {
+impl PgStore {
+    pub(super) fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// A handle whose every call fails at once, as when the database is down: for tests of
+    /// what callers do without an answer.
+    #[cfg(test)]
+    pub(crate) async fn unreachable() -> Self {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy("postgres://rehome@127.0.0.1:1/unreachable")
+            .expect("a valid URL");
+        pool.close().await;
+        Self { pool }
+    }
+
     /// Takes up to `want` requests (at least one) from `bucket`'s quota of `limit` per
     /// `window_ms`, atomically across every node on the database; a batch must be spent
-    /// within 200 ms (see `rehome_rate_take`). PostgreSQL only: on SQLite this is an error.
+    /// within 200 ms (see `rehome_rate_take`).
     pub async fn take_rate(&self, bucket: &str, limit: u32, window_ms: u64, want: u32) -> Result<RateTake, StoreError> {
-        let Db::Postgres { write: pool, .. } = &self.db else {
-            return Err(unsupported());
-        };
         Ok(sqlx::query_as(
             "SELECT granted, remaining, reset_ms, retry_ms, at_slot FROM rehome_rate_take($1, $2, $3, $4)",
         )
@@ -38,40 +60,27 @@ impl Store {
         .bind(i64::from(limit))
         .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
         .bind(i64::from(want))
-        .fetch_one(pool)
+        .fetch_one(&self.pool)
         .await?)
     }
 
     /// Uncounts `count` requests taken in a batch counted in `at_slot` and never spent, so
-    /// that other nodes may use them. PostgreSQL only: on SQLite this is an error.
+    /// that other nodes may use them.
     pub async fn give_back_rate(&self, bucket: &str, at_slot: i64, count: u32) -> Result<(), StoreError> {
-        let Db::Postgres { write: pool, .. } = &self.db else {
-            return Err(unsupported());
-        };
         sqlx::query("SELECT rehome_rate_give_back($1, $2, $3)")
             .bind(bucket)
             .bind(at_slot)
             .bind(i64::from(count))
-            .execute(pool)
+            .execute(&self.pool)
             .await?;
         Ok(())
     }
 
     /// Drops the counts of buckets idle for a whole window; returns how many slots went.
-    /// PostgreSQL only: on SQLite this is an error.
     pub async fn sweep_rates(&self, window_ms: u64) -> Result<i64, StoreError> {
-        let Db::Postgres { write: pool, .. } = &self.db else {
-            return Err(unsupported());
-        };
         Ok(sqlx::query_scalar("SELECT rehome_rate_sweep($1)")
             .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
-            .fetch_one(pool)
+            .fetch_one(&self.pool)
             .await?)
     }
-}
-
-fn unsupported() -> StoreError {
-    StoreError::Database(sqlx::Error::Configuration(
-        "shared rate limits need PostgreSQL; a SQLite node counts in memory".into(),
-    ))
 }

@@ -299,11 +299,12 @@ async fn a_refusal_under_a_lowered_quota_waits_for_enough_requests_to_leave() {
     .await
     .expect("slots");
     // A quota of 5 is full: one more passes when the oldest request leaves (~55 s).
-    let full = store.take_rate("key:1", 5, 60_000, 1).await.expect("take");
+    let pg = store.postgres().expect("a PostgreSQL store");
+    let full = pg.take_rate("key:1", 5, 60_000, 1).await.expect("take");
     assert_eq!((full.granted, full.remaining), (0, 0));
     assert!((54_000..=55_200).contains(&full.retry_ms), "retry in {} ms", full.retry_ms);
     // Lowered to 2, four of the five must leave: the four of 1 s ago (~59 s).
-    let lowered = store.take_rate("key:1", 2, 60_000, 1).await.expect("take");
+    let lowered = pg.take_rate("key:1", 2, 60_000, 1).await.expect("take");
     assert_eq!((lowered.granted, lowered.remaining), (0, 0));
     assert!((58_000..=59_200).contains(&lowered.retry_ms), "retry in {} ms", lowered.retry_ms);
     assert!(lowered.reset_ms >= lowered.retry_ms);
