@@ -10,6 +10,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use crate::domain::listing::{ImageStatus, PhotoSource};
+
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
@@ -20,8 +22,7 @@ pub const THUMBNAIL_ATTEMPTS: i64 = 3;
 pub struct NewPhoto<'a> {
     pub brand_id: i64,
     pub user_id: Option<i64>,
-    /// `upload` or `import`.
-    pub source: &'a str,
+    pub source: PhotoSource,
     pub name: &'a str,
     pub mime: &'a str,
     pub filename: &'a str,
@@ -41,8 +42,9 @@ pub struct PhotoRecord {
     pub byte_size: i64,
     pub width: i64,
     pub height: i64,
-    /// `pending`, `done` or `failed`.
-    pub thumb_status: String,
+    /// How far its thumbnails got.
+    #[sqlx(try_from = "String")]
+    pub thumb_status: ImageStatus,
     pub medium_name: Option<String>,
     pub large_name: Option<String>,
     pub created_at: Ts,
@@ -339,7 +341,7 @@ async fn insert_photo(conn: Conn<'_>, new: NewPhoto<'_>, now: Ts) -> Result<Phot
         Ok(sqlx::query_as::<_, PhotoRecord>(&sql)
             .bind(new.brand_id)
             .bind(new.user_id)
-            .bind(new.source)
+            .bind(new.source.as_str())
             .bind(new.name)
             .bind(new.mime)
             .bind(new.filename)

@@ -4,8 +4,8 @@
 use serde_json::{Number, Value};
 
 use super::matching::{self, one_of};
-use super::{Channel, Condition, ListingStatus, Measurement, DELIVERY_CONTRIBUTIONS_GBP};
 use super::spec::MATCHED_MAX;
+use super::{Channel, Condition, ListingStatus, Measurement, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::Pence;
 use crate::domain::reader::{self, Lines};
 use crate::domain::taxonomy::{ages, CATEGORIES, EXPOSURES, FAULTS, ITEM_TYPES, NONE_VALUE};

@@ -3,9 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::parse::{
-    BRAND_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_ITEMS, SKU_MAX, TITLE_MAX, WAREHOUSE_LOCATION_MAX,
-};
+use super::parse::{BRAND_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_ITEMS, SKU_MAX, TITLE_MAX, WAREHOUSE_LOCATION_MAX};
 use super::{ValidListing, MAX_CLEARANCE_QUANTITY};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::reader::BodyReader;
@@ -54,7 +52,11 @@ pub const LISTING_BODY: BodySpec = BodySpec {
             FieldType::Lines { max: DESCRIPTION_MAX },
             "Plain text or basic HTML (sanitised), up to 20,000 characters after sanitising.",
         ),
-        Field::optional("channel", FieldType::Choice(&["clearance", "exchange"]), "`clearance` or `exchange` (default)."),
+        Field::optional(
+            "channel",
+            FieldType::Choice(&["clearance", "exchange"]),
+            "`clearance` or `exchange` (default).",
+        ),
         Field::optional("status", FieldType::Choice(&["active", "draft"]), "`active` (default) or `draft`."),
         Field::optional("sale_price_gbp", FieldType::Money, "Promotional price in GBP, below `price_gbp`."),
         Field::optional("rrp_gbp", FieldType::Money, "Original retail price in GBP."),
