@@ -4,7 +4,7 @@
 use serde_json::{Number, Value};
 
 use super::matching::{self, one_of};
-use super::spec::MATCHED_MAX;
+use super::spec::{MATCHED_MAX, MEASUREMENT_FIELDS};
 use super::{Channel, Condition, ListingStatus, Measurement, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::Pence;
 use crate::domain::reader::{self, Lines};
@@ -173,7 +173,7 @@ pub(super) fn measurements(value: &Value) -> Parsed<Vec<Measurement>> {
 
 fn measurement(value: &Value) -> Option<Measurement> {
     let piece = value.as_object()?;
-    if piece.keys().any(|k| !["type", "w_cm", "d_cm", "h_cm"].contains(&k.as_str())) {
+    if piece.keys().any(|k| !MEASUREMENT_FIELDS.iter().any(|f| f.name == k)) {
         return None;
     }
     let item_type = one_of(piece.get("type")?.as_str()?, ITEM_TYPES.iter().copied())?;

@@ -228,6 +228,25 @@ mod tests {
     }
 
     #[test]
+    fn listing_text_follows_the_one_text_rule_of_every_body() {
+        let codes = |body: Value| -> Vec<String> {
+            match super::super::validate(&object(body), None) {
+                Ok(_) => vec![],
+                Err(errors) => errors.into_iter().map(|e| e.code).collect(),
+            }
+        };
+        let mut example: Value = serde_json::from_str(LISTING_BODY.example).unwrap();
+        example["title"] = json!("Grey\u{7} sofa");
+        example["sku"] = json!("A\nB");
+        example["description"] = json!("Line one\nLine two\tTabbed");
+        assert_eq!(codes(example.clone()), ["title_invalid", "sku_invalid"]);
+        example["description"] = json!("Bell\u{7}");
+        example["title"] = json!("Sofa");
+        example["sku"] = json!(" ");
+        assert_eq!(codes(example), ["description_invalid"]);
+    }
+
+    #[test]
     fn the_choices_documented_are_the_enums() {
         use super::super::{Channel, Condition};
         let choice = |name: &str| match LISTING_BODY.fields.iter().find(|f| f.name == name).map(|f| f.ty) {
