@@ -64,7 +64,7 @@ macro_rules! wire_names {
         impl $ty {
             pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),+];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $(<$ty>::$variant => $name),+
                 }
