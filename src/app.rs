@@ -10,11 +10,11 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
-use crate::http::options::OptionsCache;
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
 use crate::limit::Limiter;
 use crate::media::{self, MediaStore};
 use crate::store::Store;
+use crate::usecases::options::OptionsCache;
 use crate::usecases::Core;
 
 /// What every handler can reach: the use cases' core, and what only the HTTP edge needs

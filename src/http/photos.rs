@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::pin::Pin;
 
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::{Body, HttpBody};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -16,16 +16,18 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
+use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body;
 use crate::media::base64::{self, DecodeError};
-use crate::media::{sanitize_filename, sniff, url_or_empty, ImageKind, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
-use crate::store::{NewPhoto, PhotoRecord};
+use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
+use crate::store::PhotoRecord;
+use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUploadBody, PhotoResult, PhotoSizes)))]
+#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUpload, PhotoResult, PhotoSizes)))]
 pub struct PhotosApi;
 
 /// The `/v1` routes.
@@ -38,16 +40,31 @@ pub fn media_router() -> Router<AppState> {
     Router::new().route("/media/{name}", get(serve_media))
 }
 
-/// Body of `upload-photo`.
-#[derive(Debug, ToSchema)]
-pub struct PhotoUploadBody {
-    /// Standard base64 of a JPEG, PNG, WebP or GIF, under 10 MiB (10,485,760 bytes) decoded.
-    /// Padding optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.
-    pub image_base64: String,
-    /// Shown only; default `upload.jpg`. Never used as a path.
-    #[schema(example = "sofa.jpg")]
-    pub filename: Option<String>,
-}
+/// The body of `upload-photo`, read by [`decode_upload`].
+pub const PHOTO_UPLOAD_BODY: BodySpec = BodySpec {
+    name: "PhotoUploadBody",
+    doc: "Body of `upload-photo`.",
+    fields: &[
+        Field::required(
+            "image_base64",
+            FieldType::Lines { max: MAX_IMAGE_BASE64 },
+            "Standard base64 of a JPEG, PNG, WebP or GIF, under 10 MiB (10,485,760 bytes) decoded. Padding \
+optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.",
+        ),
+        Field::optional(
+            "filename",
+            FieldType::Text { max: 255 },
+            "Shown only; default `upload.jpg`; cut to 100 characters. Never used as a path.",
+        ),
+    ],
+    example: r#"{"image_base64": "data:image/gif;base64,R0lGODlhAQABAAAAACw=", "filename": "sofa.jpg"}"#,
+};
+
+/// Longest `image_base64` documented: a photo just under the limit, as base64, with room
+/// for line breaks (the decoded size is what is enforced).
+const MAX_IMAGE_BASE64: usize = MAX_IMAGE_BYTES / 3 * 4 + MAX_IMAGE_BYTES / 38;
+
+crate::documented_body!(PhotoUpload, PHOTO_UPLOAD_BODY);
 
 /// Thumbnail URLs; empty strings until the background job has made them.
 #[derive(Debug, Serialize, ToSchema)]
@@ -75,8 +92,8 @@ pub struct PhotoResult {
     pub height: i64,
     pub bytes: i64,
     /// `pending`, `done`, or `failed` (the photo could not be decoded; sizes stay empty).
-    #[schema(example = "pending")]
-    pub thumbnail_status: String,
+    #[schema(value_type = String, example = "pending")]
+    pub thumbnail_status: &'static str,
 }
 
 fn render(photo: &PhotoRecord, media_url: &str) -> PhotoResult {
@@ -92,7 +109,7 @@ fn render(photo: &PhotoRecord, media_url: &str) -> PhotoResult {
         width: photo.width,
         height: photo.height,
         bytes: photo.byte_size,
-        thumbnail_status: photo.thumb_status.clone(),
+        thumbnail_status: photo.thumb_status.as_str(),
     }
 }
 
@@ -139,17 +156,9 @@ struct UploadFields<'a> {
     filename: Option<Cow<'a, str>>,
 }
 
-/// A decoded upload whose type and header checked out.
-struct Decoded {
-    bytes: Vec<u8>,
-    kind: ImageKind,
-    width: u32,
-    height: u32,
-    filename: String,
-}
-
-/// Parses, decodes and identifies an upload (CPU work: run off the async threads).
-fn decode_upload(raw: &[u8]) -> Result<Decoded, ApiError> {
+/// Parses and decodes an upload (CPU work: run off the async threads); the use case
+/// identifies the image.
+fn decode_upload(raw: &[u8]) -> Result<PhotoUpload, ApiError> {
     // Serde would also read a struct from a JSON array; only an object is a body.
     if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(explain_bad_body(raw));
@@ -165,14 +174,7 @@ fn decode_upload(raw: &[u8]) -> Result<Decoded, ApiError> {
             "The image is 10 MB (10,485,760 bytes) or larger.",
         ),
     })?;
-    let (kind, width, height) = sniff::identify(&bytes).ok_or_else(|| {
-        ApiError::client(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_mime",
-            "The image is not a readable JPEG, PNG, WebP or GIF.",
-        )
-    })?;
-    Ok(Decoded { bytes, kind, width, height, filename: sanitize_filename(fields.filename.as_deref()) })
+    Ok(PhotoUpload { bytes, filename: fields.filename.map(Cow::into_owned) })
 }
 
 fn no_image() -> ApiError {
@@ -189,11 +191,8 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     if map.get("image_base64").is_some_and(|v| !v.is_string() && !v.is_null()) {
         return ApiError::bad_request("bad_image_base64", "image_base64 must be a base64 string.");
     }
-    let mut errors: Vec<FieldError> = map
-        .keys()
-        .filter(|k| !matches!(k.as_str(), "image_base64" | "filename"))
-        .map(|k| FieldError::of(k, "unknown"))
-        .collect();
+    let mut errors: Vec<FieldError> =
+        map.keys().filter(|k| !PHOTO_UPLOAD_BODY.accepts(k)).map(|k| FieldError::of(k, "unknown")).collect();
     if map.get("filename").is_some_and(|v| !matches!(v, Value::String(_) | Value::Null)) {
         errors.push(FieldError::of("filename", "invalid"));
     }
@@ -214,15 +213,12 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     path = "/v1/listings/upload-photo",
     tag = "Listings",
     security(("bearer" = [])),
-    request_body = PhotoUploadBody,
+    request_body = PhotoUpload,
     responses(
         (status = 201, description = "The stored photo", body = PhotoResult),
         (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object), or `validation_failed` (`filename_invalid`, `<field>_unknown`)", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
         (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is not JSON", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn upload_photo(
@@ -230,32 +226,39 @@ pub async fn upload_photo(
     State(state): State<AppState>,
     UploadBytes(raw): UploadBytes,
 ) -> ApiResult<(StatusCode, Json<PhotoResult>)> {
-    let decoded = tokio::task::spawn_blocking(move || decode_upload(&raw))
+    let upload = tokio::task::spawn_blocking(move || decode_upload(&raw))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")))??;
-    let name = MediaName::original(decoded.kind);
-    let byte_size = decoded.bytes.len() as i64;
-    state
-        .media
-        .put(&name, Bytes::from(decoded.bytes))
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")))?;
-    let photo = state
-        .store
-        .insert_photo(NewPhoto {
-            brand_id: caller.brand_id,
-            user_id: Some(caller.user_id),
-            source: "upload",
-            name: name.as_str(),
-            mime: decoded.kind.mime(),
-            filename: &decoded.filename,
-            byte_size,
-            width: i64::from(decoded.width),
-            height: i64::from(decoded.height),
-        })
-        .await?;
-    state.photo_jobs.wake_thumbnails();
+    let photo = photos::upload(&state.core, &caller.actor, upload).await?;
     Ok((StatusCode::CREATED, Json(render(&photo, state.config.media_url()))))
+}
+
+impl From<UploadPhotoError> for ApiError {
+    fn from(e: UploadPhotoError) -> Self {
+        match e {
+            UploadPhotoError::UnsupportedImage => ApiError::client(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_mime",
+                "The image is not a readable JPEG, PNG, WebP or GIF.",
+            ),
+            UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
+            UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),
+            UploadPhotoError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<GetPhotoError> for ApiError {
+    fn from(e: GetPhotoError) -> Self {
+        match e {
+            GetPhotoError::NotFound => photo_not_found(),
+            GetPhotoError::Store(e) => e.into(),
+        }
+    }
+}
+
+fn photo_not_found() -> ApiError {
+    ApiError::not_found("photo_not_found", "No photo with that id in this brand.")
 }
 
 /// One of the brand's photos, with its thumbnails once ready.
@@ -267,10 +270,7 @@ pub async fn upload_photo(
     params(("id" = i64, Path, description = "The photo's `attachment_id`")),
     responses(
         (status = 200, description = "The photo", body = PhotoResult),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
         (status = 404, description = "`photo_not_found` (also another brand's photo)", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn get_photo(
@@ -278,9 +278,8 @@ pub async fn get_photo(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<PhotoResult>> {
-    let not_found = || ApiError::not_found("photo_not_found", "No photo with that id in this brand.");
-    let id: i64 = path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(not_found)?;
-    let photo = state.store.photo(caller.brand_id, id).await?.ok_or_else(not_found)?;
+    let id: i64 = path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(photo_not_found)?;
+    let photo = photos::get(&state.core, &caller.actor, id).await?;
     Ok(Json(render(&photo, state.config.media_url())))
 }
 
@@ -291,7 +290,7 @@ async fn serve_media(State(state): State<AppState>, path: Result<Path<String>, P
     let Some(name) = path.ok().and_then(|Path(name)| MediaName::parse(&name)) else {
         return not_found();
     };
-    match state.media.get(&name).await {
+    match photos::media(&state.core, &name).await {
         Ok(Some(bytes)) => {
             let length = bytes.len();
             let mut response = Response::new(Body::from(bytes));
@@ -333,10 +332,18 @@ mod tests {
         assert_eq!(refused(r#"{"image_base64": ""}"#), "no_image");
         assert_eq!(refused(r#"{"image_base64": 12}"#), "bad_image_base64");
         assert_eq!(refused(r#"{"image_base64": "!!!!"}"#), "bad_image_base64");
-        assert_eq!(refused(r#"{"image_base64": "aGVsbG8gd29ybGQ="}"#), "unsupported_mime");
+        assert_eq!(refused(r#"{"image_base64": "aGVsbG8gd29ybGQ="}"#), "accepted");
         assert_eq!(refused(r#"{"image_base64": "aGVsbG8=", "filename": 3}"#), "filename_invalid");
         assert_eq!(refused(r#"{"image_base64": "aGVsbG8=", "colour": "red"}"#), "colour_unknown");
         assert_eq!(refused("[1]"), "invalid_body");
         assert_eq!(refused("{"), "invalid_body");
+    }
+
+    #[test]
+    fn the_parser_reads_every_documented_field() {
+        let example = serde_json::from_str::<Value>(PHOTO_UPLOAD_BODY.example).unwrap();
+        let names: Vec<&String> = example.as_object().unwrap().keys().collect();
+        assert_eq!(names.len(), PHOTO_UPLOAD_BODY.fields.len(), "the example names every field");
+        assert_eq!(refused(PHOTO_UPLOAD_BODY.example), "accepted");
     }
 }

@@ -5,6 +5,7 @@
 //! pre-scanned ([`guard`]) for its zip directory and declared sheet ranges, and at most
 //! [`MAX_ROWS`] data rows, [`grid::MAX_COLUMNS`] columns and [`grid::MAX_TEXT_BYTES`] of text.
 
+mod body;
 mod cells;
 pub mod columns;
 mod delimited;
@@ -19,6 +20,7 @@ use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 use serde_json::{Map, Value};
 
+pub use body::{read_upload, UploadRefused, BULK_BODY};
 pub use template::{template, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
 pub use xlsx::LISTINGS_SHEET;
 

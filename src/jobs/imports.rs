@@ -17,6 +17,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
 use crate::config::Config;
+use crate::domain::listing::PhotoSource;
 use crate::media::{sanitize_filename, sniff, ImageKind, MediaName, MediaStore, MAX_IMAGE_BYTES};
 use crate::net::{refusal, ClientSettings, Outbound, Redirects, Refused};
 use crate::store::{ClaimedImport, NewPhoto, Store};
@@ -187,7 +188,7 @@ impl ImportWorker {
         let photo = NewPhoto {
             brand_id: 0, // the listing's brand, read in the store's transaction
             user_id: None,
-            source: "import",
+            source: PhotoSource::Import,
             name: name.as_str(),
             mime: fetched.kind.mime(),
             filename: &filename,

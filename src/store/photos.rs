@@ -10,6 +10,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use crate::domain::listing::{ImageStatus, PhotoSource};
+
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
@@ -20,8 +22,7 @@ pub const THUMBNAIL_ATTEMPTS: i64 = 3;
 pub struct NewPhoto<'a> {
     pub brand_id: i64,
     pub user_id: Option<i64>,
-    /// `upload` or `import`.
-    pub source: &'a str,
+    pub source: PhotoSource,
     pub name: &'a str,
     pub mime: &'a str,
     pub filename: &'a str,
@@ -41,8 +42,9 @@ pub struct PhotoRecord {
     pub byte_size: i64,
     pub width: i64,
     pub height: i64,
-    /// `pending`, `done` or `failed`.
-    pub thumb_status: String,
+    /// How far its thumbnails got.
+    #[sqlx(try_from = "String")]
+    pub thumb_status: ImageStatus,
     pub medium_name: Option<String>,
     pub large_name: Option<String>,
     pub created_at: Ts,
@@ -65,6 +67,11 @@ pub struct ClaimedImport {
     pub source_url: String,
     pub attempts: i64,
 }
+
+// The states as the SQL below writes and matches them.
+const PENDING: &str = ImageStatus::Pending.as_str();
+const DONE: &str = ImageStatus::Done.as_str();
+const FAILED: &str = ImageStatus::Failed.as_str();
 
 const PHOTO_COLUMNS: &str =
     "id, brand_id, name, mime, filename, byte_size, width, height, thumb_status, medium_name, large_name, created_at";
@@ -115,18 +122,18 @@ impl Store {
         let lock = self.skip_locked("photos");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(
-                "UPDATE photos SET thumb_status = 'failed', thumb_error = 'gave up: no attempt finished',
+            sqlx::query(&format!(
+                "UPDATE photos SET thumb_status = '{FAILED}', thumb_error = 'gave up: no attempt finished',
                      lease_owner = NULL, lease_until = NULL, updated_at = $1
-                 WHERE thumb_status = 'pending' AND attempts >= $2 AND (lease_until IS NULL OR lease_until <= $1)",
-            )
+                 WHERE thumb_status = '{PENDING}' AND attempts >= $2 AND (lease_until IS NULL OR lease_until <= $1)"
+            ))
             .bind(now)
             .bind(THUMBNAIL_ATTEMPTS)
             .execute(&mut *tx)
             .await?;
             let sql = format!(
                 "UPDATE photos SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-                 WHERE id IN (SELECT id FROM photos WHERE thumb_status = 'pending'
+                 WHERE id IN (SELECT id FROM photos WHERE thumb_status = '{PENDING}'
                                  AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
                                  AND (lease_until IS NULL OR lease_until <= $3)
                               ORDER BY id LIMIT $4 {lock})
@@ -147,11 +154,11 @@ impl Store {
     /// Records finished thumbnails, if `owner` still holds the lease.
     pub async fn finish_thumbnails(&self, owner: &str, id: i64, medium: &str, large: &str) -> Result<(), StoreError> {
         on_pool!(self, write, |pool| {
-            sqlx::query(
-                "UPDATE photos SET thumb_status = 'done', medium_name = $1, large_name = $2, thumb_error = NULL,
+            sqlx::query(&format!(
+                "UPDATE photos SET thumb_status = '{DONE}', medium_name = $1, large_name = $2, thumb_error = NULL,
                      lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = $3
-                 WHERE id = $4 AND lease_owner = $5",
-            )
+                 WHERE id = $4 AND lease_owner = $5"
+            ))
             .bind(medium)
             .bind(large)
             .bind(now())
@@ -188,12 +195,12 @@ impl Store {
         let lock = self.skip_locked("i");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(
-                "UPDATE listing_images SET status = 'failed', error = COALESCE(error, 'gave_up'),
+            sqlx::query(&format!(
+                "UPDATE listing_images SET status = '{FAILED}', error = COALESCE(error, 'gave_up'),
                      lease_owner = NULL, lease_until = NULL, updated_at = $1
-                 WHERE status = 'pending' AND source_url IS NOT NULL AND attempts >= $2
-                   AND (lease_until IS NULL OR lease_until <= $1)",
-            )
+                 WHERE status = '{PENDING}' AND source_url IS NOT NULL AND attempts >= $2
+                   AND (lease_until IS NULL OR lease_until <= $1)"
+            ))
             .bind(now)
             .bind(max_attempts)
             .execute(&mut *tx)
@@ -201,7 +208,7 @@ impl Store {
             let sql = format!(
                 "UPDATE listing_images SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
                  WHERE id IN (SELECT i.id FROM listing_images i JOIN listings l ON l.id = i.listing_id
-                              WHERE i.status = 'pending' AND i.source_url IS NOT NULL AND l.deleted_at IS NULL
+                              WHERE i.status = '{PENDING}' AND i.source_url IS NOT NULL AND l.deleted_at IS NULL
                                 AND (i.next_attempt_at IS NULL OR i.next_attempt_at <= $3)
                                 AND (i.lease_until IS NULL OR i.lease_until <= $3)
                               ORDER BY i.created_at, i.id LIMIT $4 {lock})
@@ -245,11 +252,11 @@ impl Store {
                 return Ok(false);
             };
             let record = insert_photo((&mut *tx).into(), NewPhoto { brand_id, ..photo }, now).await?;
-            sqlx::query(
-                "UPDATE listing_images SET status = 'done', attachment_id = $1, error = NULL, next_attempt_at = NULL,
+            sqlx::query(&format!(
+                "UPDATE listing_images SET status = '{DONE}', attachment_id = $1, error = NULL, next_attempt_at = NULL,
                      lease_owner = NULL, lease_until = NULL, updated_at = $2
-                 WHERE id = $3",
-            )
+                 WHERE id = $3"
+            ))
             .bind(record.id)
             .bind(now)
             .bind(image_id)
@@ -283,7 +290,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let LeasedQueue { table, status, error_column } = queue;
         let sql = format!(
-            "UPDATE {table} SET {status} = CASE WHEN $1 IS NULL THEN 'failed' ELSE 'pending' END,
+            "UPDATE {table} SET {status} = CASE WHEN $1 IS NULL THEN '{FAILED}' ELSE '{PENDING}' END,
                  next_attempt_at = $1, {error_column} = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
              WHERE id = $4 AND lease_owner = $5"
         );
@@ -339,7 +346,7 @@ async fn insert_photo(conn: Conn<'_>, new: NewPhoto<'_>, now: Ts) -> Result<Phot
         Ok(sqlx::query_as::<_, PhotoRecord>(&sql)
             .bind(new.brand_id)
             .bind(new.user_id)
-            .bind(new.source)
+            .bind(new.source.as_str())
             .bind(new.name)
             .bind(new.mime)
             .bind(new.filename)

@@ -9,13 +9,18 @@
 //! Data flows one way: edge → use case → domain types and store; jobs read what the store
 //! recorded.
 
+pub mod bulk;
+pub mod listings;
+pub mod options;
+pub mod photos;
+
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::http::options::OptionsCache;
 use crate::jobs::{Outbox, PhotoJobs};
 use crate::media::MediaStore;
 use crate::store::Store;
+use crate::usecases::options::OptionsCache;
 
 /// What the use cases work with: the settings, the store, and the handles that wake
 /// background work after a commit.

@@ -3,6 +3,7 @@
 
 mod matching;
 mod parse;
+mod spec;
 mod validate;
 
 use std::fmt;
@@ -13,11 +14,13 @@ use utoipa::ToSchema;
 
 use super::money::{payout, Pence};
 
+pub use image::{ImageStatus, PhotoSource};
 pub use parse::{
     BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_DIMENSION_CM, MAX_ITEMS, SKU_MAX, TITLE_MAX,
     WAREHOUSE_LOCATION_MAX,
 };
-pub use validate::{referenced_ids, validate, References, ValidListing, LISTING_FIELDS};
+pub use spec::{BulkDelete, BulkDeleteRefused, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
+pub use validate::{referenced_ids, validate, References, ValidListing};
 
 /// Where a listing is sold: overstock (`clearance`, commission charged) or pre-loved
 /// trade-ins (`exchange`, free, always a single unit).
@@ -61,7 +64,7 @@ macro_rules! wire_names {
         impl $ty {
             pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),+];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $(<$ty>::$variant => $name),+
                 }
@@ -85,6 +88,9 @@ macro_rules! wire_names {
         }
     };
 }
+
+// After the macro, which it uses.
+mod image;
 
 wire_names!(Channel { Clearance => "clearance", Exchange => "exchange" });
 wire_names!(ListingStatus { Active => "active", Draft => "draft", Closed => "closed" });

@@ -4,8 +4,10 @@
 use serde_json::{Number, Value};
 
 use super::matching::{self, one_of};
+use super::spec::{MATCHED_MAX, MEASUREMENT_FIELDS};
 use super::{Channel, Condition, ListingStatus, Measurement, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::Pence;
+use crate::domain::reader::{self, Lines};
 use crate::domain::taxonomy::{ages, CATEGORIES, EXPOSURES, FAULTS, ITEM_TYPES, NONE_VALUE};
 
 /// What a field parser says: `Ok(None)` for a blank value, or the reason suffix.
@@ -24,19 +26,9 @@ pub const IMAGE_URL_MAX: usize = 2048;
 /// Largest dimension of a piece, in centimetres.
 pub const MAX_DIMENSION_CM: f64 = 1000.0;
 
-/// A string, trimmed; blank is absent; longer than `max` characters is `too_long`.
+/// One line of text under the one text rule of every body ([`reader::text`]).
 fn text(value: &Value, max: usize) -> Parsed<String> {
-    let Value::String(s) = value else {
-        return Err("invalid");
-    };
-    let s = s.trim();
-    if s.is_empty() {
-        Ok(None)
-    } else if s.chars().count() > max {
-        Err("too_long")
-    } else {
-        Ok(Some(s.to_owned()))
-    }
+    reader::text(value, max, Lines::One)
 }
 
 pub(super) fn title(value: &Value) -> Parsed<String> {
@@ -46,13 +38,10 @@ pub(super) fn title(value: &Value) -> Parsed<String> {
 /// Plain text is kept as written; text with markup keeps only basic HTML (no script,
 /// style, event handlers or `javascript:` URLs). Text without `<` cannot hold markup.
 pub(super) fn description(value: &Value) -> Parsed<String> {
-    let Value::String(s) = value else {
-        return Err("invalid");
+    let Some(text) = reader::text(value, DESCRIPTION_INPUT_MAX, Lines::Many)? else {
+        return Ok(None);
     };
-    if s.chars().count() > DESCRIPTION_INPUT_MAX {
-        return Err("too_long");
-    }
-    let cleaned = if s.contains('<') { ammonia::clean(s) } else { s.clone() };
+    let cleaned = if text.contains('<') { ammonia::clean(&text) } else { text };
     let cleaned = cleaned.trim();
     if cleaned.is_empty() {
         Ok(None)
@@ -81,13 +70,10 @@ pub(super) fn money(value: &Value) -> Parsed<Pence> {
 }
 
 fn string_choice<'a>(value: &Value, values: impl IntoIterator<Item = &'a str>) -> Parsed<&'a str> {
-    let Value::String(s) = value else {
-        return Err("invalid");
-    };
-    if s.trim().is_empty() {
+    let Some(s) = text(value, usize::MAX)? else {
         return Ok(None);
-    }
-    one_of(s, values).map(Some).ok_or("invalid")
+    };
+    one_of(&s, values).map(Some).ok_or("invalid")
 }
 
 pub(super) fn category(value: &Value) -> Parsed<String> {
@@ -136,17 +122,11 @@ pub(super) fn age_band(value: &Value) -> Parsed<String> {
 }
 
 fn matched(value: &Value, matcher: fn(&str) -> Option<&'static str>) -> Parsed<String> {
-    let Value::String(s) = value else {
-        return Err("invalid");
-    };
-    if s.trim().is_empty() {
-        return Ok(None);
-    }
     // No taxonomy value or spelling is anywhere near this long: skip the matching work.
-    if s.len() > 100 {
-        return Err("invalid");
-    }
-    matcher(s).map(|m| Some(m.to_owned())).ok_or("invalid")
+    let Some(s) = text(value, MATCHED_MAX).map_err(|_| "invalid")? else {
+        return Ok(None);
+    };
+    matcher(&s).map(|m| Some(m.to_owned())).ok_or("invalid")
 }
 
 pub(super) fn delivery_contribution(value: &Value) -> Parsed<u32> {
@@ -165,16 +145,12 @@ pub(super) fn quantity(value: &Value) -> Parsed<i64> {
 
 /// A real calendar date written `YYYY-MM-DD`.
 pub(super) fn date(value: &Value) -> Parsed<String> {
-    let Value::String(s) = value else {
-        return Err("invalid");
-    };
-    let s = s.trim();
-    if s.is_empty() {
+    let Some(s) = text(value, usize::MAX)? else {
         return Ok(None);
-    }
+    };
     let shaped = s.len() == 10
         && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
-    if shaped && chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok() {
+    if shaped && chrono::NaiveDate::parse_from_str(&s, "%Y-%m-%d").is_ok() {
         Ok(Some(s.to_owned()))
     } else {
         Err("invalid")
@@ -197,7 +173,7 @@ pub(super) fn measurements(value: &Value) -> Parsed<Vec<Measurement>> {
 
 fn measurement(value: &Value) -> Option<Measurement> {
     let piece = value.as_object()?;
-    if piece.keys().any(|k| !["type", "w_cm", "d_cm", "h_cm"].contains(&k.as_str())) {
+    if piece.keys().any(|k| !MEASUREMENT_FIELDS.iter().any(|f| f.name == k)) {
         return None;
     }
     let item_type = one_of(piece.get("type")?.as_str()?, ITEM_TYPES.iter().copied())?;
@@ -267,14 +243,10 @@ pub(super) fn attachment_ids(value: &Value) -> Parsed<Vec<i64>> {
 
 /// A warehouse UUID, answered in lower-case hyphenated form.
 pub(super) fn warehouse_id(value: &Value) -> Parsed<String> {
-    let Value::String(s) = value else {
-        return Err("invalid");
-    };
-    let s = s.trim();
-    if s.is_empty() {
+    let Some(s) = text(value, usize::MAX)? else {
         return Ok(None);
-    }
-    match uuid::Uuid::try_parse(s) {
+    };
+    match uuid::Uuid::try_parse(&s) {
         Ok(id) if s.len() == 36 => Ok(Some(id.hyphenated().to_string())),
         _ => Err("invalid"),
     }

@@ -9,36 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::parse::{self, Parsed};
+use super::spec::LISTING_BODY;
 use super::{Channel, ListingFields, ListingStatus, MAX_CLEARANCE_QUANTITY};
 use crate::domain::FieldError;
-
-/// Every field a listing body may carry; anything else is `<field>_unknown`.
-pub const LISTING_FIELDS: &[&str] = &[
-    "title",
-    "price_gbp",
-    "condition",
-    "category",
-    "description",
-    "channel",
-    "sale_price_gbp",
-    "rrp_gbp",
-    "delivery_contribution_gbp",
-    "brand",
-    "colour",
-    "fabric",
-    "age_years",
-    "available_from",
-    "quantity",
-    "measurements",
-    "exposed_to",
-    "faults",
-    "images",
-    "attachment_ids",
-    "sku",
-    "warehouse_location",
-    "status",
-    "warehouse_id",
-];
 
 /// A valid listing and the media the body asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,8 +86,8 @@ pub fn validate(body: &Map<String, Value>, existing: Option<&ListingFields>) -> 
     let sku = r.read("sku", parse::sku, |e| e.sku.clone());
     let warehouse_location = r.read("warehouse_location", parse::warehouse_location, |e| e.warehouse_location.clone());
     let warehouse_id = r.read("warehouse_id", parse::warehouse_id, |e| e.warehouse_id.clone());
-    for field in body.keys().filter(|k| !LISTING_FIELDS.contains(&k.as_str())) {
-        r.errors.push(FieldError::new(field.as_str(), format!("{field}_unknown")));
+    for field in body.keys().filter(|k| !LISTING_BODY.accepts(k)) {
+        r.errors.push(FieldError::of(field, "unknown"));
     }
 
     let (Got::Value(title), Got::Value(regular_price), Got::Value(condition), Got::Value(category), Got::Value(faults)) =

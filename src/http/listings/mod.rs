@@ -1,6 +1,5 @@
 //! Listings: list, read, create, update, soft-delete and bulk-delete.
 
-mod create;
 mod params;
 mod render;
 
@@ -13,14 +12,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::listing::{validate, Measurement};
+use crate::domain::listing::{BulkDelete, BulkDeleteRefused, Measurement, ValidListing};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::store::{ListingUpdate, Removal};
-use create::{checked, image_sources};
-pub use create::{prepare, prepare_validated, save, NewListingBody};
-use params::{bulk_ids, list_params};
+use crate::store::Removal;
+use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
+use params::list_params;
 pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
 
 #[derive(utoipa::OpenApi)]
@@ -34,9 +32,9 @@ pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
         Seller,
         ImageImport,
         Measurement,
-        ListingBody,
+        ValidListing,
         Deleted,
-        BulkDeleteBody,
+        BulkDelete,
         BulkDeleteResult,
         BulkDeleteOutcome
     ))
@@ -69,74 +67,10 @@ pub struct PageMeta {
     pub brand_id: String,
 }
 
-/// The body of `POST /v1/listings` and `PATCH /v1/listings/{id}` (where every field is
-/// optional and `null` clears an optional one). Unknown fields are refused.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ListingBody {
-    /// 1 to 200 characters. Required on create.
-    title: String,
-    /// Regular price in GBP, > 0 with at most two decimals. Required on create.
-    #[schema(example = 450.0)]
-    price_gbp: f64,
-    /// `like-new`, `excellent`, `gently-used` or `fair`. Required on create.
-    condition: String,
-    /// One of `categories` of the options endpoint. Required on create.
-    category: String,
-    /// At least one of `Rips or tears`, `Fire Label`, `None` (`None` alone). Required on create.
-    faults: Vec<String>,
-    /// Plain text or basic HTML (sanitised), up to 20,000 characters after sanitising.
-    description: Option<String>,
-    /// `clearance` or `exchange` (default).
-    channel: Option<String>,
-    /// `active` (default) or `draft`.
-    status: Option<String>,
-    /// Promotional price in GBP, below `price_gbp`.
-    sale_price_gbp: Option<f64>,
-    /// Original retail price in GBP.
-    rrp_gbp: Option<f64>,
-    /// Whole pounds: 0 (default), 30, 60 or 129 (free delivery).
-    delivery_contribution_gbp: Option<u32>,
-    /// Manufacturer brand, up to 80 characters; matched case-insensitively, created on first use.
-    brand: Option<String>,
-    /// Matched to `colours` ignoring case and accents ("gray" → "Grey").
-    colour: Option<String>,
-    /// Matched to `fabrics` ignoring case and accents ("boucle" → "Bouclé").
-    fabric: Option<String>,
-    /// One of `ages`.
-    age_years: Option<String>,
-    /// `YYYY-MM-DD`.
-    available_from: Option<String>,
-    /// Default 1. Exchange: exactly 1. Clearance: 1 to 10,000.
-    quantity: Option<i64>,
-    /// Up to 20 pieces.
-    measurements: Option<Vec<Measurement>>,
-    /// `Dogs`, `Cats`, `Smoke` or `None` (`None` alone).
-    exposed_to: Option<Vec<String>>,
-    /// Up to 20 absolute http(s) URLs, imported in the background; first is the cover.
-    /// Giving `images` or `attachment_ids` replaces the listing's images (photos first).
-    images: Option<Vec<String>>,
-    /// Up to 20 photos from `upload-photo` of the caller's brand.
-    attachment_ids: Option<Vec<i64>>,
-    /// Up to 64 characters.
-    sku: Option<String>,
-    /// Up to 64 characters.
-    warehouse_location: Option<String>,
-    /// One of the brand's warehouses; default on create: the brand's default warehouse.
-    warehouse_id: Option<String>,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Deleted {
     pub deleted: bool,
     pub id: i64,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct BulkDeleteBody {
-    /// 1 to 100 listing ids.
-    ids: Vec<i64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -154,6 +88,63 @@ pub struct BulkDeleteOutcome {
     /// `listing_not_found` or `forbidden_not_owner`; absent when `ok`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<&'static str>>,
+}
+
+impl From<GetListingError> for ApiError {
+    fn from(e: GetListingError) -> Self {
+        match e {
+            GetListingError::NotFound => listing_not_found(),
+            GetListingError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<CreateListingError> for ApiError {
+    fn from(e: CreateListingError) -> Self {
+        match e {
+            CreateListingError::Invalid(errors) => ApiError::validation(errors),
+            CreateListingError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<UpdateListingError> for ApiError {
+    fn from(e: UpdateListingError) -> Self {
+        match e {
+            UpdateListingError::NotFound => listing_not_found(),
+            UpdateListingError::NotOwner => not_owner(),
+            UpdateListingError::NoFields => ApiError::bad_request("no_fields", "Send at least one field to change."),
+            UpdateListingError::Invalid(errors) => ApiError::validation(errors),
+            UpdateListingError::EditConflict => ApiError::client(
+                StatusCode::CONFLICT,
+                "edit_conflict",
+                "The listing kept changing during the update; retry.",
+            ),
+            UpdateListingError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeleteListingError> for ApiError {
+    fn from(e: DeleteListingError) -> Self {
+        match e {
+            DeleteListingError::NotFound => listing_not_found(),
+            DeleteListingError::NotOwner => not_owner(),
+            DeleteListingError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<BulkDeleteRefused> for ApiError {
+    fn from(e: BulkDeleteRefused) -> Self {
+        match e {
+            BulkDeleteRefused::NoIds => {
+                ApiError::bad_request("no_ids", "Send the listings to delete as a non-empty array 'ids'.")
+            }
+            BulkDeleteRefused::TooMany => ApiError::bad_request("too_many", "Send at most 100 ids per bulk delete."),
+            BulkDeleteRefused::Invalid(errors) => ApiError::validation(errors),
+        }
+    }
 }
 
 /// What rendering needs to know of the request: the caller's brand and the marketplace.
@@ -193,9 +184,6 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
     responses(
         (status = 200, description = "A page of listing summaries", body = ListingPage),
         (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`, `status_invalid`, `channel_invalid`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn list_listings(
@@ -206,7 +194,7 @@ pub async fn list_listings(
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let params = list_params(&pairs)?;
     let page = params.page;
-    let found = state.store.list_listings(caller.brand_id, params.filter, page.limit(), page.offset()).await?;
+    let found = listings::list(&state.core, &caller.actor, params.filter, page.limit(), page.offset()).await?;
     let cx = context(&state, &caller);
     Ok(Json(ListingPage {
         data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
@@ -229,10 +217,7 @@ pub async fn list_listings(
     params(("id" = i64, Path, description = "Listing id")),
     responses(
         (status = 200, description = "The listing", body = ListingDetail),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
         (status = 404, description = "`listing_not_found`: no such listing in the caller's brand (or trashed)", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn get_listing(
@@ -241,7 +226,7 @@ pub async fn get_listing(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<ListingDetail>> {
     let id = listing_id(path)?;
-    let record = state.store.listing(caller.brand_id, id).await?.ok_or_else(listing_not_found)?;
+    let record = listings::get(&state.core, &caller.actor, id).await?;
     Ok(Json(render::detail(record, &context(&state, &caller))))
 }
 
@@ -251,15 +236,12 @@ pub async fn get_listing(
     path = "/v1/listings",
     tag = "Listings",
     security(("bearer" = [])),
-    request_body = ListingBody,
+    request_body = ValidListing,
     responses(
         (status = 201, description = "The new listing", body = ListingDetail),
         (status = 400, description = "`invalid_body`, or `validation_failed` listing every reason (e.g. `title_required`, `price_gbp_invalid`, `faults_required`, `quantity_invalid`, `warehouse_id_invalid`, `<field>_unknown`)", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn create_listing(
@@ -267,14 +249,9 @@ pub async fn create_listing(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<ListingDetail>)> {
-    let listing = prepare(&state, &caller, &body).await?.map_err(ApiError::validation)?;
-    let saved = save(&state, &caller, vec![listing]).await?.pop();
-    let saved = saved.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the store saved no listing")))?;
+    let saved = listings::create(&state.core, &caller.actor, &body).await?;
     Ok((StatusCode::CREATED, Json(render::detail(saved.record, &context(&state, &caller)))))
 }
-
-/// How many times a PATCH re-reads a listing that changed under it before giving up.
-const UPDATE_ATTEMPTS: usize = 3;
 
 /// Changes fields of one of the caller's listings; the merged listing is validated whole.
 #[utoipa::path(
@@ -283,16 +260,14 @@ const UPDATE_ATTEMPTS: usize = 3;
     tag = "Listings",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Listing id")),
-    request_body = ListingBody,
+    request_body = ValidListing,
     responses(
         (status = 200, description = "The updated listing", body = ListingDetail),
         (status = 400, description = "`no_fields` (empty body), `invalid_body`, or `validation_failed` listing every reason", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden_not_owner`: another user's listing; `forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
+        (status = 403, description = "`forbidden_not_owner`: another user's listing", body = ErrorBody),
         (status = 404, description = "`listing_not_found`", body = ErrorBody),
         (status = 409, description = "`edit_conflict`: the listing kept changing during the update; retry", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn update_listing(
@@ -302,33 +277,8 @@ pub async fn update_listing(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<ListingDetail>> {
     let id = listing_id(path)?;
-    for _ in 0..UPDATE_ATTEMPTS {
-        let existing = state.store.listing(caller.brand_id, id).await?.ok_or_else(listing_not_found)?;
-        if existing.user_id != caller.user_id {
-            return Err(not_owner());
-        }
-        if body.is_empty() {
-            return Err(ApiError::bad_request("no_fields", "Send at least one field to change."));
-        }
-        let valid = checked(&state, &caller, &body, validate(&body, Some(&existing.fields)))
-            .await?
-            .map_err(ApiError::validation)?;
-        let images = image_sources(&valid.images, &valid.attachment_ids);
-        match state.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
-            ListingUpdate::Saved(saved) => {
-                if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == "pending") {
-                    state.photo_jobs.wake_imports();
-                }
-                if saved.brand_created {
-                    state.options.invalidate(caller.brand_id);
-                }
-                let saved = *saved;
-                return Ok(Json(render::detail(saved.record, &context(&state, &caller))));
-            }
-            ListingUpdate::Stale => continue,
-        }
-    }
-    Err(ApiError::client(StatusCode::CONFLICT, "edit_conflict", "The listing kept changing during the update; retry."))
+    let saved = listings::update(&state.core, &caller.actor, id, &body).await?;
+    Ok(Json(render::detail(saved.record, &context(&state, &caller))))
 }
 
 /// Moves one of the caller's listings to the trash.
@@ -340,10 +290,8 @@ pub async fn update_listing(
     params(("id" = i64, Path, description = "Listing id")),
     responses(
         (status = 200, description = "Trashed", body = Deleted),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden_not_owner`: another user's listing; `forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
+        (status = 403, description = "`forbidden_not_owner`: another user's listing", body = ErrorBody),
         (status = 404, description = "`listing_not_found`", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn delete_listing(
@@ -352,12 +300,8 @@ pub async fn delete_listing(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Deleted>> {
     let id = listing_id(path)?;
-    let outcome = state.store.delete_listings(caller.brand_id, caller.user_id, &[id]).await?;
-    match outcome.first().map(|(_, removal)| *removal) {
-        Some(Removal::Deleted) => Ok(Json(Deleted { deleted: true, id })),
-        Some(Removal::NotOwner) => Err(not_owner()),
-        Some(Removal::NotFound) | None => Err(listing_not_found()),
-    }
+    listings::delete(&state.core, &caller.actor, id).await?;
+    Ok(Json(Deleted { deleted: true, id }))
 }
 
 /// Trashes up to 100 of the caller's listings, reporting per id.
@@ -366,14 +310,11 @@ pub async fn delete_listing(
     path = "/v1/listings/bulk-delete",
     tag = "Listings",
     security(("bearer" = [])),
-    request_body = BulkDeleteBody,
+    request_body = BulkDelete,
     responses(
         (status = 200, description = "Per-id results; ids of other brands or users fail alone", body = BulkDeleteResult),
         (status = 400, description = "`no_ids`, `too_many` (over 100), `invalid_body`, or `validation_failed` (`ids_invalid`)", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn bulk_delete_listings(
@@ -381,8 +322,8 @@ pub async fn bulk_delete_listings(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<BulkDeleteResult>> {
-    let ids = bulk_ids(&body)?;
-    let outcomes = state.store.delete_listings(caller.brand_id, caller.user_id, &ids).await?;
+    let BulkDelete { ids } = BulkDelete::parse(&body)?;
+    let outcomes = listings::bulk_delete(&state.core, &caller.actor, &ids).await?;
     let results: Vec<BulkDeleteOutcome> = outcomes
         .into_iter()
         .map(|(id, removal)| {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::listing::{price, Measurement};
+use crate::domain::listing::{price, ImageStatus, Measurement};
 use crate::domain::money::{payout, Pence};
 use crate::store::{ListingImage, ListingRecord, ListingSummaryRecord};
 
@@ -60,8 +60,8 @@ pub struct ImageImport {
     /// The photo given in `attachment_ids`.
     pub attachment_id: Option<i64>,
     /// `pending`, `done` or `failed`.
-    #[schema(example = "pending")]
-    pub status: String,
+    #[schema(value_type = String, example = "pending")]
+    pub status: &'static str,
     /// The image's own URL once `done`.
     pub url: Option<String>,
     /// Why the import failed.
@@ -168,7 +168,7 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
     let images: Vec<String> = record
         .images
         .iter()
-        .filter(|i| i.status == "done")
+        .filter(|i| i.status == ImageStatus::Done)
         .filter_map(|i| i.url.as_deref())
         .map(|u| cx.image_url(u))
         .collect();
@@ -222,7 +222,7 @@ fn image_import(image: ListingImage, cx: &Context<'_>) -> ImageImport {
         position: image.position,
         source_url: image.source_url,
         attachment_id: image.attachment_id,
-        status: image.status,
+        status: image.status.as_str(),
         url: image.url.as_deref().map(|u| cx.image_url(u)),
         error: image.error,
     }

@@ -6,10 +6,8 @@ mod rows;
 
 use std::fmt::Write;
 
-use sqlx::FromRow;
-
 use super::{now, on_conn, on_pool, Conn, Dialect, Store, StoreError, Ts};
-use crate::domain::listing::{Channel, ListingFields, ListingStatus};
+use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus};
 use crate::domain::money::Pence;
 use rows::{DetailRow, SummaryRow};
 
@@ -40,13 +38,12 @@ pub enum ImageSource {
 }
 
 /// One entry of a listing's ordered image list.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct ListingImage {
     pub position: i64,
     pub source_url: Option<String>,
     pub attachment_id: Option<i64>,
-    /// `pending`, `done` or `failed`.
-    pub status: String,
+    pub status: ImageStatus,
     /// Set once the image is ready.
     pub url: Option<String>,
     pub error: Option<String>,
@@ -263,6 +260,17 @@ impl Store {
             for listing in new {
                 saved.push(insert_listing((&mut *tx).into(), *listing, now).await?);
             }
+            tx.commit().await?;
+            Ok(saved)
+        })
+    }
+
+    /// Creates one listing (and its manufacturer brand on first use) in one transaction.
+    pub async fn create_listing(&self, new: NewListing<'_>) -> Result<SavedListing, StoreError> {
+        let now = now();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let saved = insert_listing((&mut *tx).into(), new, now).await?;
             tx.commit().await?;
             Ok(saved)
         })
@@ -489,24 +497,17 @@ async fn insert_images(
         let mut images = Vec::with_capacity(sources.len());
         for (position, source) in (0_i64..).zip(sources) {
             let (source_url, attachment_id, status, url) = match source {
-                ImageSource::Import(url) => (Some(url.clone()), None, "pending", None),
+                ImageSource::Import(url) => (Some(url.clone()), None, ImageStatus::Pending, None),
                 ImageSource::Attachment(id) => {
                     let name: Option<String> = sqlx::query_scalar("SELECT name FROM photos WHERE id = $1")
                         .bind(*id)
                         .fetch_optional(&mut *tx)
                         .await?;
-                    (None, Some(*id), "done", name.map(|n| format!("/media/{n}")))
+                    (None, Some(*id), ImageStatus::Done, name.map(|n| format!("/media/{n}")))
                 }
             };
-            insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id).bind(status);
-            images.push(ListingImage {
-                position,
-                source_url,
-                attachment_id,
-                status: status.to_owned(),
-                url,
-                error: None,
-            });
+            insert = insert.bind(position).bind(source_url.clone()).bind(attachment_id).bind(status.as_str());
+            images.push(ListingImage { position, source_url, attachment_id, status, url, error: None });
         }
         insert.execute(&mut *tx).await?;
         Ok(images)

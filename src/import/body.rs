@@ -1,0 +1,99 @@
+//! The body of `bulk-validate` and `bulk-commit`, described once: the file, as base64 or
+//! as CSV text.
+
+use serde_json::{Map, Value};
+
+use super::{ImportError, Upload, MAX_FILE_BYTES};
+use crate::domain::body::{BodySpec, Field, FieldType};
+use crate::domain::reader::BodyReader;
+use crate::domain::FieldError;
+
+/// Longest `file_b64` or `csv_text` documented: a file of [`MAX_FILE_BYTES`] as base64
+/// with room for line breaks (the decoded size is what is enforced).
+const FILE_TEXT_MAX: usize = MAX_FILE_BYTES / 3 * 4 + MAX_FILE_BYTES / 38;
+
+pub const BULK_BODY: BodySpec = BodySpec {
+    name: "BulkBody",
+    doc: "The body of `bulk-validate` and `bulk-commit`: one of the two fields.",
+    fields: &[
+        Field::optional(
+            "file_b64",
+            FieldType::Lines { max: FILE_TEXT_MAX },
+            "The file, base64: an .xlsx workbook or a CSV file (UTF-8, UTF-16 or Windows-1252; comma, semicolon or \
+tab separated), told apart by content. At most 5 MiB decoded.",
+        ),
+        Field::optional("csv_text", FieldType::Lines { max: MAX_FILE_BYTES }, "Legacy: the CSV as text."),
+    ],
+    example: r#"{"file_b64": "dGl0bGUscHJpY2VfZ2JwLGNvbmRpdGlvbixjYXRlZ29yeSxmYXVsdHMKU29mYSwxMjAsZmFpcixBcm1jaGFpcnMsTm9uZQo="}"#,
+};
+
+crate::documented_body!(Upload, BULK_BODY);
+
+/// Why a bulk body names no file to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadRefused {
+    /// A field of the wrong type, or an unknown field.
+    Invalid(Vec<FieldError>),
+    /// No file, both fields, or a `file_b64` that does not decode.
+    File(ImportError),
+}
+
+/// `file_b64` or `csv_text` (blank counts as absent), exactly one of them. Their text is
+/// taken as sent: base64 and CSV keep their line breaks.
+pub fn read_upload(body: &Map<String, Value>) -> Result<Upload, UploadRefused> {
+    let mut r = BodyReader::of(body, &BULK_BODY);
+    let mut text = |field: &'static str| match r.raw(field) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => r.fail(field, "invalid"),
+    };
+    let (file, csv) = (text("file_b64"), text("csv_text"));
+    let (file, csv) = r.finish((file, csv)).map_err(UploadRefused::Invalid)?;
+    match (file, csv) {
+        (Some(file), None) => Upload::from_base64(file).map_err(UploadRefused::File),
+        (None, Some(csv)) => Ok(Upload::CsvText(csv.to_owned())),
+        (Some(_), Some(_)) => {
+            Err(UploadRefused::File(ImportError::refused("Send the file in file_b64 or in csv_text, not both.")))
+        }
+        (None, None) => Err(UploadRefused::File(ImportError::refused(
+            "No file: send the spreadsheet as base64 in file_b64 (or CSV text in csv_text).",
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::reader::object;
+    use serde_json::json;
+
+    fn refused(value: Value) -> Vec<String> {
+        match read_upload(&object(value)) {
+            Ok(_) => vec![],
+            Err(UploadRefused::Invalid(errors)) => errors.into_iter().map(|e| e.code).collect(),
+            Err(UploadRefused::File(e)) => vec![e.to_string()],
+        }
+    }
+
+    #[test]
+    fn a_bulk_body_names_one_file() {
+        assert!(matches!(read_upload(&object(json!({"csv_text": "a,b\n1,2"}))), Ok(Upload::CsvText(_))));
+        assert!(matches!(read_upload(&object(json!({"file_b64": "YWI=\n", "csv_text": " "}))), Ok(Upload::File(_))));
+        assert_eq!(refused(json!({"file_b64": 3, "sheet": 1})), ["file_b64_invalid", "sheet_unknown"]);
+        assert_eq!(
+            refused(json!({})),
+            ["No file: send the spreadsheet as base64 in file_b64 (or CSV text in csv_text)."]
+        );
+        assert_eq!(
+            refused(json!({"file_b64": "YWI=", "csv_text": "a"})),
+            ["Send the file in file_b64 or in csv_text, not both."]
+        );
+    }
+
+    #[test]
+    fn the_example_is_a_file() {
+        let example = object(serde_json::from_str(BULK_BODY.example).unwrap());
+        assert!(read_upload(&example).is_ok());
+    }
+}

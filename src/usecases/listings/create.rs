@@ -1,0 +1,137 @@
+//! The one path from a create body to saved listings, shared by `POST /v1/listings` and
+//! bulk import, so that a bulk row fails exactly as a single create does: the validator,
+//! the reasons only the store can tell, the default warehouse, then one transaction.
+
+use serde_json::{Map, Value};
+
+use super::wake_after_save;
+use crate::domain::listing::{referenced_ids, validate, ListingFields, ValidListing};
+use crate::domain::user::Actor;
+use crate::domain::FieldError;
+use crate::store::{ImageSource, NewListing, SavedListing, StoreError};
+use crate::usecases::Core;
+
+/// A create body that passed every check, ready to save.
+#[derive(Debug, Clone)]
+pub struct NewListingBody {
+    pub fields: ListingFields,
+    pub images: Vec<ImageSource>,
+}
+
+/// Why a listing was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateListingError {
+    /// Every reason the body is refused, the validator's and the store's.
+    #[error("invalid listing")]
+    Invalid(Vec<FieldError>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Creates one listing sold by the actor.
+pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<SavedListing, CreateListingError> {
+    let listing = prepare(core, actor, body, validate(body, None)).await?.map_err(CreateListingError::Invalid)?;
+    let mut bodies = [listing];
+    default_warehouse(core, actor, &mut bodies).await?;
+    let saved = core.store.create_listing(new_listing(actor, &bodies[0])).await?;
+    wake_after_save(core, actor, std::slice::from_ref(&saved));
+    Ok(saved)
+}
+
+/// Checks a create body the validator has already read (`validate(body, None)`; bulk
+/// import runs it off the async workers with the parsing of its file): `Ok(Err(reasons))`
+/// lists every reason it is refused (the validator's and the store's).
+pub async fn prepare(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+    validated: Result<ValidListing, Vec<FieldError>>,
+) -> Result<Result<NewListingBody, Vec<FieldError>>, StoreError> {
+    Ok(checked(core, actor, body, validated).await?.map(|valid| NewListingBody {
+        images: image_sources(&valid.images, &valid.attachment_ids).unwrap_or_default(),
+        fields: valid.fields,
+    }))
+}
+
+/// Saves checked bodies as the actor's listings in one transaction, in order, one saved
+/// listing per body (bulk import).
+pub async fn save(
+    core: &Core,
+    actor: &Actor,
+    mut bodies: Vec<NewListingBody>,
+) -> Result<Vec<SavedListing>, StoreError> {
+    if bodies.is_empty() {
+        return Ok(Vec::new());
+    }
+    default_warehouse(core, actor, &mut bodies).await?;
+    let new: Vec<NewListing<'_>> = bodies.iter().map(|b| new_listing(actor, b)).collect();
+    let saved = core.store.create_listings(&new).await?;
+    wake_after_save(core, actor, &saved);
+    Ok(saved)
+}
+
+/// Bodies that name no warehouse are collected from the brand's default (read once, only
+/// if needed).
+async fn default_warehouse(core: &Core, actor: &Actor, bodies: &mut [NewListingBody]) -> Result<(), StoreError> {
+    if bodies.iter().any(|b| b.fields.warehouse_id.is_none()) {
+        let default = core.store.default_warehouse_id(actor.brand_id).await?;
+        for body in bodies.iter_mut().filter(|b| b.fields.warehouse_id.is_none()) {
+            body.fields.warehouse_id = default.clone();
+        }
+    }
+    Ok(())
+}
+
+fn new_listing<'a>(actor: &'a Actor, body: &'a NewListingBody) -> NewListing<'a> {
+    NewListing {
+        brand_id: actor.brand_id,
+        user_id: actor.user_id,
+        seller_name: &actor.user_name,
+        fields: &body.fields,
+        images: &body.images,
+    }
+}
+
+/// Adds the reasons only the store can tell (unknown warehouse or photos) to the
+/// validator's, so a body learns every reason at once.
+pub(super) async fn checked(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+    validated: Result<ValidListing, Vec<FieldError>>,
+) -> Result<Result<ValidListing, Vec<FieldError>>, StoreError> {
+    let refs = referenced_ids(body);
+    let mut errors = match &validated {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors.clone(),
+    };
+    if let Some(warehouse) = &refs.warehouse_id {
+        if !core.store.warehouse_in_brand(actor.brand_id, warehouse).await? {
+            errors.push(FieldError::of("warehouse_id", "invalid"));
+        }
+    }
+    if !refs.attachment_ids.is_empty() {
+        let found = core.store.attachments_in_brand(actor.brand_id, &refs.attachment_ids).await?;
+        if refs.attachment_ids.iter().any(|id| !found.contains(id)) {
+            errors.push(FieldError::of("attachment_ids", "invalid"));
+        }
+    }
+    Ok(match validated {
+        Ok(valid) if errors.is_empty() => Ok(valid),
+        _ => Err(errors),
+    })
+}
+
+/// The listing's new image list when the body gave `images` or `attachment_ids`:
+/// uploaded photos first, then URLs to import.
+pub(super) fn image_sources(
+    images: &Option<Vec<String>>,
+    attachment_ids: &Option<Vec<i64>>,
+) -> Option<Vec<ImageSource>> {
+    if images.is_none() && attachment_ids.is_none() {
+        return None;
+    }
+    let photos = attachment_ids.iter().flatten().map(|id| ImageSource::Attachment(*id));
+    let imports = images.iter().flatten().map(|url| ImageSource::Import(url.clone()));
+    Some(photos.chain(imports).collect())
+}

@@ -1,0 +1,138 @@
+//! Listings: list, read, create (shared with bulk import), update, trash and bulk trash,
+//! each for the actor's brand; changes only by the listing's seller.
+
+mod create;
+
+use serde_json::{Map, Value};
+
+use crate::domain::listing::{validate, ImageStatus};
+use crate::domain::user::Actor;
+use crate::domain::FieldError;
+use crate::store::{ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError};
+use crate::usecases::Core;
+use create::{checked, image_sources};
+pub use create::{create, prepare, save, CreateListingError, NewListingBody};
+
+/// How many times an update re-reads a listing that changed under it before giving up.
+const UPDATE_ATTEMPTS: usize = 3;
+
+/// A page of the brand's listings, newest first, and how many match in all.
+pub async fn list(
+    core: &Core,
+    actor: &Actor,
+    filter: ListingFilter,
+    limit: i64,
+    offset: i64,
+) -> Result<ListingPage, StoreError> {
+    core.store.list_listings(actor.brand_id, filter, limit, offset).await
+}
+
+/// Why a listing was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum GetListingError {
+    /// Missing, trashed, or another brand's.
+    #[error("no such listing")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One of the brand's listings (not trashed).
+pub async fn get(core: &Core, actor: &Actor, id: i64) -> Result<ListingRecord, GetListingError> {
+    core.store.listing(actor.brand_id, id).await?.ok_or(GetListingError::NotFound)
+}
+
+/// Why a listing was not updated.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateListingError {
+    #[error("no such listing")]
+    NotFound,
+    /// The brand's, but another user's.
+    #[error("another user's listing")]
+    NotOwner,
+    /// The body changes nothing: it has no field.
+    #[error("no fields")]
+    NoFields,
+    /// Every reason the merged listing is refused.
+    #[error("invalid listing")]
+    Invalid(Vec<FieldError>),
+    /// The listing kept changing during the update.
+    #[error("edit conflict")]
+    EditConflict,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Merges `body` over one of the actor's listings and saves it if the merged listing is
+/// valid; a listing changed by someone else meanwhile is read again (three attempts).
+pub async fn update(
+    core: &Core,
+    actor: &Actor,
+    id: i64,
+    body: &Map<String, Value>,
+) -> Result<SavedListing, UpdateListingError> {
+    for _ in 0..UPDATE_ATTEMPTS {
+        let existing = core.store.listing(actor.brand_id, id).await?.ok_or(UpdateListingError::NotFound)?;
+        if existing.user_id != actor.user_id {
+            return Err(UpdateListingError::NotOwner);
+        }
+        if body.is_empty() {
+            return Err(UpdateListingError::NoFields);
+        }
+        let valid = checked(core, actor, body, validate(body, Some(&existing.fields)))
+            .await?
+            .map_err(UpdateListingError::Invalid)?;
+        let images = image_sources(&valid.images, &valid.attachment_ids);
+        match core.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
+            ListingUpdate::Saved(saved) => {
+                if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == ImageStatus::Pending) {
+                    core.photo_jobs.wake_imports();
+                }
+                if saved.brand_created {
+                    core.options.invalidate(actor.brand_id);
+                }
+                return Ok(*saved);
+            }
+            ListingUpdate::Stale => continue,
+        }
+    }
+    Err(UpdateListingError::EditConflict)
+}
+
+/// Why a listing was not trashed.
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteListingError {
+    #[error("no such listing")]
+    NotFound,
+    #[error("another user's listing")]
+    NotOwner,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Moves one of the actor's listings to the trash.
+pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteListingError> {
+    let outcome = core.store.delete_listings(actor.brand_id, actor.user_id, &[id]).await?;
+    match outcome.first().map(|(_, removal)| *removal) {
+        Some(Removal::Deleted) => Ok(()),
+        Some(Removal::NotOwner) => Err(DeleteListingError::NotOwner),
+        Some(Removal::NotFound) | None => Err(DeleteListingError::NotFound),
+    }
+}
+
+/// Trashes each of `ids` that is the actor's listing; says per distinct id what happened,
+/// in the order given.
+pub async fn bulk_delete(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<(i64, Removal)>, StoreError> {
+    core.store.delete_listings(actor.brand_id, actor.user_id, ids).await
+}
+
+/// After new listings are saved: wake the image importer when they named URLs, and drop
+/// the cached options when a manufacturer brand was added.
+fn wake_after_save(core: &Core, actor: &Actor, saved: &[SavedListing]) {
+    if saved.iter().any(|s| s.record.images.iter().any(|i| i.source_url.is_some())) {
+        core.photo_jobs.wake_imports();
+    }
+    if saved.iter().any(|s| s.brand_created) {
+        core.options.invalidate(actor.brand_id);
+    }
+}
