@@ -101,6 +101,7 @@ static DOCS_PAGE: LazyLock<String> = LazyLock::new(|| {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rehome API reference</title>
 <meta name="generator" content="Redoc {REDOC_VERSION}">
+<link rel="icon" href="data:,">
 <style>body {{ margin: 0; }}</style>
 </head>
 <body>
@@ -270,6 +271,8 @@ mod tests {
         assert!(!DOCS_PAGE.contains("http://") && !DOCS_PAGE.contains("https://"), "no other origin");
         assert_eq!(REDOC_PATH, format!("/docs/redoc.{REDOC_VERSION}.js"));
         assert!(REDOC_JS.starts_with(b"/*! For license information"));
+        let bundle = String::from_utf8_lossy(REDOC_JS);
+        assert!(!bundle.contains("cdn.redoc.ly"), "the bundle loads no image from Redocly's CDN");
         assert!(DOCS_CSP.contains("default-src 'none'") && !DOCS_CSP.contains("unsafe-eval"));
     }
 }

@@ -18,6 +18,8 @@ mod marketplace;
 mod nodes;
 mod options;
 mod photos;
+mod schema_parity;
 mod settings;
 mod warehouses;
+mod webhook_example;
 mod webhooks;
