@@ -33,11 +33,18 @@ impl FieldError {
 #[derive(Debug, Clone, Copy)]
 pub enum FieldType {
     /// One line of text (no control characters), at most `max` characters.
-    Text { max: usize },
+    Text {
+        max: usize,
+    },
     /// Text that may span lines (line breaks and tabs kept), at most `max` characters.
-    Lines { max: usize },
+    Lines {
+        max: usize,
+    },
     /// A JSON integer within `min..=max`.
-    Integer { min: i64, max: i64 },
+    Integer {
+        min: i64,
+        max: i64,
+    },
     /// An amount in GBP: a JSON number above zero with at most two decimals.
     Money,
     /// A JSON number.
@@ -50,7 +57,10 @@ pub enum FieldType {
     /// One of these strings.
     Choice(&'static [&'static str]),
     /// A list of at most `max` items of `item`.
-    List { item: &'static FieldType, max: usize },
+    List {
+        item: &'static FieldType,
+        max: usize,
+    },
     /// An object of these fields.
     Object(&'static [Field]),
 }
@@ -141,14 +151,12 @@ fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
         FieldType::Timestamp => ObjectBuilder::new()
             .schema_type(Type::String)
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
-        FieldType::Choice(values) => ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied())),
+        FieldType::Choice(values) => {
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied()))
+        }
         FieldType::Object(fields) => object_of(fields),
         FieldType::List { item, max } => {
-            return ArrayBuilder::new()
-                .items(field_schema(item, None))
-                .max_items(Some(*max))
-                .description(doc)
-                .into();
+            return ArrayBuilder::new().items(field_schema(item, None)).max_items(Some(*max)).description(doc).into();
         }
     };
     builder.description(doc).into()

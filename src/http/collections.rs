@@ -12,12 +12,12 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
 use crate::domain::apikey::random_base62;
+use crate::domain::event::{Event, EventType};
 use crate::domain::order::{order_reference, CollectionRequest};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
-use crate::domain::event::{Event, EventType};
 use crate::store::{CollectionFilter, CollectionRow, NewCollection, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]

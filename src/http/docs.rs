@@ -213,7 +213,11 @@ mod tests {
             let text = |status: &str| operation["responses"][status]["description"].as_str().unwrap().to_owned();
             assert!(text("401").contains("`missing_bearer_token`") && text("401").contains("`invalid_token`"));
             let scope = if method == "get" { "`read` scope" } else { "`write` scope" };
-            assert!(text("403").contains("`forbidden`:") && text("403").contains(scope), "{method} {path}: {}", text("403"));
+            assert!(
+                text("403").contains("`forbidden`:") && text("403").contains(scope),
+                "{method} {path}: {}",
+                text("403")
+            );
             assert_eq!(text("403").matches("`forbidden`").count(), 1, "{method} {path}: {}", text("403"));
             assert!(text("429").starts_with("`rate_limited`"));
             for header in ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {

@@ -24,13 +24,13 @@ use crate::app::AppState;
 use crate::config::Secret;
 use crate::domain::apikey::random_base62;
 use crate::domain::credit_code::CreditCode;
+use crate::domain::event::{Event, EventType};
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, parse_completion, OrderRequest};
 use crate::domain::payout::{CreditDestination, PayoutChoice};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::redemptions::Redemption;
-use crate::domain::event::{Event, EventType};
 use crate::store::{NewRedemption, OrderRecord, StoreError, Ts};
 
 #[derive(utoipa::OpenApi)]

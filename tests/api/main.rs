@@ -8,6 +8,7 @@ mod bulk;
 mod bulk_files;
 mod cli;
 mod copy;
+mod documented_bodies;
 mod errors;
 mod limits;
 mod limits_shared;

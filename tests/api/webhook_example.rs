@@ -96,7 +96,8 @@ fn read_lines(path: &Path) -> Vec<String> {
 /// Gets the signing secret first (the receiver needs it to start, and rehome needs the
 /// receiver's URL): a paused endpoint, then the receiver's URL, enabled.
 async fn receiver_for(app: &TestApp, partner: &Partner) -> PythonReceiver {
-    let response = app.patch(WEBHOOK, &partner.key, &json!({"url": "http://127.0.0.1:9/paused", "enabled": false})).await;
+    let response =
+        app.patch(WEBHOOK, &partner.key, &json!({"url": "http://127.0.0.1:9/paused", "enabled": false})).await;
     assert_eq!(response.status(), 200);
     let secret = json(response).await["signing_secret"].as_str().unwrap().to_owned();
     let receiver = PythonReceiver::start(&secret);

@@ -30,12 +30,14 @@ impl Modify for SharedAnswers {
             for (method, operation) in operations(item) {
                 match scheme(operation) {
                     Some(PARTNER_SCHEME) => add_partner_answers(operation, method),
-                    Some(OPERATOR_SCHEME) => {
-                        set(operation, "401", error_response(
+                    Some(OPERATOR_SCHEME) => set(
+                        operation,
+                        "401",
+                        error_response(
                             "`missing_bearer_token` or `invalid_token`: send the operator token as \
 `Authorization: Bearer <REHOME_OPS_TOKEN>`",
-                        ))
-                    }
+                        ),
+                    ),
                     _ => {}
                 }
             }
@@ -44,10 +46,14 @@ impl Modify for SharedAnswers {
 }
 
 fn add_partner_answers(operation: &mut Operation, method: &str) {
-    set(operation, "401", error_response(
-        "`missing_bearer_token`: no `Authorization: Bearer <API_KEY>` header; `invalid_token`: the key is \
+    set(
+        operation,
+        "401",
+        error_response(
+            "`missing_bearer_token`: no `Authorization: Bearer <API_KEY>` header; `invalid_token`: the key is \
 malformed, unknown, revoked or expired",
-    ));
+        ),
+    );
     let scope = if method == "get" { "read" } else { "write" };
     let generic = format!("`forbidden`: the key's user is not a partner admin, or the key lacks the `{scope}` scope");
     let specific = operation.responses.responses.get("403").and_then(|existing| match existing {
@@ -164,7 +170,8 @@ fn curl(method: &str, path: &str, operation: &Operation, schemas: &Value) -> Str
         Some(OPERATOR_SCHEME) => "$REHOME_OPS_TOKEN",
         _ => "$REHOME_API_KEY",
     };
-    let mut command = format!("curl -X {} \"$REHOME_URL{url}\" \\\n  -H \"Authorization: Bearer {token}\"", method.to_uppercase());
+    let mut command =
+        format!("curl -X {} \"$REHOME_URL{url}\" \\\n  -H \"Authorization: Bearer {token}\"", method.to_uppercase());
     let json_body = operation.request_body.as_ref().and_then(|body| body.content.get("application/json"));
     if let Some(content) = json_body {
         let example = content
@@ -238,7 +245,8 @@ mod tests {
 
     #[test]
     fn only_the_operation_specific_part_of_a_403_text_is_kept() {
-        let both = "`forbidden_not_owner`: another user's listing; `forbidden`: not a partner admin, or no `write` scope";
+        let both =
+            "`forbidden_not_owner`: another user's listing; `forbidden`: not a partner admin, or no `write` scope";
         assert_eq!(operation_specific(both).as_deref(), Some("`forbidden_not_owner`: another user's listing"));
         assert_eq!(operation_specific("`forbidden_not_owner`: x").as_deref(), Some("`forbidden_not_owner`: x"));
         assert_eq!(operation_specific("`forbidden`: not a partner admin, or no `read` scope"), None);
@@ -249,7 +257,10 @@ mod tests {
         let mut operation = Operation::new();
         operation.security = Some(vec![SecurityRequirement::new(PARTNER_SCHEME, Vec::<String>::new())]);
         let sample = curl("delete", "/v1/listings/{id}", &operation, &Value::Null);
-        assert_eq!(sample, "curl -X DELETE \"$REHOME_URL/v1/listings/$ID\" \\\n  -H \"Authorization: Bearer $REHOME_API_KEY\"");
+        assert_eq!(
+            sample,
+            "curl -X DELETE \"$REHOME_URL/v1/listings/$ID\" \\\n  -H \"Authorization: Bearer $REHOME_API_KEY\""
+        );
 
         let schemas = json!({"Note": {"examples": [{"text": "it's"}]}});
         let example = schema_example(&json!({"$ref": "#/components/schemas/Note"}), &schemas);

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use rehome::jobs::signature::verify;
 use rehome::domain::event::{Event, EventType};
+use rehome::jobs::signature::verify;
 use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
 use rehome::store::{insert_event, Sealer, Store, Ts};
 use serde_json::{json, Value};

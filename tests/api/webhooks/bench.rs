@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use rehome::accounts;
 use rehome::app::Server;
 use rehome::config::Config;
-use rehome::domain::user::{Role, Scopes};
 use rehome::domain::event::{Event, EventType};
+use rehome::domain::user::{Role, Scopes};
 use rehome::store::insert_event;
 use serde_json::json;
 

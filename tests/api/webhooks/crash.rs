@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rehome::accounts;
-use rehome::domain::user::{Role, Scopes};
 use rehome::domain::event::{Event, EventType};
+use rehome::domain::user::{Role, Scopes};
 use rehome::store::Store;
 use serde_json::json;
 

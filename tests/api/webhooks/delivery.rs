@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use rehome::jobs::retry::{RetrySchedule, JITTER};
 use rehome::domain::event::{Event, EventType};
+use rehome::jobs::retry::{RetrySchedule, JITTER};
 use rehome::store::insert_event;
 use serde_json::json;
 
