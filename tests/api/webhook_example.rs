@@ -30,12 +30,19 @@ receiver.process = record
 receiver.main()
 "#;
 
-/// The first ```python block of docs/webhooks.md.
+/// The receiver of docs/webhooks.md: its first two ```python blocks (the handling, then the
+/// server around it), joined as the page says.
 fn documented_example() -> String {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/webhooks.md")).unwrap();
-    let start = doc.find("```python\n").expect("a python example in docs/webhooks.md") + "```python\n".len();
-    let end = start + doc[start..].find("```").expect("end of the example");
-    doc[start..end].to_owned()
+    let blocks: Vec<&str> = doc
+        .split("```python\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().expect("end of the example"))
+        .take(2)
+        .collect();
+    assert_eq!(blocks.len(), 2, "docs/webhooks.md: the receiver example in two python blocks");
+    assert!(blocks[1].contains("def main()"), "the second block serves the first");
+    blocks.join("\n\n")
 }
 
 /// The example running as `python3`, killed when dropped.
@@ -115,7 +122,8 @@ async fn the_documented_receiver_accepts_real_deliveries_once_and_refuses_anothe
     let event = emit(&app, &partner, 1).await;
     let entry = wait_for_status(&app, &partner, &event.id, "delivered", Duration::from_secs(10)).await;
     assert_eq!(entry["last_status_code"], 200, "{entry}");
-    assert_eq!(receiver.processed(), [event.id.clone()]);
+    let once = vec![event.id.clone()];
+    assert_eq!(receiver.processed(), once);
 
     // A repeat (here a replay: same id, same bytes, new signature) is acknowledged, not
     // processed again.
@@ -123,7 +131,7 @@ async fn the_documented_receiver_accepts_real_deliveries_once_and_refuses_anothe
     assert_eq!(replay.status(), 200);
     let entry = wait_for_attempts(&app, &partner, &event.id, 2).await;
     assert_eq!(entry["status"], "delivered", "{entry}");
-    assert_eq!(receiver.processed(), [event.id.clone()], "a repeat is not processed twice");
+    assert_eq!(receiver.processed(), once, "a repeat is not processed twice");
 
     // After a rotation the receiver still holds the old secret: it answers 400, which
     // parks the event as dead.
@@ -132,7 +140,7 @@ async fn the_documented_receiver_accepts_real_deliveries_once_and_refuses_anothe
     let second = emit(&app, &partner, 2).await;
     let entry = wait_for_status(&app, &partner, &second.id, "dead", Duration::from_secs(10)).await;
     assert_eq!(entry["last_status_code"], 400, "{entry}");
-    assert_eq!(receiver.processed(), [event.id.clone()]);
+    assert_eq!(receiver.processed(), once);
 }
 
 async fn wait_for_attempts(app: &TestApp, partner: &Partner, event_id: &str, attempts: u64) -> serde_json::Value {

@@ -83,6 +83,13 @@ def check(base: str, screenshot: str, chromium: str) -> list:
         if -1 in order[:4] or order[:4] != sorted(order[:4]):
             problems.append(f"the sidebar does not list the partner API first: {sidebar[:300]!r}")
 
+        # The search box (its index runs in a `blob:` worker, which the CSP must allow).
+        page.fill("input[placeholder='Search...']", "warehouse")
+        try:
+            page.wait_for_selector("[data-role='search:results'] li, .search-results li", timeout=5000)
+        except Exception:
+            problems.append("the search found nothing (is its worker blocked?)")
+
         # The create-listing operation: its body's fields, rendered Markdown, a curl sample.
         page.goto(base + "/docs#tag/Listings/operation/create_listing", wait_until="networkidle")
         operation = page.locator("[data-section-id='tag/Listings/operation/create_listing']")
