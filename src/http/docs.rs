@@ -1,14 +1,15 @@
-//! The OpenAPI 3.1 document (generated from the handlers) and a human page rendered from
-//! it on the server, so it works offline with no script or CDN.
+//! The OpenAPI 3.1 document (generated from the handlers), and the `/docs` page that renders
+//! it with Redoc: a vendored bundle served by the binary itself, so the page works offline
+//! and loads nothing from another origin.
 
-use std::fmt::Write;
+mod answers;
+
 use std::sync::LazyLock;
 
 use axum::http::header;
-use axum::response::{Html, IntoResponse};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -73,16 +74,52 @@ pub fn document() -> utoipa::openapi::OpenApi {
     for part in parts {
         doc.merge(part);
     }
+    // After the merge, so that they see every operation.
+    answers::SharedAnswers.modify(&mut doc);
+    answers::CodeSamples.modify(&mut doc);
+    answers::TagOrder.modify(&mut doc);
     doc
 }
 
 static OPENAPI_JSON: LazyLock<String> =
     LazyLock::new(|| document().to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
 
+/// The vendored Redoc release (see `src/http/assets/README.md`).
+const REDOC_VERSION: &str = "2.5.4";
+const REDOC_JS: &[u8] = include_bytes!("assets/redoc.standalone.2.5.4.js");
+/// Versioned, so that it can be cached for good.
+const REDOC_PATH: &str = "/docs/redoc.2.5.4.js";
+
+/// Redoc reads the document from the same origin and renders it; the standalone bundle
+/// starts itself on the `<redoc>` element, so the page has no inline script.
 static DOCS_PAGE: LazyLock<String> = LazyLock::new(|| {
-    let doc: Value = serde_json::from_str(&OPENAPI_JSON).unwrap_or(Value::Null);
-    render_page(&doc)
+    format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rehome API reference</title>
+<meta name="generator" content="Redoc {REDOC_VERSION}">
+<link rel="icon" href="data:,">
+<style>body {{ margin: 0; }}</style>
+</head>
+<body>
+<noscript><p>This reference needs JavaScript. The document it renders is <a href="/v1/openapi.json">/v1/openapi.json</a> (OpenAPI 3.1).</p></noscript>
+<redoc spec-url="/v1/openapi.json" required-props-first="true" expand-responses="200,201" schema-expansion-level="1" json-sample-expand-level="3" sort-tags-alphabetically="false"></redoc>
+<script src="{REDOC_PATH}"></script>
+</body>
+</html>
+"#
+    )
 });
+
+/// Same origin only, and the least Redoc needs (each checked in Chromium by
+/// tests/browser/docs_page.py): it injects its styles as `<style>` elements (inline styles),
+/// runs its search index in a worker made from a `blob:` URL, and draws its icons as `data:`
+/// images. The last three directives do not fall back to `default-src`.
+const DOCS_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; \
+connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// Routes under `/v1` (behind the gate, public: the document needs no key).
 pub fn api_router() -> Router<AppState> {
@@ -90,114 +127,65 @@ pub fn api_router() -> Router<AppState> {
 }
 
 pub fn page_router() -> Router<AppState> {
-    Router::new().route("/docs", get(docs_page))
+    Router::new().route("/docs", get(docs_page)).route(REDOC_PATH, get(redoc_js))
 }
 
 async fn openapi_json() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON.as_str())
 }
 
-async fn docs_page() -> Html<&'static str> {
-    Html(DOCS_PAGE.as_str())
+async fn docs_page() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, DOCS_CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        DOCS_PAGE.as_str(),
+    )
 }
 
-const METHODS: [&str; 5] = ["get", "post", "patch", "put", "delete"];
-
-fn render_page(doc: &Value) -> String {
-    let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API");
-    let description = doc.pointer("/info/description").and_then(Value::as_str).unwrap_or("");
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
-<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}}\
-code,pre{{background:#f4f4f4;border-radius:4px;padding:0 .3em}}pre{{padding:.8em;overflow:auto}}\
-.op{{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:1em 0}}\
-.m{{font-weight:bold;text-transform:uppercase;margin-right:.6em}}table{{border-collapse:collapse}}\
-td,th{{border:1px solid #ddd;padding:.2em .6em;text-align:left}}</style></head><body>\
-<h1>{t}</h1><p>{d}</p><p>Machine-readable: <a href=\"/v1/openapi.json\">/v1/openapi.json</a> (OpenAPI 3.1).</p>\
-<h2>Errors</h2><p>Every error is <code>{{\"code\": \"…\", \"message\": \"…\"}}</code>; \
-<code>validation_failed</code> adds <code>errors: [{{field, code}}]</code>.</p><h2>Endpoints</h2>",
-        t = escape(title),
-        d = escape(description),
-    );
-    if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
-        for (path, item) in paths {
-            for method in METHODS {
-                if let Some(op) = item.get(method) {
-                    render_operation(&mut html, method, path, op);
-                }
-            }
-        }
-    }
-    if let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) {
-        html.push_str("<h2>Schemas</h2>");
-        for (name, schema) in schemas {
-            let pretty = serde_json::to_string_pretty(schema).unwrap_or_default();
-            let _ = write!(html, "<h3 id=\"schema-{n}\">{n}</h3><pre>{s}</pre>", n = escape(name), s = escape(&pretty));
-        }
-    }
-    html.push_str("</body></html>");
-    html
-}
-
-fn render_operation(html: &mut String, method: &str, path: &str, op: &Value) {
-    let text = |key: &str| op.get(key).and_then(Value::as_str).unwrap_or("");
-    let _ = write!(
-        html,
-        "<div class=\"op\"><p><span class=\"m\">{m}</span><code>{p}</code></p><p><strong>{s}</strong></p><p>{d}</p>",
-        m = method,
-        p = escape(path),
-        s = escape(text("summary")),
-        d = escape(text("description")),
-    );
-    if let Some(params) = op.get("parameters").and_then(Value::as_array) {
-        html.push_str("<table><tr><th>Parameter</th><th>In</th><th>Description</th></tr>");
-        for p in params {
-            let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("");
-            let _ = write!(
-                html,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                escape(field("name")),
-                escape(field("in")),
-                escape(field("description"))
-            );
-        }
-        html.push_str("</table>");
-    }
-    if let Some(responses) = op.get("responses").and_then(Value::as_object) {
-        html.push_str("<table><tr><th>Status</th><th>Meaning</th></tr>");
-        for (status, response) in responses {
-            let description = response.get("description").and_then(Value::as_str).unwrap_or("");
-            let _ = write!(html, "<tr><td>{}</td><td>{}</td></tr>", escape(status), escape(description));
-        }
-        html.push_str("</table>");
-    }
-    html.push_str("</div>");
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+async fn redoc_js() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        REDOC_JS,
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
+
+    fn doc() -> Value {
+        serde_json::from_str(&OPENAPI_JSON).unwrap()
+    }
+
+    /// Every operation of the document, as (method, path, operation).
+    fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+        let mut all = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                all.push((method.clone(), path.clone(), operation.clone()));
+            }
+        }
+        all
+    }
+
+    fn schemes(operation: &Value) -> Vec<String> {
+        let requirements = operation["security"].as_array().cloned().unwrap_or_default();
+        requirements.iter().flat_map(|r| r.as_object().unwrap().keys().cloned()).collect()
+    }
 
     #[test]
     fn the_document_is_openapi_3_1_with_every_path_under_v1() {
-        let doc: Value = serde_json::from_str(&OPENAPI_JSON).unwrap();
+        let doc = doc();
         assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
         let paths = doc["paths"].as_object().unwrap();
         assert!(paths.contains_key("/v1/listings/options"));
@@ -210,9 +198,89 @@ mod tests {
     }
 
     #[test]
-    fn the_page_lists_operations_and_escapes_text() {
-        assert!(DOCS_PAGE.contains("/v1/listings/options"));
-        assert!(!DOCS_PAGE.contains("<script"));
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    fn every_partner_operation_has_the_shared_401_403_and_429_answers() {
+        let doc = doc();
+        let mut checked = 0;
+        for (method, path, operation) in operations(&doc) {
+            if !schemes(&operation).contains(&"bearer".to_owned()) {
+                continue;
+            }
+            checked += 1;
+            for status in ["401", "403", "429"] {
+                let schema = &operation["responses"][status]["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(schema, "#/components/schemas/ErrorBody", "{method} {path} {status}");
+            }
+            let text = |status: &str| operation["responses"][status]["description"].as_str().unwrap().to_owned();
+            assert!(text("401").contains("`missing_bearer_token`") && text("401").contains("`invalid_token`"));
+            let scope = if method == "get" { "`read` scope" } else { "`write` scope" };
+            assert!(
+                text("403").contains("`forbidden`:") && text("403").contains(scope),
+                "{method} {path}: {}",
+                text("403")
+            );
+            assert_eq!(text("403").matches("`forbidden`").count(), 1, "{method} {path}: {}", text("403"));
+            assert!(text("429").starts_with("`rate_limited`"));
+            for header in ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+                assert!(operation["responses"]["429"]["headers"][header].is_object(), "{method} {path} {header}");
+            }
+        }
+        assert!(checked > 30, "only {checked} partner operations");
+        let patch = &doc["paths"]["/v1/listings/{id}"]["patch"]["responses"]["403"]["description"];
+        assert!(patch.as_str().unwrap().starts_with("`forbidden_not_owner`"), "the specific 403 text is kept: {patch}");
+    }
+
+    #[test]
+    fn operator_operations_have_the_operator_401_and_no_rate_limit_answer() {
+        let doc = doc();
+        let operator: Vec<_> =
+            operations(&doc).into_iter().filter(|(_, _, op)| schemes(op).contains(&"ops".to_owned())).collect();
+        assert!(!operator.is_empty());
+        for (method, path, operation) in operator {
+            assert!(path.starts_with("/ops/v1/"), "{path}");
+            let unauthorized = operation["responses"]["401"]["description"].as_str().unwrap();
+            assert!(unauthorized.contains("REHOME_OPS_TOKEN"), "{method} {path}");
+            assert!(operation["responses"]["429"].is_null(), "the operator API is not rate limited: {method} {path}");
+            assert_eq!(operation["tags"][0], "Operator");
+        }
+    }
+
+    #[test]
+    fn the_operator_tag_comes_after_every_partner_tag() {
+        let doc = doc();
+        let tags: Vec<&str> = doc["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(tags.last(), Some(&"Operator"), "{tags:?}");
+        assert_eq!(tags.first(), Some(&"Listings"), "{tags:?}");
+        assert_eq!(doc["x-tagGroups"][0]["name"], "Partner API");
+        assert_eq!(doc["x-tagGroups"][1]["tags"], serde_json::json!(["Operator"]));
+        let grouped = doc["x-tagGroups"][0]["tags"].as_array().unwrap().len() + 1;
+        assert_eq!(grouped, tags.len(), "every tag is in a group (Redoc hides the others)");
+        for (method, path, operation) in operations(&doc) {
+            let tag = operation["tags"][0].as_str().unwrap_or_default();
+            assert!(tags.contains(&tag), "{method} {path}: tag {tag:?} is not declared, so the page would hide it");
+        }
+    }
+
+    #[test]
+    fn every_operation_has_a_curl_sample_with_its_body() {
+        let doc = doc();
+        for (method, path, operation) in operations(&doc) {
+            let sample = operation["x-codeSamples"][0]["source"].as_str().unwrap();
+            assert!(sample.starts_with(&format!("curl -X {}", method.to_uppercase())), "{sample}");
+            if operation["requestBody"]["content"]["application/json"].is_object() {
+                assert!(sample.contains("-d '"), "{method} {path}: {sample}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_page_loads_the_same_origin_redoc_bundle_of_the_named_version() {
+        assert!(DOCS_PAGE.contains(&format!("<script src=\"/docs/redoc.{REDOC_VERSION}.js\"></script>")));
+        assert!(DOCS_PAGE.contains("spec-url=\"/v1/openapi.json\""));
+        assert!(!DOCS_PAGE.contains("http://") && !DOCS_PAGE.contains("https://"), "no other origin");
+        assert_eq!(REDOC_PATH, format!("/docs/redoc.{REDOC_VERSION}.js"));
+        assert!(REDOC_JS.starts_with(b"/*! For license information"));
+        let bundle = String::from_utf8_lossy(REDOC_JS);
+        assert!(!bundle.contains("cdn.redoc.ly"), "the bundle loads no image from Redocly's CDN");
+        assert!(DOCS_CSP.contains("default-src 'none'") && !DOCS_CSP.contains("unsafe-eval"));
     }
 }

@@ -63,7 +63,7 @@ const fn choose(column: Column, choices: Choices) -> Column {
 /// clearance listings.
 pub const COLUMNS: &[Column] = &[
     required(column("title", Kind::Text, "Required. 1 to 200 characters.", "Oak frame 3-seater sofa")),
-    required(column("price_gbp", Kind::Money, "Required. Sale price in GBP, above 0, at most two decimals: 450 or £1,200.00.", "450")),
+    required(column("price_gbp", Kind::Money, "Required. Regular price in GBP, above 0, at most two decimals: 450 or £1,200.00.", "450")),
     required(choose(column("category", Kind::Text, "Required. Choose from the list: the category of the primary piece; a multi-piece bundle is Sofa Sets.", "3-Seater Sofas"), Choices::Categories)),
     required(choose(column("condition", Kind::Text, "Required. like-new, excellent, gently-used or fair.", "excellent"), Choices::Conditions)),
     choose(column("brand", Kind::Text, "Manufacturer brand. Choose from the list or type a new one (up to 80 characters).", "G Plan"), Choices::Brands),
@@ -74,7 +74,7 @@ pub const COLUMNS: &[Column] = &[
     column("exposed_to", Kind::List, "Comma-separated: Dogs, Cats, Smoke, or None alone.", "Dogs, Smoke"),
     column("quantity", Kind::Integer, "Identical units in stock: 1 to 10000. Default 1.", "2"),
     choose(column("delivery_contribution_gbp", Kind::Integer, "Whole pounds you contribute to delivery: 0, 30, 60 or 129 (free delivery). Default 0.", "30"), Choices::DeliveryContributions),
-    column("sale_price_gbp", Kind::Money, "Promotional price in GBP, below price_gbp.", ""),
+    column("sale_price_gbp", Kind::Money, "Sale (reduced) price in GBP, below price_gbp; leave empty for none.", ""),
     column("rrp_gbp", Kind::Money, "Original retail price in GBP, shown struck through.", "1200"),
     column("available_from", Kind::Date, "Date the item can be collected: a date cell, or text 2026-12-01 or 01/12/2026 (day first).", "2026-12-01"),
     column("measurements", Kind::Measurements, "One entry per piece, separated by ;  type:width×depth×height in cm, e.g. 3-Seater:210×95×85; Footstool:60x60x45. Types: see the Instructions sheet.", "3-Seater:210×95×85; Footstool:60x60x45"),

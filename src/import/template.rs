@@ -130,6 +130,12 @@ fn write_instructions(sheet: &mut Worksheet) -> Result<(), XlsxError> {
          optional columns may be removed or moved. Headers are matched ignoring case."
             .to_owned(),
         format!("Required columns: {}.", required.join(", ")),
+        "Select a header cell on the Listings sheet to see what to enter in its column; the reference below \
+         says the same."
+            .to_owned(),
+        "price_gbp is the regular price. sale_price_gbp, when set, is the reduced price buyers pay, below \
+         price_gbp; rrp_gbp is the original retail price, shown struck through."
+            .to_owned(),
         format!(
             "At most {MAX_ROWS} listings per file; blank rows are skipped. Check the file with \
              POST /v1/listings/bulk-validate, then create the listings with POST /v1/listings/bulk-commit \

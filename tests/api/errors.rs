@@ -65,9 +65,17 @@ async fn the_openapi_document_and_docs_page_are_served() {
     let page = app.get("/docs", "").await;
     assert_eq!(page.status(), 200);
     assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self';"), "{csp}");
     let html = page.text().await.unwrap();
-    assert!(html.contains("/v1/listings/options"));
-    assert!(!html.contains("<script src"), "the page must work offline");
+    assert!(html.contains("spec-url=\"/v1/openapi.json\""));
+    // The page works offline: its one script is served by the server itself.
+    let script = html.split("<script src=\"").nth(1).and_then(|s| s.split('"').next()).expect("a script");
+    assert!(script.starts_with("/docs/redoc."), "{script}");
+    let bundle = app.get(script, "").await;
+    assert_eq!(bundle.status(), 200);
+    assert!(bundle.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    assert!(bundle.headers()["cache-control"].to_str().unwrap().contains("immutable"));
 }
 
 #[tokio::test]
