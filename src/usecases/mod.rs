@@ -9,6 +9,8 @@
 //! Data flows one way: edge → use case → domain types and store; jobs read what the store
 //! recorded.
 
+pub mod marketplace;
+
 use std::sync::Arc;
 
 use crate::config::Config;
