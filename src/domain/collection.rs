@@ -114,4 +114,14 @@ mod tests {
         let ok = CollectionRequest::parse(&body(json!({"order_id": 7, "scheduled_for": "2026-11-25"}))).unwrap();
         assert_eq!((ok.order_id, ok.warehouse_id), (7, None));
     }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        for name in COLLECTION_BODY.names() {
+            let errors = CollectionRequest::parse(&body(json!({ name: null }))).unwrap_err();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        let extra = CollectionRequest::parse(&body(json!({"order_id": 1, "scheduled_for": "2026-11-25", "note": "x"})));
+        assert_eq!(extra, Err(vec![FieldError::of("note", "unknown")]));
+    }
 }

@@ -221,4 +221,16 @@ mod tests {
             let _ = presented.display();
         }
     }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        use crate::domain::reader::object;
+        use serde_json::json;
+        for name in REDEEM_BODY.names() {
+            let errors = RedeemRequest::parse(&object(json!({ name: null }))).unwrap_err();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        let extra = RedeemRequest::parse(&object(json!({"code": "RH-2222-2222-2222-2222", "amount": 5})));
+        assert_eq!(extra, Err(vec![FieldError::of("amount", "unknown")]));
+    }
 }

@@ -200,4 +200,18 @@ mod tests {
         }
         assert!("shipped".parse::<OrderStatus>().is_err());
     }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        for name in ORDER_BODY.names() {
+            let errors =
+                OrderRequest::parse(&body(json!({ name: null })), date("2026-11-21")).err().unwrap_or_default();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        for name in COMPLETION_BODY.names() {
+            assert!(Completion::parse(&body(json!({ name: null }))).is_ok(), "{name}");
+        }
+        let extra = OrderRequest::parse(&body(json!({"listing_id": 1, "price": 1})), date("2026-11-21")).unwrap_err();
+        assert_eq!(extra, [FieldError::of("price", "unknown")]);
+    }
 }

@@ -347,4 +347,18 @@ mod tests {
         assert_eq!(options.value(CustomerChoice::Credit, Pence::new(10)), Pence::new(13));
         assert_eq!(options.value(CustomerChoice::Cash, Pence::new(10)), Pence::new(10));
     }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        let unknown = |errors: Vec<FieldError>| errors.into_iter().filter(|e| e.code.ends_with("_unknown")).count();
+        for name in PAYOUT_OPTIONS_BODY.names() {
+            assert_eq!(unknown(PayoutOptionsPatch::parse(&body(json!({ name: null }))).unwrap_err()), 0, "{name}");
+        }
+        for name in PAYOUT_CHOICE_BODY.names() {
+            assert_eq!(unknown(PayoutChoice::parse(&body(json!({ name: null }))).unwrap_err()), 0, "{name}");
+        }
+        assert_eq!(reasons(json!({"customer_id": "c", "customer_choice": "cash", "tip": 1})), ["tip_unknown"]);
+        let extra = PayoutOptionsPatch::parse(&body(json!({"boost": 1}))).unwrap_err();
+        assert_eq!(extra, [FieldError::of("boost", "unknown")]);
+    }
 }
