@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::NewKey;
 use crate::domain::user::{valid_slug, Role, Scopes};
-use crate::store::{BrandRecord, NewKeyRecord, Store, StoreError, UserRecord};
+use crate::store::{BrandInsert, BrandRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord};
 
 pub async fn create_brand(store: &Store, slug: &str, name: &str) -> anyhow::Result<BrandRecord> {
     if !valid_slug(slug) {
@@ -15,9 +15,9 @@ pub async fn create_brand(store: &Store, slug: &str, name: &str) -> anyhow::Resu
     if name.is_empty() || name.chars().count() > 120 {
         bail!("the brand name must have 1 to 120 characters");
     }
-    match store.create_brand(slug, name).await {
-        Err(StoreError::Conflict(_)) => bail!("a brand with slug '{slug}' already exists"),
-        other => Ok(other?),
+    match store.create_brand(slug, name).await? {
+        BrandInsert::Created(brand) => Ok(brand),
+        BrandInsert::SlugTaken => bail!("a brand with slug '{slug}' already exists"),
     }
 }
 
@@ -28,9 +28,8 @@ pub async fn create_user(
     email: &str,
     role: Role,
 ) -> anyhow::Result<UserRecord> {
-    let brand = match store.brand_by_slug(brand_slug).await {
-        Err(StoreError::NotFound) => bail!("no brand with slug '{brand_slug}'"),
-        other => other?,
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        bail!("no brand with slug '{brand_slug}'");
     };
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 120 {
@@ -39,9 +38,9 @@ pub async fn create_user(
     if !email_address::EmailAddress::is_valid(email) {
         bail!("'{email}' is not a valid email address");
     }
-    match store.create_user(brand.id, name, email, role).await {
-        Err(StoreError::Conflict(_)) => bail!("brand '{brand_slug}' already has a user with email {email}"),
-        other => Ok(other?),
+    match store.create_user(brand.id, name, email, role).await? {
+        UserInsert::Created(user) => Ok(user),
+        UserInsert::EmailTaken => bail!("brand '{brand_slug}' already has a user with email {email}"),
     }
 }
 
@@ -58,10 +57,9 @@ pub async fn create_key(
     expires_at: Option<DateTime<Utc>>,
     rate_limit: Option<u32>,
 ) -> anyhow::Result<CreatedKey> {
-    match store.user_by_id(user_id).await {
-        Err(StoreError::NotFound) => bail!("no user with id {user_id}"),
-        other => other?,
-    };
+    if store.user_by_id(user_id).await?.is_none() {
+        bail!("no user with id {user_id}");
+    }
     if rate_limit == Some(0) {
         bail!("--rate-limit must be at least 1");
     }
@@ -85,15 +83,13 @@ const DEMO_EMAIL: &str = "admin@demo-furniture.example";
 
 /// Seeds the demo brand and admin when missing, and returns a new read/write key for the admin.
 pub async fn demo_key(store: &Store) -> anyhow::Result<CreatedKey> {
-    let brand = match store.brand_by_slug(DEMO_BRAND).await {
-        Ok(brand) => brand,
-        Err(StoreError::NotFound) => create_brand(store, DEMO_BRAND, "Demo Furniture Co").await?,
-        Err(e) => return Err(e.into()),
+    let brand = match store.brand_by_slug(DEMO_BRAND).await? {
+        Some(brand) => brand,
+        None => create_brand(store, DEMO_BRAND, "Demo Furniture Co").await?,
     };
-    let user = match store.user_by_email(brand.id, DEMO_EMAIL).await {
-        Ok(user) => user,
-        Err(StoreError::NotFound) => create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?,
-        Err(e) => return Err(e.into()),
+    let user = match store.user_by_email(brand.id, DEMO_EMAIL).await? {
+        Some(user) => user,
+        None => create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?,
     };
     create_key(store, user.id, Scopes { read: true, write: true }, None, None).await
 }

@@ -5,7 +5,13 @@
 //! its normalised form (enough to find it when presented; with 78 random bits nobody can
 //! search the hash back to a code) and a display hint with its last four characters.
 
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use super::body::{BodySpec, Field, FieldType};
+use super::payout::ORDER_REFERENCE_MAX;
+use super::reader::BodyReader;
+use crate::domain::FieldError;
 
 const ALPHABET: &[u8; 30] = b"23456789ABCDEFGHJKMNPQRSTVWXYZ";
 const PREFIX: &str = "RH";
@@ -85,6 +91,58 @@ impl PresentedCode {
     }
 }
 
+/// Longest code text read (a code with generous separators).
+const CODE_INPUT_MAX: usize = 64;
+
+pub const REDEEM_BODY: BodySpec = BodySpec {
+    name: "RedeemInput",
+    doc: "The body of `POST /v1/partner/credits/redeem`.",
+    fields: &[
+        Field::required(
+            "code",
+            FieldType::Text { max: CODE_INPUT_MAX },
+            "The code as the customer gives it: case, spaces, dashes and the `RH` prefix do not\nmatter \
+             (`code_required`).",
+        ),
+        Field::optional(
+            "order_reference",
+            FieldType::Text { max: ORDER_REFERENCE_MAX },
+            "The partner's order the credit is spent on, kept with the redemption (at most 128\ncharacters).",
+        ),
+        Field::optional(
+            "dry_run",
+            FieldType::Boolean,
+            "Validate only: nothing is spent and `redeemed_at` is null. Default false.",
+        ),
+    ],
+    example: r#"{"code": "rh 7q2m 9xkd 4tpw h8cn", "order_reference": "WEB-100234", "dry_run": false}"#,
+};
+
+/// `POST /v1/partner/credits/redeem`: a code to check, or to spend on an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedeemRequest {
+    pub code: PresentedCode,
+    pub order_reference: Option<String>,
+    /// Check only; spend nothing.
+    pub dry_run: bool,
+}
+
+impl RedeemRequest {
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &REDEEM_BODY);
+        let code = r.text("code", CODE_INPUT_MAX);
+        let code = r.require("code", code);
+        let order_reference = r.text("order_reference", ORDER_REFERENCE_MAX);
+        let dry_run = r.boolean("dry_run").unwrap_or(false);
+        let code = r.finish(code)?;
+        // A missing code recorded `code_required`, so `finish` failed above.
+        let code = code.ok_or_else(|| vec![FieldError::of("code", "required")])?;
+        Ok(Self { code: PresentedCode::parse(&code), order_reference, dry_run })
+    }
+}
+
+crate::documented_body!(RedeemRequest, REDEEM_BODY);
+
 fn display(random: &str) -> String {
     let groups: Vec<&str> =
         (0..random.len()).step_by(4).filter_map(|i| random.get(i..(i + 4).min(random.len()))).collect();
@@ -141,6 +199,20 @@ mod tests {
     }
 
     #[test]
+    fn redeem_requests_need_a_code() {
+        use crate::domain::reader::object;
+        use serde_json::json;
+        let ok = RedeemRequest::parse(&object(json!({"code": "rh 7q2m 9xkd 4tpw h8cn"}))).unwrap();
+        assert!(ok.code.well_formed() && !ok.dry_run && ok.order_reference.is_none());
+        let codes: Vec<_> = RedeemRequest::parse(&object(json!({"dry_run": "yes", "tip": 1})))
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(codes, ["code_required", "dry_run_invalid", "tip_unknown"]);
+    }
+
+    #[test]
     fn malformed_input_is_not_well_formed_and_never_panics() {
         for input in ["", "RH", "é", "RH-ABCD", "RH-0000-0000-0000-0000", "💳💳💳💳💳💳💳💳💳💳💳💳💳💳💳💳"]
         {
@@ -148,5 +220,17 @@ mod tests {
             assert!(!presented.well_formed(), "{input}");
             let _ = presented.display();
         }
+    }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        use crate::domain::reader::object;
+        use serde_json::json;
+        for name in REDEEM_BODY.names() {
+            let errors = RedeemRequest::parse(&object(json!({ name: null }))).unwrap_err();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        let extra = RedeemRequest::parse(&object(json!({"code": "RH-2222-2222-2222-2222", "amount": 5})));
+        assert_eq!(extra, Err(vec![FieldError::of("amount", "unknown")]));
     }
 }

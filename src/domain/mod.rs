@@ -2,6 +2,7 @@
 
 pub mod apikey;
 pub mod body;
+pub mod collection;
 pub mod credit_code;
 pub mod event;
 pub mod listing;
@@ -9,6 +10,7 @@ pub mod money;
 pub mod order;
 pub mod payout;
 pub mod reader;
+pub mod redemption;
 pub mod settings;
 pub mod taxonomy;
 pub mod user;

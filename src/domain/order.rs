@@ -1,8 +1,12 @@
 //! Orders placed on the marketplace and the buyer's delivery window.
 
+use std::str::FromStr;
+
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
+use super::body::{BodySpec, Field, FieldType};
+use super::listing::UnknownValue;
 use super::reader::BodyReader;
 use crate::domain::FieldError;
 
@@ -41,6 +45,51 @@ pub fn order_reference(id: i64) -> String {
     format!("#{id}")
 }
 
+/// Where an order stands: `placed`, then `completed` when the item reaches the buyer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderStatus {
+    Placed,
+    Completed,
+}
+
+impl OrderStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Placed => "placed",
+            Self::Completed => "completed",
+        }
+    }
+}
+
+impl FromStr for OrderStatus {
+    type Err = UnknownValue;
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
+        match s {
+            "placed" => Ok(Self::Placed),
+            "completed" => Ok(Self::Completed),
+            other => Err(UnknownValue(other.to_owned())),
+        }
+    }
+}
+
+impl TryFrom<String> for OrderStatus {
+    type Error = UnknownValue;
+    fn try_from(s: String) -> Result<Self, UnknownValue> {
+        s.parse()
+    }
+}
+
+pub const ORDER_BODY: BodySpec = BodySpec {
+    name: "OrderInput",
+    doc: "The body of `POST /ops/v1/orders`: a buyer buys units of an active listing.",
+    fields: &[
+        Field::required("listing_id", FieldType::Integer { min: 1, max: i64::MAX }, "The listing bought."),
+        Field::optional("quantity", FieldType::Integer { min: 1, max: MAX_ORDER_QUANTITY }, "1..10000, default 1."),
+        Field::optional("buyer_window_start", FieldType::Date, "`YYYY-MM-DD`; default 3 days from today (UTC)."),
+    ],
+    example: r#"{"listing_id": 42, "quantity": 1, "buyer_window_start": "2026-11-24"}"#,
+};
+
 /// `POST /ops/v1/orders`: a buyer buys `quantity` units of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderRequest {
@@ -51,7 +100,7 @@ pub struct OrderRequest {
 
 impl OrderRequest {
     pub fn parse(body: &Map<String, Value>, today: NaiveDate) -> Result<Self, Vec<FieldError>> {
-        let mut r = BodyReader::new(body, &["listing_id", "quantity", "buyer_window_start"]);
+        let mut r = BodyReader::of(body, &ORDER_BODY);
         let listing_id = r.integer("listing_id", 1..=i64::MAX);
         let listing_id = r.require("listing_id", listing_id);
         let quantity = r.integer("quantity", 1..=MAX_ORDER_QUANTITY).unwrap_or(1);
@@ -65,36 +114,31 @@ impl OrderRequest {
     }
 }
 
-/// `POST /ops/v1/orders/{id}/complete`: when the item was delivered (default now).
-pub fn parse_completion(body: &Map<String, Value>) -> Result<Option<DateTime<Utc>>, Vec<FieldError>> {
-    let mut r = BodyReader::new(body, &["completed_at"]);
-    let completed_at = r.timestamp("completed_at");
-    r.finish(completed_at)
+crate::documented_body!(OrderRequest, ORDER_BODY);
+
+pub const COMPLETION_BODY: BodySpec = BodySpec {
+    name: "CompletionInput",
+    doc: "The body of `POST /ops/v1/orders/{id}/complete`: optional; an empty body means now.",
+    fields: &[Field::optional("completed_at", FieldType::Timestamp, "RFC 3339; default now.")],
+    example: r#"{"completed_at": "2026-11-27T15:30:00Z"}"#,
+};
+
+/// `POST /ops/v1/orders/{id}/complete`: when the item was delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// `None`: now.
+    pub completed_at: Option<DateTime<Utc>>,
 }
 
-/// `POST /v1/partner/collections`: the partner confirms the collection date of an order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CollectionRequest {
-    pub order_id: i64,
-    pub scheduled_for: NaiveDate,
-    pub warehouse_id: Option<String>,
-}
-
-impl CollectionRequest {
-    /// Shapes only; the window and the warehouse are checked against the order and brand.
+impl Completion {
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
-        let mut r = BodyReader::new(body, &["order_id", "scheduled_for", "warehouse_id"]);
-        let order_id = r.integer("order_id", 1..=i64::MAX);
-        let order_id = r.require("order_id", order_id);
-        let scheduled_for = r.date("scheduled_for");
-        let scheduled_for = r.require("scheduled_for", scheduled_for);
-        let warehouse_id = r.text("warehouse_id", 64);
-        let parsed =
-            order_id.zip(scheduled_for).map(|(order_id, scheduled_for)| Self { order_id, scheduled_for, warehouse_id });
-        let parsed = r.finish(parsed)?;
-        parsed.ok_or_else(|| vec![FieldError::of("order_id", "invalid")])
+        let mut r = BodyReader::of(body, &COMPLETION_BODY);
+        let completed_at = r.timestamp("completed_at");
+        r.finish(Self { completed_at })
     }
 }
+
+crate::documented_body!(Completion, COMPLETION_BODY);
 
 #[cfg(test)]
 mod tests {
@@ -139,11 +183,35 @@ mod tests {
     }
 
     #[test]
-    fn collection_requests_need_an_order_and_a_date() {
-        let errors = CollectionRequest::parse(&body(json!({"order_id": "7", "warehouse_id": 3}))).unwrap_err();
-        let codes: Vec<_> = errors.into_iter().map(|e| e.code).collect();
-        assert_eq!(codes, ["order_id_invalid", "scheduled_for_required", "warehouse_id_invalid"]);
-        let ok = CollectionRequest::parse(&body(json!({"order_id": 7, "scheduled_for": "2026-11-25"}))).unwrap();
-        assert_eq!((ok.order_id, ok.warehouse_id), (7, None));
+    fn completions_read_an_optional_time() {
+        assert_eq!(Completion::parse(&body(json!({}))), Ok(Completion { completed_at: None }));
+        let codes: Vec<_> = Completion::parse(&body(json!({"completed_at": "now", "by": 1})))
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(codes, ["completed_at_invalid", "by_unknown"]);
+    }
+
+    #[test]
+    fn statuses_keep_their_wire_names() {
+        for status in [OrderStatus::Placed, OrderStatus::Completed] {
+            assert_eq!(status.as_str().parse(), Ok(status));
+        }
+        assert!("shipped".parse::<OrderStatus>().is_err());
+    }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        for name in ORDER_BODY.names() {
+            let errors =
+                OrderRequest::parse(&body(json!({ name: null })), date("2026-11-21")).err().unwrap_or_default();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        for name in COMPLETION_BODY.names() {
+            assert!(Completion::parse(&body(json!({ name: null }))).is_ok(), "{name}");
+        }
+        let extra = OrderRequest::parse(&body(json!({"listing_id": 1, "price": 1})), date("2026-11-21")).unwrap_err();
+        assert_eq!(extra, [FieldError::of("price", "unknown")]);
     }
 }

@@ -4,6 +4,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::body::{BodySpec, Field, FieldType};
+use super::listing::UnknownValue;
 use super::money::{credit_value, Pence};
 use super::reader::BodyReader;
 use crate::domain::FieldError;
@@ -58,15 +60,34 @@ pub struct PayoutOptionsPatch {
     pub code_validity_days: Option<u16>,
 }
 
-const OPTION_FIELDS: &[&str] = &["credit_enabled", "cash_enabled", "credit_boost_percent", "code_validity_days"];
+pub const PAYOUT_OPTIONS_BODY: BodySpec = BodySpec {
+    name: "PayoutOptionsInput",
+    doc: "The body of `PATCH /v1/partner/settings/payouts`: only the fields to change. Other\nfields are refused \
+          (`<field>_unknown`); a wrong JSON type, `null` or a number out of\nrange is `<field>_invalid`.",
+    fields: &[
+        Field::optional("credit_enabled", FieldType::Boolean, "Customers may choose store credit."),
+        Field::optional("cash_enabled", FieldType::Boolean, "Customers may choose cash."),
+        Field::optional(
+            "credit_boost_percent",
+            FieldType::Integer { min: *BOOST_PERCENT.start(), max: *BOOST_PERCENT.end() },
+            "Integer 100..200.",
+        ),
+        Field::optional(
+            "code_validity_days",
+            FieldType::Integer { min: *CODE_VALIDITY_DAYS.start(), max: *CODE_VALIDITY_DAYS.end() },
+            "Integer 1..1095.",
+        ),
+    ],
+    example: r#"{"credit_boost_percent": 120, "cash_enabled": false}"#,
+};
 
 impl PayoutOptionsPatch {
     /// Booleans must be JSON booleans and numbers JSON integers in range (`<field>_invalid`);
     /// other fields are `<field>_unknown`. `null` is not a value here (`<field>_invalid`).
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
-        let mut r = BodyReader::new(body, OPTION_FIELDS);
-        for field in OPTION_FIELDS {
-            if body.get(*field).is_some_and(Value::is_null) {
+        let mut r = BodyReader::of(body, &PAYOUT_OPTIONS_BODY);
+        for field in PAYOUT_OPTIONS_BODY.names() {
+            if body.get(field).is_some_and(Value::is_null) {
                 r.fail::<()>(field, "invalid");
             }
         }
@@ -89,6 +110,8 @@ impl PayoutOptionsPatch {
     }
 }
 
+crate::documented_body!(PayoutOptionsPatch, PAYOUT_OPTIONS_BODY);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CustomerChoice {
     Credit,
@@ -96,6 +119,8 @@ pub enum CustomerChoice {
 }
 
 impl CustomerChoice {
+    pub const NAMES: &'static [&'static str] = &["credit", "cash"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Credit => "credit",
@@ -121,6 +146,8 @@ pub enum CreditDestination {
 }
 
 impl CreditDestination {
+    pub const NAMES: &'static [&'static str] = &["existing_order", "code"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ExistingOrder => "existing_order",
@@ -137,6 +164,20 @@ impl CreditDestination {
     }
 }
 
+impl TryFrom<String> for CustomerChoice {
+    type Error = UnknownValue;
+    fn try_from(s: String) -> Result<Self, UnknownValue> {
+        Self::parse(&s).ok_or(UnknownValue(s))
+    }
+}
+
+impl TryFrom<String> for CreditDestination {
+    type Error = UnknownValue;
+    fn try_from(s: String) -> Result<Self, UnknownValue> {
+        Self::parse(&s).ok_or(UnknownValue(s))
+    }
+}
+
 /// How the customer wants to be paid, complete and consistent: credit always names its
 /// destination, credit to an existing order names the order, cash names neither.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,7 +190,31 @@ pub struct PayoutChoice {
 
 pub const CUSTOMER_ID_MAX: usize = 128;
 pub const ORDER_REFERENCE_MAX: usize = 128;
-const CHOICE_FIELDS: &[&str] = &["customer_id", "customer_choice", "credit_destination", "original_order_id"];
+
+pub const PAYOUT_CHOICE_BODY: BodySpec = BodySpec {
+    name: "PayoutChoiceInput",
+    doc: "The body of `POST /ops/v1/orders/{id}/payout-choice`: how the customer whose trade-in sold wants to be \
+          paid.",
+    fields: &[
+        Field::required(
+            "customer_id",
+            FieldType::Text { max: CUSTOMER_ID_MAX },
+            "The marketplace's id of the customer.",
+        ),
+        Field::required("customer_choice", FieldType::Choice(CustomerChoice::NAMES), "`credit` or `cash`."),
+        Field::optional(
+            "credit_destination",
+            FieldType::Choice(CreditDestination::NAMES),
+            "`existing_order` or `code`; required for credit, refused for cash.",
+        ),
+        Field::optional(
+            "original_order_id",
+            FieldType::Text { max: ORDER_REFERENCE_MAX },
+            "Required for credit to an existing order; refused otherwise.",
+        ),
+    ],
+    example: r#"{"customer_id": "cus_1842", "customer_choice": "credit", "credit_destination": "code"}"#,
+};
 
 impl PayoutChoice {
     /// Reasons: `customer_id_required`, `customer_choice_required` / `_invalid`,
@@ -157,7 +222,7 @@ impl PayoutChoice {
     /// any destination with cash), `original_order_id_required` (credit to an existing order
     /// without it) / `_invalid` (given with another destination), `<field>_unknown`.
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
-        let mut r = BodyReader::new(body, CHOICE_FIELDS);
+        let mut r = BodyReader::of(body, &PAYOUT_CHOICE_BODY);
         let customer_id = r.text("customer_id", CUSTOMER_ID_MAX);
         let customer_id = r.require("customer_id", customer_id);
         let choice = r.text("customer_choice", 32);
@@ -201,6 +266,8 @@ impl PayoutChoice {
         parsed.ok_or_else(|| vec![FieldError::of("customer_choice", "invalid")])
     }
 }
+
+crate::documented_body!(PayoutChoice, PAYOUT_CHOICE_BODY);
 
 #[cfg(test)]
 mod tests {
@@ -279,5 +346,19 @@ mod tests {
         let options = PayoutOptions { credit_boost_percent: 125, ..PayoutOptions::default() };
         assert_eq!(options.value(CustomerChoice::Credit, Pence::new(10)), Pence::new(13));
         assert_eq!(options.value(CustomerChoice::Cash, Pence::new(10)), Pence::new(10));
+    }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        let unknown = |errors: Vec<FieldError>| errors.into_iter().filter(|e| e.code.ends_with("_unknown")).count();
+        for name in PAYOUT_OPTIONS_BODY.names() {
+            assert_eq!(unknown(PayoutOptionsPatch::parse(&body(json!({ name: null }))).unwrap_err()), 0, "{name}");
+        }
+        for name in PAYOUT_CHOICE_BODY.names() {
+            assert_eq!(unknown(PayoutChoice::parse(&body(json!({ name: null }))).unwrap_err()), 0, "{name}");
+        }
+        assert_eq!(reasons(json!({"customer_id": "c", "customer_choice": "cash", "tip": 1})), ["tip_unknown"]);
+        let extra = PayoutOptionsPatch::parse(&body(json!({"boost": 1}))).unwrap_err();
+        assert_eq!(extra, [FieldError::of("boost", "unknown")]);
     }
 }

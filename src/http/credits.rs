@@ -9,37 +9,20 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::credit_code::PresentedCode;
+use crate::domain::credit_code::RedeemRequest;
 use crate::domain::money::Pence;
-use crate::domain::payout::ORDER_REFERENCE_MAX;
-use crate::domain::reader::BodyReader;
+use crate::domain::redemption::CURRENCY;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::store::{RedemptionRecord, StoreError, Ts};
+use crate::usecases::marketplace::credits::{self, CheckedCode, RedeemError};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(redeem_credit), components(schemas(RedeemInput, CreditRedemption)))]
+#[openapi(paths(redeem_credit), components(schemas(RedeemRequest, CreditRedemption)))]
 pub struct CreditsApi;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/partner/credits/redeem", post(redeem_credit))
-}
-
-/// The body of `POST /v1/partner/credits/redeem`.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct RedeemInput {
-    /// The code as the customer gives it: case, spaces, dashes and the `RH` prefix do not
-    /// matter (`code_required`).
-    #[schema(example = "rh 7q2m 9xkd 4tpw h8cn")]
-    code: String,
-    /// The partner's order the credit is spent on, kept with the redemption (at most 128
-    /// characters).
-    #[schema(example = "WEB-100234")]
-    order_reference: Option<String>,
-    /// Validate only: nothing is spent and `redeemed_at` is null. Default false.
-    dry_run: Option<bool>,
 }
 
 /// A credit code checked, or spent.
@@ -62,31 +45,20 @@ pub struct CreditRedemption {
     pub order_reference: Option<String>,
 }
 
-impl CreditRedemption {
-    fn new(code: String, r: RedemptionRecord, spent: bool) -> Self {
+impl From<CheckedCode> for CreditRedemption {
+    fn from(checked: CheckedCode) -> Self {
+        let r = checked.redemption;
         Self {
-            code,
+            code: checked.code,
             redemption_id: r.id,
             value_pence: r.value_pence,
             value: Pence::new(r.value_pence).gbp(),
-            currency: "GBP",
+            currency: CURRENCY,
             expires_at: r.expires_at.map(|t| t.to_string()),
-            redeemed_at: if spent { r.redeemed_at.map(|t| t.to_string()) } else { None },
-            order_reference: if spent { r.redeemed_order_reference } else { None },
+            redeemed_at: if checked.spent { r.redeemed_at.map(|t| t.to_string()) } else { None },
+            order_reference: if checked.spent { r.redeemed_order_reference } else { None },
         }
     }
-}
-
-fn not_found() -> ApiError {
-    ApiError::not_found("credit_code_not_found", "No credit code of this brand matches.")
-}
-
-fn already_redeemed() -> ApiError {
-    ApiError::client(StatusCode::CONFLICT, "credit_code_already_redeemed", "This credit code has already been spent.")
-}
-
-fn expired() -> ApiError {
-    ApiError::client(StatusCode::GONE, "credit_code_expired", "This credit code has expired.")
 }
 
 /// Checks a code and, unless `dry_run`, spends it. Spending is one conditional update: of
@@ -96,17 +68,14 @@ fn expired() -> ApiError {
     path = "/v1/partner/credits/redeem",
     tag = "Redemptions",
     security(("bearer" = [])),
-    request_body = RedeemInput,
+    request_body = RedeemRequest,
     responses(
         (status = 200, description = "The code's value; spent unless `dry_run`", body = CreditRedemption),
         (status = 400, description = "`invalid_body` or `validation_failed`: `code_required`, `code_invalid`, \
 `order_reference_invalid`, `order_reference_too_long`, `dry_run_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 404, description = "`credit_code_not_found` (also another brand's code)", body = ErrorBody),
         (status = 409, description = "`credit_code_already_redeemed`", body = ErrorBody),
         (status = 410, description = "`credit_code_expired`", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn redeem_credit(
@@ -114,33 +83,26 @@ pub async fn redeem_credit(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<CreditRedemption>> {
-    let mut r = BodyReader::new(&body, &["code", "order_reference", "dry_run"]);
-    let code = r.text("code", 64);
-    let code = r.require("code", code);
-    let order_reference = r.text("order_reference", ORDER_REFERENCE_MAX);
-    let dry_run = r.boolean("dry_run").unwrap_or(false);
-    let code = r.finish(code).map_err(ApiError::validation)?.ok_or_else(|| ApiError::field("code", "code_required"))?;
-    let presented = PresentedCode::parse(&code);
-    if !presented.well_formed() {
-        return Err(not_found());
-    }
-    let hash = presented.lookup_hash();
-    let now = Ts::now();
-    if dry_run {
-        let record = state.store.credit_code(caller.brand_id, &hash).await?.ok_or_else(not_found)?;
-        if record.redeemed_at.is_some() {
-            return Err(already_redeemed());
+    let request = RedeemRequest::parse(&body).map_err(ApiError::validation)?;
+    let checked = credits::redeem(&state.core, &caller.actor, &request).await?;
+    Ok(Json(checked.into()))
+}
+
+impl From<RedeemError> for ApiError {
+    fn from(e: RedeemError) -> Self {
+        match e {
+            RedeemError::NotFound => {
+                ApiError::not_found("credit_code_not_found", "No credit code of this brand matches.")
+            }
+            RedeemError::AlreadyRedeemed => ApiError::client(
+                StatusCode::CONFLICT,
+                "credit_code_already_redeemed",
+                "This credit code has already been spent.",
+            ),
+            RedeemError::Expired => {
+                ApiError::client(StatusCode::GONE, "credit_code_expired", "This credit code has expired.")
+            }
+            RedeemError::Store(e) => e.into(),
         }
-        if record.expires_at.is_none_or(|e| e <= now) {
-            return Err(expired());
-        }
-        return Ok(Json(CreditRedemption::new(presented.display(), record, false)));
-    }
-    match state.store.redeem_credit_code(caller.brand_id, &hash, order_reference.as_deref(), now).await {
-        Ok(record) => Ok(Json(CreditRedemption::new(presented.display(), record, true))),
-        Err(StoreError::NotFound) => Err(not_found()),
-        Err(StoreError::Conflict("credit_code_already_redeemed")) => Err(already_redeemed()),
-        Err(StoreError::Conflict(_)) => Err(expired()),
-        Err(e) => Err(e.into()),
     }
 }

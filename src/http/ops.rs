@@ -13,7 +13,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use chrono::{Days, Utc};
+use chrono::Utc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -22,21 +22,20 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::config::Secret;
-use crate::domain::apikey::random_base62;
-use crate::domain::credit_code::CreditCode;
-use crate::domain::event::{Event, EventType};
 use crate::domain::money::Pence;
-use crate::domain::order::{order_reference, parse_completion, OrderRequest};
-use crate::domain::payout::{CreditDestination, PayoutChoice};
+use crate::domain::order::{order_reference, Completion, OrderRequest};
+use crate::domain::payout::PayoutChoice;
+use crate::domain::redemption::Redemption;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
-use crate::http::redemptions::Redemption;
-use crate::store::{NewRedemption, OrderRecord, StoreError, Ts};
+use crate::store::OrderRecord;
+use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
+use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(create_order, complete_order, payout_choice, count_view),
-    components(schemas(Order, OrderInput, CompletionInput, PayoutChoiceInput, ViewCount)),
+    components(schemas(Order, OrderRequest, Completion, PayoutChoice, ViewCount)),
     tags((name = "Operator", description = "The marketplace side (`/ops/v1`): orders, deliveries, customers' payout \
 choices and views. Present only when the server has `REHOME_OPS_TOKEN`; authenticated with \
 `Authorization: Bearer <REHOME_OPS_TOKEN>`, not an API key; not rate limited."))
@@ -102,7 +101,7 @@ pub struct Order {
     /// Slug of the brand that sold.
     pub brand_id: String,
     /// `clearance` or `exchange`.
-    pub channel: String,
+    pub channel: &'static str,
     pub quantity: i64,
     /// The listing's sale price (else regular price) at the time of sale.
     pub unit_price_pence: i64,
@@ -113,7 +112,7 @@ pub struct Order {
     /// `YYYY-MM-DD`, start + 9 days.
     pub buyer_window_end: String,
     /// `placed` or `completed`.
-    pub status: String,
+    pub status: &'static str,
     pub completed_at: Option<String>,
     pub created_at: String,
 }
@@ -125,46 +124,17 @@ impl From<OrderRecord> for Order {
             reference: order_reference(o.id),
             listing_id: o.listing_id,
             brand_id: o.brand_slug,
-            channel: o.channel,
+            channel: o.channel.as_str(),
             quantity: o.quantity,
             unit_price_pence: o.unit_price_pence,
             unit_price: Pence::new(o.unit_price_pence).gbp(),
             buyer_window_start: o.buyer_window_start.to_string(),
             buyer_window_end: o.buyer_window_end.to_string(),
-            status: o.status,
+            status: o.status.as_str(),
             completed_at: o.completed_at.map(|t| t.to_string()),
             created_at: o.created_at.to_string(),
         }
     }
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct OrderInput {
-    listing_id: i64,
-    /// 1..10000, default 1.
-    quantity: Option<i64>,
-    /// `YYYY-MM-DD`; default 3 days from today (UTC).
-    buyer_window_start: Option<String>,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct CompletionInput {
-    /// RFC 3339; default now.
-    completed_at: Option<String>,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct PayoutChoiceInput {
-    customer_id: String,
-    /// `credit` or `cash`.
-    customer_choice: String,
-    /// `existing_order` or `code`; required for credit, refused for cash.
-    credit_destination: Option<String>,
-    /// Required for credit to an existing order; refused otherwise.
-    original_order_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -175,10 +145,6 @@ pub struct ViewCount {
 
 fn conflict(code: &'static str, message: &'static str) -> ApiError {
     ApiError::client(StatusCode::CONFLICT, code, message)
-}
-
-fn choice_exists() -> ApiError {
-    conflict("payout_choice_exists", "The customer has already chosen a payout for this order.")
 }
 
 fn listing_not_found() -> ApiError {
@@ -209,10 +175,6 @@ fn optional_object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Va
     }
 }
 
-fn no_randomness(e: getrandom::Error) -> ApiError {
-    ApiError::Internal(anyhow::anyhow!("no randomness: {e}"))
-}
-
 /// A buyer buys. The stock is taken atomically (never oversold however many buy at once)
 /// and the listing closes when it reaches zero.
 #[utoipa::path(
@@ -220,7 +182,7 @@ fn no_randomness(e: getrandom::Error) -> ApiError {
     path = "/ops/v1/orders",
     tag = "Operator",
     security(("ops" = [])),
-    request_body = OrderInput,
+    request_body = OrderRequest,
     responses(
         (status = 201, description = "The order", body = Order),
         (status = 400, description = "`invalid_body` or `validation_failed`: `listing_id_required`, `listing_id_invalid`, \
@@ -235,14 +197,20 @@ pub async fn create_order(
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<Order>)> {
     let request = OrderRequest::parse(&body, Utc::now().date_naive()).map_err(ApiError::validation)?;
-    match state.store.place_order(&request).await {
-        Ok(order) => Ok((StatusCode::CREATED, Json(order.into()))),
-        Err(StoreError::NotFound) => Err(listing_not_found()),
-        Err(StoreError::Conflict("insufficient_stock")) => {
-            Err(conflict("insufficient_stock", "The listing has fewer units than ordered."))
+    let order = orders::place(&state.core, &request).await?;
+    Ok((StatusCode::CREATED, Json(order.into())))
+}
+
+impl From<PlaceOrderError> for ApiError {
+    fn from(e: PlaceOrderError) -> Self {
+        match e {
+            PlaceOrderError::ListingNotFound => listing_not_found(),
+            PlaceOrderError::ListingNotActive => conflict("listing_not_active", "The listing is not on sale."),
+            PlaceOrderError::InsufficientStock => {
+                conflict("insufficient_stock", "The listing has fewer units than ordered.")
+            }
+            PlaceOrderError::Store(e) => e.into(),
         }
-        Err(StoreError::Conflict(_)) => Err(conflict("listing_not_active", "The listing is not on sale.")),
-        Err(e) => Err(e.into()),
     }
 }
 
@@ -253,7 +221,7 @@ pub async fn create_order(
     tag = "Operator",
     security(("ops" = [])),
     params(("id" = i64, Path, description = "Order id")),
-    request_body(content = CompletionInput, description = "Optional; an empty body means now"),
+    request_body(content = Completion, description = "Optional; an empty body means now"),
     responses(
         (status = 200, description = "The completed order", body = Order),
         (status = 400, description = "`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`", body = ErrorBody),
@@ -269,12 +237,20 @@ pub async fn complete_order(
 ) -> ApiResult<Json<Order>> {
     let id = path_id(path).ok_or_else(order_not_found)?;
     let body = optional_object(body)?;
-    let completed_at = parse_completion(&body).map_err(ApiError::validation)?.unwrap_or_else(Utc::now);
-    match state.store.complete_order(id, Ts::from(completed_at)).await {
-        Ok(order) => Ok(Json(order.into())),
-        Err(StoreError::NotFound) => Err(order_not_found()),
-        Err(StoreError::Conflict(_)) => Err(conflict("order_already_completed", "The order is already completed.")),
-        Err(e) => Err(e.into()),
+    let completion = Completion::parse(&body).map_err(ApiError::validation)?;
+    let order = orders::complete(&state.core, id, completion).await?;
+    Ok(Json(order.into()))
+}
+
+impl From<CompleteOrderError> for ApiError {
+    fn from(e: CompleteOrderError) -> Self {
+        match e {
+            CompleteOrderError::OrderNotFound => order_not_found(),
+            CompleteOrderError::AlreadyCompleted => {
+                conflict("order_already_completed", "The order is already completed.")
+            }
+            CompleteOrderError::Store(e) => e.into(),
+        }
     }
 }
 
@@ -287,7 +263,7 @@ pub async fn complete_order(
     tag = "Operator",
     security(("ops" = [])),
     params(("id" = i64, Path, description = "Order id of the sold exchange item")),
-    request_body = PayoutChoiceInput,
+    request_body = PayoutChoice,
     responses(
         (status = 201, description = "The redemption (the event's data)", body = Redemption),
         (status = 400, description = "`invalid_body` or `validation_failed`: `customer_id_required`, `customer_choice_required`, \
@@ -306,72 +282,30 @@ pub async fn payout_choice(
 ) -> ApiResult<(StatusCode, Json<Redemption>)> {
     let id = path_id(path).ok_or_else(order_not_found)?;
     let choice = PayoutChoice::parse(&body).map_err(ApiError::validation)?;
-    let order = state.store.order(id, None).await?.ok_or_else(order_not_found)?;
-    if !order.is_exchange() {
-        return Err(conflict("order_not_exchange", "Payout choices are for sold exchange (trade-in) items."));
-    }
-    if !order.is_completed() {
-        return Err(conflict("order_not_completed", "The sale is not complete until the item is delivered."));
-    }
-    if state.store.order_has_redemption(order.id).await? {
-        return Err(choice_exists());
-    }
-    let options = state.store.payout_options(order.brand_id).await?;
-    if !options.offers(choice.choice) {
-        return Err(conflict("customer_choice_not_offered", "The brand does not offer this payout option."));
-    }
-    let sale_completed_at = order.completed_at.ok_or_else(|| anyhow::anyhow!("completed order without time"))?;
-    let value = options.value(choice.choice, Pence::new(order.total_pence()));
-    let now = Utc::now();
-    let code = match choice.destination {
-        Some(CreditDestination::Code) => Some(CreditCode::generate().map_err(no_randomness)?),
-        _ => None,
-    };
-    let expires_at = code
-        .as_ref()
-        .and_then(|_| now.checked_add_days(Days::new(u64::from(options.code_validity_days))))
-        .map(Ts::from);
-    let redemption = Redemption {
-        id: format!("red_{}", random_base62(24).map_err(no_randomness)?),
-        brand_id: order.brand_slug.clone(),
-        customer_id: choice.customer_id.clone(),
-        customer_choice: choice.choice.as_str().to_owned(),
-        credit_destination: choice.destination.map(|d| d.as_str().to_owned()),
-        value_pence: value.get(),
-        value: value.gbp(),
-        currency: "GBP",
-        code: code.as_ref().map(|c| c.as_str().to_owned()),
-        expires_at: expires_at.map(|t| t.to_string()),
-        original_order_id: choice.original_order_id.clone(),
-        related_listing_id: order.listing_id,
-        sale_completed_at: sale_completed_at.to_string(),
-    };
-    let data = serde_json::to_value(&redemption).map_err(anyhow::Error::from)?;
-    let event = Event::new(order.brand_id, EventType::RedemptionCreated, data).map_err(no_randomness)?;
-    let new = NewRedemption {
-        id: redemption.id.clone(),
-        brand_id: order.brand_id,
-        order_id: order.id,
-        customer_id: choice.customer_id,
-        customer_choice: choice.choice.as_str(),
-        credit_destination: choice.destination.map(CreditDestination::as_str),
-        value_pence: value.get(),
-        code_hash: code.as_ref().map(CreditCode::lookup_hash),
-        code_hint: code.as_ref().map(CreditCode::hint),
-        code: code.as_ref().map(|c| c.as_str().to_owned()),
-        expires_at,
-        original_order_id: choice.original_order_id,
-        related_listing_id: order.listing_id,
-        sale_completed_at,
-        created_at: Ts::from(now),
-    };
-    match state.store.record_redemption(&new, &event).await {
-        Ok(()) => {}
-        Err(StoreError::Conflict(_)) => return Err(choice_exists()),
-        Err(e) => return Err(e.into()),
-    }
-    state.outbox.wake();
+    let redemption = payouts::choose(&state.core, id, choice).await?;
     Ok((StatusCode::CREATED, Json(redemption)))
+}
+
+impl From<PayoutChoiceError> for ApiError {
+    fn from(e: PayoutChoiceError) -> Self {
+        match e {
+            PayoutChoiceError::OrderNotFound => order_not_found(),
+            PayoutChoiceError::OrderNotExchange => {
+                conflict("order_not_exchange", "Payout choices are for sold exchange (trade-in) items.")
+            }
+            PayoutChoiceError::OrderNotCompleted => {
+                conflict("order_not_completed", "The sale is not complete until the item is delivered.")
+            }
+            PayoutChoiceError::ChoiceExists => {
+                conflict("payout_choice_exists", "The customer has already chosen a payout for this order.")
+            }
+            PayoutChoiceError::ChoiceNotOffered => {
+                conflict("customer_choice_not_offered", "The brand does not offer this payout option.")
+            }
+            PayoutChoiceError::Store(e) => e.into(),
+            PayoutChoiceError::Internal(e) => ApiError::Internal(e),
+        }
+    }
 }
 
 /// Counts one view of a listing.
@@ -392,10 +326,16 @@ pub async fn count_view(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<ViewCount>> {
     let id = path_id(path).ok_or_else(listing_not_found)?;
-    match state.store.count_view(id).await {
-        Ok(view_count) => Ok(Json(ViewCount { listing_id: id, view_count })),
-        Err(StoreError::NotFound) => Err(listing_not_found()),
-        Err(e) => Err(e.into()),
+    let view_count = orders::count_view(&state.core, id).await?;
+    Ok(Json(ViewCount { listing_id: id, view_count }))
+}
+
+impl From<CountViewError> for ApiError {
+    fn from(e: CountViewError) -> Self {
+        match e {
+            CountViewError::ListingNotFound => listing_not_found(),
+            CountViewError::Store(e) => e.into(),
+        }
     }
 }
 

@@ -12,9 +12,10 @@ use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::usecases::marketplace::payouts;
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(get_payouts, patch_payouts), components(schemas(PayoutSettings, PayoutOptions, PayoutOptionsInput)))]
+#[openapi(paths(get_payouts, patch_payouts), components(schemas(PayoutSettings, PayoutOptions, PayoutOptionsPatch)))]
 pub struct PayoutsApi;
 
 pub fn router() -> Router<AppState> {
@@ -30,22 +31,6 @@ pub struct PayoutSettings {
     pub options: PayoutOptions,
 }
 
-/// The body of `PATCH /v1/partner/settings/payouts`: only the fields to change. Other
-/// fields are refused (`<field>_unknown`); a wrong JSON type, `null` or a number out of
-/// range is `<field>_invalid`.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct PayoutOptionsInput {
-    credit_enabled: Option<bool>,
-    cash_enabled: Option<bool>,
-    /// Integer 100..200.
-    #[schema(minimum = 100, maximum = 200)]
-    credit_boost_percent: Option<u16>,
-    /// Integer 1..1095.
-    #[schema(minimum = 1, maximum = 1095)]
-    code_validity_days: Option<u16>,
-}
-
 /// The payout options; the defaults until the first change.
 #[utoipa::path(
     get,
@@ -54,13 +39,10 @@ pub struct PayoutOptionsInput {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The payout options", body = PayoutSettings),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<PayoutSettings>> {
-    let options = state.store.payout_options(caller.brand_id).await?;
+    let options = payouts::options(&state.core, &caller.actor).await?;
     Ok(Json(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }
 
@@ -71,14 +53,11 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
     path = "/v1/partner/settings/payouts",
     tag = "Settings",
     security(("bearer" = [])),
-    request_body = PayoutOptionsInput,
+    request_body = PayoutOptionsPatch,
     responses(
         (status = 200, description = "The options after the change", body = PayoutSettings),
         (status = 400, description = "`invalid_body` or `validation_failed`: `credit_enabled_invalid`, `cash_enabled_invalid`, \
 `credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn patch_payouts(
@@ -87,6 +66,6 @@ pub async fn patch_payouts(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<PayoutSettings>> {
     let patch = PayoutOptionsPatch::parse(&body).map_err(ApiError::validation)?;
-    let options = state.store.save_payout_options(caller.brand_id, &patch).await?;
+    let options = payouts::change_options(&state.core, &caller.actor, &patch).await?;
     Ok(Json(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }

@@ -2,7 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, on_unique, Store, StoreError};
+use super::{now, on_pool, Store, StoreError};
 use crate::domain::taxonomy::BUILT_IN_BRANDS;
 
 #[derive(Debug, Clone, FromRow)]
@@ -12,26 +12,39 @@ pub struct BrandRecord {
     pub name: String,
 }
 
+/// What creating a brand did.
+#[derive(Debug, Clone)]
+pub enum BrandInsert {
+    Created(BrandRecord),
+    /// Another brand has the slug.
+    SlugTaken,
+}
+
 impl Store {
-    pub async fn create_brand(&self, slug: &str, name: &str) -> Result<BrandRecord, StoreError> {
+    pub async fn create_brand(&self, slug: &str, name: &str) -> Result<BrandInsert, StoreError> {
         on_pool!(self, write, |pool| {
-            sqlx::query_as("INSERT INTO brands (slug, name, created_at) VALUES ($1, $2, $3) RETURNING id, slug, name")
-                .bind(slug)
-                .bind(name)
-                .bind(now())
-                .fetch_one(pool)
-                .await
-                .map_err(|e| on_unique(e, "brand"))
+            let inserted = sqlx::query_as(
+                "INSERT INTO brands (slug, name, created_at) VALUES ($1, $2, $3) RETURNING id, slug, name",
+            )
+            .bind(slug)
+            .bind(name)
+            .bind(now())
+            .fetch_one(pool)
+            .await;
+            match inserted {
+                Ok(brand) => Ok(BrandInsert::Created(brand)),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(BrandInsert::SlugTaken),
+                Err(e) => Err(e.into()),
+            }
         })
     }
 
-    pub async fn brand_by_slug(&self, slug: &str) -> Result<BrandRecord, StoreError> {
+    pub async fn brand_by_slug(&self, slug: &str) -> Result<Option<BrandRecord>, StoreError> {
         on_pool!(self, read, |pool| {
-            sqlx::query_as("SELECT id, slug, name FROM brands WHERE slug = $1")
+            Ok(sqlx::query_as("SELECT id, slug, name FROM brands WHERE slug = $1")
                 .bind(slug)
                 .fetch_optional(pool)
-                .await?
-                .ok_or(StoreError::NotFound)
+                .await?)
         })
     }
 

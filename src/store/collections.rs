@@ -5,15 +5,25 @@ use sqlx::FromRow;
 
 use chrono::NaiveDate;
 
-use super::{on_pool, on_unique, Store, StoreError, Ts};
+use super::{on_pool, Store, StoreError, Ts};
+use crate::domain::collection::CollectionStatus;
 use crate::domain::event::Event;
+use crate::domain::listing::Channel;
+use crate::domain::order::OrderStatus;
 
 /// Which clearance orders a list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CollectionFilter {
-    Unscheduled,
-    Scheduled,
+    Only(CollectionStatus),
     Any,
+}
+
+/// What recording a collection did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectionInsert {
+    Recorded,
+    /// The order's collection is already scheduled (its unique index).
+    Exists,
 }
 
 /// A clearance order and its collection, if scheduled.
@@ -25,7 +35,8 @@ pub struct CollectionRow {
     pub quantity: i64,
     pub buyer_window_start: NaiveDate,
     pub buyer_window_end: NaiveDate,
-    pub order_status: String,
+    #[sqlx(try_from = "String")]
+    pub order_status: OrderStatus,
     pub id: Option<String>,
     pub scheduled_for: Option<NaiveDate>,
     pub scheduled_at: Option<Ts>,
@@ -54,24 +65,26 @@ impl Store {
         offset: i64,
     ) -> Result<(Vec<CollectionRow>, i64), StoreError> {
         let condition = match filter {
-            CollectionFilter::Unscheduled => "AND c.id IS NULL",
-            CollectionFilter::Scheduled => "AND c.id IS NOT NULL",
+            CollectionFilter::Only(CollectionStatus::Unscheduled) => "AND c.id IS NULL",
+            CollectionFilter::Only(CollectionStatus::Scheduled) => "AND c.id IS NOT NULL",
             CollectionFilter::Any => "",
         };
         let from = format!(
             "FROM orders o JOIN brands b ON b.id = o.brand_id LEFT JOIN collections c ON c.order_id = o.id
-             WHERE o.brand_id = $1 AND o.channel = 'clearance' {condition}"
+             WHERE o.brand_id = $1 AND o.channel = $2 {condition}"
         );
         let page = format!(
             "SELECT o.id AS order_id, b.slug AS brand_slug, o.listing_id, o.quantity, o.buyer_window_start,
                     o.buyer_window_end, o.status AS order_status, c.id, c.scheduled_for, c.scheduled_at,
                     c.warehouse_id, c.warehouse_label
-             {from} ORDER BY o.buyer_window_start, o.id LIMIT $2 OFFSET $3"
+             {from} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
         );
         let count = format!("SELECT COUNT(*) {from}");
         on_pool!(self, read, |pool| {
-            let rows = sqlx::query_as(&page).bind(brand_id).bind(limit).bind(offset).fetch_all(pool).await?;
-            let total: i64 = sqlx::query_scalar(&count).bind(brand_id).fetch_one(pool).await?;
+            let clearance = Channel::Clearance.as_str();
+            let rows =
+                sqlx::query_as(&page).bind(brand_id).bind(clearance).bind(limit).bind(offset).fetch_all(pool).await?;
+            let total: i64 = sqlx::query_scalar(&count).bind(brand_id).bind(clearance).fetch_one(pool).await?;
             Ok((rows, total))
         })
     }
@@ -102,12 +115,11 @@ impl Store {
         })
     }
 
-    /// Records the collection and its event together. `Conflict("collection_exists")` when
-    /// the order already has one.
-    pub async fn record_collection(&self, new: &NewCollection, event: &Event) -> Result<(), StoreError> {
+    /// Records the collection and its event together, unless the order already has one.
+    pub async fn record_collection(&self, new: &NewCollection, event: &Event) -> Result<CollectionInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(
+            let inserted = sqlx::query(
                 "INSERT INTO collections (id, brand_id, order_id, scheduled_for, scheduled_at, warehouse_id,
                                           warehouse_label)
                  VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -120,14 +132,14 @@ impl Store {
             .bind(new.warehouse_id.as_deref())
             .bind(&new.warehouse_label)
             .execute(&mut *tx)
-            .await
-            .map_err(|e| match on_unique(e, "collection_exists") {
-                StoreError::Conflict(_) => StoreError::Conflict("collection_exists"),
-                other => other,
-            })?;
+            .await;
+            match inserted {
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => return Ok(CollectionInsert::Exists),
+                other => other?,
+            };
             self.insert_event((&mut *tx).into(), event).await?;
             tx.commit().await?;
-            Ok(())
+            Ok(CollectionInsert::Recorded)
         })
     }
 }

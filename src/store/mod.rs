@@ -32,21 +32,21 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
 
-pub use brands::BrandRecord;
-pub use collections::{CollectionFilter, CollectionRow, NewCollection};
+pub use brands::{BrandInsert, BrandRecord};
+pub use collections::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use keys::{KeyOwner, NewKeyRecord};
 pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
     NewListing, Removal, SavedListing,
 };
-pub use orders::OrderRecord;
+pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
-pub use redemptions::{NewRedemption, RedemptionCursor, RedemptionRecord};
+pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use time::Ts;
-pub use users::UserRecord;
+pub use users::{UserInsert, UserRecord};
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
 };

@@ -5,7 +5,8 @@ use chrono::NaiveDate;
 use sqlx::FromRow;
 
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
-use crate::domain::order::{BuyerWindow, OrderRequest};
+use crate::domain::listing::{Channel, ListingStatus};
+use crate::domain::order::{BuyerWindow, OrderRequest, OrderStatus};
 
 /// A stored order with its brand's slug.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -14,25 +15,26 @@ pub struct OrderRecord {
     pub brand_id: i64,
     pub brand_slug: String,
     pub listing_id: i64,
-    /// `clearance` or `exchange`, as the listing was when it sold.
-    pub channel: String,
+    /// As the listing was when it sold.
+    #[sqlx(try_from = "ChannelText")]
+    pub channel: Channel,
     pub quantity: i64,
     pub unit_price_pence: i64,
     pub buyer_window_start: NaiveDate,
     pub buyer_window_end: NaiveDate,
-    /// `placed` or `completed`.
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: OrderStatus,
     pub completed_at: Option<Ts>,
     pub created_at: Ts,
 }
 
 impl OrderRecord {
     pub fn is_completed(&self) -> bool {
-        self.status == "completed"
+        self.status == OrderStatus::Completed
     }
 
     pub fn is_exchange(&self) -> bool {
-        self.channel == "exchange"
+        self.channel == Channel::Exchange
     }
 
     /// What the whole order sold for, in pence.
@@ -48,6 +50,25 @@ impl OrderRecord {
 pub(super) const ORDER_COLUMNS: &str = "o.id, o.brand_id, b.slug AS brand_slug, o.listing_id, o.channel, o.quantity,
     o.unit_price_pence, o.buyer_window_start, o.buyer_window_end, o.status, o.completed_at, o.created_at";
 
+/// What placing an order did.
+#[derive(Debug)]
+pub enum OrderPlacement {
+    Placed(OrderRecord),
+    /// No such listing, or it is trashed.
+    ListingNotFound,
+    /// A draft or closed listing.
+    ListingNotActive,
+    InsufficientStock,
+}
+
+/// What completing an order did.
+#[derive(Debug)]
+pub enum OrderCompletion {
+    Completed(OrderRecord),
+    NotFound,
+    AlreadyCompleted,
+}
+
 #[derive(FromRow)]
 struct Sold {
     brand_id: i64,
@@ -61,26 +82,44 @@ struct Stock {
     quantity: i64,
 }
 
+/// A stored channel, for decoding into [`Channel`].
+#[derive(sqlx::Type)]
+#[sqlx(transparent)]
+struct ChannelText(String);
+
+impl TryFrom<ChannelText> for Channel {
+    type Error = crate::domain::listing::UnknownValue;
+    fn try_from(stored: ChannelText) -> Result<Self, Self::Error> {
+        stored.0.parse()
+    }
+}
+
+/// A row the statement just wrote or read back is missing: the database broke its word.
+fn vanished() -> StoreError {
+    StoreError::Database(sqlx::Error::RowNotFound)
+}
+
 impl Store {
     /// Sells `request.quantity` units of a listing. The stock is taken by one conditional
     /// `UPDATE` (active, not trashed, enough units), which also closes the listing when it
-    /// reaches zero. Errors: `NotFound` (no such listing), `Conflict("listing_not_active")`,
-    /// `Conflict("insufficient_stock")`.
-    pub async fn place_order(&self, request: &OrderRequest) -> Result<OrderRecord, StoreError> {
+    /// reaches zero.
+    pub async fn place_order(&self, request: &OrderRequest) -> Result<OrderPlacement, StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let sold: Option<Sold> = sqlx::query_as(
                 "UPDATE listings
                  SET quantity = quantity - $1,
-                     status = CASE WHEN quantity - $1 = 0 THEN 'closed' ELSE status END,
+                     status = CASE WHEN quantity - $1 = 0 THEN $4 ELSE status END,
                      updated_at = $2, version = version + 1
-                 WHERE id = $3 AND deleted_at IS NULL AND status = 'active' AND quantity >= $1
+                 WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
                  RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence",
             )
             .bind(request.quantity)
             .bind(now)
             .bind(request.listing_id)
+            .bind(ListingStatus::Closed.as_str())
+            .bind(ListingStatus::Active.as_str())
             .fetch_optional(&mut *tx)
             .await?;
             let Some(sold) = sold else {
@@ -89,17 +128,17 @@ impl Store {
                         .bind(request.listing_id)
                         .fetch_optional(&mut *tx)
                         .await?;
-                return Err(match stock {
-                    None => StoreError::NotFound,
-                    Some(s) if s.status != "active" => StoreError::Conflict("listing_not_active"),
-                    Some(s) if s.quantity < request.quantity => StoreError::Conflict("insufficient_stock"),
-                    Some(_) => StoreError::Conflict("listing_not_active"),
+                return Ok(match stock {
+                    None => OrderPlacement::ListingNotFound,
+                    Some(s) if s.status != ListingStatus::Active.as_str() => OrderPlacement::ListingNotActive,
+                    Some(s) if s.quantity < request.quantity => OrderPlacement::InsufficientStock,
+                    Some(_) => OrderPlacement::ListingNotActive,
                 });
             };
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO orders (brand_id, listing_id, channel, quantity, unit_price_pence, buyer_window_start,
                                      buyer_window_end, status, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'placed', $8)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                  RETURNING id",
             )
             .bind(sold.brand_id)
@@ -109,12 +148,13 @@ impl Store {
             .bind(sold.unit_price_pence)
             .bind(request.window.start)
             .bind(request.window.end)
+            .bind(OrderStatus::Placed.as_str())
             .bind(now)
             .fetch_one(&mut *tx)
             .await?;
-            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or(StoreError::NotFound)?;
+            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or_else(vanished)?;
             tx.commit().await?;
-            Ok(order)
+            Ok(OrderPlacement::Placed(order))
         })
     }
 
@@ -126,37 +166,39 @@ impl Store {
         })
     }
 
-    /// Marks an order delivered. Errors: `NotFound`, `Conflict("order_already_completed")`.
-    pub async fn complete_order(&self, id: i64, completed_at: Ts) -> Result<OrderRecord, StoreError> {
+    /// Marks a placed order delivered.
+    pub async fn complete_order(&self, id: i64, completed_at: Ts) -> Result<OrderCompletion, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let done = sqlx::query(
-                "UPDATE orders SET status = 'completed', completed_at = $1 WHERE id = $2 AND status = 'placed'",
-            )
-            .bind(completed_at)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or(StoreError::NotFound)?;
+            let done = sqlx::query("UPDATE orders SET status = $1, completed_at = $2 WHERE id = $3 AND status = $4")
+                .bind(OrderStatus::Completed.as_str())
+                .bind(completed_at)
+                .bind(id)
+                .bind(OrderStatus::Placed.as_str())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let Some(order) = fetch_order((&mut *tx).into(), id, None).await? else {
+                return Ok(OrderCompletion::NotFound);
+            };
             if done == 0 {
-                return Err(StoreError::Conflict("order_already_completed"));
+                return Ok(OrderCompletion::AlreadyCompleted);
             }
             tx.commit().await?;
-            Ok(order)
+            Ok(OrderCompletion::Completed(order))
         })
     }
 
-    /// Counts one view of a listing that is not trashed; answers the new count.
-    pub async fn count_view(&self, listing_id: i64) -> Result<i64, StoreError> {
+    /// Counts one view of a listing that is not trashed; answers the new count, or `None`
+    /// when there is no such listing.
+    pub async fn count_view(&self, listing_id: i64) -> Result<Option<i64>, StoreError> {
         on_pool!(self, write, |pool| {
-            sqlx::query_scalar(
+            Ok(sqlx::query_scalar(
                 "UPDATE listings SET view_count = view_count + 1 WHERE id = $1 AND deleted_at IS NULL RETURNING view_count",
             )
             .bind(listing_id)
             .fetch_optional(pool)
-            .await?
-            .ok_or(StoreError::NotFound)
+            .await?)
         })
     }
 }

@@ -6,8 +6,9 @@
 
 use sqlx::FromRow;
 
-use super::{on_pool, on_unique, Store, StoreError, Ts};
+use super::{on_pool, Store, StoreError, Ts};
 use crate::domain::event::Event;
+use crate::domain::payout::{CreditDestination, CustomerChoice};
 
 /// A redemption to record. `code_hash` and `code_hint` are set for credit to a code.
 #[derive(Debug, Clone)]
@@ -16,8 +17,8 @@ pub struct NewRedemption {
     pub brand_id: i64,
     pub order_id: i64,
     pub customer_id: String,
-    pub customer_choice: &'static str,
-    pub credit_destination: Option<&'static str>,
+    pub customer_choice: CustomerChoice,
+    pub credit_destination: Option<CreditDestination>,
     pub value_pence: i64,
     pub code_hash: Option<Vec<u8>>,
     pub code_hint: Option<String>,
@@ -37,8 +38,10 @@ pub struct RedemptionRecord {
     pub id: String,
     pub brand_slug: String,
     pub customer_id: String,
-    pub customer_choice: String,
-    pub credit_destination: Option<String>,
+    #[sqlx(try_from = "String")]
+    pub customer_choice: CustomerChoice,
+    #[sqlx(try_from = "Destination")]
+    pub credit_destination: Option<CreditDestination>,
     pub value_pence: i64,
     pub code_hint: Option<String>,
     pub code_sealed: Option<Vec<u8>>,
@@ -49,6 +52,36 @@ pub struct RedemptionRecord {
     pub created_at: Ts,
     pub redeemed_at: Option<Ts>,
     pub redeemed_order_reference: Option<String>,
+}
+
+/// What recording a redemption did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedemptionInsert {
+    Recorded,
+    /// The order already has a redemption (its unique index).
+    ChoiceExists,
+}
+
+/// What spending a credit code did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeSpend {
+    Spent(Box<RedemptionRecord>),
+    /// No code of the brand has this hash.
+    NotFound,
+    AlreadyRedeemed,
+    Expired,
+}
+
+/// The stored `credit_destination` (nullable text), for decoding into the enum.
+#[derive(sqlx::Type)]
+#[sqlx(transparent)]
+struct Destination(Option<String>);
+
+impl TryFrom<Destination> for Option<CreditDestination> {
+    type Error = crate::domain::listing::UnknownValue;
+    fn try_from(stored: Destination) -> Result<Self, Self::Error> {
+        stored.0.map(CreditDestination::try_from).transpose()
+    }
 }
 
 /// Where a page of redemptions starts: at or after `since`, or strictly after the
@@ -64,9 +97,8 @@ const COLUMNS: &str = "r.id, b.slug AS brand_slug, r.customer_id, r.customer_cho
     r.created_at, r.redeemed_at, r.redeemed_order_reference";
 
 impl Store {
-    /// Records the redemption and its event together. `Conflict("payout_choice_exists")`
-    /// when the order already has one.
-    pub async fn record_redemption(&self, new: &NewRedemption, event: &Event) -> Result<(), StoreError> {
+    /// Records the redemption and its event together, unless the order already has one.
+    pub async fn record_redemption(&self, new: &NewRedemption, event: &Event) -> Result<RedemptionInsert, StoreError> {
         let code_sealed = match &new.code {
             Some(code) => Some(
                 self.sealer()?
@@ -77,7 +109,7 @@ impl Store {
         };
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(
+            let inserted = sqlx::query(
                 "INSERT INTO redemptions (id, brand_id, order_id, customer_id, customer_choice, credit_destination,
                      value_pence, code_hash, code_hint, expires_at, original_order_id, related_listing_id,
                      sale_completed_at, created_at, code_sealed)
@@ -87,8 +119,8 @@ impl Store {
             .bind(new.brand_id)
             .bind(new.order_id)
             .bind(&new.customer_id)
-            .bind(new.customer_choice)
-            .bind(new.credit_destination)
+            .bind(new.customer_choice.as_str())
+            .bind(new.credit_destination.map(CreditDestination::as_str))
             .bind(new.value_pence)
             .bind(new.code_hash.as_deref())
             .bind(new.code_hint.as_deref())
@@ -99,15 +131,17 @@ impl Store {
             .bind(new.created_at)
             .bind(code_sealed.as_deref())
             .execute(&mut *tx)
-            .await
-            .map_err(|e| match on_unique(e, "payout_choice_exists") {
-                // The only unique columns a fresh id and code can collide on is the order.
-                StoreError::Conflict(_) => StoreError::Conflict("payout_choice_exists"),
-                other => other,
-            })?;
+            .await;
+            match inserted {
+                // The only unique column a fresh id and code can collide on is the order.
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    return Ok(RedemptionInsert::ChoiceExists)
+                }
+                other => other?,
+            };
             self.insert_event((&mut *tx).into(), event).await?;
             tx.commit().await?;
-            Ok(())
+            Ok(RedemptionInsert::Recorded)
         })
     }
 
@@ -184,15 +218,14 @@ impl Store {
         })
     }
 
-    /// Spends the brand's unspent, unexpired code at `now`. Errors: `NotFound`,
-    /// `Conflict("credit_code_already_redeemed")`, `Conflict("credit_code_expired")`.
+    /// Spends the brand's unspent, unexpired code at `now`.
     pub async fn redeem_credit_code(
         &self,
         brand_id: i64,
         code_hash: &[u8],
         order_reference: Option<&str>,
         now: Ts,
-    ) -> Result<RedemptionRecord, StoreError> {
+    ) -> Result<CodeSpend, StoreError> {
         let spent: Option<String> = on_pool!(self, write, |pool| {
             sqlx::query_scalar(
                 "UPDATE redemptions SET redeemed_at = $1, redeemed_order_reference = $2
@@ -213,13 +246,11 @@ impl Store {
             );
             sqlx::query_as::<_, RedemptionRecord>(&sql).bind(brand_id).bind(code_hash).fetch_optional(pool).await?
         });
-        match (spent, record) {
-            (Some(_), Some(record)) => Ok(record),
-            (_, None) => Err(StoreError::NotFound),
-            (None, Some(record)) if record.redeemed_at.is_some() => {
-                Err(StoreError::Conflict("credit_code_already_redeemed"))
-            }
-            (None, Some(_)) => Err(StoreError::Conflict("credit_code_expired")),
-        }
+        Ok(match (spent, record) {
+            (Some(_), Some(record)) => CodeSpend::Spent(Box::new(record)),
+            (_, None) => CodeSpend::NotFound,
+            (None, Some(record)) if record.redeemed_at.is_some() => CodeSpend::AlreadyRedeemed,
+            (None, Some(_)) => CodeSpend::Expired,
+        })
     }
 }

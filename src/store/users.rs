@@ -2,7 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, on_unique, Store, StoreError};
+use super::{now, on_pool, Store, StoreError};
 use crate::domain::user::Role;
 
 #[derive(Debug, Clone, FromRow)]
@@ -14,6 +14,14 @@ pub struct UserRecord {
     pub role: String,
 }
 
+/// What creating a user did.
+#[derive(Debug, Clone)]
+pub enum UserInsert {
+    Created(UserRecord),
+    /// The brand already has a user with this email.
+    EmailTaken,
+}
+
 impl Store {
     pub async fn create_user(
         &self,
@@ -21,9 +29,9 @@ impl Store {
         name: &str,
         email: &str,
         role: Role,
-    ) -> Result<UserRecord, StoreError> {
+    ) -> Result<UserInsert, StoreError> {
         on_pool!(self, write, |pool| {
-            sqlx::query_as(
+            let inserted = sqlx::query_as(
                 "INSERT INTO users (brand_id, name, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
                  RETURNING id, brand_id, name, email, role",
             )
@@ -33,29 +41,31 @@ impl Store {
             .bind(role.as_str())
             .bind(now())
             .fetch_one(pool)
-            .await
-            .map_err(|e| on_unique(e, "user email in this brand"))
+            .await;
+            match inserted {
+                Ok(user) => Ok(UserInsert::Created(user)),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(UserInsert::EmailTaken),
+                Err(e) => Err(e.into()),
+            }
         })
     }
 
-    pub async fn user_by_id(&self, id: i64) -> Result<UserRecord, StoreError> {
+    pub async fn user_by_id(&self, id: i64) -> Result<Option<UserRecord>, StoreError> {
         on_pool!(self, read, |pool| {
-            sqlx::query_as("SELECT id, brand_id, name, email, role FROM users WHERE id = $1")
+            Ok(sqlx::query_as("SELECT id, brand_id, name, email, role FROM users WHERE id = $1")
                 .bind(id)
                 .fetch_optional(pool)
-                .await?
-                .ok_or(StoreError::NotFound)
+                .await?)
         })
     }
 
-    pub async fn user_by_email(&self, brand_id: i64, email: &str) -> Result<UserRecord, StoreError> {
+    pub async fn user_by_email(&self, brand_id: i64, email: &str) -> Result<Option<UserRecord>, StoreError> {
         on_pool!(self, read, |pool| {
-            sqlx::query_as("SELECT id, brand_id, name, email, role FROM users WHERE brand_id = $1 AND email = $2")
+            Ok(sqlx::query_as("SELECT id, brand_id, name, email, role FROM users WHERE brand_id = $1 AND email = $2")
                 .bind(brand_id)
                 .bind(email)
                 .fetch_optional(pool)
-                .await?
-                .ok_or(StoreError::NotFound)
+                .await?)
         })
     }
 }

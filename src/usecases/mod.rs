@@ -11,6 +11,7 @@
 
 pub mod bulk;
 pub mod listings;
+pub mod marketplace;
 pub mod options;
 pub mod photos;
 

@@ -311,7 +311,7 @@ async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_ne
     // Another process seals with the shared key; the server, given it, delivers the event.
     let key = [42u8; 32];
     let store = Store::open(&db.url, Some(Sealer::new(&key))).await.unwrap();
-    let brand = store.brand_by_slug("acme").await.unwrap();
+    let brand = store.brand_by_slug("acme").await.unwrap().expect("brand");
     let receiver = Receiver::start().await;
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
     let event = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-ENVK-7Q2M-9XKD-4TNP"})).unwrap();

@@ -1,0 +1,127 @@
+//! Collections of sold clearance items: the partner confirms a date inside the buyer's
+//! window (decisions 6.8).
+
+use chrono::NaiveDate;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::body::{BodySpec, Field, FieldType};
+use super::reader::BodyReader;
+use crate::domain::FieldError;
+
+/// A warehouse id is at most this long.
+pub const WAREHOUSE_ID_MAX: usize = 64;
+
+/// Whether a sold clearance item's collection is confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectionStatus {
+    Unscheduled,
+    Scheduled,
+}
+
+impl CollectionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unscheduled => "unscheduled",
+            Self::Scheduled => "scheduled",
+        }
+    }
+}
+
+/// A confirmed collection: the `data` of a `collection.scheduled` event, field for field.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Collection {
+    /// Stable collection id (`col_…`).
+    pub id: String,
+    /// Slug of the brand.
+    pub brand_id: String,
+    pub order_id: i64,
+    /// `#<order_id>`.
+    pub order_reference: String,
+    /// The listing sold.
+    pub product_id: i64,
+    /// `YYYY-MM-DD`, inside the buyer window.
+    pub scheduled_for: String,
+    /// When the partner confirmed it, RFC 3339 UTC.
+    pub scheduled_at: String,
+    /// Collection-source warehouse; null if the brand has no warehouses.
+    pub warehouse_id: Option<String>,
+    /// Its label; empty when none is assigned.
+    pub warehouse_label: String,
+    pub buyer_window_start: String,
+    pub buyer_window_end: String,
+}
+
+pub const COLLECTION_BODY: BodySpec = BodySpec {
+    name: "CollectionInput",
+    doc: "The body of `POST /v1/partner/collections`.",
+    fields: &[
+        Field::required("order_id", FieldType::Integer { min: 1, max: i64::MAX }, "A clearance order of the brand."),
+        Field::required(
+            "scheduled_for",
+            FieldType::Date,
+            "`YYYY-MM-DD` inside the order's buyer window (`scheduled_for_invalid`).",
+        ),
+        Field::optional(
+            "warehouse_id",
+            FieldType::Text { max: WAREHOUSE_ID_MAX },
+            "One of the brand's warehouses (`warehouse_id_invalid`); default the listing's\nwarehouse, else the \
+             brand's default.",
+        ),
+    ],
+    example: r#"{"order_id": 17, "scheduled_for": "2026-11-26"}"#,
+};
+
+/// `POST /v1/partner/collections`: the partner confirms the collection date of an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionRequest {
+    pub order_id: i64,
+    pub scheduled_for: NaiveDate,
+    pub warehouse_id: Option<String>,
+}
+
+impl CollectionRequest {
+    /// Shapes only; the window and the warehouse are checked against the order and brand.
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &COLLECTION_BODY);
+        let order_id = r.integer("order_id", 1..=i64::MAX);
+        let order_id = r.require("order_id", order_id);
+        let scheduled_for = r.date("scheduled_for");
+        let scheduled_for = r.require("scheduled_for", scheduled_for);
+        let warehouse_id = r.text("warehouse_id", WAREHOUSE_ID_MAX);
+        let parsed =
+            order_id.zip(scheduled_for).map(|(order_id, scheduled_for)| Self { order_id, scheduled_for, warehouse_id });
+        let parsed = r.finish(parsed)?;
+        parsed.ok_or_else(|| vec![FieldError::of("order_id", "invalid")])
+    }
+}
+
+crate::documented_body!(CollectionRequest, COLLECTION_BODY);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::domain::reader::object as body;
+
+    #[test]
+    fn collection_requests_need_an_order_and_a_date() {
+        let errors = CollectionRequest::parse(&body(json!({"order_id": "7", "warehouse_id": 3}))).unwrap_err();
+        let codes: Vec<_> = errors.into_iter().map(|e| e.code).collect();
+        assert_eq!(codes, ["order_id_invalid", "scheduled_for_required", "warehouse_id_invalid"]);
+        let ok = CollectionRequest::parse(&body(json!({"order_id": 7, "scheduled_for": "2026-11-25"}))).unwrap();
+        assert_eq!((ok.order_id, ok.warehouse_id), (7, None));
+    }
+
+    #[test]
+    fn the_documented_fields_are_exactly_the_accepted_ones() {
+        for name in COLLECTION_BODY.names() {
+            let errors = CollectionRequest::parse(&body(json!({ name: null }))).unwrap_err();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        let extra = CollectionRequest::parse(&body(json!({"order_id": 1, "scheduled_for": "2026-11-25", "note": "x"})));
+        assert_eq!(extra, Err(vec![FieldError::of("note", "unknown")]));
+    }
+}

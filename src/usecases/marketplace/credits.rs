@@ -1,0 +1,58 @@
+//! Spending credit codes at checkout (decisions 6.7).
+
+use crate::domain::credit_code::RedeemRequest;
+use crate::domain::user::Actor;
+use crate::store::{CodeSpend, RedemptionRecord, StoreError, Ts};
+use crate::usecases::Core;
+
+/// A code checked (dry run) or spent.
+#[derive(Debug)]
+pub struct CheckedCode {
+    /// The code in its display form.
+    pub code: String,
+    /// The redemption it was issued for; spent or not.
+    pub redemption: RedemptionRecord,
+    /// False on a dry run.
+    pub spent: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RedeemError {
+    /// No code of the brand matches (another brand's codes included).
+    #[error("no such credit code")]
+    NotFound,
+    #[error("the credit code has already been spent")]
+    AlreadyRedeemed,
+    #[error("the credit code has expired")]
+    Expired,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Checks a code and, unless `dry_run`, spends it. Spending is one conditional update: of
+/// many concurrent redeems of one code exactly one succeeds; the others are
+/// `AlreadyRedeemed`. A dry run answers the same errors and spends nothing.
+pub async fn redeem(core: &Core, actor: &Actor, request: &RedeemRequest) -> Result<CheckedCode, RedeemError> {
+    if !request.code.well_formed() {
+        return Err(RedeemError::NotFound);
+    }
+    let hash = request.code.lookup_hash();
+    let code = request.code.display();
+    let now = Ts::now();
+    if request.dry_run {
+        let redemption = core.store.credit_code(actor.brand_id, &hash).await?.ok_or(RedeemError::NotFound)?;
+        if redemption.redeemed_at.is_some() {
+            return Err(RedeemError::AlreadyRedeemed);
+        }
+        if redemption.expires_at.is_none_or(|e| e <= now) {
+            return Err(RedeemError::Expired);
+        }
+        return Ok(CheckedCode { code, redemption, spent: false });
+    }
+    match core.store.redeem_credit_code(actor.brand_id, &hash, request.order_reference.as_deref(), now).await? {
+        CodeSpend::Spent(redemption) => Ok(CheckedCode { code, redemption: *redemption, spent: true }),
+        CodeSpend::NotFound => Err(RedeemError::NotFound),
+        CodeSpend::AlreadyRedeemed => Err(RedeemError::AlreadyRedeemed),
+        CodeSpend::Expired => Err(RedeemError::Expired),
+    }
+}

@@ -1,0 +1,15 @@
+//! The marketplace: orders and deliveries (the operator side), customers' payout choices
+//! and the redemptions they record, credit codes, and the collection of sold clearance
+//! items. Operator use cases act for the marketplace itself and take no actor; partner use
+//! cases act for an [`Actor`](crate::domain::user::Actor)'s brand.
+
+pub mod collections;
+pub mod credits;
+pub mod orders;
+pub mod payouts;
+pub mod redemptions;
+
+/// The OS random source failed: nothing can be issued without ids.
+fn no_randomness(e: getrandom::Error) -> anyhow::Error {
+    anyhow::anyhow!("no randomness: {e}")
+}

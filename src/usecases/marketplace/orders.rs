@@ -1,0 +1,63 @@
+//! Orders (operator API): a buyer buys, the item is delivered, a listing is viewed.
+
+use chrono::Utc;
+
+use crate::domain::order::{Completion, OrderRequest};
+use crate::store::{OrderCompletion, OrderPlacement, OrderRecord, StoreError, Ts};
+use crate::usecases::Core;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceOrderError {
+    #[error("no such listing")]
+    ListingNotFound,
+    #[error("the listing is not on sale")]
+    ListingNotActive,
+    #[error("the listing has fewer units than ordered")]
+    InsufficientStock,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Sells the units: the stock is taken atomically (never oversold however many buy at
+/// once) and the listing closes when it reaches zero.
+pub async fn place(core: &Core, request: &OrderRequest) -> Result<OrderRecord, PlaceOrderError> {
+    match core.store.place_order(request).await? {
+        OrderPlacement::Placed(order) => Ok(order),
+        OrderPlacement::ListingNotFound => Err(PlaceOrderError::ListingNotFound),
+        OrderPlacement::ListingNotActive => Err(PlaceOrderError::ListingNotActive),
+        OrderPlacement::InsufficientStock => Err(PlaceOrderError::InsufficientStock),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompleteOrderError {
+    #[error("no such order")]
+    OrderNotFound,
+    #[error("the order is already completed")]
+    AlreadyCompleted,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The item reached the buyer (at the time given, else now): the sale is complete.
+pub async fn complete(core: &Core, order_id: i64, completion: Completion) -> Result<OrderRecord, CompleteOrderError> {
+    let completed_at = Ts::from(completion.completed_at.unwrap_or_else(Utc::now));
+    match core.store.complete_order(order_id, completed_at).await? {
+        OrderCompletion::Completed(order) => Ok(order),
+        OrderCompletion::NotFound => Err(CompleteOrderError::OrderNotFound),
+        OrderCompletion::AlreadyCompleted => Err(CompleteOrderError::AlreadyCompleted),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CountViewError {
+    #[error("no such listing")]
+    ListingNotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Counts one view of a listing that is not trashed; answers the new count.
+pub async fn count_view(core: &Core, listing_id: i64) -> Result<i64, CountViewError> {
+    core.store.count_view(listing_id).await?.ok_or(CountViewError::ListingNotFound)
+}
