@@ -6,11 +6,11 @@ use anyhow::{bail, Context};
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
-use crate::accounts;
 use crate::app::{shutdown_signal, Server};
 use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::user::{Role, Scopes};
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store};
+use crate::usecases::accounts;
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]

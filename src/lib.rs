@@ -1,7 +1,5 @@
 //! rehome: the partner resale marketplace API.
 
-/// Creating brands, users and API keys (CLI, demo seed, tests).
-pub mod accounts;
 /// Server state, lifecycle and shutdown.
 pub mod app;
 /// The command line.

@@ -51,18 +51,15 @@ impl Store {
         })
     }
 
-    /// Marks a key revoked; revoking twice keeps the first time.
-    pub async fn revoke_key(&self, key_id: i64) -> Result<(), StoreError> {
+    /// Marks a key revoked; revoking twice keeps the first time. False when no key has this id.
+    pub async fn revoke_key(&self, key_id: i64) -> Result<bool, StoreError> {
         on_pool!(self, write, |pool| {
             let done = sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2")
                 .bind(now())
                 .bind(key_id)
                 .execute(pool)
                 .await?;
-            if done.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-            Ok(())
+            Ok(done.rows_affected() > 0)
         })
     }
 

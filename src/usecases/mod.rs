@@ -9,6 +9,7 @@
 //! Data flows one way: edge → use case → domain types and store; jobs read what the store
 //! recorded.
 
+pub mod accounts;
 pub mod bulk;
 pub mod listings;
 pub mod marketplace;

@@ -42,7 +42,7 @@ async fn unknown_revoked_and_expired_keys_get_byte_identical_bodies() {
     let partner = app.partner("acme").await;
     let revoked = app.key(partner.user_id, "read", None, None).await;
     let revoked_id = key_id_of(&app, &revoked).await;
-    rehome::accounts::revoke_key(&app.store, revoked_id).await.unwrap();
+    rehome::usecases::accounts::revoke_key(&app.store, revoked_id).await.unwrap();
     let expired =
         app.key(partner.user_id, "read", None, Some(chrono::Utc::now() - chrono::TimeDelta::seconds(1))).await;
     let unknown = rehome::domain::apikey::NewKey::generate().unwrap().secret;
@@ -74,7 +74,7 @@ async fn a_revoked_key_stops_working_within_about_a_second() {
     let partner = app.partner("acme").await;
     assert_eq!(app.get(OPTIONS, &partner.key).await.status(), 200);
     let key_id = key_id_of(&app, &partner.key).await;
-    rehome::accounts::revoke_key(&app.store, key_id).await.unwrap();
+    rehome::usecases::accounts::revoke_key(&app.store, key_id).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_error(app.get(OPTIONS, &partner.key).await, 401, "invalid_token").await;
 }

@@ -58,17 +58,18 @@ struct Written {
 /// collection, and their webhook events, delivered.
 async fn write_everything(node: &Node, url: &str, receiver: &Receiver) -> Written {
     let store = open_store(url).await;
-    rehome::accounts::create_brand(&store, "acme", "Acme Ltd").await.expect("brand");
-    rehome::accounts::create_brand(&store, "globex", "Globex").await.expect("brand");
-    let admin = rehome::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
+    rehome::usecases::accounts::create_brand(&store, "acme", "Acme Ltd").await.expect("brand");
+    rehome::usecases::accounts::create_brand(&store, "globex", "Globex").await.expect("brand");
+    let admin =
+        rehome::usecases::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
     let mut keys = Vec::new();
     for (scopes, quota) in [("read,write", Some(100_000)), ("read", Some(5)), ("read", None)] {
         let scopes = scopes.parse().unwrap();
-        keys.push(rehome::accounts::create_key(&store, admin.id, scopes, None, quota).await.unwrap());
+        keys.push(rehome::usecases::accounts::create_key(&store, admin.id, scopes, None, quota).await.unwrap());
     }
     let [key, limited_key, revoked] = <[_; 3]>::try_from(keys).ok().unwrap();
     let (key, limited_key) = (key.secret, limited_key.secret);
-    rehome::accounts::revoke_key(&store, revoked.key_id).await.unwrap();
+    rehome::usecases::accounts::revoke_key(&store, revoked.key_id).await.unwrap();
     store.close().await;
 
     let secret = ok_json(node.patch(WEBHOOK, &key, &json!({"url": receiver.url()})).await, 200).await;

@@ -10,11 +10,11 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use rehome::accounts;
 use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::user::{Role, Scopes};
 use rehome::store::{Sealer, Store};
+use rehome::usecases::accounts;
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
 use sqlx::{Connection, Executor};

@@ -69,10 +69,11 @@ impl Node {
 
 /// A key of its own brand with `quota` requests per minute.
 async fn key_with_quota(store: &Store, quota: u32) -> String {
-    rehome::accounts::create_brand(store, "acme", "Acme").await.expect("brand");
-    let user =
-        rehome::accounts::create_user(store, "acme", "Ada", "ada@acme.example", Role::Admin).await.expect("user");
-    rehome::accounts::create_key(store, user.id, "read".parse().expect("scopes"), None, Some(quota))
+    rehome::usecases::accounts::create_brand(store, "acme", "Acme").await.expect("brand");
+    let user = rehome::usecases::accounts::create_user(store, "acme", "Ada", "ada@acme.example", Role::Admin)
+        .await
+        .expect("user");
+    rehome::usecases::accounts::create_key(store, user.id, "read".parse().expect("scopes"), None, Some(quota))
         .await
         .expect("key")
         .secret

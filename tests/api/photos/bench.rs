@@ -63,12 +63,14 @@ async fn bench_a_ten_mebibyte_upload() {
     let dir = tempfile::tempdir().unwrap();
     let db = TestDb::create_named(dir.path(), "bench.db").await;
     let store = open_store(&db.url).await;
-    rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
-    let user = rehome::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
-    let key = rehome::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(100_000))
-        .await
-        .unwrap()
-        .secret;
+    rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let user =
+        rehome::usecases::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
+    let key =
+        rehome::usecases::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(100_000))
+            .await
+            .unwrap()
+            .secret;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let server = serve(dir.path(), &db.url, port);
     let base = format!("http://127.0.0.1:{port}");

@@ -52,15 +52,21 @@ async fn thumbnails_and_imports_pending_at_a_stop_are_finished_after_a_restart()
     let origin = Origin::start().await;
     let first = start(dir.path(), &db, true).await;
     let store = open_store(&db.url).await;
-    rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
-    let user =
-        rehome::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", rehome::domain::user::Role::Admin)
+    rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let user = rehome::usecases::accounts::create_user(
+        &store,
+        "acme",
+        "Ada",
+        "ada@acme.example",
+        rehome::domain::user::Role::Admin,
+    )
+    .await
+    .unwrap();
+    let key =
+        rehome::usecases::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(10_000))
             .await
-            .unwrap();
-    let key = rehome::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(10_000))
-        .await
-        .unwrap()
-        .secret;
+            .unwrap()
+            .secret;
     let client = reqwest::Client::new();
     let body = json!({ "image_base64": b64(&image_bytes(ImageFormat::Jpeg, 800, 400)) });
     let photo: Value = client

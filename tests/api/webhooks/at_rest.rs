@@ -199,7 +199,7 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
     let dir = tempfile::tempdir().unwrap();
     let db = TestDb::create_named(dir.path(), "legacy.db").await;
     let store = open_store(&db.url).await;
-    let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
     store.close().await;

@@ -11,12 +11,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use rehome::accounts;
 use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::event::{Event, EventType};
 use rehome::domain::user::{Role, Scopes};
 use rehome::store::insert_event;
+use rehome::usecases::accounts;
 use serde_json::json;
 
 use super::receiver::Receiver;

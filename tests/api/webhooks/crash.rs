@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rehome::accounts;
 use rehome::domain::event::{Event, EventType};
 use rehome::domain::user::{Role, Scopes};
 use rehome::store::Store;
+use rehome::usecases::accounts;
 use serde_json::json;
 
 use super::receiver::{Receiver, Reply};

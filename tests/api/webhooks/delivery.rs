@@ -248,7 +248,7 @@ async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     let dir = tempfile::tempdir().unwrap();
     let db = TestDb::create_named(dir.path(), "due.db").await;
     let store = open_store(&db.url).await;
-    let brand = rehome::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     receiver.plan([Reply::Status(500)]);
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();

@@ -1,0 +1,125 @@
+//! Creating brands, users and keys: used by the CLI, by `serve --demo` and by tests.
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::apikey::NewKey;
+use crate::domain::user::{valid_slug, Role, Scopes};
+use crate::store::{BrandInsert, BrandRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord};
+
+/// Why an account operation was refused; the messages are the command line's.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error("'{0}' is not a valid brand slug: use 2-63 lower-case letters, digits and dashes")]
+    InvalidSlug(String),
+    #[error("the brand name must have 1 to 120 characters")]
+    InvalidBrandName,
+    #[error("a brand with slug '{0}' already exists")]
+    SlugTaken(String),
+    #[error("no brand with slug '{0}'")]
+    NoSuchBrand(String),
+    #[error("the user name must have 1 to 120 characters")]
+    InvalidUserName,
+    #[error("'{0}' is not a valid email address")]
+    InvalidEmail(String),
+    #[error("brand '{brand}' already has a user with email {email}")]
+    EmailTaken { brand: String, email: String },
+    #[error("no user with id {0}")]
+    NoSuchUser(i64),
+    #[error("--rate-limit must be at least 1")]
+    InvalidRateLimit,
+    #[error("no key with id {0}")]
+    NoSuchKey(i64),
+    #[error("the OS random source failed: {0}")]
+    Random(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub async fn create_brand(store: &Store, slug: &str, name: &str) -> Result<BrandRecord, AccountError> {
+    if !valid_slug(slug) {
+        return Err(AccountError::InvalidSlug(slug.to_owned()));
+    }
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 120 {
+        return Err(AccountError::InvalidBrandName);
+    }
+    match store.create_brand(slug, name).await? {
+        BrandInsert::Created(brand) => Ok(brand),
+        BrandInsert::SlugTaken => Err(AccountError::SlugTaken(slug.to_owned())),
+    }
+}
+
+pub async fn create_user(
+    store: &Store,
+    brand_slug: &str,
+    name: &str,
+    email: &str,
+    role: Role,
+) -> Result<UserRecord, AccountError> {
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        return Err(AccountError::NoSuchBrand(brand_slug.to_owned()));
+    };
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 120 {
+        return Err(AccountError::InvalidUserName);
+    }
+    if !email_address::EmailAddress::is_valid(email) {
+        return Err(AccountError::InvalidEmail(email.to_owned()));
+    }
+    match store.create_user(brand.id, name, email, role).await? {
+        UserInsert::Created(user) => Ok(user),
+        UserInsert::EmailTaken => {
+            Err(AccountError::EmailTaken { brand: brand_slug.to_owned(), email: email.to_owned() })
+        }
+    }
+}
+
+pub struct CreatedKey {
+    pub key_id: i64,
+    /// Shown once; only its hash is stored.
+    pub secret: String,
+}
+
+pub async fn create_key(
+    store: &Store,
+    user_id: i64,
+    scopes: Scopes,
+    expires_at: Option<DateTime<Utc>>,
+    rate_limit: Option<u32>,
+) -> Result<CreatedKey, AccountError> {
+    if store.user_by_id(user_id).await?.is_none() {
+        return Err(AccountError::NoSuchUser(user_id));
+    }
+    if rate_limit == Some(0) {
+        return Err(AccountError::InvalidRateLimit);
+    }
+    let key = NewKey::generate().map_err(AccountError::Random)?;
+    let key_id = store
+        .create_key(NewKeyRecord { user_id, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at })
+        .await?;
+    Ok(CreatedKey { key_id, secret: key.secret })
+}
+
+pub async fn revoke_key(store: &Store, key_id: i64) -> Result<(), AccountError> {
+    if store.revoke_key(key_id).await? {
+        Ok(())
+    } else {
+        Err(AccountError::NoSuchKey(key_id))
+    }
+}
+
+pub const DEMO_BRAND: &str = "demo-furniture";
+const DEMO_EMAIL: &str = "admin@demo-furniture.example";
+
+/// Seeds the demo brand and admin when missing, and returns a new read/write key for the admin.
+pub async fn demo_key(store: &Store) -> Result<CreatedKey, AccountError> {
+    let brand = match store.brand_by_slug(DEMO_BRAND).await? {
+        Some(brand) => brand,
+        None => create_brand(store, DEMO_BRAND, "Demo Furniture Co").await?,
+    };
+    let user = match store.user_by_email(brand.id, DEMO_EMAIL).await? {
+        Some(user) => user,
+        None => create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?,
+    };
+    create_key(store, user.id, Scopes { read: true, write: true }, None, None).await
+}
