@@ -12,5 +12,6 @@ pub mod reader;
 pub mod settings;
 pub mod taxonomy;
 pub mod user;
+pub mod webhook;
 
 pub use body::FieldError;

@@ -47,8 +47,10 @@ pub use redemptions::{NewRedemption, RedemptionCursor, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use time::Ts;
 pub use users::UserRecord;
+pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointInsert,
+    WebhookEndpointRecord,
 };
 
 /// Errors the storage layer reports in the language of the domain.

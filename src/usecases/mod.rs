@@ -9,6 +9,10 @@
 //! Data flows one way: edge → use case → domain types and store; jobs read what the store
 //! recorded.
 
+pub mod settings;
+pub mod warehouses;
+pub mod webhooks;
+
 use std::sync::Arc;
 
 use crate::config::Config;
