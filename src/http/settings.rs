@@ -127,3 +127,30 @@ pub async fn patch_billing(
     let billing = settings::update_billing(&state.core, &caller.actor, &body).await?;
     Ok(Json(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    use super::*;
+
+    /// The bodies keep their schema names, with exactly the fields their parsers accept.
+    #[test]
+    fn the_documented_bodies_are_the_parsed_ones() {
+        let doc = serde_json::to_value(SettingsApi::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        for (name, spec) in [
+            ("BrandProfileInput", &crate::domain::settings::PROFILE_BODY),
+            ("BillingInput", &crate::domain::settings::BILLING_BODY),
+        ] {
+            let mut documented: Vec<&str> =
+                schemas[name]["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+            let mut accepted: Vec<&str> = spec.names().collect();
+            documented.sort_unstable();
+            accepted.sort_unstable();
+            assert_eq!(documented, accepted, "{name}");
+        }
+        let patch = &doc["paths"]["/v1/partner/settings/brand"]["patch"]["requestBody"].to_string();
+        assert!(patch.contains("#/components/schemas/BrandProfileInput"), "{patch}");
+    }
+}

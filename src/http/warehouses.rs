@@ -211,3 +211,21 @@ pub async fn set_default_warehouse(
     let warehouses = warehouses::set_default(&state.core, &caller.actor, &path_id(id)).await?;
     Ok(Json(WarehouseList { brand_id: caller.brand_slug.clone(), warehouses }))
 }
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    use super::*;
+
+    #[test]
+    fn the_documented_body_is_the_parsed_one() {
+        let doc = serde_json::to_value(WarehousesApi::openapi()).unwrap();
+        let properties = doc["components"]["schemas"]["WarehouseInput"]["properties"].as_object().unwrap();
+        let mut documented: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let mut accepted: Vec<&str> = crate::domain::settings::WAREHOUSE_BODY.names().collect();
+        documented.sort_unstable();
+        accepted.sort_unstable();
+        assert_eq!(documented, accepted);
+    }
+}

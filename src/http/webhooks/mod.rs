@@ -365,3 +365,30 @@ impl From<ReplayError> for ApiError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use utoipa::OpenApi;
+
+    use super::*;
+
+    /// `last_error` and an attempt's `error` are documented by the enum the worker writes,
+    /// and the body schema keeps its name.
+    #[test]
+    fn the_document_takes_failure_classes_and_the_body_from_their_types() {
+        let doc = serde_json::to_value(WebhooksApi::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let classes: Vec<&str> =
+            schemas["FailureClass"]["enum"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let wire: Vec<&str> = FailureClass::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(classes, wire);
+        let last_error = schemas["Delivery"]["properties"]["last_error"].to_string();
+        assert!(last_error.contains("#/components/schemas/FailureClass"), "{last_error}");
+        let error = schemas["Attempt"]["properties"]["error"].to_string();
+        assert!(error.contains("#/components/schemas/FailureClass"), "{error}");
+        let mut fields: Vec<&String> = schemas["WebhookInput"]["properties"].as_object().unwrap().keys().collect();
+        fields.sort();
+        assert_eq!(fields, ["enabled", "url"]);
+    }
+}

@@ -307,3 +307,21 @@ impl Store {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statuses the schema allows are exactly the enum's wire names, on both backends.
+    #[test]
+    fn the_schema_allows_exactly_the_delivery_statuses() {
+        let allowed = DeliveryStatus::ALL.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
+        let check = format!("status IN ({allowed})");
+        for schema in [
+            include_str!("../../../migrations/sqlite/0005_webhooks.sql"),
+            include_str!("../../../migrations/postgres/0001_schema.sql"),
+        ] {
+            assert!(schema.contains(&check), "{check}");
+        }
+    }
+}
