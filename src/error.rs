@@ -8,6 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
+use crate::store::StoreError;
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -137,6 +138,18 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
         }
         response
+    }
+}
+
+/// Every store error is a failure of the service (an unreachable database, a missing data
+/// key): an opaque 500. Matched without a catch-all, so a new kind of store error must be
+/// placed here on purpose.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Database(e) => Self::Database(e),
+            e @ StoreError::Sealing(_) => Self::Internal(e.into()),
+        }
     }
 }
 

@@ -14,5 +14,6 @@ pub mod redemption;
 pub mod settings;
 pub mod taxonomy;
 pub mod user;
+pub mod webhook;
 
 pub use body::FieldError;

@@ -32,6 +32,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::retry::{random_unit, RetrySchedule};
 use super::signature::signature_header;
 use crate::config::Config;
+use crate::domain::webhook::{DeliveryStatus, FailureClass};
 use crate::net::{ClientSettings, Outbound, Redirects};
 use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
 
@@ -343,7 +344,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
     Status(u16),
-    Failed(&'static str),
+    Failed(FailureClass),
 }
 
 impl Answer {
@@ -354,17 +355,17 @@ impl Answer {
             Self::Status(200..=299) => Verdict::Delivered,
             Self::Status(429 | 500..=599) => Verdict::Retry,
             Self::Status(_) => Verdict::Dead,
-            Self::Failed("invalid_url") => Verdict::Dead,
+            Self::Failed(FailureClass::InvalidUrl) => Verdict::Dead,
             Self::Failed(_) => Verdict::Retry,
         }
     }
 
     /// The error class recorded with the attempt (`None` for a 2xx).
-    pub fn error(self) -> Option<&'static str> {
+    pub fn error(self) -> Option<FailureClass> {
         match self {
             Self::Status(200..=299) => None,
-            Self::Status(300..=399) => Some("redirect_not_followed"),
-            Self::Status(_) => Some("http_status"),
+            Self::Status(300..=399) => Some(FailureClass::RedirectNotFollowed),
+            Self::Status(_) => Some(FailureClass::HttpStatus),
             Self::Failed(class) => Some(class),
         }
     }
@@ -380,24 +381,24 @@ async fn attempt(outbound: &Outbound, settings: &WorkerSettings, sealer: Option<
                 event_id = %job.event.id,
                 "webhook event body does not open with this data key (wrong REHOME_DATA_KEY or key file?): not sent"
             );
-            Answer::Failed("undecryptable")
+            Answer::Failed(FailureClass::Undecryptable)
         }
     };
     let elapsed = started.elapsed();
     let finished_at = attempted_at + TimeDelta::from_std(elapsed).unwrap_or_default();
     let (status, next_attempt_at) = match answer.verdict() {
-        Verdict::Delivered => ("delivered", None),
-        Verdict::Dead => ("dead", None),
+        Verdict::Delivered => (DeliveryStatus::Delivered, None),
+        Verdict::Dead => (DeliveryStatus::Dead, None),
         Verdict::Retry => {
             let failures = u32::try_from(job.event.window_attempts + 1).unwrap_or(u32::MAX);
             let retry_until = job.event.window_start + settings.window();
             match settings.schedule.next_attempt(failures, finished_at, retry_until, random_unit()) {
-                Some(at) => ("pending", Some(at)),
-                None => ("dead", None),
+                Some(at) => (DeliveryStatus::Pending, Some(at)),
+                None => (DeliveryStatus::Dead, None),
             }
         }
     };
-    tracing::debug!(event_id = %job.event.id, ?answer, status, elapsed_ms = elapsed.as_millis(), "webhook attempt");
+    tracing::debug!(event_id = %job.event.id, ?answer, %status, elapsed_ms = elapsed.as_millis(), "webhook attempt");
     AttemptResult {
         seq: job.event.seq,
         attempted_at,
@@ -416,13 +417,13 @@ async fn attempt(outbound: &Outbound, settings: &WorkerSettings, sealer: Option<
 /// POSTs the envelope bytes, signed now, and returns the answer's status.
 async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
     let Ok(url) = Url::parse(&job.url) else {
-        return Answer::Failed("invalid_url");
+        return Answer::Failed(FailureClass::InvalidUrl);
     };
     let timestamp = Utc::now().timestamp();
     let signature = signature_header(&job.secret, timestamp, &body);
     let request = match outbound.request(Method::POST, &url) {
         Ok(request) => request,
-        Err(_) => return Answer::Failed("address_refused"),
+        Err(_) => return Answer::Failed(FailureClass::AddressRefused),
     };
     let sent = request
         .header(CONTENT_TYPE, "application/json")
@@ -448,13 +449,13 @@ async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
     }
 }
 
-fn failure_class(error: &reqwest::Error) -> &'static str {
+fn failure_class(error: &reqwest::Error) -> FailureClass {
     if crate::net::refusal(error).is_some() {
-        "address_refused"
+        FailureClass::AddressRefused
     } else if error.is_timeout() {
-        "timeout"
+        FailureClass::Timeout
     } else {
-        "connection_failed"
+        FailureClass::ConnectionFailed
     }
 }
 
@@ -464,22 +465,23 @@ mod tests {
 
     #[test]
     fn answers_are_classified_as_decisions_6_2_says() {
+        use FailureClass::*;
         for (answer, verdict, error) in [
             (Answer::Status(200), Verdict::Delivered, None),
             (Answer::Status(204), Verdict::Delivered, None),
-            (Answer::Status(500), Verdict::Retry, Some("http_status")),
-            (Answer::Status(503), Verdict::Retry, Some("http_status")),
-            (Answer::Status(429), Verdict::Retry, Some("http_status")),
-            (Answer::Status(400), Verdict::Dead, Some("http_status")),
-            (Answer::Status(404), Verdict::Dead, Some("http_status")),
-            (Answer::Status(410), Verdict::Dead, Some("http_status")),
-            (Answer::Status(301), Verdict::Dead, Some("redirect_not_followed")),
-            (Answer::Status(302), Verdict::Dead, Some("redirect_not_followed")),
-            (Answer::Failed("timeout"), Verdict::Retry, Some("timeout")),
-            (Answer::Failed("connection_failed"), Verdict::Retry, Some("connection_failed")),
-            (Answer::Failed("address_refused"), Verdict::Retry, Some("address_refused")),
-            (Answer::Failed("invalid_url"), Verdict::Dead, Some("invalid_url")),
-            (Answer::Failed("undecryptable"), Verdict::Retry, Some("undecryptable")),
+            (Answer::Status(500), Verdict::Retry, Some(HttpStatus)),
+            (Answer::Status(503), Verdict::Retry, Some(HttpStatus)),
+            (Answer::Status(429), Verdict::Retry, Some(HttpStatus)),
+            (Answer::Status(400), Verdict::Dead, Some(HttpStatus)),
+            (Answer::Status(404), Verdict::Dead, Some(HttpStatus)),
+            (Answer::Status(410), Verdict::Dead, Some(HttpStatus)),
+            (Answer::Status(301), Verdict::Dead, Some(RedirectNotFollowed)),
+            (Answer::Status(302), Verdict::Dead, Some(RedirectNotFollowed)),
+            (Answer::Failed(Timeout), Verdict::Retry, Some(Timeout)),
+            (Answer::Failed(ConnectionFailed), Verdict::Retry, Some(ConnectionFailed)),
+            (Answer::Failed(AddressRefused), Verdict::Retry, Some(AddressRefused)),
+            (Answer::Failed(InvalidUrl), Verdict::Dead, Some(InvalidUrl)),
+            (Answer::Failed(Undecryptable), Verdict::Retry, Some(Undecryptable)),
         ] {
             assert_eq!(answer.verdict(), verdict, "{answer:?}");
             assert_eq!(answer.error(), error, "{answer:?}");

@@ -47,39 +47,22 @@ pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInse
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use time::Ts;
 pub use users::{UserInsert, UserRecord};
+pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, WebhookEndpointRecord,
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointInsert,
+    WebhookEndpointRecord,
 };
 
-/// Errors the storage layer reports in the language of the domain.
+/// Failures of the storage layer. Business outcomes (a taken slug, a listing not on sale, an
+/// order already completed) are not errors here: each store method that can meet one
+/// answers with a typed result of its own, which the use case must match.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("not found")]
-    NotFound,
-    #[error("already exists: {0}")]
-    Conflict(&'static str),
     #[error(transparent)]
     Database(#[from] sqlx::Error),
     /// An event was to be written by a store opened without the data key, or sealing failed.
     #[error("cannot encrypt an event body: {0}")]
     Sealing(String),
-}
-
-impl From<StoreError> for crate::error::ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Database(e) => e.into(),
-            other => crate::error::ApiError::Internal(other.into()),
-        }
-    }
-}
-
-/// Maps a unique-constraint violation to [`StoreError::Conflict`].
-fn on_unique(e: sqlx::Error, what: &'static str) -> StoreError {
-    match &e {
-        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(what),
-        _ => StoreError::Database(e),
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, on_pool, on_unique, Store, StoreError};
+use super::{now, on_pool, Store, StoreError};
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
 
 impl Store {
@@ -114,8 +114,19 @@ const REHOME_LISTINGS: &str = "UPDATE listings
      SET warehouse_id = (SELECT id FROM warehouses WHERE brand_id = $1 AND is_default), updated_at = $3
      WHERE brand_id = $1 AND warehouse_id = $2";
 
+/// Why a change to a brand's warehouses did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum WarehouseWriteError {
+    /// Every attempt lost a race on the one-default index: another change to the brand's
+    /// warehouses ran at the same time.
+    #[error("concurrent change to the brand's warehouses")]
+    Contended,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Runs one attempt of a change again while it loses a race on a unique index.
-async fn retrying<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
+async fn retrying<T, F, Fut>(mut attempt: F) -> Result<T, WarehouseWriteError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, sqlx::Error>>,
@@ -127,7 +138,8 @@ where
             Err(sqlx::Error::Database(db)) if db.is_unique_violation() && tries < ATTEMPTS => {
                 tracing::debug!(tries, "warehouse change lost a race; trying again");
             }
-            Err(e) => return Err(on_unique(e, "default warehouse")),
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => return Err(WarehouseWriteError::Contended),
+            Err(e) => return Err(StoreError::from(e).into()),
             Ok(value) => return Ok(value),
         }
     }
@@ -153,7 +165,7 @@ impl Store {
 
     /// Adds a warehouse. It becomes the default when asked to (demoting the previous one)
     /// or when it is the brand's first.
-    pub async fn create_warehouse(&self, brand_id: i64, new: &NewWarehouse) -> Result<Warehouse, StoreError> {
+    pub async fn create_warehouse(&self, brand_id: i64, new: &NewWarehouse) -> Result<Warehouse, WarehouseWriteError> {
         let insert = format!(
             "INSERT INTO warehouses (id, brand_id, label, contact_name, contact_email, contact_phone, address_1,
                                      address_2, city, postcode, country, is_default, created_at, updated_at)
@@ -200,7 +212,7 @@ impl Store {
         brand_id: i64,
         id: WarehouseId,
         patch: &WarehousePatch,
-    ) -> Result<WarehouseChange<Warehouse>, StoreError> {
+    ) -> Result<WarehouseChange<Warehouse>, WarehouseWriteError> {
         // `$14`: the patch un-sets the flag, which the default refuses.
         let update = format!(
             "UPDATE warehouses SET
@@ -271,7 +283,11 @@ impl Store {
     /// Deletes a warehouse. Deleting the default promotes the first remaining warehouse
     /// (creation order) in the same transaction, and listings collected from the deleted
     /// warehouse move to the brand's default (or to none).
-    pub async fn delete_warehouse(&self, brand_id: i64, id: WarehouseId) -> Result<WarehouseChange<()>, StoreError> {
+    pub async fn delete_warehouse(
+        &self,
+        brand_id: i64,
+        id: WarehouseId,
+    ) -> Result<WarehouseChange<()>, WarehouseWriteError> {
         let id = id.to_string();
         retrying(|| async {
             on_pool!(self, write, |pool| {
@@ -304,7 +320,7 @@ impl Store {
         &self,
         brand_id: i64,
         id: WarehouseId,
-    ) -> Result<WarehouseChange<Vec<Warehouse>>, StoreError> {
+    ) -> Result<WarehouseChange<Vec<Warehouse>>, WarehouseWriteError> {
         let id = id.to_string();
         retrying(|| async {
             on_pool!(self, write, |pool| {

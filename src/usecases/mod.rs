@@ -15,6 +15,9 @@ pub mod listings;
 pub mod marketplace;
 pub mod options;
 pub mod photos;
+pub mod settings;
+pub mod warehouses;
+pub mod webhooks;
 
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
+use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
 /// The billing entity. A field never set is an empty string; `country` defaults to
@@ -51,17 +52,45 @@ pub const CITY_MAX: usize = 80;
 pub const POSTCODE_MAX: usize = 16;
 pub const REGISTRATION_MAX: usize = 32;
 
-const FIELDS: &[&str] = &[
-    "company_name",
-    "address_1",
-    "address_2",
-    "city",
-    "postcode",
-    "country",
-    "company_number",
-    "vat_number",
-    "invoice_email",
-];
+/// The body of `PATCH /v1/partner/settings/billing`, which [`BillingPatch::parse`] reads.
+pub static BILLING_BODY: BodySpec = BodySpec {
+    name: "BillingInput",
+    doc: "The body of `PATCH /v1/partner/settings/billing`: only the fields to change. `\"\"` or \
+          `null` clears a field; an empty `country` means `United Kingdom`. When the country is \
+          the United Kingdom (`United Kingdom`, `UK` or `GB`, any case), the postcode, VAT number \
+          and company number must have UK shapes, and a change of country to the United Kingdom \
+          checks the values already on file.",
+    fields: &[
+        Field::optional("company_name", FieldType::Text { max: NAME_MAX }, "Registered legal name."),
+        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line."),
+        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line."),
+        Field::optional("city", FieldType::Text { max: CITY_MAX }, "Town or city."),
+        Field::optional(
+            "postcode",
+            FieldType::Text { max: POSTCODE_MAX },
+            "UK: answered upper-case with one space (`postcode_invalid`).",
+        ),
+        Field::optional("country", FieldType::Text { max: Country::MAX_CHARS }, "Default `United Kingdom`."),
+        Field::optional(
+            "company_number",
+            FieldType::Text { max: REGISTRATION_MAX },
+            "UK: 8 digits, or 2 letters and 6 digits (`company_number_invalid`).",
+        ),
+        Field::optional(
+            "vat_number",
+            FieldType::Text { max: REGISTRATION_MAX },
+            "UK: `GB` and 9 or 12 digits, or `GBGD`/`GBHA` and 3 digits; spaces allowed \
+             (`vat_number_invalid`); answered without spaces.",
+        ),
+        Field::optional(
+            "invoice_email",
+            FieldType::Text { max: Email::MAX_CHARS },
+            "Where remittance PDFs and invoices are sent (`invoice_email_invalid`).",
+        ),
+    ],
+    example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB123456789", "invoice_email": "accounts@acme.example"}"#,
+};
+crate::documented_body!(BillingPatch, BILLING_BODY);
 
 /// A valid partial update of the billing entity: `None` leaves a field as it is, `Some("")`
 /// clears it (an empty `country` goes back to `United Kingdom`). Only
@@ -85,7 +114,7 @@ impl BillingPatch {
     /// is the United Kingdom, the postcode, VAT and company numbers must have UK shapes:
     /// those given, and, when the country changes to the United Kingdom, those on file.
     pub fn parse(body: &Map<String, Value>, current: &Billing) -> Result<Self, Vec<FieldError>> {
-        let mut f = Fields::new(body, FIELDS);
+        let mut f = Fields::of(body, &BILLING_BODY);
         let company_name = f.text("company_name", NAME_MAX, Lines::One);
         let address_1 = f.text("address_1", ADDRESS_LINE_MAX, Lines::One);
         let address_2 = f.text("address_2", ADDRESS_LINE_MAX, Lines::One);
@@ -170,6 +199,14 @@ mod tests {
             company_number: "RCS 123".into(),
             ..Billing::default()
         }
+    }
+
+    #[test]
+    fn the_documented_fields_are_the_accepted_ones() {
+        let body: Map<String, Value> = BILLING_BODY.names().map(|n| (n.to_owned(), json!(""))).collect();
+        assert!(BillingPatch::parse(&body, &Billing::default()).is_ok());
+        assert_eq!(BILLING_BODY.names().count(), 9);
+        assert_eq!(parse(json!({"iban": ""})).map(|_| ()), Err(vec!["iban_unknown".to_owned()]));
     }
 
     #[test]

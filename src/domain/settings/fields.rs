@@ -2,20 +2,15 @@
 
 use serde_json::{Map, Value};
 
-use crate::domain::reader::BodyReader;
+use crate::domain::body::BodySpec;
+pub(super) use crate::domain::reader::Lines;
+use crate::domain::reader::{text, BodyReader};
 use crate::domain::FieldError;
 
 /// Held by each parsed settings value in a private field, so that only its own `parse`
 /// can build one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Parsed;
-
-/// Whether a text field may span several lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lines {
-    One,
-    Many,
-}
 
 /// A settings body being read: the shared [`BodyReader`] with the settings' PATCH rules.
 /// Each reader returns `None` both for an absent field and for one that failed (its reason
@@ -25,32 +20,26 @@ pub(super) struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
-    pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
-        Self { reader: BodyReader::new(body, known) }
+    /// A reader of the body `spec` describes: its fields are the ones accepted; any other
+    /// is `<field>_unknown`.
+    pub fn of(body: &'a Map<String, Value>, spec: &'static BodySpec) -> Self {
+        Self { reader: BodyReader::of(body, spec) }
     }
 
     pub fn given(&self, field: &str) -> bool {
         self.reader.raw(field).is_some()
     }
 
-    /// A text field, trimmed. `""` and `null` clear it (`Some("")`). A value of another JSON
-    /// type or holding control characters is `<field>_invalid`; more than `max_chars`
-    /// Unicode characters is `<field>_too_long`.
+    /// A text field under the one text rule ([`text`]), except that `""`, a blank string
+    /// and `null` clear it (`Some("")`).
     pub fn text(&mut self, field: &'static str, max_chars: usize, lines: Lines) -> Option<String> {
-        let text = match self.reader.raw(field)? {
-            Value::Null => return Some(String::new()),
-            Value::String(s) => s.trim(),
-            _ => return self.fail(field, "invalid"),
-        };
-        let allowed_control = |c: char| lines == Lines::Many && matches!(c, '\n' | '\r' | '\t');
-        if text.chars().any(|c| c.is_control() && !allowed_control(c)) {
-            return self.fail(field, "invalid");
+        match self.reader.raw(field)? {
+            Value::Null => Some(String::new()),
+            value => match text(value, max_chars, lines) {
+                Ok(text) => Some(text.unwrap_or_default()),
+                Err(suffix) => self.fail(field, suffix),
+            },
         }
-        if text.chars().count() > max_chars {
-            return self.fail(field, "too_long");
-        }
-        Some(text.to_owned())
     }
 
     /// A one-line text field with a shape: empty clears it; otherwise `parse` gives the
@@ -96,7 +85,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::domain::body::{Field, FieldType};
     use crate::domain::reader::object as body;
+
+    const fn spec(fields: &'static [Field]) -> BodySpec {
+        BodySpec { name: "Test", doc: "", fields, example: "{}" }
+    }
+    const fn text_field(name: &'static str) -> Field {
+        Field::optional(name, FieldType::Text { max: 10 }, "")
+    }
+    static A: BodySpec = spec(&[text_field("a")]);
+    static B: BodySpec = spec(&[text_field("b")]);
+    static ABC: BodySpec = spec(&[text_field("a"), text_field("b"), text_field("c")]);
+    static ABCD: BodySpec = spec(&[text_field("a"), text_field("b"), text_field("c"), text_field("d")]);
+    static FLAG: BodySpec = spec(&[Field::optional("flag", FieldType::Boolean, "")]);
 
     fn codes(errors: Vec<FieldError>) -> Vec<String> {
         errors.into_iter().map(|e| e.code).collect()
@@ -105,7 +107,7 @@ mod tests {
     #[test]
     fn text_is_trimmed_and_null_or_empty_clears() {
         let b = body(json!({"a": "  hi  ", "b": null, "c": ""}));
-        let mut f = Fields::new(&b, &["a", "b", "c", "d"]);
+        let mut f = Fields::of(&b, &ABCD);
         assert_eq!(f.text("a", 10, Lines::One).as_deref(), Some("hi"));
         assert_eq!(f.text("b", 10, Lines::One).as_deref(), Some(""));
         assert_eq!(f.text("c", 10, Lines::One).as_deref(), Some(""));
@@ -128,7 +130,7 @@ mod tests {
         ];
         for (value, code) in cases {
             let b = body(value.clone());
-            let mut f = Fields::new(&b, &["a"]);
+            let mut f = Fields::of(&b, &A);
             let _ = f.text("a", 10, Lines::One);
             assert_eq!(codes(f.finish(()).unwrap_err()), [code], "{value}");
         }
@@ -137,14 +139,14 @@ mod tests {
     #[test]
     fn length_counts_unicode_characters_not_bytes() {
         let b = body(json!({"a": "é".repeat(10)}));
-        let mut f = Fields::new(&b, &["a"]);
+        let mut f = Fields::of(&b, &A);
         assert_eq!(f.text("a", 10, Lines::One).map(|s| s.chars().count()), Some(10));
     }
 
     #[test]
     fn multi_line_text_keeps_line_breaks_and_tabs() {
         let b = body(json!({"a": "one\r\n\ttwo"}));
-        let mut f = Fields::new(&b, &["a"]);
+        let mut f = Fields::of(&b, &A);
         assert_eq!(f.text("a", 100, Lines::Many).as_deref(), Some("one\r\n\ttwo"));
     }
 
@@ -152,7 +154,7 @@ mod tests {
     fn booleans_must_be_json_booleans() {
         for value in [json!("true"), json!(1), Value::Null] {
             let b = body(json!({ "flag": value }));
-            let mut f = Fields::new(&b, &["flag"]);
+            let mut f = Fields::of(&b, &FLAG);
             assert_eq!(f.boolean("flag"), None);
             assert_eq!(codes(f.finish(()).unwrap_err()), ["flag_invalid"]);
         }
@@ -161,7 +163,7 @@ mod tests {
     #[test]
     fn shaped_fields_are_normalised_or_invalid() {
         let b = body(json!({"a": " ab ", "b": "", "c": "x"}));
-        let mut f = Fields::new(&b, &["a", "b", "c"]);
+        let mut f = Fields::of(&b, &ABC);
         assert_eq!(f.shaped("a", 10, |s| Some(s.to_uppercase())).as_deref(), Some("AB"));
         assert_eq!(f.shaped("b", 10, |_| None).as_deref(), Some(""));
         assert_eq!(f.shaped("c", 10, |_| None), None);
@@ -171,7 +173,7 @@ mod tests {
     #[test]
     fn known_field_reasons_come_before_unknown_fields() {
         let b = body(json!({"a": 1, "b": 2}));
-        let mut f = Fields::new(&b, &["b"]);
+        let mut f = Fields::of(&b, &B);
         let _ = f.text("b", 10, Lines::One);
         assert_eq!(codes(f.finish(()).unwrap_err()), ["b_invalid", "a_unknown"]);
     }

@@ -9,9 +9,9 @@ mod profile;
 mod shapes;
 mod warehouse;
 
-pub use billing::{Billing, BillingPatch};
-pub use profile::{BrandProfile, ProfilePatch};
+pub use billing::{Billing, BillingPatch, BILLING_BODY};
+pub use profile::{BrandProfile, ProfilePatch, PROFILE_BODY};
 pub use shapes::{
     CompanyNumber, Country, Email, HexColour, PhoneNumber, PublicHttpsUrl, UkPostcode, UkVatNumber, UNITED_KINGDOM,
 };
-pub use warehouse::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
+pub use warehouse::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch, WAREHOUSE_BODY};

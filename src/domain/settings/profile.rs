@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl};
+use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
 /// The public face of a partner brand. A field never set is an empty string.
@@ -33,8 +34,49 @@ pub const DESCRIPTION_MAX: usize = 5_000;
 /// Longer than `#RRGGBB` so that a near miss reads as `accent_color_invalid`.
 const ACCENT_COLOR_MAX: usize = 32;
 
-const FIELDS: &[&str] =
-    &["display_name", "tagline", "description", "support_email", "support_phone", "logo_url", "accent_color"];
+/// The body of `PATCH /v1/partner/settings/brand`, which [`ProfilePatch::parse`] reads.
+pub static PROFILE_BODY: BodySpec = BodySpec {
+    name: "BrandProfileInput",
+    doc: "The body of `PATCH /v1/partner/settings/brand`: only the fields to change. Strings are \
+          trimmed; `\"\"` or `null` clears a field (the display name cannot be cleared). Other \
+          fields are refused (`<field>_unknown`).",
+    fields: &[
+        Field::optional(
+            "display_name",
+            FieldType::Text { max: DISPLAY_NAME_MAX },
+            "Required on the first save (`display_name_required`); at most 80 characters \
+             (`display_name_too_long`).",
+        ),
+        Field::optional("tagline", FieldType::Text { max: TAGLINE_MAX }, "At most 160 characters."),
+        Field::optional(
+            "description",
+            FieldType::Lines { max: DESCRIPTION_MAX },
+            "At most 5,000 characters; line breaks are kept.",
+        ),
+        Field::optional(
+            "support_email",
+            FieldType::Text { max: Email::MAX_CHARS },
+            "An email address with a public domain (`support_email_invalid`).",
+        ),
+        Field::optional(
+            "support_phone",
+            FieldType::Text { max: PhoneNumber::MAX_CHARS },
+            "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`support_phone_invalid`).",
+        ),
+        Field::optional(
+            "logo_url",
+            FieldType::Text { max: PublicHttpsUrl::MAX_CHARS },
+            "An `https` URL on a public host: not localhost nor a private address (`logo_url_invalid`).",
+        ),
+        Field::optional(
+            "accent_color",
+            FieldType::Text { max: ACCENT_COLOR_MAX },
+            "`#RRGGBB` (`accent_color_invalid`); answered upper-case.",
+        ),
+    ],
+    example: r##"{"display_name": "Acme Sofas", "support_email": "help@acme.example", "support_phone": "+44 20 7946 0000", "logo_url": "https://cdn.acme.example/logo.png", "accent_color": "#FF8800"}"##,
+};
+crate::documented_body!(ProfilePatch, PROFILE_BODY);
 
 /// A valid partial update of the brand profile: `None` leaves a field as it is, `Some("")`
 /// clears it. Only [`ProfilePatch::parse`] builds one.
@@ -54,7 +96,7 @@ impl ProfilePatch {
     /// Parses a PATCH body. `first_save`: the brand has no saved profile yet, so the body
     /// must name it. An empty display name counts as missing, on any save.
     pub fn parse(body: &Map<String, Value>, first_save: bool) -> Result<Self, Vec<FieldError>> {
-        let mut f = Fields::new(body, FIELDS);
+        let mut f = Fields::of(body, &PROFILE_BODY);
         let display_name = f.text("display_name", DISPLAY_NAME_MAX, Lines::One);
         let missing = match &display_name {
             Some(name) => name.is_empty(),
@@ -119,6 +161,20 @@ mod tests {
         for (body, first_save, code) in cases {
             assert_eq!(parse(body.clone(), first_save), Err(vec![code.to_owned()]), "{body}");
         }
+    }
+
+    #[test]
+    fn the_documented_fields_are_the_accepted_ones() {
+        let names: Vec<&str> = PROFILE_BODY.names().collect();
+        let body: Map<String, Value> = names.iter().map(|n| (n.to_string(), Value::Null)).collect();
+        // Every documented field is read (none is `_unknown`), and any other is refused.
+        let codes = parse(Value::Object(body), false).err().unwrap_or_default();
+        assert_eq!(codes, ["display_name_required"]);
+        assert_eq!(parse(json!({"logo": ""}), false), Err(vec!["logo_unknown".to_owned()]));
+        assert_eq!(
+            names,
+            ["display_name", "tagline", "description", "support_email", "support_phone", "logo_url", "accent_color"]
+        );
     }
 
     #[test]

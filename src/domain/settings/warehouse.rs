@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use super::fields::{Fields, Lines, Parsed};
 use super::shapes::{Country, Email, PhoneNumber, UNITED_KINGDOM};
+use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
 /// A warehouse of a brand. Exactly one warehouse of a brand with any is the default.
@@ -76,18 +77,50 @@ pub const ADDRESS_LINE_MAX: usize = 160;
 pub const CITY_MAX: usize = 80;
 pub const POSTCODE_MAX: usize = 16;
 
-const FIELDS: &[&str] = &[
-    "label",
-    "contact_name",
-    "contact_email",
-    "contact_phone",
-    "address_1",
-    "address_2",
-    "city",
-    "postcode",
-    "country",
-    "is_default",
-];
+/// The body of `POST /v1/partner/settings/warehouses` ([`NewWarehouse::parse`]) and of
+/// `PATCH /v1/partner/settings/warehouses/{id}` ([`WarehousePatch::parse`]).
+pub static WAREHOUSE_BODY: BodySpec = BodySpec {
+    name: "WarehouseInput",
+    doc: "A warehouse body. On create `label` is required; on PATCH send only the fields to \
+          change. Strings are trimmed; `\"\"` or `null` clears a field (not the label); an empty \
+          `country` means `United Kingdom`. Other fields are refused (`<field>_unknown`).",
+    fields: &[
+        Field::optional(
+            "label",
+            FieldType::Text { max: LABEL_MAX },
+            "Short name shown in the dashboard (`label_required`).",
+        ),
+        Field::optional("contact_name", FieldType::Text { max: CONTACT_NAME_MAX }, "Who to ask for at the warehouse."),
+        Field::optional(
+            "contact_email",
+            FieldType::Text { max: Email::MAX_CHARS },
+            "An email address with a public domain (`contact_email_invalid`).",
+        ),
+        Field::optional(
+            "contact_phone",
+            FieldType::Text { max: PhoneNumber::MAX_CHARS },
+            "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`contact_phone_invalid`).",
+        ),
+        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line."),
+        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line."),
+        Field::optional("city", FieldType::Text { max: CITY_MAX }, "Town or city."),
+        Field::optional("postcode", FieldType::Text { max: POSTCODE_MAX }, "Postcode."),
+        Field::optional(
+            "country",
+            FieldType::Text { max: Country::MAX_CHARS },
+            "Default `United Kingdom` (`UK` and `GB` are written so too).",
+        ),
+        Field::optional(
+            "is_default",
+            FieldType::Boolean,
+            "`true` makes this warehouse the default and demotes the previous one. A brand's \
+             first warehouse is the default whatever this says. `false` on the default is \
+             refused (`is_default_invalid`): make another warehouse the default instead.",
+        ),
+    ],
+    example: r#"{"label": "Leeds DC", "contact_email": "yard@acme.example", "address_1": "1 Dock Road", "city": "Leeds", "postcode": "LS1 4AP", "is_default": true}"#,
+};
+crate::documented_body!(WarehousePatch, WAREHOUSE_BODY);
 
 /// A valid partial update of a warehouse: `None` leaves a field as it is, `Some("")`
 /// clears it (an empty `country` goes back to `United Kingdom`). `is_default: Some(true)`
@@ -129,7 +162,7 @@ impl WarehousePatch {
     /// The label cannot be emptied; the default cannot be un-set (a brand with
     /// warehouses always has one default: make another the default instead).
     pub fn parse(body: &Map<String, Value>, is_default: bool) -> Result<Self, Vec<FieldError>> {
-        let mut f = Fields::new(body, FIELDS);
+        let mut f = Fields::of(body, &WAREHOUSE_BODY);
         let patch = read(&mut f);
         if patch.label.as_deref() == Some("") {
             f.fail::<()>("label", "required");
@@ -144,7 +177,7 @@ impl WarehousePatch {
 impl NewWarehouse {
     /// Parses a create body: `label` is required, `country` defaults to `United Kingdom`.
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
-        let mut f = Fields::new(body, FIELDS);
+        let mut f = Fields::of(body, &WAREHOUSE_BODY);
         let patch = read(&mut f);
         let label = match patch.label {
             Some(label) if !label.is_empty() => label,
@@ -234,6 +267,16 @@ mod tests {
             body.insert("label".into(), json!("Main"));
             assert_eq!(NewWarehouse::parse(&body).map_err(codes), Err(vec![code.to_owned()]), "{extra}");
         }
+    }
+
+    #[test]
+    fn the_documented_fields_are_the_accepted_ones() {
+        let mut body: Map<String, Value> = WAREHOUSE_BODY.names().map(|n| (n.to_owned(), json!(""))).collect();
+        body.insert("label".into(), json!("Main"));
+        body.insert("is_default".into(), json!(true));
+        assert!(NewWarehouse::parse(&body).is_ok());
+        assert!(WarehousePatch::parse(&body, false).is_ok());
+        assert_eq!(WAREHOUSE_BODY.names().count(), 10);
     }
 
     #[test]

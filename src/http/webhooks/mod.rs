@@ -9,22 +9,26 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
-use reqwest::Url;
 use serde::Serialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::app::AppState;
+use crate::domain::webhook::{DeliveryStatus, FailureClass, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::jobs::signature::{generate_secret, secret_hint};
-use crate::store::{AttemptRecord, DeliveryRecord, StoreError, WebhookEndpointRecord};
-use params::{check_destination, DeliveryParams, WebhookPatch};
+use crate::jobs::signature::secret_hint;
+use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
+use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
+use params::DeliveryParams;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(get_webhook, patch_webhook, rotate_secret, list_deliveries, get_delivery, replay_delivery),
-    components(schemas(WebhookSettings, WebhookInput, Delivery, DeliveryDetail, Attempt, DeliveryPage, DeliveryMeta)),
+    components(schemas(
+        WebhookSettings, WebhookPatch, Delivery, DeliveryDetail, Attempt, DeliveryPage, DeliveryMeta, DeliveryStatus,
+        FailureClass
+    )),
     tags((name = "Webhooks", description = "The partner's webhook endpoint, its signing secret, the delivery log and replay"))
 )]
 pub struct WebhooksApi;
@@ -77,21 +81,6 @@ impl WebhookSettings {
     }
 }
 
-/// The body of `PATCH /v1/partner/settings/integrations/webhook`: the fields to change.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct WebhookInput {
-    /// Required the first time. An absolute `https` URL (`http` only when the server runs
-    /// with `REHOME_WEBHOOK_ALLOW_HTTP=true`), at most 2048 characters, without user or
-    /// password, whose host is not a loopback, private or otherwise non-public address
-    /// (`url_required`, `url_invalid`, `url_too_long`).
-    #[schema(example = "https://hooks.acme.example/rehome/3f9a1c")]
-    url: Option<String>,
-    /// Default true. False pauses deliveries: events are kept and sent once it is true
-    /// again, if still within their retry window (`enabled_invalid`).
-    enabled: Option<bool>,
-}
-
 /// One event in the delivery log.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Delivery {
@@ -101,16 +90,13 @@ pub struct Delivery {
     /// `redemption.created` or `collection.scheduled`.
     #[serde(rename = "type")]
     pub event_type: String,
-    /// `pending` (waiting for its first or next attempt), `delivered` or `dead`.
-    pub status: String,
+    pub status: DeliveryStatus,
     /// Attempts made so far.
     pub attempts: i64,
     /// HTTP status of the last attempt; null when it got no answer.
     pub last_status_code: Option<i64>,
-    /// Why the last attempt failed: `timeout`, `connection_failed`, `address_refused`,
-    /// `http_status`, `redirect_not_followed`, `invalid_url`; or `no_endpoint` when no
-    /// enabled endpoint is configured. Null after a success.
-    pub last_error: Option<String>,
+    /// Why the last attempt failed (see `FailureClass`); null after a success.
+    pub last_error: Option<FailureClass>,
     /// When a pending event is next tried; null when delivered, dead, or waiting for an endpoint.
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
@@ -139,8 +125,8 @@ pub struct Attempt {
     pub attempted_at: DateTime<Utc>,
     pub url: String,
     pub status_code: Option<i64>,
-    /// Error class as in `last_error`; null for a 2xx.
-    pub error: Option<String>,
+    /// Why the attempt failed (see `FailureClass`); null for a 2xx.
+    pub error: Option<FailureClass>,
     pub duration_ms: i64,
 }
 
@@ -171,6 +157,7 @@ pub struct DeliveryMeta {
     /// Events matching the filter.
     pub total: i64,
     pub total_pages: i64,
+    /// The status filter: one of the statuses, or `any`.
     pub status: String,
     pub brand_id: String,
 }
@@ -182,18 +169,6 @@ pub struct DeliveryPage {
     pub meta: DeliveryMeta,
 }
 
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-struct DeliveryQuery {
-    /// `pending`, `delivered`, `dead` or `any` (default).
-    status: Option<String>,
-    /// 1-indexed page; default 1.
-    page: Option<u32>,
-    /// 1 to 100; default 20.
-    per_page: Option<u32>,
-}
-
 /// The endpoint as configured (`url` null and `enabled` false before the first PATCH).
 #[utoipa::path(
     get,
@@ -202,13 +177,10 @@ struct DeliveryQuery {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The endpoint; the secret shows only as a hint", body = WebhookSettings),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WebhookSettings>> {
-    let endpoint = state.store.webhook_endpoint(caller.brand_id).await?;
+    let endpoint = webhooks::endpoint(&state.core, &caller.actor).await?;
     Ok(Json(WebhookSettings::new(&caller.brand_slug, endpoint.as_ref())))
 }
 
@@ -220,14 +192,11 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     path = "/v1/partner/settings/integrations/webhook",
     tag = "Webhooks",
     security(("bearer" = [])),
-    request_body = WebhookInput,
+    request_body = WebhookPatch,
     responses(
         (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
 `url_invalid`, `url_too_long`, `enabled_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn patch_webhook(
@@ -235,36 +204,12 @@ pub async fn patch_webhook(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<WebhookSettings>> {
-    let patch = WebhookPatch::parse(&body, state.config.webhook_allow_http).map_err(ApiError::validation)?;
-    if let Some(url) = &patch.url {
-        check_destination(url, state.config.allow_private_network).await?;
-    }
-    let url = patch.url.as_ref().map(Url::as_str);
-    let existing = state.store.webhook_endpoint(caller.brand_id).await?;
-    let answer = match (existing, url) {
-        (None, None) => return Err(ApiError::field("url", "url_required")),
-        (None, Some(url)) => {
-            let secret = generate_secret().map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-            let enabled = patch.enabled.unwrap_or(true);
-            match state.store.create_webhook_endpoint(caller.brand_id, url, enabled, &secret).await {
-                Ok(created) => WebhookSettings::revealing_secret(&caller.brand_slug, &created),
-                // Another request configured it first: this one is a change of it.
-                Err(StoreError::Conflict(_)) => {
-                    let updated =
-                        state.store.update_webhook_endpoint(caller.brand_id, Some(url), patch.enabled).await?;
-                    WebhookSettings::new(&caller.brand_slug, Some(&updated))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        (Some(_), url) => {
-            let updated = state.store.update_webhook_endpoint(caller.brand_id, url, patch.enabled).await?;
-            WebhookSettings::new(&caller.brand_slug, Some(&updated))
-        }
+    let Configured { endpoint, secret_created } = webhooks::configure(&state.core, &caller.actor, &body).await?;
+    let answer = if secret_created {
+        WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)
+    } else {
+        WebhookSettings::new(&caller.brand_slug, Some(&endpoint))
     };
-    if answer.enabled {
-        state.outbox.wake();
-    }
     Ok(Json(answer))
 }
 
@@ -278,22 +223,12 @@ pub async fn patch_webhook(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The endpoint with its new `signing_secret`", body = WebhookSettings),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 404, description = "`webhook_not_configured`: set a URL first", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn rotate_secret(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WebhookSettings>> {
-    let secret = generate_secret().map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    match state.store.rotate_webhook_secret(caller.brand_id, &secret).await {
-        Ok(endpoint) => Ok(Json(WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint))),
-        Err(StoreError::NotFound) => Err(ApiError::not_found(
-            "webhook_not_configured",
-            "No webhook endpoint is configured; PATCH /v1/partner/settings/integrations/webhook with a url first.",
-        )),
-        Err(e) => Err(e.into()),
-    }
+    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor).await?;
+    Ok(Json(WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)))
 }
 
 /// The brand's events and how their delivery went, newest first.
@@ -302,13 +237,10 @@ pub async fn rotate_secret(caller: Caller, State(state): State<AppState>) -> Api
     path = "/v1/partner/webhooks/deliveries",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(DeliveryQuery),
+    params(DeliveryParams),
     responses(
         (status = 200, description = "One page of the log", body = DeliveryPage),
         (status = 400, description = "`validation_failed`: `status_invalid`, `page_invalid`, `per_page_invalid`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn list_deliveries(
@@ -319,16 +251,16 @@ pub async fn list_deliveries(
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let params = DeliveryParams::parse(&pairs)?;
     let page = params.page;
-    let (rows, total) =
-        state.store.webhook_deliveries(caller.brand_id, params.status, page.limit(), page.offset()).await?;
+    let webhooks::DeliveryPage { deliveries, total } =
+        webhooks::deliveries(&state.core, &caller.actor, params.status, page.limit(), page.offset()).await?;
     Ok(Json(DeliveryPage {
-        data: rows.into_iter().map(Delivery::from).collect(),
+        data: deliveries.into_iter().map(Delivery::from).collect(),
         meta: DeliveryMeta {
             page: page.page,
             per_page: page.per_page,
             total,
             total_pages: page.total_pages(total),
-            status: params.status.unwrap_or("any").to_owned(),
+            status: params.status.map_or("any", DeliveryStatus::as_str).to_owned(),
             brand_id: caller.brand_slug.clone(),
         },
     }))
@@ -343,10 +275,7 @@ pub async fn list_deliveries(
     params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event's delivery state and attempts", body = DeliveryDetail),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `read` scope", body = ErrorBody),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn get_delivery(
@@ -355,7 +284,7 @@ pub async fn get_delivery(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<DeliveryDetail>> {
     let event_id = path.map(|Path(id)| id).map_err(|_| event_not_found())?;
-    let (delivery, attempts) = state.store.webhook_delivery(caller.brand_id, &event_id).await.map_err(not_found)?;
+    let (delivery, attempts) = webhooks::delivery(&state.core, &caller.actor, &event_id).await?;
     Ok(Json(DeliveryDetail {
         delivery: delivery.into(),
         attempt_log: attempts.into_iter().map(Attempt::from).collect(),
@@ -372,11 +301,8 @@ pub async fn get_delivery(
     params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event, pending again", body = Delivery),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not a partner admin, or no `write` scope", body = ErrorBody),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
         (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
-        (status = 429, description = "`rate_limited`", body = ErrorBody),
     )
 )]
 pub async fn replay_delivery(
@@ -385,19 +311,7 @@ pub async fn replay_delivery(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Delivery>> {
     let event_id = path.map(|Path(id)| id).map_err(|_| event_not_found())?;
-    // The event is looked up first so that another brand's id answers 404 whatever the
-    // caller's endpoint state.
-    state.store.webhook_delivery(caller.brand_id, &event_id).await.map_err(not_found)?;
-    if !state.store.webhook_endpoint(caller.brand_id).await?.is_some_and(|e| e.enabled) {
-        return Err(ApiError::client(
-            StatusCode::CONFLICT,
-            "webhook_not_configured",
-            "No enabled webhook endpoint: configure a url (and enabled: true) before replaying.",
-        ));
-    }
-    state.store.replay_webhook(caller.brand_id, &event_id).await.map_err(not_found)?;
-    state.outbox.wake();
-    let (delivery, _) = state.store.webhook_delivery(caller.brand_id, &event_id).await.map_err(not_found)?;
+    let delivery = webhooks::replay(&state.core, &caller.actor, &event_id).await?;
     Ok(Json(delivery.into()))
 }
 
@@ -405,9 +319,76 @@ fn event_not_found() -> ApiError {
     ApiError::not_found("event_not_found", "No event with this id for the caller's brand.")
 }
 
-fn not_found(e: StoreError) -> ApiError {
-    match e {
-        StoreError::NotFound => event_not_found(),
-        other => other.into(),
+impl From<ConfigureError> for ApiError {
+    fn from(e: ConfigureError) -> Self {
+        match e {
+            ConfigureError::Invalid(errors) => ApiError::validation(errors),
+            ConfigureError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
+            ConfigureError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<RotateError> for ApiError {
+    fn from(e: RotateError) -> Self {
+        match e {
+            // 404 here (there is nothing to rotate), where replay answers 409.
+            RotateError::NotConfigured => ApiError::not_found(
+                "webhook_not_configured",
+                "No webhook endpoint is configured; PATCH /v1/partner/settings/integrations/webhook with a url first.",
+            ),
+            RotateError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
+            RotateError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeliveryError> for ApiError {
+    fn from(e: DeliveryError) -> Self {
+        match e {
+            DeliveryError::EventNotFound => event_not_found(),
+            DeliveryError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<ReplayError> for ApiError {
+    fn from(e: ReplayError) -> Self {
+        match e {
+            ReplayError::EventNotFound => event_not_found(),
+            ReplayError::NotConfigured => ApiError::client(
+                StatusCode::CONFLICT,
+                "webhook_not_configured",
+                "No enabled webhook endpoint: configure a url (and enabled: true) before replaying.",
+            ),
+            ReplayError::Store(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use utoipa::OpenApi;
+
+    use super::*;
+
+    /// `last_error` and an attempt's `error` are documented by the enum the worker writes,
+    /// and the body schema keeps its name.
+    #[test]
+    fn the_document_takes_failure_classes_and_the_body_from_their_types() {
+        let doc = serde_json::to_value(WebhooksApi::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let classes: Vec<&str> =
+            schemas["FailureClass"]["enum"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let wire: Vec<&str> = FailureClass::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(classes, wire);
+        let last_error = schemas["Delivery"]["properties"]["last_error"].to_string();
+        assert!(last_error.contains("#/components/schemas/FailureClass"), "{last_error}");
+        let error = schemas["Attempt"]["properties"]["error"].to_string();
+        assert!(error.contains("#/components/schemas/FailureClass"), "{error}");
+        let mut fields: Vec<&String> = schemas["WebhookInput"]["properties"].as_object().unwrap().keys().collect();
+        fields.sort();
+        assert_eq!(fields, ["enabled", "url"]);
     }
 }

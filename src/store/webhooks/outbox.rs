@@ -1,70 +1,16 @@
-//! Webhook endpoints, the event outbox and the record of delivery attempts.
-//!
-//! An event row is written by [`insert_event`] on the caller's connection, inside the
-//! transaction of the change that causes it: it commits or rolls back with that change.
-//! Workers claim due rows with a lease (`lease_owner`, `lease_until`) through a
-//! conditional UPDATE, so two workers (or processes) never both own a row, and a row
-//! whose owner died becomes claimable again when its lease runs out.
-//!
-//! Event bodies are stored sealed (`body_sealed`, see [`super::Sealer`]) with the event id
-//! as associated data; `body` stays empty. Rows from before migration 0008 held the clear
-//! `body`: [`Store::open`] seals them, and [`ClaimedEvent::envelope`] reads either form.
+//! The event outbox: events written on the caller's transaction, sealed at rest, and the
+//! worker's side (due events, leases, attempts, parking).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, on_conn, on_pool, on_unique, Conn, Db, Dialect, Sealer, Store, StoreError, Ts, Undecryptable};
+use super::pending;
 use crate::domain::event::Event;
-
-#[derive(Debug, Clone, FromRow)]
-pub struct WebhookEndpointRecord {
-    pub brand_id: i64,
-    pub url: String,
-    pub enabled: bool,
-    pub signing_secret: String,
-    pub secret_rotated_at: DateTime<Utc>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-const ENDPOINT_COLUMNS: &str = "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at";
-
-/// One event as the delivery log shows it.
-#[derive(Debug, Clone, FromRow)]
-pub struct DeliveryRecord {
-    pub event_id: String,
-    #[sqlx(rename = "type")]
-    pub event_type: String,
-    pub status: String,
-    pub attempts: i64,
-    pub last_status_code: Option<i64>,
-    pub last_error: Option<String>,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub delivered_at: Option<DateTime<Utc>>,
-    pub seq: i64,
-}
-
-/// A pending event with no enabled endpoint is not being tried: the log says so
-/// (`no_endpoint`, no next attempt) instead of showing a due time that will not be kept.
-const DELIVERY_SELECT: &str = "SELECT e.seq, e.id AS event_id, e.type, e.status, e.attempts, e.last_status_code,
-        CASE WHEN e.status = 'pending' AND NOT COALESCE(ep.enabled, FALSE) THEN 'no_endpoint' ELSE e.last_error END
-            AS last_error,
-        CASE WHEN e.status = 'pending' AND NOT COALESCE(ep.enabled, FALSE) THEN NULL ELSE e.next_attempt_at END
-            AS next_attempt_at,
-        e.created_at, e.delivered_at
-     FROM webhook_events e LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id";
-
-#[derive(Debug, Clone, FromRow)]
-pub struct AttemptRecord {
-    pub attempted_at: DateTime<Utc>,
-    pub url: String,
-    pub status_code: Option<i64>,
-    pub error: Option<String>,
-    pub duration_ms: i64,
-}
+use crate::domain::webhook::{DeliveryStatus, FailureClass};
+use crate::store::{on_conn, on_pool, Conn, Db, Sealer, Store, StoreError, Ts, Undecryptable};
 
 /// A due event that may be claimed, with where it goes.
 #[derive(Debug, Clone, FromRow)]
@@ -111,10 +57,10 @@ pub struct AttemptResult {
     pub attempted_at: DateTime<Utc>,
     pub url: String,
     pub status_code: Option<u16>,
-    pub error: Option<&'static str>,
+    pub error: Option<FailureClass>,
     pub duration_ms: i64,
-    /// `delivered`, `pending` (retry at `next_attempt_at`) or `dead`.
-    pub status: &'static str,
+    /// `Pending` means a retry at `next_attempt_at`.
+    pub status: DeliveryStatus,
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
@@ -145,8 +91,7 @@ pub async fn insert_event(conn: Conn<'_>, sealer: &Sealer, event: &Event) -> Res
         .bind(&sealed)
         .bind(Ts::from(event.created_at))
         .execute(&mut *c)
-        .await
-        .map_err(|e| on_unique(e, "event id"))?;
+        .await?;
         Ok(())
     })
 }
@@ -154,24 +99,28 @@ pub async fn insert_event(conn: Conn<'_>, sealer: &Sealer, event: &Event) -> Res
 /// Each enabled endpoint's oldest due events, then the oldest of those. PostgreSQL gets the
 /// per-endpoint step as a LATERAL join (an index scan per endpoint); SQLite, which has no
 /// LATERAL, as `IN` over a correlated subquery, which it plans that way.
-const DUE_WEBHOOKS: Dialect = Dialect {
-    sqlite: "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
-             FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
-                 SELECT d.seq FROM webhook_events d
-                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 ORDER BY d.next_attempt_at, d.seq LIMIT $2)
-             WHERE ep.enabled
-             ORDER BY e.next_attempt_at, e.seq LIMIT $3",
-    postgres: "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
-             FROM webhook_endpoints ep CROSS JOIN LATERAL (
-                 SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
-                 WHERE d.brand_id = ep.brand_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
-             WHERE ep.enabled
-             ORDER BY e.next_attempt_at, e.seq LIMIT $3",
-};
+static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
+    let due = format!(
+        "d.brand_id = ep.brand_id AND {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)",
+        pending("d.status")
+    );
+    let sqlite = format!(
+        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+         FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
+             SELECT d.seq FROM webhook_events d WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2)
+         WHERE ep.enabled
+         ORDER BY e.next_attempt_at, e.seq LIMIT $3"
+    );
+    let postgres = format!(
+        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+         FROM webhook_endpoints ep CROSS JOIN LATERAL (
+             SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
+             WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
+         WHERE ep.enabled
+         ORDER BY e.next_attempt_at, e.seq LIMIT $3"
+    );
+    [sqlite, postgres]
+});
 
 impl Store {
     /// [`insert_event`] with the store's data key: records `event` on `conn`, the caller's
@@ -240,161 +189,6 @@ impl Store {
         }
         Ok(sealed)
     }
-
-    pub async fn webhook_endpoint(&self, brand_id: i64) -> Result<Option<WebhookEndpointRecord>, StoreError> {
-        on_pool!(self, read, |pool| {
-            Ok(sqlx::query_as(&format!("SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE brand_id = $1"))
-                .bind(brand_id)
-                .fetch_optional(pool)
-                .await?)
-        })
-    }
-
-    /// Creates the brand's endpoint; `Conflict` when it already has one.
-    pub async fn create_webhook_endpoint(
-        &self,
-        brand_id: i64,
-        url: &str,
-        enabled: bool,
-        secret: &str,
-    ) -> Result<WebhookEndpointRecord, StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query_as(&format!(
-                "INSERT INTO webhook_endpoints
-                     (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $5, $5) RETURNING {ENDPOINT_COLUMNS}"
-            ))
-            .bind(brand_id)
-            .bind(url)
-            .bind(enabled)
-            .bind(secret)
-            .bind(now())
-            .fetch_one(pool)
-            .await
-            .map_err(|e| on_unique(e, "webhook endpoint"))
-        })
-    }
-
-    /// Changes the URL and/or the enabled flag of the brand's endpoint.
-    pub async fn update_webhook_endpoint(
-        &self,
-        brand_id: i64,
-        url: Option<&str>,
-        enabled: Option<bool>,
-    ) -> Result<WebhookEndpointRecord, StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query_as(&format!(
-                "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4
-                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
-            ))
-            .bind(brand_id)
-            .bind(url)
-            .bind(enabled)
-            .bind(now())
-            .fetch_optional(pool)
-            .await?
-            .ok_or(StoreError::NotFound)
-        })
-    }
-
-    /// Replaces the signing secret; deliveries signed from now on use the new one.
-    pub async fn rotate_webhook_secret(
-        &self,
-        brand_id: i64,
-        secret: &str,
-    ) -> Result<WebhookEndpointRecord, StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query_as(&format!(
-                "UPDATE webhook_endpoints SET signing_secret = $2, secret_rotated_at = $3, updated_at = $3
-                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
-            ))
-            .bind(brand_id)
-            .bind(secret)
-            .bind(now())
-            .fetch_optional(pool)
-            .await?
-            .ok_or(StoreError::NotFound)
-        })
-    }
-
-    /// One page of the brand's delivery log, newest first, and the number of matches.
-    pub async fn webhook_deliveries(
-        &self,
-        brand_id: i64,
-        status: Option<&str>,
-        limit: i64,
-        offset: i64,
-    ) -> Result<(Vec<DeliveryRecord>, i64), StoreError> {
-        on_pool!(self, read, |pool| {
-            let rows = sqlx::query_as(&format!(
-                "{DELIVERY_SELECT} WHERE e.brand_id = $1 AND ($2 IS NULL OR e.status = $2)
-                 ORDER BY e.seq DESC LIMIT $3 OFFSET $4"
-            ))
-            .bind(brand_id)
-            .bind(status)
-            .bind(limit)
-            .bind(offset)
-            .fetch_all(pool)
-            .await?;
-            let total = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM webhook_events WHERE brand_id = $1 AND ($2 IS NULL OR status = $2)",
-            )
-            .bind(brand_id)
-            .bind(status)
-            .fetch_one(pool)
-            .await?;
-            Ok((rows, total))
-        })
-    }
-
-    /// One event of the brand's log with its attempts, oldest first.
-    pub async fn webhook_delivery(
-        &self,
-        brand_id: i64,
-        event_id: &str,
-    ) -> Result<(DeliveryRecord, Vec<AttemptRecord>), StoreError> {
-        on_pool!(self, read, |pool| {
-            let delivery: DeliveryRecord =
-                sqlx::query_as(&format!("{DELIVERY_SELECT} WHERE e.brand_id = $1 AND e.id = $2"))
-                    .bind(brand_id)
-                    .bind(event_id)
-                    .fetch_optional(pool)
-                    .await?
-                    .ok_or(StoreError::NotFound)?;
-            let attempts = sqlx::query_as(
-                "SELECT attempted_at, url, status_code, error, duration_ms FROM webhook_attempts
-                 WHERE event_seq = $1 ORDER BY id",
-            )
-            .bind(delivery.seq)
-            .fetch_all(pool)
-            .await?;
-            Ok((delivery, attempts))
-        })
-    }
-
-    /// Queues the brand's event again for immediate delivery, same id and bytes, and opens a
-    /// new retry window. An attempt in flight keeps running but no longer decides the state.
-    pub async fn replay_webhook(&self, brand_id: i64, event_id: &str) -> Result<(), StoreError> {
-        on_pool!(self, write, |pool| {
-            let done = sqlx::query(
-                "UPDATE webhook_events
-                 SET status = 'pending', window_start = $3, window_attempts = 0, next_attempt_at = $3,
-                     lease_owner = NULL, lease_until = NULL
-                 WHERE brand_id = $1 AND id = $2",
-            )
-            .bind(brand_id)
-            .bind(event_id)
-            .bind(now())
-            .execute(pool)
-            .await?;
-            if done.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-            Ok(())
-        })
-    }
-
-    /// Due, unleased events whose brand has an enabled endpoint: at most `per_brand` of each
     /// brand (its oldest), at most `limit` in all, oldest first. Taking a few of every brand
     /// keeps one brand's backlog from hiding the others' events.
     pub async fn due_webhooks(
@@ -403,7 +197,7 @@ impl Store {
         per_brand: i64,
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
-        let sql = DUE_WEBHOOKS.of(self);
+        let sql = &DUE_WEBHOOKS[usize::from(self.is_postgres())];
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(sql).bind(Ts::from(at)).bind(per_brand).bind(limit).fetch_all(pool).await?)
         })
@@ -427,9 +221,10 @@ impl Store {
         let sql = format!(
             "UPDATE webhook_events SET lease_owner = $1, lease_until = $3
              WHERE seq IN (SELECT seq FROM webhook_events
-                           WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
+                           WHERE {} AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
                            {})
              RETURNING seq, id, brand_id, type, body, body_sealed, window_attempts, window_start",
+            pending("status"),
             placeholders.join(", "),
             self.skip_locked("webhook_events")
         );
@@ -460,7 +255,7 @@ impl Store {
                 .bind(Ts::from(r.attempted_at))
                 .bind(&r.url)
                 .bind(r.status_code.map(i64::from))
-                .bind(r.error)
+                .bind(r.error.map(FailureClass::as_str))
                 .bind(r.duration_ms)
                 .execute(&mut *tx)
                 .await?;
@@ -471,7 +266,7 @@ impl Store {
                          window_attempts = CASE WHEN lease_owner = $2 THEN window_attempts + 1 ELSE window_attempts END,
                          status = CASE WHEN lease_owner = $2 THEN $5 ELSE status END,
                          next_attempt_at = CASE WHEN lease_owner = $2 THEN $6 ELSE next_attempt_at END,
-                         delivered_at = CASE WHEN lease_owner = $2 AND $5 = 'delivered' THEN $7 ELSE delivered_at END,
+                         delivered_at = CASE WHEN lease_owner = $2 AND $8 THEN $7 ELSE delivered_at END,
                          lease_until = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_until END,
                          lease_owner = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_owner END
                      WHERE seq = $1",
@@ -479,10 +274,11 @@ impl Store {
                 .bind(r.seq)
                 .bind(owner)
                 .bind(r.status_code.map(i64::from))
-                .bind(r.error)
-                .bind(r.status)
+                .bind(r.error.map(FailureClass::as_str))
+                .bind(r.status.as_str())
                 .bind(r.next_attempt_at.map(Ts::from))
                 .bind(Ts::from(finished_at))
+                .bind(r.status == DeliveryStatus::Delivered)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -504,17 +300,14 @@ impl Store {
 
     /// The earliest future due time of an event that has an enabled endpoint.
     pub async fn next_webhook_due(&self, after: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, StoreError> {
-        on_pool!(self, read, |pool| {
-            Ok(sqlx::query_scalar(
-                "SELECT e.next_attempt_at FROM webhook_events e
-                 WHERE e.status = 'pending' AND e.next_attempt_at > $1
-                   AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.brand_id = e.brand_id AND ep.enabled)
-                 ORDER BY e.next_attempt_at LIMIT 1",
-            )
-            .bind(Ts::from(after))
-            .fetch_optional(pool)
-            .await?)
-        })
+        let sql = format!(
+            "SELECT e.next_attempt_at FROM webhook_events e
+             WHERE {} AND e.next_attempt_at > $1
+               AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.brand_id = e.brand_id AND ep.enabled)
+             ORDER BY e.next_attempt_at LIMIT 1",
+            pending("e.status")
+        );
+        on_pool!(self, read, |pool| { Ok(sqlx::query_scalar(&sql).bind(Ts::from(after)).fetch_optional(pool).await?) })
     }
 
     /// Parks as dead (`no_endpoint`) the pending events whose retry window opened before
@@ -524,18 +317,22 @@ impl Store {
         window_opened_before: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
+        let sql = format!(
+            "UPDATE webhook_events SET status = $3, next_attempt_at = NULL, last_error = $4
+             WHERE {} AND window_start <= $1 AND (lease_until IS NULL OR lease_until <= $2)
+               AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
+                               WHERE ep.brand_id = webhook_events.brand_id AND ep.enabled)",
+            pending("status")
+        );
         on_pool!(self, write, |pool| {
-            Ok(sqlx::query(
-                "UPDATE webhook_events SET status = 'dead', next_attempt_at = NULL, last_error = 'no_endpoint'
-                 WHERE status = 'pending' AND window_start <= $1 AND (lease_until IS NULL OR lease_until <= $2)
-                   AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
-                                   WHERE ep.brand_id = webhook_events.brand_id AND ep.enabled)",
-            )
-            .bind(Ts::from(window_opened_before))
-            .bind(Ts::from(at))
-            .execute(pool)
-            .await?
-            .rows_affected())
+            Ok(sqlx::query(&sql)
+                .bind(Ts::from(window_opened_before))
+                .bind(Ts::from(at))
+                .bind(DeliveryStatus::Dead.as_str())
+                .bind(FailureClass::NoEndpoint.as_str())
+                .execute(pool)
+                .await?
+                .rows_affected())
         })
     }
 

@@ -1,0 +1,245 @@
+//! Webhooks in the language of the spec: the endpoint's configuration body, the states of a
+//! delivery and the classes of a failed attempt, each with its wire name.
+
+use std::fmt;
+use std::str::FromStr;
+
+use reqwest::Url;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use crate::domain::body::{BodySpec, Field, FieldType};
+use crate::domain::reader::{text, BodyReader, Lines};
+use crate::domain::FieldError;
+
+/// Declares a wire-named enum: `ALL`, `as_str`, `FromStr` and `Display` from one table.
+macro_rules! wire_enum {
+    ($ty:ident { $($variant:ident => $wire:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every value, in the order of the declaration.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The name on the wire and in the database.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $wire),+
+                }
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                match s {
+                    $($wire => Ok(Self::$variant),)+
+                    _ => Err(UnknownName(s.to_owned())),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// A stored name that is none of an enum's wire names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown name `{0}`")]
+pub struct UnknownName(pub String);
+
+/// Where an event stands: `pending` (waiting for its first or next attempt), `delivered`
+/// or `dead` (no further attempt will be made unless it is replayed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Delivered,
+    Dead,
+}
+
+wire_enum!(DeliveryStatus { Pending => "pending", Delivered => "delivered", Dead => "dead" });
+
+/// Why an attempt failed: `timeout` (no answer in time), `connection_failed`,
+/// `address_refused` (the host is, or resolves to, a non-public address), `http_status`
+/// (an answer other than 2xx or 3xx), `redirect_not_followed` (a 3xx answer),
+/// `invalid_url`, `undecryptable` (the stored body does not open with the server's data
+/// key; not sent); or `no_endpoint` when no enabled endpoint is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    Timeout,
+    ConnectionFailed,
+    AddressRefused,
+    HttpStatus,
+    RedirectNotFollowed,
+    InvalidUrl,
+    Undecryptable,
+    NoEndpoint,
+}
+
+wire_enum!(FailureClass {
+    Timeout => "timeout",
+    ConnectionFailed => "connection_failed",
+    AddressRefused => "address_refused",
+    HttpStatus => "http_status",
+    RedirectNotFollowed => "redirect_not_followed",
+    InvalidUrl => "invalid_url",
+    Undecryptable => "undecryptable",
+    NoEndpoint => "no_endpoint",
+});
+
+/// The longest webhook URL accepted.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// The body of `PATCH /v1/partner/settings/integrations/webhook`, which
+/// [`WebhookPatch::parse`] reads.
+pub static WEBHOOK_BODY: BodySpec = BodySpec {
+    name: "WebhookInput",
+    doc: "The body of `PATCH /v1/partner/settings/integrations/webhook`: the fields to change.",
+    fields: &[
+        Field::optional(
+            "url",
+            FieldType::Text { max: MAX_URL_LEN },
+            "Required the first time. An absolute `https` URL (`http` only when the server runs \
+             with `REHOME_WEBHOOK_ALLOW_HTTP=true`), at most 2048 characters, without user or \
+             password, whose host is not a loopback, private or otherwise non-public address \
+             (`url_required`, `url_invalid`, `url_too_long`).",
+        ),
+        Field::optional(
+            "enabled",
+            FieldType::Boolean,
+            "Default true. False pauses deliveries: events are kept and sent once it is true \
+             again, if still within their retry window (`enabled_invalid`).",
+        ),
+    ],
+    example: r#"{"url": "https://hooks.acme.example/rehome/3f9a1c", "enabled": true}"#,
+};
+crate::documented_body!(WebhookPatch, WEBHOOK_BODY);
+
+/// A PATCH body, parsed: the URL (syntax and scheme checked; whether its host is public is
+/// the use case's check, which needs DNS) and the enabled flag.
+#[derive(Debug)]
+pub struct WebhookPatch {
+    pub url: Option<Url>,
+    pub enabled: Option<bool>,
+}
+
+impl WebhookPatch {
+    /// `allow_http`: the server accepts `http` URLs (`REHOME_WEBHOOK_ALLOW_HTTP`). `null` is
+    /// not a value of either field (`<field>_invalid`).
+    pub fn parse(body: &Map<String, Value>, allow_http: bool) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &WEBHOOK_BODY);
+        let url = match r.raw("url") {
+            None => None,
+            Some(value) => match text(value, MAX_URL_LEN, Lines::One) {
+                Ok(None) => r.fail("url", "required"),
+                Ok(Some(text)) => match parse_url(&text, allow_http) {
+                    Some(url) => Some(url),
+                    None => r.fail("url", "invalid"),
+                },
+                Err(suffix) => r.fail("url", suffix),
+            },
+        };
+        let enabled = match r.raw("enabled") {
+            None => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => r.fail("enabled", "invalid"),
+        };
+        r.finish(Self { url, enabled })
+    }
+}
+
+/// An absolute `https` (or, when allowed, `http`) URL with a host and no credentials.
+fn parse_url(text: &str, allow_http: bool) -> Option<Url> {
+    let url = Url::parse(text).ok()?;
+    let scheme_ok = url.scheme() == "https" || (allow_http && url.scheme() == "http");
+    let host_ok = url.host_str().is_some_and(|h| !h.is_empty());
+    (scheme_ok && host_ok && url.username().is_empty() && url.password().is_none()).then_some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::domain::reader::object;
+
+    fn codes(body: Value, allow_http: bool) -> Vec<String> {
+        match WebhookPatch::parse(&object(body), allow_http) {
+            Ok(_) => vec![],
+            Err(errors) => errors.into_iter().map(|e| e.code).collect(),
+        }
+    }
+
+    #[test]
+    fn a_webhook_url_must_be_absolute_https_without_credentials() {
+        assert!(codes(json!({"url": "https://hooks.example.com/x", "enabled": true}), false).is_empty());
+        assert_eq!(codes(json!({"url": "http://hooks.example.com/x"}), false), ["url_invalid"]);
+        assert!(codes(json!({"url": "http://hooks.example.com/x"}), true).is_empty());
+        assert_eq!(codes(json!({"url": "ftp://hooks.example.com/x"}), true), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "/relative"}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "https://user:pw@hooks.example.com/"}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": 42}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": null}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "https://hooks.example.com/a\nb"}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "  "}), false), ["url_required"]);
+        let long = format!("https://hooks.example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert_eq!(codes(json!({ "url": long }), false), ["url_too_long"]);
+    }
+
+    #[test]
+    fn enabled_must_be_a_boolean_and_unknown_fields_are_named() {
+        assert_eq!(codes(json!({"enabled": "yes"}), false), ["enabled_invalid"]);
+        assert_eq!(codes(json!({"enabled": null}), false), ["enabled_invalid"]);
+        assert_eq!(codes(json!({"enabled": false, "secret": "x"}), false), ["secret_unknown"]);
+    }
+
+    #[test]
+    fn the_documented_fields_are_the_accepted_ones() {
+        let names: Vec<&str> = WEBHOOK_BODY.names().collect();
+        assert_eq!(names, ["url", "enabled"]);
+        assert!(codes(json!({"url": "https://hooks.example.com/x", "enabled": true}), false).is_empty());
+    }
+
+    #[test]
+    fn wire_names_read_back_and_match_serde() {
+        for status in DeliveryStatus::ALL {
+            assert_eq!(status.as_str().parse::<DeliveryStatus>(), Ok(*status));
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(status.as_str()));
+        }
+        for class in FailureClass::ALL {
+            assert_eq!(class.as_str().parse::<FailureClass>(), Ok(*class));
+            assert_eq!(serde_json::to_value(class).unwrap(), json!(class.as_str()));
+        }
+        assert!("failed".parse::<DeliveryStatus>().is_err());
+    }
+
+    /// The OpenAPI text of a failure class (`last_error`, attempt `error`) names exactly the
+    /// classes the worker and the store write, and its schema lists them.
+    #[test]
+    fn the_documented_failure_classes_are_the_enums_wire_names() {
+        let schema = serde_json::to_value(<FailureClass as utoipa::PartialSchema>::schema()).unwrap();
+        let listed: Vec<&str> = schema["enum"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let wire: Vec<&str> = FailureClass::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(listed, wire);
+        let doc = schema["description"].as_str().unwrap_or_default();
+        let named: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+        assert_eq!(named, wire, "{doc}");
+    }
+
+    #[test]
+    fn the_documented_statuses_are_the_enums_wire_names() {
+        let schema = serde_json::to_value(<DeliveryStatus as utoipa::PartialSchema>::schema()).unwrap();
+        let listed: Vec<&str> = schema["enum"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let wire: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(listed, wire);
+        let doc = schema["description"].as_str().unwrap_or_default();
+        let named: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+        assert_eq!(named, wire, "{doc}");
+    }
+}

@@ -1,0 +1,327 @@
+//! Webhook endpoints, the event outbox and the record of delivery attempts.
+//!
+//! An event row is written by [`insert_event`] on the caller's connection, inside the
+//! transaction of the change that causes it: it commits or rolls back with that change.
+//! Workers claim due rows with a lease (`lease_owner`, `lease_until`) through a
+//! conditional UPDATE, so two workers (or processes) never both own a row, and a row
+//! whose owner died becomes claimable again when its lease runs out.
+//!
+//! Event bodies are stored sealed (`body_sealed`, see [`super::Sealer`]) with the event id
+//! as associated data; `body` stays empty. Rows from before migration 0008 held the clear
+//! `body`: [`Store::open`] seals them, and [`ClaimedEvent::envelope`] reads either form.
+
+mod outbox;
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+
+use super::{now, on_pool, Store, StoreError};
+use crate::domain::webhook::{DeliveryStatus, FailureClass, UnknownName};
+pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
+
+/// `status = 'pending'` for `column`, with the status written into the SQL text rather than
+/// bound, so that the partial indexes on pending events (`WHERE status = 'pending'`) apply.
+fn pending(column: &str) -> String {
+    format!("{column} = '{}'", DeliveryStatus::Pending.as_str())
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct WebhookEndpointRecord {
+    pub brand_id: i64,
+    pub url: String,
+    pub enabled: bool,
+    pub signing_secret: String,
+    pub secret_rotated_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The outcome of creating a brand's endpoint.
+#[derive(Debug)]
+pub enum EndpointInsert {
+    Created(WebhookEndpointRecord),
+    /// The brand has one already (another request may have created it meanwhile).
+    AlreadyExists,
+}
+
+const ENDPOINT_COLUMNS: &str = "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at";
+
+/// One event as the delivery log shows it.
+#[derive(Debug, Clone)]
+pub struct DeliveryRecord {
+    pub event_id: String,
+    pub event_type: String,
+    pub status: DeliveryStatus,
+    pub attempts: i64,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<FailureClass>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub seq: i64,
+}
+
+#[derive(FromRow)]
+struct DeliveryRow {
+    event_id: String,
+    #[sqlx(rename = "type")]
+    event_type: String,
+    status: String,
+    attempts: i64,
+    last_status_code: Option<i64>,
+    last_error: Option<String>,
+    next_attempt_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+    delivered_at: Option<DateTime<Utc>>,
+    seq: i64,
+}
+
+impl TryFrom<DeliveryRow> for DeliveryRecord {
+    type Error = StoreError;
+
+    fn try_from(r: DeliveryRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            event_id: r.event_id,
+            event_type: r.event_type,
+            status: r.status.parse().map_err(undecodable)?,
+            attempts: r.attempts,
+            last_status_code: r.last_status_code,
+            last_error: r.last_error.map(|e| e.parse()).transpose().map_err(undecodable)?,
+            next_attempt_at: r.next_attempt_at,
+            created_at: r.created_at,
+            delivered_at: r.delivered_at,
+            seq: r.seq,
+        })
+    }
+}
+
+/// A stored status or failure class this build does not know.
+fn undecodable(e: UnknownName) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(Box::new(e)))
+}
+
+/// A pending event with no enabled endpoint is not being tried: the log says so
+/// (`no_endpoint`, no next attempt) instead of showing a due time that will not be kept.
+static DELIVERY_SELECT: LazyLock<String> = LazyLock::new(|| {
+    let waiting = format!("{} AND NOT COALESCE(ep.enabled, FALSE)", pending("e.status"));
+    format!(
+        "SELECT e.seq, e.id AS event_id, e.type, e.status, e.attempts, e.last_status_code,
+            CASE WHEN {waiting} THEN '{no_endpoint}' ELSE e.last_error END AS last_error,
+            CASE WHEN {waiting} THEN NULL ELSE e.next_attempt_at END AS next_attempt_at,
+            e.created_at, e.delivered_at
+         FROM webhook_events e LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id",
+        no_endpoint = FailureClass::NoEndpoint.as_str()
+    )
+});
+
+/// One attempt of the delivery log.
+#[derive(Debug, Clone)]
+pub struct AttemptRecord {
+    pub attempted_at: DateTime<Utc>,
+    pub url: String,
+    pub status_code: Option<i64>,
+    pub error: Option<FailureClass>,
+    pub duration_ms: i64,
+}
+
+#[derive(FromRow)]
+struct AttemptRow {
+    attempted_at: DateTime<Utc>,
+    url: String,
+    status_code: Option<i64>,
+    error: Option<String>,
+    duration_ms: i64,
+}
+
+impl TryFrom<AttemptRow> for AttemptRecord {
+    type Error = StoreError;
+
+    fn try_from(r: AttemptRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            attempted_at: r.attempted_at,
+            url: r.url,
+            status_code: r.status_code,
+            error: r.error.map(|e| e.parse()).transpose().map_err(undecodable)?,
+            duration_ms: r.duration_ms,
+        })
+    }
+}
+
+impl Store {
+    pub async fn webhook_endpoint(&self, brand_id: i64) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&format!("SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE brand_id = $1"))
+                .bind(brand_id)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// Creates the brand's endpoint, unless it has one.
+    pub async fn create_webhook_endpoint(
+        &self,
+        brand_id: i64,
+        url: &str,
+        enabled: bool,
+        secret: &str,
+    ) -> Result<EndpointInsert, StoreError> {
+        on_pool!(self, write, |pool| {
+            let created = sqlx::query_as(&format!(
+                "INSERT INTO webhook_endpoints
+                     (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $5, $5) RETURNING {ENDPOINT_COLUMNS}"
+            ))
+            .bind(brand_id)
+            .bind(url)
+            .bind(enabled)
+            .bind(secret)
+            .bind(now())
+            .fetch_one(pool)
+            .await;
+            match created {
+                Ok(endpoint) => Ok(EndpointInsert::Created(endpoint)),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(EndpointInsert::AlreadyExists),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// Changes the URL and/or the enabled flag of the brand's endpoint; `None` when the brand
+    /// has none.
+    pub async fn update_webhook_endpoint(
+        &self,
+        brand_id: i64,
+        url: Option<&str>,
+        enabled: Option<bool>,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        on_pool!(self, write, |pool| {
+            Ok(sqlx::query_as(&format!(
+                "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4
+                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
+            ))
+            .bind(brand_id)
+            .bind(url)
+            .bind(enabled)
+            .bind(now())
+            .fetch_optional(pool)
+            .await?)
+        })
+    }
+
+    /// Replaces the signing secret; deliveries signed from now on use the new one. `None`
+    /// when the brand has no endpoint.
+    pub async fn rotate_webhook_secret(
+        &self,
+        brand_id: i64,
+        secret: &str,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        on_pool!(self, write, |pool| {
+            Ok(sqlx::query_as(&format!(
+                "UPDATE webhook_endpoints SET signing_secret = $2, secret_rotated_at = $3, updated_at = $3
+                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
+            ))
+            .bind(brand_id)
+            .bind(secret)
+            .bind(now())
+            .fetch_optional(pool)
+            .await?)
+        })
+    }
+
+    /// One page of the brand's delivery log (of one status, or all), newest first, and the
+    /// number of matches.
+    pub async fn webhook_deliveries(
+        &self,
+        brand_id: i64,
+        status: Option<DeliveryStatus>,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<DeliveryRecord>, i64), StoreError> {
+        let status = status.map(DeliveryStatus::as_str);
+        let select = format!(
+            "{} WHERE e.brand_id = $1 AND ($2 IS NULL OR e.status = $2) ORDER BY e.seq DESC LIMIT $3 OFFSET $4",
+            *DELIVERY_SELECT
+        );
+        on_pool!(self, read, |pool| {
+            let rows: Vec<DeliveryRow> =
+                sqlx::query_as(&select).bind(brand_id).bind(status).bind(limit).bind(offset).fetch_all(pool).await?;
+            let total = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM webhook_events WHERE brand_id = $1 AND ($2 IS NULL OR status = $2)",
+            )
+            .bind(brand_id)
+            .bind(status)
+            .fetch_one(pool)
+            .await?;
+            let rows = rows.into_iter().map(DeliveryRecord::try_from).collect::<Result<_, _>>()?;
+            Ok((rows, total))
+        })
+    }
+
+    /// One event of the brand's log with its attempts, oldest first; `None` when the brand
+    /// has no such event.
+    pub async fn webhook_delivery(
+        &self,
+        brand_id: i64,
+        event_id: &str,
+    ) -> Result<Option<(DeliveryRecord, Vec<AttemptRecord>)>, StoreError> {
+        let select = format!("{} WHERE e.brand_id = $1 AND e.id = $2", *DELIVERY_SELECT);
+        on_pool!(self, read, |pool| {
+            let row: Option<DeliveryRow> =
+                sqlx::query_as(&select).bind(brand_id).bind(event_id).fetch_optional(pool).await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let delivery = DeliveryRecord::try_from(row)?;
+            let attempts: Vec<AttemptRow> = sqlx::query_as(
+                "SELECT attempted_at, url, status_code, error, duration_ms FROM webhook_attempts
+                 WHERE event_seq = $1 ORDER BY id",
+            )
+            .bind(delivery.seq)
+            .fetch_all(pool)
+            .await?;
+            let attempts = attempts.into_iter().map(AttemptRecord::try_from).collect::<Result<_, _>>()?;
+            Ok(Some((delivery, attempts)))
+        })
+    }
+
+    /// Queues the brand's event again for immediate delivery, same id and bytes, and opens a
+    /// new retry window. An attempt in flight keeps running but no longer decides the state.
+    /// False when the brand has no such event.
+    pub async fn replay_webhook(&self, brand_id: i64, event_id: &str) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let done = sqlx::query(
+                "UPDATE webhook_events
+                 SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
+                     lease_owner = NULL, lease_until = NULL
+                 WHERE brand_id = $1 AND id = $2",
+            )
+            .bind(brand_id)
+            .bind(event_id)
+            .bind(now())
+            .bind(DeliveryStatus::Pending.as_str())
+            .execute(pool)
+            .await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statuses the schema allows are exactly the enum's wire names, on both backends.
+    #[test]
+    fn the_schema_allows_exactly_the_delivery_statuses() {
+        let allowed = DeliveryStatus::ALL.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
+        let check = format!("status IN ({allowed})");
+        for schema in [
+            include_str!("../../../migrations/sqlite/0005_webhooks.sql"),
+            include_str!("../../../migrations/postgres/0001_schema.sql"),
+        ] {
+            assert!(schema.contains(&check), "{check}");
+        }
+    }
+}

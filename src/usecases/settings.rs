@@ -1,0 +1,44 @@
+//! The brand profile and the billing entity: read whole, changed by partial update.
+
+use serde_json::{Map, Value};
+
+use super::Core;
+use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
+use crate::domain::user::Actor;
+use crate::domain::FieldError;
+use crate::store::StoreError;
+
+/// Why a settings PATCH changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    #[error("invalid settings")]
+    Invalid(Vec<FieldError>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The brand profile; every field empty before the first save.
+pub async fn profile(core: &Core, actor: &Actor) -> Result<BrandProfile, StoreError> {
+    Ok(core.store.brand_profile(actor.brand_id).await?.unwrap_or_default())
+}
+
+/// Applies a PATCH body to the brand profile and answers the whole profile. The first save
+/// must name the display name.
+pub async fn update_profile(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<BrandProfile, PatchError> {
+    let first_save = core.store.brand_profile(actor.brand_id).await?.is_none();
+    let patch = ProfilePatch::parse(body, first_save).map_err(PatchError::Invalid)?;
+    Ok(core.store.save_brand_profile(actor.brand_id, &patch).await?)
+}
+
+/// The billing entity; empty but for `country` before the first save.
+pub async fn billing(core: &Core, actor: &Actor) -> Result<Billing, StoreError> {
+    Ok(core.store.billing(actor.brand_id).await?.unwrap_or_default())
+}
+
+/// Applies a PATCH body to the billing entity (checked against the one on file) and
+/// answers the whole entity.
+pub async fn update_billing(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Billing, PatchError> {
+    let current = billing(core, actor).await?;
+    let patch = BillingPatch::parse(body, &current).map_err(PatchError::Invalid)?;
+    Ok(core.store.save_billing(actor.brand_id, &patch).await?)
+}

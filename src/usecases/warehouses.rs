@@ -1,0 +1,118 @@
+//! The warehouse address book of a brand and its one default.
+
+use serde_json::{Map, Value};
+
+use super::Core;
+use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
+use crate::domain::user::Actor;
+use crate::domain::FieldError;
+use crate::store::{StoreError, WarehouseWriteError};
+
+/// Why a warehouse was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("invalid warehouse")]
+    Invalid(Vec<FieldError>),
+    /// Another change to the brand's warehouses ran at the same time; try again.
+    #[error("concurrent change")]
+    Contended,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a warehouse was not changed.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    #[error("no such warehouse")]
+    NotFound,
+    /// Includes `is_default_invalid` for un-setting the default.
+    #[error("invalid change")]
+    Invalid(Vec<FieldError>),
+    #[error("concurrent change")]
+    Contended,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a warehouse was not deleted or made the default.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    #[error("no such warehouse")]
+    NotFound,
+    #[error("concurrent change")]
+    Contended,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<WarehouseWriteError> for CreateError {
+    fn from(e: WarehouseWriteError) -> Self {
+        match e {
+            WarehouseWriteError::Contended => Self::Contended,
+            WarehouseWriteError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+impl From<WarehouseWriteError> for UpdateError {
+    fn from(e: WarehouseWriteError) -> Self {
+        match e {
+            WarehouseWriteError::Contended => Self::Contended,
+            WarehouseWriteError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+impl From<WarehouseWriteError> for ChangeError {
+    fn from(e: WarehouseWriteError) -> Self {
+        match e {
+            WarehouseWriteError::Contended => Self::Contended,
+            WarehouseWriteError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+/// The brand's warehouses in creation order.
+pub async fn list(core: &Core, actor: &Actor) -> Result<Vec<Warehouse>, StoreError> {
+    core.store.warehouses(actor.brand_id).await
+}
+
+/// Adds a warehouse from a create body. The brand's first becomes the default; one asked
+/// to be the default demotes the previous one.
+pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Warehouse, CreateError> {
+    let new = NewWarehouse::parse(body).map_err(CreateError::Invalid)?;
+    Ok(core.store.create_warehouse(actor.brand_id, &new).await?)
+}
+
+/// Applies a PATCH body to the warehouse `id` (any text; one that is not a UUID names no
+/// warehouse). The default cannot be un-set.
+pub async fn update(core: &Core, actor: &Actor, id: &str, body: &Map<String, Value>) -> Result<Warehouse, UpdateError> {
+    let id = WarehouseId::parse(id).ok_or(UpdateError::NotFound)?;
+    let current = core.store.warehouse(actor.brand_id, id).await?.ok_or(UpdateError::NotFound)?;
+    let patch = WarehousePatch::parse(body, current.is_default).map_err(UpdateError::Invalid)?;
+    match core.store.update_warehouse(actor.brand_id, id, &patch).await? {
+        WarehouseChange::Done(warehouse) => Ok(warehouse),
+        WarehouseChange::NotFound => Err(UpdateError::NotFound),
+        // It became the default after it was read.
+        WarehouseChange::DefaultRequired => Err(UpdateError::Invalid(vec![FieldError::of("is_default", "invalid")])),
+    }
+}
+
+/// Deletes the warehouse `id`; deleting the default promotes the first remaining one.
+/// Answers the deleted warehouse's id.
+pub async fn delete(core: &Core, actor: &Actor, id: &str) -> Result<WarehouseId, ChangeError> {
+    let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
+    match core.store.delete_warehouse(actor.brand_id, id).await? {
+        WarehouseChange::Done(()) => Ok(id),
+        WarehouseChange::NotFound | WarehouseChange::DefaultRequired => Err(ChangeError::NotFound),
+    }
+}
+
+/// Makes the warehouse `id` the default and answers every warehouse after the change.
+pub async fn set_default(core: &Core, actor: &Actor, id: &str) -> Result<Vec<Warehouse>, ChangeError> {
+    let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
+    match core.store.set_default_warehouse(actor.brand_id, id).await? {
+        WarehouseChange::Done(warehouses) => Ok(warehouses),
+        WarehouseChange::NotFound | WarehouseChange::DefaultRequired => Err(ChangeError::NotFound),
+    }
+}

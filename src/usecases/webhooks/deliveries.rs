@@ -1,0 +1,75 @@
+//! The brand's delivery log and replay.
+
+use super::Core;
+use crate::domain::user::Actor;
+use crate::domain::webhook::DeliveryStatus;
+use crate::store::{AttemptRecord, DeliveryRecord, StoreError};
+
+/// One page of the log and the number of events matching the filter.
+#[derive(Debug)]
+pub struct DeliveryPage {
+    pub deliveries: Vec<DeliveryRecord>,
+    pub total: i64,
+}
+
+/// Why an event's log was not answered.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("no such event")]
+    EventNotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why an event was not queued again.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("no such event")]
+    EventNotFound,
+    /// No enabled endpoint to deliver to.
+    #[error("no enabled webhook endpoint")]
+    NotConfigured,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The brand's events of one status (or all), newest first: `limit` of them after `offset`.
+pub async fn deliveries(
+    core: &Core,
+    actor: &Actor,
+    status: Option<DeliveryStatus>,
+    limit: i64,
+    offset: i64,
+) -> Result<DeliveryPage, StoreError> {
+    let (deliveries, total) = core.store.webhook_deliveries(actor.brand_id, status, limit, offset).await?;
+    Ok(DeliveryPage { deliveries, total })
+}
+
+/// One event of the brand with every attempt, oldest first.
+pub async fn delivery(
+    core: &Core,
+    actor: &Actor,
+    event_id: &str,
+) -> Result<(DeliveryRecord, Vec<AttemptRecord>), DeliveryError> {
+    core.store.webhook_delivery(actor.brand_id, event_id).await?.ok_or(DeliveryError::EventNotFound)
+}
+
+/// Queues the event again for immediate delivery (same id and bytes, a fresh retry window)
+/// and answers it as the log now shows it.
+pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<DeliveryRecord, ReplayError> {
+    // The event is looked up first so that another brand's id is not found whatever the
+    // caller's endpoint state.
+    if core.store.webhook_delivery(actor.brand_id, event_id).await?.is_none() {
+        return Err(ReplayError::EventNotFound);
+    }
+    if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
+        return Err(ReplayError::NotConfigured);
+    }
+    if !core.store.replay_webhook(actor.brand_id, event_id).await? {
+        return Err(ReplayError::EventNotFound);
+    }
+    core.outbox.wake();
+    let (delivery, _) =
+        core.store.webhook_delivery(actor.brand_id, event_id).await?.ok_or(ReplayError::EventNotFound)?;
+    Ok(delivery)
+}

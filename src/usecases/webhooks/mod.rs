@@ -1,0 +1,140 @@
+//! The brand's webhook endpoint and its signing secret. The delivery log and replay are in
+//! [`deliveries`].
+
+mod deliveries;
+
+use std::time::Duration;
+
+use reqwest::Url;
+use serde_json::{Map, Value};
+
+use super::Core;
+use crate::domain::user::Actor;
+use crate::domain::webhook::WebhookPatch;
+use crate::domain::FieldError;
+use crate::jobs::signature::generate_secret;
+use crate::net::{self, ResolveError};
+use crate::store::{EndpointInsert, StoreError, WebhookEndpointRecord};
+
+pub use deliveries::{deliveries, delivery, replay, DeliveryError, DeliveryPage, ReplayError};
+
+/// How long configuration waits for DNS before accepting a name it could not resolve.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The endpoint after a change.
+#[derive(Debug)]
+pub struct Configured {
+    pub endpoint: WebhookEndpointRecord,
+    /// The signing secret was just created: the answer shows it, this once.
+    pub secret_created: bool,
+}
+
+/// Why the endpoint was not configured.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigureError {
+    /// The body's reasons (`url_required` when the first change names no URL, `url_invalid`
+    /// for a non-public destination).
+    #[error("invalid webhook settings")]
+    Invalid(Vec<FieldError>),
+    #[error("no randomness for a signing secret: {0}")]
+    Randomness(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why the secret was not rotated.
+#[derive(Debug, thiserror::Error)]
+pub enum RotateError {
+    #[error("no webhook endpoint")]
+    NotConfigured,
+    #[error("no randomness for a signing secret: {0}")]
+    Randomness(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The brand's endpoint, if configured.
+pub async fn endpoint(core: &Core, actor: &Actor) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+    core.store.webhook_endpoint(actor.brand_id).await
+}
+
+/// Applies a PATCH body: sets the URL and/or pauses or resumes deliveries. The first URL
+/// creates the endpoint with a new signing secret. Wakes the worker when deliveries are on,
+/// so events that waited for an endpoint go out.
+pub async fn configure(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Configured, ConfigureError> {
+    let patch = WebhookPatch::parse(body, core.config.webhook_allow_http).map_err(ConfigureError::Invalid)?;
+    if let Some(url) = &patch.url {
+        if !destination_allowed(url, core.config.allow_private_network).await {
+            return Err(ConfigureError::Invalid(vec![FieldError::new("url", "url_invalid")]));
+        }
+    }
+    let url = patch.url.as_ref().map(Url::as_str);
+    let existing = core.store.webhook_endpoint(actor.brand_id).await?;
+    let configured = match (existing, url) {
+        (None, None) => return Err(ConfigureError::Invalid(vec![FieldError::new("url", "url_required")])),
+        (None, Some(url)) => {
+            let secret = generate_secret().map_err(ConfigureError::Randomness)?;
+            let enabled = patch.enabled.unwrap_or(true);
+            match core.store.create_webhook_endpoint(actor.brand_id, url, enabled, &secret).await? {
+                EndpointInsert::Created(endpoint) => Configured { endpoint, secret_created: true },
+                // Another request configured it first: this one is a change of it.
+                EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch.enabled).await?,
+            }
+        }
+        (Some(_), url) => update(core, actor, url, patch.enabled).await?,
+    };
+    if configured.endpoint.enabled {
+        core.outbox.wake();
+    }
+    Ok(configured)
+}
+
+async fn update(
+    core: &Core,
+    actor: &Actor,
+    url: Option<&str>,
+    enabled: Option<bool>,
+) -> Result<Configured, StoreError> {
+    // Endpoints are never deleted, so one seen a moment ago is still there.
+    let endpoint = core.store.update_webhook_endpoint(actor.brand_id, url, enabled).await?;
+    let endpoint = endpoint.ok_or_else(|| StoreError::Database(sqlx::Error::RowNotFound))?;
+    Ok(Configured { endpoint, secret_created: false })
+}
+
+/// Replaces the signing secret; the answer shows the new one, this once.
+pub async fn rotate_secret(core: &Core, actor: &Actor) -> Result<WebhookEndpointRecord, RotateError> {
+    let secret = generate_secret().map_err(RotateError::Randomness)?;
+    core.store.rotate_webhook_secret(actor.brand_id, &secret).await?.ok_or(RotateError::NotConfigured)
+}
+
+/// False for a URL whose host is, or resolves to, a non-public address. A name that does
+/// not resolve now is allowed: DNS may be set up later, and every delivery checks again.
+async fn destination_allowed(url: &Url, allow_private_network: bool) -> bool {
+    if net::check_url(url, allow_private_network).is_err() {
+        return false;
+    }
+    if allow_private_network {
+        return true;
+    }
+    let Some(host) = url.host_str().filter(|h| !h.starts_with('[') && h.parse::<std::net::IpAddr>().is_err()) else {
+        return true;
+    };
+    !matches!(
+        tokio::time::timeout(RESOLVE_TIMEOUT, net::resolve_checked(host, false)).await,
+        Ok(Err(ResolveError::Refused(_)))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn private_destinations_are_refused_at_configuration() {
+        for url in ["https://127.0.0.1/x", "https://[::1]/x", "https://10.1.2.3/x", "https://localhost/x"] {
+            let url = Url::parse(url).unwrap();
+            assert!(!destination_allowed(&url, false).await, "{url}");
+            assert!(destination_allowed(&url, true).await, "{url}");
+        }
+    }
+}
