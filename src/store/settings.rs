@@ -62,101 +62,164 @@ impl From<BillingRow> for Billing {
     }
 }
 
-const PROFILE_COLUMNS: &str =
-    "display_name, tagline, description, support_email, support_phone, logo_url, accent_color";
-const BILLING_COLUMNS: &str =
-    "company_name, address_1, address_2, city, postcode, country, company_number, vat_number, invoice_email";
+/// A table of one row per brand whose text columns are saved by patch: each column with
+/// the value a first save gives it when the patch leaves it out.
+struct PatchTable {
+    name: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+}
+
+const PROFILES: PatchTable = PatchTable {
+    name: "brand_profiles",
+    columns: &[
+        ("display_name", ""),
+        ("tagline", ""),
+        ("description", ""),
+        ("support_email", ""),
+        ("support_phone", ""),
+        ("logo_url", ""),
+        ("accent_color", ""),
+    ],
+};
+
+const BILLING: PatchTable = PatchTable {
+    name: "billing_entities",
+    columns: &[
+        ("company_name", ""),
+        ("address_1", ""),
+        ("address_2", ""),
+        ("city", ""),
+        ("postcode", ""),
+        ("country", "United Kingdom"),
+        ("company_number", ""),
+        ("vat_number", ""),
+        ("invoice_email", ""),
+    ],
+};
+
+impl PatchTable {
+    fn column_list(&self) -> String {
+        self.columns.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")
+    }
+
+    fn select_sql(&self) -> String {
+        format!("SELECT {} FROM {} WHERE brand_id = $1", self.column_list(), self.name)
+    }
+
+    /// `$1` is the brand, `$2..` the patch's values in column order (`NULL`: leave as is),
+    /// and the last the time of the save.
+    fn upsert_sql(&self) -> String {
+        let (table, columns) = (self.name, self.column_list());
+        let at = self.columns.len() + 2;
+        let values: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, default))| format!("COALESCE(${}, '{default}')", i + 2))
+            .collect();
+        let updates: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("{c} = COALESCE(${}, {table}.{c})", i + 2))
+            .collect();
+        format!(
+            "INSERT INTO {table} (brand_id, {columns}, created_at, updated_at) VALUES ($1, {}, ${at}, ${at})
+             ON CONFLICT (brand_id) DO UPDATE SET {}, updated_at = ${at}
+             RETURNING {columns}",
+            values.join(", "),
+            updates.join(", ")
+        )
+    }
+}
+
+/// What both backends can read a saved row into.
+trait SavedRow:
+    for<'r> FromRow<'r, sqlx::sqlite::SqliteRow> + for<'r> FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin
+{
+}
+
+impl<T> SavedRow for T where
+    T: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow> + for<'r> FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin
+{
+}
 
 impl Store {
     /// The saved profile, or `None` before the brand's first save.
     pub async fn brand_profile(&self, brand_id: i64) -> Result<Option<BrandProfile>, StoreError> {
-        let sql = format!("SELECT {PROFILE_COLUMNS} FROM brand_profiles WHERE brand_id = $1");
-        on_pool!(self, read, |pool| {
-            let row: Option<ProfileRow> = sqlx::query_as(&sql).bind(brand_id).fetch_optional(pool).await?;
-            Ok(row.map(Into::into))
-        })
+        Ok(self.saved::<ProfileRow>(&PROFILES, brand_id).await?.map(Into::into))
     }
 
     /// Applies a patch, creating the profile on the first save (the patch then names the
     /// display name: [`ProfilePatch::parse`] requires it when there is no profile yet).
     pub async fn save_brand_profile(&self, brand_id: i64, patch: &ProfilePatch) -> Result<BrandProfile, StoreError> {
-        let sql = format!(
-            "INSERT INTO brand_profiles (brand_id, {PROFILE_COLUMNS}, created_at, updated_at)
-             VALUES ($1, COALESCE($2, ''), COALESCE($3, ''), COALESCE($4, ''), COALESCE($5, ''),
-                     COALESCE($6, ''), COALESCE($7, ''), COALESCE($8, ''), $9, $9)
-             ON CONFLICT (brand_id) DO UPDATE SET
-                 display_name = COALESCE($2, brand_profiles.display_name),
-                 tagline = COALESCE($3, brand_profiles.tagline),
-                 description = COALESCE($4, brand_profiles.description),
-                 support_email = COALESCE($5, brand_profiles.support_email),
-                 support_phone = COALESCE($6, brand_profiles.support_phone),
-                 logo_url = COALESCE($7, brand_profiles.logo_url),
-                 accent_color = COALESCE($8, brand_profiles.accent_color),
-                 updated_at = $9
-             RETURNING {PROFILE_COLUMNS}"
-        );
-        on_pool!(self, write, |pool| {
-            let row: ProfileRow = sqlx::query_as(&sql)
-                .bind(brand_id)
-                .bind(patch.display_name.as_deref())
-                .bind(patch.tagline.as_deref())
-                .bind(patch.description.as_deref())
-                .bind(patch.support_email.as_deref())
-                .bind(patch.support_phone.as_deref())
-                .bind(patch.logo_url.as_deref())
-                .bind(patch.accent_color.as_deref())
-                .bind(now())
-                .fetch_one(pool)
-                .await?;
-            Ok(row.into())
-        })
+        let values = [
+            &patch.display_name,
+            &patch.tagline,
+            &patch.description,
+            &patch.support_email,
+            &patch.support_phone,
+            &patch.logo_url,
+            &patch.accent_color,
+        ];
+        Ok(self.save_patch::<ProfileRow>(&PROFILES, brand_id, &values).await?.into())
     }
 
     /// The saved billing entity, or `None` before the brand's first save.
     pub async fn billing(&self, brand_id: i64) -> Result<Option<Billing>, StoreError> {
-        let sql = format!("SELECT {BILLING_COLUMNS} FROM billing_entities WHERE brand_id = $1");
-        on_pool!(self, read, |pool| {
-            let row: Option<BillingRow> = sqlx::query_as(&sql).bind(brand_id).fetch_optional(pool).await?;
-            Ok(row.map(Into::into))
-        })
+        Ok(self.saved::<BillingRow>(&BILLING, brand_id).await?.map(Into::into))
     }
 
     /// Applies a patch, creating the billing entity on the first save.
     pub async fn save_billing(&self, brand_id: i64, patch: &BillingPatch) -> Result<Billing, StoreError> {
-        let sql = format!(
-            "INSERT INTO billing_entities (brand_id, {BILLING_COLUMNS}, created_at, updated_at)
-             VALUES ($1, COALESCE($2, ''), COALESCE($3, ''), COALESCE($4, ''), COALESCE($5, ''),
-                     COALESCE($6, ''), COALESCE($7, 'United Kingdom'), COALESCE($8, ''), COALESCE($9, ''),
-                     COALESCE($10, ''), $11, $11)
-             ON CONFLICT (brand_id) DO UPDATE SET
-                 company_name = COALESCE($2, billing_entities.company_name),
-                 address_1 = COALESCE($3, billing_entities.address_1),
-                 address_2 = COALESCE($4, billing_entities.address_2),
-                 city = COALESCE($5, billing_entities.city),
-                 postcode = COALESCE($6, billing_entities.postcode),
-                 country = COALESCE($7, billing_entities.country),
-                 company_number = COALESCE($8, billing_entities.company_number),
-                 vat_number = COALESCE($9, billing_entities.vat_number),
-                 invoice_email = COALESCE($10, billing_entities.invoice_email),
-                 updated_at = $11
-             RETURNING {BILLING_COLUMNS}"
-        );
+        let values = [
+            &patch.company_name,
+            &patch.address_1,
+            &patch.address_2,
+            &patch.city,
+            &patch.postcode,
+            &patch.country,
+            &patch.company_number,
+            &patch.vat_number,
+            &patch.invoice_email,
+        ];
+        Ok(self.save_patch::<BillingRow>(&BILLING, brand_id, &values).await?.into())
+    }
+
+    async fn saved<R: SavedRow>(&self, table: &PatchTable, brand_id: i64) -> Result<Option<R>, StoreError> {
+        let sql = table.select_sql();
+        on_pool!(self, read, |pool| Ok(sqlx::query_as(&sql).bind(brand_id).fetch_optional(pool).await?))
+    }
+
+    /// One upsert that writes only the columns the patch names; `values` in column order.
+    async fn save_patch<R: SavedRow>(
+        &self,
+        table: &PatchTable,
+        brand_id: i64,
+        values: &[&Option<String>],
+    ) -> Result<R, StoreError> {
+        debug_assert_eq!(values.len(), table.columns.len());
+        let sql = table.upsert_sql();
         on_pool!(self, write, |pool| {
-            let row: BillingRow = sqlx::query_as(&sql)
-                .bind(brand_id)
-                .bind(patch.company_name.as_deref())
-                .bind(patch.address_1.as_deref())
-                .bind(patch.address_2.as_deref())
-                .bind(patch.city.as_deref())
-                .bind(patch.postcode.as_deref())
-                .bind(patch.country.as_deref())
-                .bind(patch.company_number.as_deref())
-                .bind(patch.vat_number.as_deref())
-                .bind(patch.invoice_email.as_deref())
-                .bind(now())
-                .fetch_one(pool)
-                .await?;
-            Ok(row.into())
+            let mut query = sqlx::query_as(&sql).bind(brand_id);
+            for value in values {
+                query = query.bind(value.as_deref());
+            }
+            Ok(query.bind(now()).fetch_one(pool).await?)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_upsert_keeps_what_the_patch_leaves_out() {
+        let sql = BILLING.upsert_sql();
+        assert!(sql.contains("VALUES ($1, COALESCE($2, ''),"));
+        assert!(sql.contains("COALESCE($7, 'United Kingdom')"));
+        assert!(sql.contains("invoice_email = COALESCE($10, billing_entities.invoice_email), updated_at = $11"));
+        assert!(sql.contains("created_at, updated_at) VALUES ($1,") && sql.ends_with("RETURNING company_name, address_1, address_2, city, postcode, country, company_number, vat_number, invoice_email"));
     }
 }
