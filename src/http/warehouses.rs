@@ -131,6 +131,7 @@ pub async fn list_warehouses(caller: Caller, State(state): State<AppState>) -> A
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \
 `contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid`, `<field>_invalid` (wrong JSON type), \
 `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
+        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
     )
 )]
 pub async fn create_warehouse(
@@ -157,6 +158,7 @@ pub async fn create_warehouse(
 `contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid` (also: un-setting the default), \
 `<field>_invalid`, `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
         (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
+        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
     )
 )]
 pub async fn update_warehouse(
@@ -180,6 +182,7 @@ pub async fn update_warehouse(
     responses(
         (status = 200, description = "Deleted", body = WarehouseDeleted),
         (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
+        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
     )
 )]
 pub async fn delete_warehouse(
@@ -201,6 +204,7 @@ pub async fn delete_warehouse(
     responses(
         (status = 200, description = "Every warehouse of the brand after the change, in creation order", body = WarehouseList),
         (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
+        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
     )
 )]
 pub async fn set_default_warehouse(
