@@ -15,5 +15,6 @@ pub mod settings;
 pub mod taxonomy;
 pub mod user;
 pub mod webhook;
+pub mod wire;
 
 pub use body::FieldError;

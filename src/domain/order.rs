@@ -1,13 +1,11 @@
 //! Orders placed on the marketplace and the buyer's delivery window.
 
-use std::str::FromStr;
-
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
 use super::body::{BodySpec, Field, FieldType};
-use super::listing::UnknownValue;
 use super::reader::BodyReader;
+use super::wire::wire_names;
 use crate::domain::FieldError;
 
 /// Days from today (UTC) to the start of the buyer window when the order does not say.
@@ -52,32 +50,7 @@ pub enum OrderStatus {
     Completed,
 }
 
-impl OrderStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Placed => "placed",
-            Self::Completed => "completed",
-        }
-    }
-}
-
-impl FromStr for OrderStatus {
-    type Err = UnknownValue;
-    fn from_str(s: &str) -> Result<Self, UnknownValue> {
-        match s {
-            "placed" => Ok(Self::Placed),
-            "completed" => Ok(Self::Completed),
-            other => Err(UnknownValue(other.to_owned())),
-        }
-    }
-}
-
-impl TryFrom<String> for OrderStatus {
-    type Error = UnknownValue;
-    fn try_from(s: String) -> Result<Self, UnknownValue> {
-        s.parse()
-    }
-}
+wire_names!(OrderStatus { Placed => "placed", Completed => "completed" });
 
 pub const ORDER_BODY: BodySpec = BodySpec {
     name: "OrderInput",

@@ -5,9 +5,9 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::body::{BodySpec, Field, FieldType};
-use super::listing::UnknownValue;
 use super::money::{credit_value, Pence};
 use super::reader::BodyReader;
+use super::wire::UnknownValue;
 use crate::domain::FieldError;
 
 pub const BOOST_PERCENT: std::ops::RangeInclusive<i64> = 100..=200;

@@ -1,9 +1,6 @@
 //! Webhooks in the language of the spec: the endpoint's configuration body, the states of a
 //! delivery and the classes of a failed attempt, each with its wire name.
 
-use std::fmt;
-use std::str::FromStr;
-
 use reqwest::Url;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -11,46 +8,8 @@ use utoipa::ToSchema;
 
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::reader::{text, BodyReader, Lines};
+use crate::domain::wire::wire_names;
 use crate::domain::FieldError;
-
-/// Declares a wire-named enum: `ALL`, `as_str`, `FromStr` and `Display` from one table.
-macro_rules! wire_enum {
-    ($ty:ident { $($variant:ident => $wire:literal),+ $(,)? }) => {
-        impl $ty {
-            /// Every value, in the order of the declaration.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            /// The name on the wire and in the database.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Self::$variant => $wire),+
-                }
-            }
-        }
-
-        impl FromStr for $ty {
-            type Err = UnknownName;
-
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                match s {
-                    $($wire => Ok(Self::$variant),)+
-                    _ => Err(UnknownName(s.to_owned())),
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-/// A stored name that is none of an enum's wire names.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown name `{0}`")]
-pub struct UnknownName(pub String);
 
 /// Where an event stands: `pending` (waiting for its first or next attempt), `delivered`
 /// or `dead` (no further attempt will be made unless it is replayed).
@@ -62,7 +21,7 @@ pub enum DeliveryStatus {
     Dead,
 }
 
-wire_enum!(DeliveryStatus { Pending => "pending", Delivered => "delivered", Dead => "dead" });
+wire_names!(DeliveryStatus { Pending => "pending", Delivered => "delivered", Dead => "dead" });
 
 /// Why an attempt failed: `timeout` (no answer in time), `connection_failed`,
 /// `address_refused` (the host is, or resolves to, a non-public address), `http_status`
@@ -82,7 +41,7 @@ pub enum FailureClass {
     NoEndpoint,
 }
 
-wire_enum!(FailureClass {
+wire_names!(FailureClass {
     Timeout => "timeout",
     ConnectionFailed => "connection_failed",
     AddressRefused => "address_refused",

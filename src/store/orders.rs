@@ -16,7 +16,7 @@ pub struct OrderRecord {
     pub brand_slug: String,
     pub listing_id: i64,
     /// As the listing was when it sold.
-    #[sqlx(try_from = "ChannelText")]
+    #[sqlx(try_from = "String")]
     pub channel: Channel,
     pub quantity: i64,
     pub unit_price_pence: i64,
@@ -80,18 +80,6 @@ struct Sold {
 struct Stock {
     status: String,
     quantity: i64,
-}
-
-/// A stored channel, for decoding into [`Channel`].
-#[derive(sqlx::Type)]
-#[sqlx(transparent)]
-struct ChannelText(String);
-
-impl TryFrom<ChannelText> for Channel {
-    type Error = crate::domain::listing::UnknownValue;
-    fn try_from(stored: ChannelText) -> Result<Self, Self::Error> {
-        stored.0.parse()
-    }
 }
 
 /// A row the statement just wrote or read back is missing: the database broke its word.

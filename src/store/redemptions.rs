@@ -78,7 +78,7 @@ pub enum CodeSpend {
 struct Destination(Option<String>);
 
 impl TryFrom<Destination> for Option<CreditDestination> {
-    type Error = crate::domain::listing::UnknownValue;
+    type Error = crate::domain::wire::UnknownValue;
     fn try_from(stored: Destination) -> Result<Self, Self::Error> {
         stored.0.map(CreditDestination::try_from).transpose()
     }

@@ -1,9 +1,6 @@
 //! The states of a listing's images and of photos, with their stored and wire names.
 
-use std::fmt;
-use std::str::FromStr;
-
-use super::UnknownValue;
+use crate::domain::wire::wire_names;
 
 /// How far an image import (a `listing_images` row) or a photo's thumbnails (a `photos`
 /// row) got: both queues share these states.
@@ -28,13 +25,6 @@ pub enum PhotoSource {
 
 wire_names!(ImageStatus { Pending => "pending", Done => "done", Failed => "failed" });
 wire_names!(PhotoSource { Upload => "upload", Import => "import" });
-
-impl TryFrom<String> for ImageStatus {
-    type Error = UnknownValue;
-    fn try_from(value: String) -> Result<Self, UnknownValue> {
-        value.parse()
-    }
-}
 
 #[cfg(test)]
 mod tests {

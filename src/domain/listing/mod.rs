@@ -6,13 +6,11 @@ mod parse;
 mod spec;
 mod validate;
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::money::{payout, Pence};
+use super::wire::wire_names;
 
 pub use image::{ImageStatus, PhotoSource};
 pub use parse::{
@@ -46,50 +44,6 @@ pub enum Condition {
     Fair,
 }
 
-/// A spec value that is not one of an enum's members.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownValue(pub String);
-
-impl fmt::Display for UnknownValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown value '{}'", self.0)
-    }
-}
-
-impl std::error::Error for UnknownValue {}
-
-/// `as_str`, `FromStr` and `Display` over the wire names of a fieldless enum.
-macro_rules! wire_names {
-    ($ty:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
-        impl $ty {
-            pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),+];
-
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $(<$ty>::$variant => $name),+
-                }
-            }
-        }
-
-        impl FromStr for $ty {
-            type Err = UnknownValue;
-            fn from_str(s: &str) -> Result<Self, UnknownValue> {
-                match s {
-                    $($name => Ok(<$ty>::$variant),)+
-                    other => Err(UnknownValue(other.to_owned())),
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-// After the macro, which it uses.
 mod image;
 
 wire_names!(Channel { Clearance => "clearance", Exchange => "exchange" });

@@ -18,7 +18,8 @@ use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::{now, on_pool, Store, StoreError};
-use crate::domain::webhook::{DeliveryStatus, FailureClass, UnknownName};
+use crate::domain::webhook::{DeliveryStatus, FailureClass};
+use crate::domain::wire::UnknownValue;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
 
 /// `status = 'pending'` for `column`, with the status written into the SQL text rather than
@@ -98,7 +99,7 @@ impl TryFrom<DeliveryRow> for DeliveryRecord {
 }
 
 /// A stored status or failure class this build does not know.
-fn undecodable(e: UnknownName) -> StoreError {
+fn undecodable(e: UnknownValue) -> StoreError {
     StoreError::Database(sqlx::Error::Decode(Box::new(e)))
 }
 
