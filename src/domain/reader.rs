@@ -1,7 +1,9 @@
 //! Reading the fields of a request body, collecting every reason at once as
-//! `<field>_<reason>` and naming unknown fields. Marketplace bodies (orders, payout choices,
-//! payout options, credits, collections) use it directly; settings bodies through
-//! `settings::fields`, which adds their PATCH rules (`null` and `""` clear a field).
+//! `<field>_<reason>` and naming unknown fields: those its [`BodySpec`] does not list.
+//! Marketplace and webhook bodies use it directly; settings bodies through
+//! `settings::fields`, which adds their PATCH rules (`null` and `""` clear a field); the
+//! listing validator takes its known fields from its spec the same way. [`text`] is the one
+//! rule for text in every body.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value};
@@ -13,35 +15,16 @@ use crate::domain::FieldError;
 /// for one that failed; a failure is recorded and reported by [`BodyReader::finish`].
 pub struct BodyReader<'a> {
     body: &'a Map<String, Value>,
-    known: Known,
+    /// The fields the body may carry; any other is `<field>_unknown`.
+    spec: &'static BodySpec,
     errors: Vec<FieldError>,
 }
 
-/// Where a reader learns which fields its body accepts.
-enum Known {
-    Names(&'static [&'static str]),
-    Spec(&'static BodySpec),
-}
-
-impl Known {
-    fn accepts(&self, name: &str) -> bool {
-        match self {
-            Self::Names(names) => names.contains(&name),
-            Self::Spec(spec) => spec.accepts(name),
-        }
-    }
-}
-
 impl<'a> BodyReader<'a> {
-    /// `known` lists the fields the endpoint accepts; any other is `<field>_unknown`.
-    pub fn new(body: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
-        Self { body, known: Known::Names(known), errors: Vec::new() }
-    }
-
     /// A reader of the body `spec` describes: its fields are the ones accepted, so the
     /// documented fields and the accepted ones cannot differ.
     pub fn of(body: &'a Map<String, Value>, spec: &'static BodySpec) -> Self {
-        Self { body, known: Known::Spec(spec), errors: Vec::new() }
+        Self { body, spec, errors: Vec::new() }
     }
 
     fn value(&self, field: &str) -> Option<&'a Value> {
@@ -131,7 +114,7 @@ impl<'a> BodyReader<'a> {
     /// known fields first, then the unknown fields.
     pub fn finish<T>(mut self, value: T) -> Result<T, Vec<FieldError>> {
         for key in self.body.keys() {
-            if !self.known.accepts(key) {
+            if !self.spec.accepts(key) {
                 self.errors.push(FieldError::of(key, "unknown"));
             }
         }
@@ -191,6 +174,24 @@ mod tests {
     use serde_json::json;
 
     use super::object as body;
+    use crate::domain::body::{Field, FieldType};
+
+    /// The reader's own checks decide a value; the spec says only which names are known.
+    const FIELDS: BodySpec = BodySpec {
+        name: "ReaderTest",
+        doc: "Fields of the reader's tests.",
+        fields: &[
+            Field::optional("n", FieldType::Integer { min: 1, max: 10 }, ""),
+            Field::optional("b", FieldType::Boolean, ""),
+            Field::optional("d", FieldType::Date, ""),
+            Field::optional("t", FieldType::Timestamp, ""),
+            Field::optional("s", FieldType::Text { max: 10 }, ""),
+            Field::optional("r", FieldType::Text { max: 10 }, ""),
+            Field::optional("z", FieldType::Text { max: 10 }, ""),
+            Field::optional("m", FieldType::Integer { min: 1, max: 10 }, ""),
+        ],
+        example: "{}",
+    };
 
     fn codes(result: Result<(), Vec<FieldError>>) -> Vec<String> {
         result.err().unwrap_or_default().into_iter().map(|e| e.code).collect()
@@ -199,7 +200,7 @@ mod tests {
     #[test]
     fn each_reader_reports_its_reason() {
         let b = body(json!({"n": "3", "b": 1, "d": "2026-1-5", "t": "yesterday", "s": 5, "x": true}));
-        let mut r = BodyReader::new(&b, &["n", "b", "d", "t", "s", "r"]);
+        let mut r = BodyReader::of(&b, &FIELDS);
         assert_eq!(r.integer("n", 1..=10), None);
         assert_eq!(r.boolean("b"), None);
         assert_eq!(r.date("d"), None);
@@ -216,7 +217,7 @@ mod tests {
     #[test]
     fn valid_values_are_read_and_nulls_are_absent() {
         let b = body(json!({"n": 3, "d": "2026-01-05", "t": "2026-11-21T10:30:00+01:00", "s": " hi ", "z": null}));
-        let mut r = BodyReader::new(&b, &["n", "d", "t", "s", "z"]);
+        let mut r = BodyReader::of(&b, &FIELDS);
         assert_eq!(r.integer("n", 1..=10), Some(3));
         assert_eq!(r.date("d"), NaiveDate::from_ymd_opt(2026, 1, 5));
         assert_eq!(
@@ -242,7 +243,7 @@ mod tests {
     #[test]
     fn out_of_range_integers_are_invalid() {
         let b = body(json!({"n": 0, "m": 1.5}));
-        let mut r = BodyReader::new(&b, &["n", "m"]);
+        let mut r = BodyReader::of(&b, &FIELDS);
         assert_eq!(r.integer("n", 1..=10), None);
         assert_eq!(r.integer("m", 1..=10), None);
         assert_eq!(codes(r.finish(())), ["n_invalid", "m_invalid"]);
