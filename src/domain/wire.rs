@@ -1,5 +1,5 @@
 //! Enums with wire names: the one spelling a value has in JSON, in the database and in
-//! query strings, declared once per enum with [`wire_names!`](crate::domain::wire::wire_names).
+//! query strings, declared once per enum with `wire_names!`.
 
 use std::fmt;
 

@@ -40,7 +40,7 @@ pub fn media_router() -> Router<AppState> {
     Router::new().route("/media/{name}", get(serve_media))
 }
 
-/// The body of `upload-photo`, read by [`decode_upload`].
+/// The body of `upload-photo`, read by `decode_upload`.
 pub const PHOTO_UPLOAD_BODY: BodySpec = BodySpec {
     name: "PhotoUploadBody",
     doc: "Body of `upload-photo`.",
