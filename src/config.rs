@@ -26,6 +26,8 @@ pub const DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS: u64 = 5_000;
 pub const DEFAULT_IMAGE_IMPORT_ATTEMPTS: u32 = 3;
 pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
 pub const DEFAULT_S3_REGION: &str = "us-east-1";
+pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
+pub const DEFAULT_SIGNIN_ADDRESS_LIMIT: u32 = 30;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -166,6 +168,26 @@ pub struct Config {
     #[arg(long, env = "REHOME_IMAGE_IMPORT_RETRY_BASE_MS", default_value_t = DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS)]
     pub image_import_retry_base_ms: u64,
 
+    /// SMTP server of outgoing mail (invitations, statements), e.g.
+    /// `smtps://user:pass@mail.example:465` or `smtp://127.0.0.1:2525` (no TLS, local
+    /// only); without it nothing is mailed and invitation links are only shown.
+    #[arg(long, env = "REHOME_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<Secret>,
+
+    /// Sender of outgoing mail (`Rehome <noreply@rehome.example>`); required with an SMTP URL.
+    #[arg(long, env = "REHOME_MAIL_FROM")]
+    pub mail_from: Option<String>,
+
+    /// Sign-in lockout period in seconds: five failures for one account within it lock the
+    /// account for as long (decisions 8.1: 15 minutes). Shorter only for tests.
+    #[arg(long, env = "REHOME_SIGNIN_LOCK_SECONDS", default_value_t = DEFAULT_SIGNIN_LOCK_SECONDS, hide = true)]
+    pub signin_lock_seconds: u64,
+
+    /// Failed sign-ins from one client address, over any accounts, within the lockout
+    /// period before that address is refused for the rest of it (against password spraying).
+    #[arg(long, env = "REHOME_SIGNIN_ADDRESS_LIMIT", default_value_t = DEFAULT_SIGNIN_ADDRESS_LIMIT)]
+    pub signin_address_limit: u32,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -246,6 +268,10 @@ impl Default for Config {
             image_import_connect_timeout_ms: DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS,
             image_import_attempts: DEFAULT_IMAGE_IMPORT_ATTEMPTS,
             image_import_retry_base_ms: DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS,
+            smtp_url: None,
+            mail_from: None,
+            signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
+            signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             log_format: LogFormat::Text,
         }
     }
@@ -289,6 +315,12 @@ impl Config {
             );
         }
         self.check_s3()?;
+        if self.smtp_url.is_some() && self.mail_from.as_deref().is_none_or(|f| f.trim().is_empty()) {
+            bail!("REHOME_SMTP_URL needs REHOME_MAIL_FROM (the sender address)");
+        }
+        if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
+            bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
+        }
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
             .context("REHOME_MARKETPLACE_URL")?;
@@ -318,6 +350,16 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// True when outgoing mail is configured (an SMTP URL and a sender).
+    pub fn mail_enabled(&self) -> bool {
+        self.smtp_url.is_some() && self.mail_from.is_some()
+    }
+
+    /// True when the service is reached over https: cookies then carry `Secure`.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url().starts_with("https://")
     }
 
     pub fn public_url(&self) -> &str {

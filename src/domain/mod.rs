@@ -1,6 +1,7 @@
 //! Types and rules of the marketplace, free of HTTP and SQL.
 
 pub mod apikey;
+pub mod audit;
 pub mod body;
 pub mod collection;
 pub mod credit_code;

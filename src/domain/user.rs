@@ -1,7 +1,10 @@
 //! Brands, users, roles and key scopes.
 
 use std::fmt;
+use std::net::IpAddr;
 use std::str::FromStr;
+
+use crate::domain::wire::wire_names;
 
 /// A partner user's role: only partner admins may use the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,30 +13,29 @@ pub enum Role {
     Member,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Member => "member",
-        }
-    }
+wire_names!(Role { Admin => "admin", Member => "member" });
+
+/// Where a user stands on their brand's team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberStatus {
+    /// Invited, the invitation not yet accepted: no password, cannot sign in.
+    Invited,
+    Active,
+    /// Taken off the team; the row stays for the listings, keys and audit entries naming it.
+    Removed,
 }
 
-impl FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "admin" => Ok(Role::Admin),
-            "member" => Ok(Role::Member),
-            other => Err(format!("unknown role '{other}' (expected admin or member)")),
-        }
-    }
-}
+wire_names!(MemberStatus { Invited => "invited", Active => "active", Removed => "removed" });
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// How an actor reached the use case: what the audit log names as the actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// An API key (its id).
+    Key(i64),
+    /// A dashboard session.
+    Session,
+    /// The command line or the server itself (demo data): an operator.
+    Operator,
 }
 
 /// Who acts, for which brand: the context of every use case, whichever edge (API key,
@@ -46,6 +48,10 @@ pub struct Actor {
     pub user_id: i64,
     pub user_name: String,
     pub role: Role,
+    /// The API key, session or operator the action came through.
+    pub via: Via,
+    /// The client address of the request, when there was one.
+    pub ip: Option<IpAddr>,
 }
 
 /// What a key may do: `read` allows GET, `write` allows POST, PATCH and DELETE.

@@ -5,18 +5,18 @@
 //! checked on every request against the cached expiry, so it is exact.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::FromRequestParts;
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method};
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::PresentedKey;
-use crate::domain::user::{Actor, Role, Scopes};
+use crate::domain::user::{Actor, Role, Scopes, Via};
 use crate::error::ApiError;
 use crate::store::{KeyOwner, Store};
 
@@ -53,12 +53,16 @@ impl Deref for CallerInfo {
 /// An authenticated partner admin whose key has the scope the request's method needs.
 /// Extracting it answers 401/403 in the spec's codes otherwise.
 #[derive(Debug, Clone)]
-pub struct Caller(Arc<CallerInfo>);
+pub struct Caller {
+    info: Arc<CallerInfo>,
+    /// The key's actor with this request's client address: what the use cases act for.
+    pub actor: Actor,
+}
 
 impl Deref for Caller {
     type Target = CallerInfo;
     fn deref(&self) -> &CallerInfo {
-        &self.0
+        &self.info
     }
 }
 
@@ -69,7 +73,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         match parts.extensions.get::<Identity>() {
             Some(Identity::Key(info)) => {
                 authorize(info, &parts.method)?;
-                Ok(Caller(info.clone()))
+                let mut actor = info.actor.clone();
+                actor.ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
+                Ok(Caller { info: info.clone(), actor })
             }
             Some(Identity::Anonymous) => Err(ApiError::missing_bearer_token()),
             Some(Identity::Invalid) => Err(ApiError::invalid_token()),
@@ -194,6 +200,8 @@ fn caller_info(row: KeyOwner) -> Option<Arc<CallerInfo>> {
             user_id: row.user_id,
             user_name: row.user_name,
             role,
+            via: Via::Key(row.key_id),
+            ip: None,
         },
         scopes,
         rate_limit: row.rate_limit.and_then(|n| u32::try_from(n).ok()),

@@ -71,7 +71,7 @@ impl Store {
                         k.last_used_at, u.id AS user_id, u.name AS user_name, u.role,
                         b.id AS brand_id, b.slug AS brand_slug
                  FROM api_keys k JOIN users u ON u.id = k.user_id JOIN brands b ON b.id = u.brand_id
-                 WHERE k.lookup = $1",
+                 WHERE k.lookup = $1 AND u.status <> 'removed'",
             )
             .bind(lookup)
             .fetch_all(pool)

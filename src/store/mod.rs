@@ -7,17 +7,21 @@
 //! [`Store::is_postgres`]. Values cross the boundary in types both backends encode natively:
 //! `i64`, `bool`, text, bytes, `NaiveDate` and [`Ts`] for instants.
 
+mod audit;
 mod brands;
 mod collections;
 mod copy;
+mod invitations;
 mod keys;
 mod listings;
+mod mail;
 mod orders;
 mod payouts;
 mod photos;
 mod rate_limits;
 mod redemptions;
 mod sealer;
+mod sessions;
 mod settings;
 mod time;
 mod users;
@@ -32,6 +36,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
 
+pub use audit::{record_audit, AuditRecord};
 pub use brands::{BrandInsert, BrandRecord};
 pub use collections::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
@@ -40,6 +45,7 @@ pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
     NewListing, Removal, SavedListing,
 };
+pub use mail::{enqueue_mail, NewMail};
 pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};

@@ -14,6 +14,7 @@ pub mod bulk;
 pub mod listings;
 pub mod marketplace;
 pub mod options;
+pub mod people;
 pub mod photos;
 pub mod settings;
 pub mod warehouses;

@@ -1,0 +1,1 @@
+//! Invitation links: only the SHA-256 of each token is stored.

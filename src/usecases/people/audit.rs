@@ -1,0 +1,1 @@
+//! The audit log API: a brand's entries, newest first.

@@ -1,0 +1,1 @@
+//! Invitations: issuing a single-use link (72 h) and accepting it.

@@ -1,0 +1,1 @@
+//! API keys: list, create, roll and revoke a brand's keys.

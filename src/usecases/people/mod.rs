@@ -1,0 +1,9 @@
+//! People and access (decisions section 8): sign-in with passwords and two-step codes,
+//! dashboard sessions, invitations, the team, API keys and the audit log.
+
+pub mod audit;
+pub mod invitations;
+pub mod keys;
+pub mod sessions;
+pub mod sign_in;
+pub mod team;

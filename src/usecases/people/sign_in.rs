@@ -1,0 +1,1 @@
+//! Signing in: password, lockout, two-step codes and enrolment.

@@ -1,0 +1,1 @@
+//! The team: members, roles, removal with transfer of listings.
