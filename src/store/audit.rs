@@ -20,7 +20,7 @@ pub struct AuditRecord {
 
 /// Appends `entry` on `conn`: the caller's transaction, so the entry exists exactly when
 /// the change it records does.
-pub async fn record_audit(conn: Conn<'_>, entry: &AuditEntry) -> Result<(), StoreError> {
+pub async fn record_audit(conn: Conn<'_>, entry: &AuditEntry) -> Result<(), sqlx::Error> {
     on_conn!(conn, |c| {
         sqlx::query(
             "INSERT INTO audit_log (brand_id, at, actor_type, actor_id, actor_display, action, target, ip)
@@ -40,13 +40,30 @@ pub async fn record_audit(conn: Conn<'_>, entry: &AuditEntry) -> Result<(), Stor
     })
 }
 
+/// Commits `tx` with `audit` appended when the change happened (`Some`); otherwise lets it
+/// roll back, as nothing changed.
+pub(crate) async fn commit_audited<DB: sqlx::Database, T>(
+    mut tx: sqlx::Transaction<'_, DB>,
+    changed: Option<T>,
+    audit: &AuditEntry,
+) -> Result<Option<T>, StoreError>
+where
+    for<'c> &'c mut DB::Connection: Into<Conn<'c>>,
+{
+    if changed.is_some() {
+        record_audit((&mut *tx).into(), audit).await?;
+        tx.commit().await?;
+    }
+    Ok(changed)
+}
+
 impl Store {
     /// Appends `entry` in a transaction of its own (for what changes nothing else, such as a
     /// failed sign-in).
     pub async fn record_audit(&self, entry: &AuditEntry) -> Result<(), StoreError> {
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            record_audit((&mut *conn).into(), entry).await
+            Ok(record_audit((&mut *conn).into(), entry).await?)
         })
     }
 

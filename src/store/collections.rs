@@ -5,7 +5,8 @@ use sqlx::FromRow;
 
 use chrono::NaiveDate;
 
-use super::{on_pool, Store, StoreError, Ts};
+use super::{on_pool, record_audit, Store, StoreError, Ts};
+use crate::domain::audit::AuditEntry;
 use crate::domain::collection::CollectionStatus;
 use crate::domain::event::Event;
 use crate::domain::listing::Channel;
@@ -116,7 +117,12 @@ impl Store {
     }
 
     /// Records the collection and its event together, unless the order already has one.
-    pub async fn record_collection(&self, new: &NewCollection, event: &Event) -> Result<CollectionInsert, StoreError> {
+    pub async fn record_collection(
+        &self,
+        new: &NewCollection,
+        event: &Event,
+        audit: &AuditEntry,
+    ) -> Result<CollectionInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let inserted = sqlx::query(
@@ -138,6 +144,7 @@ impl Store {
                 other => other?,
             };
             self.insert_event((&mut *tx).into(), event).await?;
+            record_audit((&mut *tx).into(), audit).await?;
             tx.commit().await?;
             Ok(CollectionInsert::Recorded)
         })

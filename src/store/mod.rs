@@ -36,6 +36,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
 
+pub(crate) use audit::commit_audited;
 pub use audit::{record_audit, AuditRecord};
 pub use brands::{BrandInsert, BrandRecord};
 pub use collections::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection};

@@ -3,7 +3,8 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError};
+use crate::domain::audit::AuditEntry;
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 
 #[derive(FromRow)]
@@ -46,9 +47,11 @@ impl Store {
         &self,
         brand_id: i64,
         patch: &PayoutOptionsPatch,
+        audit: &AuditEntry,
     ) -> Result<PayoutOptions, StoreError> {
         let d = PayoutOptions::default();
         on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
             let row: OptionsRow = sqlx::query_as(
                 "INSERT INTO payout_options (brand_id, credit_enabled, cash_enabled, credit_boost_percent,
                                              code_validity_days, updated_at)
@@ -71,8 +74,10 @@ impl Store {
             .bind(i64::from(d.credit_boost_percent))
             .bind(i64::from(d.code_validity_days))
             .bind(now())
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await?;
+            record_audit((&mut *tx).into(), audit).await?;
+            tx.commit().await?;
             Ok(row.into())
         })
     }

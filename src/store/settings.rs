@@ -5,7 +5,8 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError};
+use crate::domain::audit::AuditEntry;
 use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
 
 #[derive(FromRow)]
@@ -152,7 +153,12 @@ impl Store {
 
     /// Applies a patch, creating the profile on the first save (the patch then names the
     /// display name: [`ProfilePatch::parse`] requires it when there is no profile yet).
-    pub async fn save_brand_profile(&self, brand_id: i64, patch: &ProfilePatch) -> Result<BrandProfile, StoreError> {
+    pub async fn save_brand_profile(
+        &self,
+        brand_id: i64,
+        patch: &ProfilePatch,
+        audit: &AuditEntry,
+    ) -> Result<BrandProfile, StoreError> {
         let values = [
             &patch.display_name,
             &patch.tagline,
@@ -162,7 +168,7 @@ impl Store {
             &patch.logo_url,
             &patch.accent_color,
         ];
-        Ok(self.save_patch::<ProfileRow>(&PROFILES, brand_id, &values).await?.into())
+        Ok(self.save_patch::<ProfileRow>(&PROFILES, brand_id, &values, audit).await?.into())
     }
 
     /// The saved billing entity, or `None` before the brand's first save.
@@ -171,7 +177,12 @@ impl Store {
     }
 
     /// Applies a patch, creating the billing entity on the first save.
-    pub async fn save_billing(&self, brand_id: i64, patch: &BillingPatch) -> Result<Billing, StoreError> {
+    pub async fn save_billing(
+        &self,
+        brand_id: i64,
+        patch: &BillingPatch,
+        audit: &AuditEntry,
+    ) -> Result<Billing, StoreError> {
         let values = [
             &patch.company_name,
             &patch.address_1,
@@ -183,7 +194,7 @@ impl Store {
             &patch.vat_number,
             &patch.invoice_email,
         ];
-        Ok(self.save_patch::<BillingRow>(&BILLING, brand_id, &values).await?.into())
+        Ok(self.save_patch::<BillingRow>(&BILLING, brand_id, &values, audit).await?.into())
     }
 
     async fn saved<R: SavedRow>(&self, table: &PatchTable, brand_id: i64) -> Result<Option<R>, StoreError> {
@@ -197,6 +208,7 @@ impl Store {
         table: &PatchTable,
         brand_id: i64,
         values: &[&Option<String>],
+        audit: &AuditEntry,
     ) -> Result<R, StoreError> {
         debug_assert_eq!(values.len(), table.columns.len());
         let sql = table.upsert_sql();
@@ -205,7 +217,11 @@ impl Store {
             for value in values {
                 query = query.bind(value.as_deref());
             }
-            Ok(query.bind(now()).fetch_one(pool).await?)
+            let mut tx = pool.begin().await?;
+            let saved = query.bind(now()).fetch_one(&mut *tx).await?;
+            record_audit((&mut *tx).into(), audit).await?;
+            tx.commit().await?;
+            Ok(saved)
         })
     }
 }

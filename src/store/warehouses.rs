@@ -13,7 +13,8 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError};
+use crate::domain::audit::AuditEntry;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
 
 impl Store {
@@ -165,7 +166,12 @@ impl Store {
 
     /// Adds a warehouse. It becomes the default when asked to (demoting the previous one)
     /// or when it is the brand's first.
-    pub async fn create_warehouse(&self, brand_id: i64, new: &NewWarehouse) -> Result<Warehouse, WarehouseWriteError> {
+    pub async fn create_warehouse(
+        &self,
+        brand_id: i64,
+        new: &NewWarehouse,
+        audit: &AuditEntry,
+    ) -> Result<Warehouse, WarehouseWriteError> {
         let insert = format!(
             "INSERT INTO warehouses (id, brand_id, label, contact_name, contact_email, contact_phone, address_1,
                                      address_2, city, postcode, country, is_default, created_at, updated_at)
@@ -198,6 +204,7 @@ impl Store {
                     .bind(at)
                     .fetch_one(&mut *tx)
                     .await?;
+                record_audit((&mut *tx).into(), audit).await?;
                 tx.commit().await?;
                 Ok(row.into())
             })
@@ -212,6 +219,7 @@ impl Store {
         brand_id: i64,
         id: WarehouseId,
         patch: &WarehousePatch,
+        audit: &AuditEntry,
     ) -> Result<WarehouseChange<Warehouse>, WarehouseWriteError> {
         // `$14`: the patch un-sets the flag, which the default refuses.
         let update = format!(
@@ -273,6 +281,7 @@ impl Store {
                         WarehouseChange::NotFound
                     });
                 };
+                record_audit((&mut *tx).into(), audit).await?;
                 tx.commit().await?;
                 Ok(WarehouseChange::Done(row.into()))
             })
@@ -287,6 +296,7 @@ impl Store {
         &self,
         brand_id: i64,
         id: WarehouseId,
+        audit: &AuditEntry,
     ) -> Result<WarehouseChange<()>, WarehouseWriteError> {
         let id = id.to_string();
         retrying(|| async {
@@ -307,6 +317,7 @@ impl Store {
                     Some(false) => {}
                 }
                 sqlx::query(REHOME_LISTINGS).bind(brand_id).bind(&id).bind(now()).execute(&mut *tx).await?;
+                record_audit((&mut *tx).into(), audit).await?;
                 tx.commit().await?;
                 Ok(WarehouseChange::Done(()))
             })
@@ -320,6 +331,7 @@ impl Store {
         &self,
         brand_id: i64,
         id: WarehouseId,
+        audit: &AuditEntry,
     ) -> Result<WarehouseChange<Vec<Warehouse>>, WarehouseWriteError> {
         let id = id.to_string();
         retrying(|| async {
@@ -344,6 +356,7 @@ impl Store {
                     return Ok(WarehouseChange::NotFound);
                 }
                 let rows: Vec<WarehouseRow> = sqlx::query_as(&LIST).bind(brand_id).fetch_all(&mut *tx).await?;
+                record_audit((&mut *tx).into(), audit).await?;
                 tx.commit().await?;
                 Ok(WarehouseChange::Done(rows.into_iter().map(Into::into).collect()))
             })

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::Core;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
@@ -27,7 +28,7 @@ pub async fn profile(core: &Core, actor: &Actor) -> Result<BrandProfile, StoreEr
 pub async fn update_profile(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<BrandProfile, PatchError> {
     let first_save = core.store.brand_profile(actor.brand_id).await?.is_none();
     let patch = ProfilePatch::parse(body, first_save).map_err(PatchError::Invalid)?;
-    Ok(core.store.save_brand_profile(actor.brand_id, &patch).await?)
+    Ok(core.store.save_brand_profile(actor.brand_id, &patch, &settings_audit(actor, "profile")).await?)
 }
 
 /// The billing entity; empty but for `country` before the first save.
@@ -40,5 +41,10 @@ pub async fn billing(core: &Core, actor: &Actor) -> Result<Billing, StoreError> 
 pub async fn update_billing(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Billing, PatchError> {
     let current = billing(core, actor).await?;
     let patch = BillingPatch::parse(body, &current).map_err(PatchError::Invalid)?;
-    Ok(core.store.save_billing(actor.brand_id, &patch).await?)
+    Ok(core.store.save_billing(actor.brand_id, &patch, &settings_audit(actor, "billing")).await?)
+}
+
+/// The audit entry of a change to one settings section (`settings:profile`).
+fn settings_audit(actor: &Actor, section: &str) -> AuditEntry {
+    AuditEntry::by(actor, AuditAction::SettingsUpdated, Some(format!("settings:{section}")))
 }

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::Core;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
@@ -81,7 +82,7 @@ pub async fn list(core: &Core, actor: &Actor) -> Result<Vec<Warehouse>, StoreErr
 /// to be the default demotes the previous one.
 pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Warehouse, CreateError> {
     let new = NewWarehouse::parse(body).map_err(CreateError::Invalid)?;
-    Ok(core.store.create_warehouse(actor.brand_id, &new).await?)
+    Ok(core.store.create_warehouse(actor.brand_id, &new, &warehouse_audit(actor, None)).await?)
 }
 
 /// Applies a PATCH body to the warehouse `id` (any text; one that is not a UUID names no
@@ -90,7 +91,7 @@ pub async fn update(core: &Core, actor: &Actor, id: &str, body: &Map<String, Val
     let id = WarehouseId::parse(id).ok_or(UpdateError::NotFound)?;
     let current = core.store.warehouse(actor.brand_id, id).await?.ok_or(UpdateError::NotFound)?;
     let patch = WarehousePatch::parse(body, current.is_default).map_err(UpdateError::Invalid)?;
-    match core.store.update_warehouse(actor.brand_id, id, &patch).await? {
+    match core.store.update_warehouse(actor.brand_id, id, &patch, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(warehouse) => Ok(warehouse),
         WarehouseChange::NotFound => Err(UpdateError::NotFound),
         // It became the default after it was read.
@@ -102,7 +103,7 @@ pub async fn update(core: &Core, actor: &Actor, id: &str, body: &Map<String, Val
 /// Answers the deleted warehouse's id.
 pub async fn delete(core: &Core, actor: &Actor, id: &str) -> Result<WarehouseId, ChangeError> {
     let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
-    match core.store.delete_warehouse(actor.brand_id, id).await? {
+    match core.store.delete_warehouse(actor.brand_id, id, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(()) => Ok(id),
         WarehouseChange::NotFound | WarehouseChange::DefaultRequired => Err(ChangeError::NotFound),
     }
@@ -111,8 +112,15 @@ pub async fn delete(core: &Core, actor: &Actor, id: &str) -> Result<WarehouseId,
 /// Makes the warehouse `id` the default and answers every warehouse after the change.
 pub async fn set_default(core: &Core, actor: &Actor, id: &str) -> Result<Vec<Warehouse>, ChangeError> {
     let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
-    match core.store.set_default_warehouse(actor.brand_id, id).await? {
+    match core.store.set_default_warehouse(actor.brand_id, id, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(warehouses) => Ok(warehouses),
         WarehouseChange::NotFound | WarehouseChange::DefaultRequired => Err(ChangeError::NotFound),
     }
+}
+
+/// The audit entry of a change to the brand's warehouses (`warehouse:<id>`, or the list for
+/// a new one, whose id is made by the store).
+fn warehouse_audit(actor: &Actor, id: Option<WarehouseId>) -> AuditEntry {
+    let target = id.map_or_else(|| "warehouses".to_owned(), |id| format!("warehouse:{id}"));
+    AuditEntry::by(actor, AuditAction::WarehousesUpdated, Some(target))
 }

@@ -3,6 +3,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod audit_trail;
 mod auth;
 mod bulk;
 mod bulk_files;

@@ -17,7 +17,8 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::{commit_audited, now, on_pool, record_audit, Store, StoreError};
+use crate::domain::audit::AuditEntry;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
 use crate::domain::wire::UnknownValue;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
@@ -167,8 +168,10 @@ impl Store {
         url: &str,
         enabled: bool,
         secret: &str,
+        audit: &AuditEntry,
     ) -> Result<EndpointInsert, StoreError> {
         on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
             let created = sqlx::query_as(&format!(
                 "INSERT INTO webhook_endpoints
                      (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at)
@@ -179,10 +182,14 @@ impl Store {
             .bind(enabled)
             .bind(secret)
             .bind(now())
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await;
             match created {
-                Ok(endpoint) => Ok(EndpointInsert::Created(endpoint)),
+                Ok(endpoint) => {
+                    record_audit((&mut *tx).into(), audit).await?;
+                    tx.commit().await?;
+                    Ok(EndpointInsert::Created(endpoint))
+                }
                 Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(EndpointInsert::AlreadyExists),
                 Err(e) => Err(e.into()),
             }
@@ -196,9 +203,11 @@ impl Store {
         brand_id: i64,
         url: Option<&str>,
         enabled: Option<bool>,
+        audit: &AuditEntry,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
         on_pool!(self, write, |pool| {
-            Ok(sqlx::query_as(&format!(
+            let mut tx = pool.begin().await?;
+            let updated = sqlx::query_as(&format!(
                 "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4
                  WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
             ))
@@ -206,8 +215,9 @@ impl Store {
             .bind(url)
             .bind(enabled)
             .bind(now())
-            .fetch_optional(pool)
-            .await?)
+            .fetch_optional(&mut *tx)
+            .await?;
+            commit_audited(tx, updated, audit).await
         })
     }
 
@@ -217,17 +227,20 @@ impl Store {
         &self,
         brand_id: i64,
         secret: &str,
+        audit: &AuditEntry,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
         on_pool!(self, write, |pool| {
-            Ok(sqlx::query_as(&format!(
+            let mut tx = pool.begin().await?;
+            let rotated = sqlx::query_as(&format!(
                 "UPDATE webhook_endpoints SET signing_secret = $2, secret_rotated_at = $3, updated_at = $3
                  WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
             ))
             .bind(brand_id)
             .bind(secret)
             .bind(now())
-            .fetch_optional(pool)
-            .await?)
+            .fetch_optional(&mut *tx)
+            .await?;
+            commit_audited(tx, rotated, audit).await
         })
     }
 
@@ -290,8 +303,9 @@ impl Store {
     /// Queues the brand's event again for immediate delivery, same id and bytes, and opens a
     /// new retry window. An attempt in flight keeps running but no longer decides the state.
     /// False when the brand has no such event.
-    pub async fn replay_webhook(&self, brand_id: i64, event_id: &str) -> Result<bool, StoreError> {
+    pub async fn replay_webhook(&self, brand_id: i64, event_id: &str, audit: &AuditEntry) -> Result<bool, StoreError> {
         on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
             let done = sqlx::query(
                 "UPDATE webhook_events
                  SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
@@ -302,9 +316,10 @@ impl Store {
             .bind(event_id)
             .bind(now())
             .bind(DeliveryStatus::Pending.as_str())
-            .execute(pool)
+            .execute(&mut *tx)
             .await?;
-            Ok(done.rows_affected() > 0)
+            let replayed = (done.rows_affected() > 0).then_some(());
+            Ok(commit_audited(tx, replayed, audit).await?.is_some())
         })
     }
 }

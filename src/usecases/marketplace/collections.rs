@@ -4,6 +4,7 @@
 
 use super::no_randomness;
 use crate::domain::apikey::random_base62;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::collection::{Collection, CollectionRequest, CollectionStatus};
 use crate::domain::event::{Event, EventType};
 use crate::domain::order::{order_reference, BuyerWindow};
@@ -128,6 +129,7 @@ pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -
     };
     let data = serde_json::to_value(&collection).map_err(anyhow::Error::from)?;
     let event = Event::new(actor.brand_id, EventType::CollectionScheduled, data).map_err(no_randomness)?;
+    let audit = AuditEntry::by(actor, AuditAction::CollectionScheduled, Some(format!("collection:{id}")));
     let new = NewCollection {
         id,
         brand_id: actor.brand_id,
@@ -137,7 +139,7 @@ pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -
         warehouse_id,
         warehouse_label,
     };
-    match core.store.record_collection(&new, &event).await? {
+    match core.store.record_collection(&new, &event, &audit).await? {
         CollectionInsert::Recorded => {}
         CollectionInsert::Exists => return Err(ScheduleError::AlreadyScheduled),
     }

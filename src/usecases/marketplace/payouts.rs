@@ -5,6 +5,7 @@ use chrono::{Days, Utc};
 
 use super::no_randomness;
 use crate::domain::apikey::random_base62;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::credit_code::CreditCode;
 use crate::domain::event::{Event, EventType};
 use crate::domain::money::Pence;
@@ -26,7 +27,8 @@ pub async fn change_options(
     actor: &Actor,
     patch: &PayoutOptionsPatch,
 ) -> Result<PayoutOptions, StoreError> {
-    core.store.save_payout_options(actor.brand_id, patch).await
+    let audit = AuditEntry::by(actor, AuditAction::SettingsUpdated, Some("settings:payouts".to_owned()));
+    core.store.save_payout_options(actor.brand_id, patch, &audit).await
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,7 @@
 //! The brand's delivery log and replay.
 
 use super::Core;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::user::Actor;
 use crate::domain::webhook::DeliveryStatus;
 use crate::store::{AttemptRecord, DeliveryRecord, StoreError};
@@ -65,7 +66,15 @@ pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<Delive
     if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
         return Err(ReplayError::NotConfigured);
     }
-    if !core.store.replay_webhook(actor.brand_id, event_id).await? {
+    if !core
+        .store
+        .replay_webhook(
+            actor.brand_id,
+            event_id,
+            &AuditEntry::by(actor, AuditAction::DeliveriesReplayed, Some(format!("event:{event_id}"))),
+        )
+        .await?
+    {
         return Err(ReplayError::EventNotFound);
     }
     core.outbox.wake();

@@ -9,6 +9,7 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 
 use super::Core;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::user::Actor;
 use crate::domain::webhook::WebhookPatch;
 use crate::domain::FieldError;
@@ -75,7 +76,17 @@ pub async fn configure(core: &Core, actor: &Actor, body: &Map<String, Value>) ->
         (None, Some(url)) => {
             let secret = generate_secret().map_err(ConfigureError::Randomness)?;
             let enabled = patch.enabled.unwrap_or(true);
-            match core.store.create_webhook_endpoint(actor.brand_id, url, enabled, &secret).await? {
+            match core
+                .store
+                .create_webhook_endpoint(
+                    actor.brand_id,
+                    url,
+                    enabled,
+                    &secret,
+                    &webhook_audit(actor, AuditAction::WebhookUpdated),
+                )
+                .await?
+            {
                 EndpointInsert::Created(endpoint) => Configured { endpoint, secret_created: true },
                 // Another request configured it first: this one is a change of it.
                 EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch.enabled).await?,
@@ -96,7 +107,10 @@ async fn update(
     enabled: Option<bool>,
 ) -> Result<Configured, StoreError> {
     // Endpoints are never deleted, so one seen a moment ago is still there.
-    let endpoint = core.store.update_webhook_endpoint(actor.brand_id, url, enabled).await?;
+    let endpoint = core
+        .store
+        .update_webhook_endpoint(actor.brand_id, url, enabled, &webhook_audit(actor, AuditAction::WebhookUpdated))
+        .await?;
     let endpoint = endpoint.ok_or_else(|| StoreError::Database(sqlx::Error::RowNotFound))?;
     Ok(Configured { endpoint, secret_created: false })
 }
@@ -104,7 +118,15 @@ async fn update(
 /// Replaces the signing secret; the answer shows the new one, this once.
 pub async fn rotate_secret(core: &Core, actor: &Actor) -> Result<WebhookEndpointRecord, RotateError> {
     let secret = generate_secret().map_err(RotateError::Randomness)?;
-    core.store.rotate_webhook_secret(actor.brand_id, &secret).await?.ok_or(RotateError::NotConfigured)
+    core.store
+        .rotate_webhook_secret(actor.brand_id, &secret, &webhook_audit(actor, AuditAction::WebhookSecretRotated))
+        .await?
+        .ok_or(RotateError::NotConfigured)
+}
+
+/// An entry about the brand's webhook endpoint.
+fn webhook_audit(actor: &Actor, action: AuditAction) -> AuditEntry {
+    AuditEntry::by(actor, action, Some("webhook".to_owned()))
 }
 
 /// False for a URL whose host is, or resolves to, a non-public address. A name that does

@@ -1,6 +1,7 @@
 //! How answers are treated: retries, dead letters, the schedule, timeouts, isolation
 //! between partners, and emission inside the caller's transaction.
 
+use rehome::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use std::time::{Duration, Instant};
 
 use rehome::domain::event::{Event, EventType};
@@ -251,7 +252,14 @@ async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     receiver.plan([Reply::Status(500)]);
-    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test").await.unwrap();
+    let audit = AuditEntry {
+        brand_id: brand.id,
+        actor: AuditActor::operator(),
+        action: AuditAction::WebhookUpdated,
+        target: None,
+        ip: None,
+    };
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
     for n in 0..3 {
         let event = Event::new(brand.id, EventType::RedemptionCreated, json!({ "n": n })).unwrap();
         store.emit_event(&event).await.unwrap();
