@@ -1,5 +1,6 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
-//! imports (each a leased queue in the store, woken through [`PhotoJobs`]).
+//! imports (each a leased queue in the store, woken through [`PhotoJobs`]); the mail outbox
+//! and its SMTP sender (woken through [`MailJobs`]).
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
@@ -7,6 +8,7 @@
 //! worker sends it at once. A change that rolls back takes its events with it.
 
 pub mod imports;
+pub mod mail;
 pub mod photo_queue;
 pub mod retry;
 pub mod signature;
@@ -14,6 +16,7 @@ pub mod thumbnails;
 pub mod webhooks;
 
 pub use imports::{ImportSettings, ImportWorker};
+pub use mail::{MailJobs, MailSettings, MailWorker};
 pub use photo_queue::PhotoJobs;
 pub use thumbnails::ThumbnailWorker;
 pub use webhooks::{Deliverer, Outbox, WorkerSettings};
