@@ -6,6 +6,9 @@
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
 //! before `tx.commit()`, then call [`Outbox::wake`] (the `outbox` of the app state) so the
 //! worker sends it at once. A change that rolls back takes its events with it.
+//!
+//! Mail works the same way: [`crate::store::enqueue_mail`] on the caller's transaction,
+//! then, after the commit, [`MailJobs::wake`] (`core.mail`).
 
 pub mod imports;
 pub mod mail;

@@ -80,6 +80,7 @@ pub struct MailRecord {
     pub to_address: String,
     pub subject: String,
     pub attempts: i64,
+    pub created_at: Ts,
     pub next_attempt_at: Ts,
     pub last_error: Option<String>,
     pub sent_at: Option<Ts>,
@@ -178,7 +179,7 @@ impl Store {
     pub async fn mail_outbox(&self) -> Result<Vec<MailRecord>, StoreError> {
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(
-                "SELECT id, to_address, subject, attempts, next_attempt_at, last_error, sent_at, failed_at
+                "SELECT id, to_address, subject, attempts, created_at, next_attempt_at, last_error, sent_at, failed_at
                  FROM mail_outbox ORDER BY id",
             )
             .fetch_all(pool)
