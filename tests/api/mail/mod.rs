@@ -3,6 +3,7 @@
 //! restart with mail queued, two nodes on one PostgreSQL database, permanent refusals.
 //! Without aiosmtpd these tests say so and pass, unless `REHOME_TEST_REQUIRE_SMTP` is set.
 
+mod claims;
 mod delivery;
 mod retries;
 
