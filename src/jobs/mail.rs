@@ -93,7 +93,11 @@ pub enum BuildError {
 /// the subject, so nothing a row holds can add a header.
 pub fn build_message(from: &Mailbox, mail: &ClaimedMail) -> Result<Message, BuildError> {
     let to: Mailbox = mail.to_address.parse().map_err(BuildError::Recipient)?;
-    let builder = Message::builder().from(from.clone()).to(to).subject(mail.subject.as_str());
+    let builder = Message::builder()
+        .message_id(Some(message_id(from, mail)))
+        .from(from.clone())
+        .to(to)
+        .subject(mail.subject.as_str());
     let text = SinglePart::plain(mail.text_body.clone());
     let message = match (&mail.attachment_name, &mail.attachment_type, &mail.attachment) {
         (Some(name), Some(kind), Some(bytes)) => {
@@ -104,6 +108,13 @@ pub fn build_message(from: &Mailbox, mail: &ClaimedMail) -> Result<Message, Buil
         _ => builder.singlepart(text)?,
     };
     Ok(message)
+}
+
+/// The `Message-ID` of a queued row, the same at every attempt: should a message be sent
+/// twice (a worker that died after the server took it), mail clients see one message.
+fn message_id(from: &Mailbox, mail: &ClaimedMail) -> String {
+    let queued = mail.created_at.get().timestamp_micros();
+    format!("<rehome.mail.{}.{queued}@{}>", mail.id, from.email.domain())
 }
 
 /// True when an SMTP reply code refuses the message itself, so sending it again cannot
@@ -259,7 +270,7 @@ mod tests {
             attachment_type: None,
             attachment: None,
             attempts: 1,
-            created_at: Ts::now(),
+            created_at: Ts::parse("2026-11-23T10:00:00.123456Z").unwrap(),
         }
     }
 
@@ -289,6 +300,11 @@ mod tests {
         assert!(formatted.contains("To: zoe@brand.example\r\n"), "{formatted}");
         assert!(formatted.contains("Subject: You are invited\r\n"), "{formatted}");
         assert!(formatted.contains("Content-Type: text/plain; charset=utf-8"), "{formatted}");
+        let again = text(&build_message(&from(), &claimed("zoe@brand.example", "You are invited")).unwrap());
+        let id = |f: &str| f.lines().find(|l| l.starts_with("Message-ID: ")).map(str::to_owned);
+        assert!(id(&formatted).is_some_and(|i| i.starts_with("Message-ID: <rehome.mail.1.")), "{formatted}");
+        assert!(id(&formatted).is_some_and(|i| i.ends_with("@rehome.example>")), "{formatted}");
+        assert_eq!(id(&formatted), id(&again), "the same row, the same Message-ID");
         let envelope = message.envelope();
         assert_eq!(envelope.to().iter().map(ToString::to_string).collect::<Vec<_>>(), ["zoe@brand.example"]);
     }

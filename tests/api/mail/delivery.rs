@@ -22,6 +22,9 @@ async fn a_queued_message_arrives_with_its_sender_recipient_subject_and_text() {
     assert!(mail.attachments.is_empty());
     let content_type = mail.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v);
     assert!(content_type.is_some_and(|v| v.contains("text/plain") && v.contains("utf-8")), "{:?}", mail.headers);
+    let header = |name: &str| mail.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+    assert!(header("message-id").is_some_and(|v| v.ends_with("@rehome.example>")), "{:?}", mail.headers);
+    assert!(header("date").is_some(), "{:?}", mail.headers);
 
     let rows = wait_outbox(&app, 5, |rows| rows.iter().all(|r| r.sent_at.is_some())).await;
     assert_eq!(rows.len(), 1);
