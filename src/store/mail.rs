@@ -1,5 +1,9 @@
 //! The mail outbox: messages written in the transaction of what caused them, sent by the
 //! mail worker (`jobs::mail`) and retried until the SMTP server takes them.
+//!
+//! Once a message is sent or given up, its text and attachment are erased (the row keeps
+//! recipient, subject and times): an invitation link in the clear must not outlive its
+//! delivery in the database.
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
@@ -85,6 +89,8 @@ pub struct MailRecord {
     pub last_error: Option<String>,
     pub sent_at: Option<Ts>,
     pub failed_at: Option<Ts>,
+    /// The text and attachment are gone (sent or given up).
+    pub erased: bool,
 }
 
 impl Store {
@@ -128,7 +134,8 @@ impl Store {
         on_pool!(self, write, |pool| {
             let done = match outcome {
                 MailOutcome::Sent => sqlx::query(
-                    "UPDATE mail_outbox SET sent_at = $2, last_error = NULL, lease_owner = NULL, leased_until = NULL
+                    "UPDATE mail_outbox SET sent_at = $2, last_error = NULL, lease_owner = NULL, leased_until = NULL,
+                         text_body = '', attachment = NULL
                      WHERE id = $1 AND sent_at IS NULL",
                 )
                 .bind(id)
@@ -149,7 +156,8 @@ impl Store {
                     .await?
                 }
                 MailOutcome::Failed { error } => sqlx::query(
-                    "UPDATE mail_outbox SET failed_at = $3, last_error = $4, lease_owner = NULL, leased_until = NULL
+                    "UPDATE mail_outbox SET failed_at = $3, last_error = $4, lease_owner = NULL, leased_until = NULL,
+                         text_body = '', attachment = NULL
                      WHERE id = $1 AND lease_owner = $2 AND sent_at IS NULL",
                 )
                 .bind(id)
@@ -175,13 +183,18 @@ impl Store {
         })
     }
 
-    /// Every message of the outbox, oldest first (operators and tests).
-    pub async fn mail_outbox(&self) -> Result<Vec<MailRecord>, StoreError> {
+    /// The newest `limit` messages of the outbox, oldest first (operators and tests).
+    pub async fn mail_outbox(&self, limit: i64) -> Result<Vec<MailRecord>, StoreError> {
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(
-                "SELECT id, to_address, subject, attempts, created_at, next_attempt_at, last_error, sent_at, failed_at
-                 FROM mail_outbox ORDER BY id",
+                "SELECT * FROM (SELECT id, to_address, subject, attempts, created_at, next_attempt_at, last_error,
+                                       sent_at, failed_at,
+                                       (sent_at IS NOT NULL OR failed_at IS NOT NULL) AND text_body = ''
+                                           AND attachment IS NULL AS erased
+                                FROM mail_outbox ORDER BY id DESC LIMIT $1) newest
+                 ORDER BY id",
             )
+            .bind(limit)
             .fetch_all(pool)
             .await?)
         })

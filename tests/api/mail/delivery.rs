@@ -31,6 +31,7 @@ async fn a_queued_message_arrives_with_its_sender_recipient_subject_and_text() {
     assert!(rows[0].sent_at.is_some() && rows[0].failed_at.is_none(), "{rows:?}");
     assert_eq!(rows[0].attempts, 1);
     assert_eq!(rows[0].last_error, None);
+    assert!(rows[0].erased, "the text (an invitation link) outlived its delivery: {rows:?}");
     app.stop().await;
 }
 
@@ -58,6 +59,8 @@ async fn an_attachment_arrives_with_its_bytes_name_and_media_type() {
     let (name, kind, bytes) = &mail.attachments[0];
     assert_eq!((name.as_str(), kind.as_str()), ("statement-2026-0042.pdf", "application/pdf"));
     assert!(bytes == &pdf, "the attachment's bytes changed ({} bytes, {} sent)", bytes.len(), pdf.len());
+    let rows = wait_outbox(&app, 5, |rows| rows[0].sent_at.is_some()).await;
+    assert!(rows[0].erased, "{rows:?}");
     app.stop().await;
 }
 

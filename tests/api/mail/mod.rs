@@ -34,7 +34,7 @@ pub async fn enqueue(app: &TestApp, mails: &[NewMail<'_>]) {
 
 /// The outbox's rows, oldest first.
 pub async fn outbox(app: &TestApp) -> Vec<MailRecord> {
-    app.store.mail_outbox().await.expect("read the outbox")
+    app.store.mail_outbox(1000).await.expect("read the outbox")
 }
 
 /// Waits (at most `secs` s) until `done` holds of the outbox; returns the last rows read.

@@ -23,6 +23,7 @@ async fn with_the_server_down_mail_waits_with_its_attempts_then_arrives_once() {
     assert!(row.sent_at.is_none() && row.failed_at.is_none(), "{row:?}");
     assert!(row.last_error.as_deref().is_some_and(|e| !e.is_empty()), "{row:?}");
     assert!(row.next_attempt_at > row.created_at, "no retry planned: {row:?}");
+    assert!(!row.erased, "{row:?}");
     assert!(smtp.received().is_empty());
 
     smtp.up().await;
@@ -30,7 +31,7 @@ async fn with_the_server_down_mail_waits_with_its_attempts_then_arrives_once() {
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].subject, "Welcome");
     let rows = wait_outbox(&app, 5, |rows| rows[0].sent_at.is_some()).await;
-    assert!(rows[0].sent_at.is_some() && rows[0].last_error.is_none(), "{rows:?}");
+    assert!(rows[0].sent_at.is_some() && rows[0].last_error.is_none() && rows[0].erased, "{rows:?}");
     // Sent once, and never again.
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(smtp.received().len(), 1);
@@ -130,6 +131,7 @@ async fn a_refused_recipient_or_a_bad_address_fails_once_and_is_not_retried() {
     for row in [nobody, no_address, injected] {
         assert!(row.failed_at.is_some() && row.sent_at.is_none(), "{row:?}");
         assert_eq!(row.attempts, 1, "retried: {row:?}");
+        assert!(row.erased, "{row:?}");
     }
     assert!(nobody.last_error.as_deref().is_some_and(|e| e.contains("550")), "{nobody:?}");
     assert!(no_address.last_error.as_deref().is_some_and(|e| e.contains("recipient")), "{no_address:?}");
