@@ -243,8 +243,9 @@ impl MailWorker {
                 tracing::warn!(mail_id = mail.id, attempts = mail.attempts, next_attempt_at = %at, error = %error,
                     "mail not sent; will retry");
             }
+            // A refused address is the sender's mistake, not the server's: a warning.
             MailOutcome::Failed { error } => {
-                tracing::error!(mail_id = mail.id, attempts = mail.attempts, error = %error, "mail failed for good");
+                tracing::warn!(mail_id = mail.id, attempts = mail.attempts, error = %error, "mail failed for good");
             }
         }
         match self.store.record_mail(&self.owner, mail.id, outcome).await {
