@@ -80,3 +80,28 @@ async fn a_line_break_in_a_subject_adds_no_header_and_no_recipient() {
     assert!(mail.subject.starts_with("Hello") && mail.subject.contains("victim@evil.example"), "{}", mail.subject);
     app.stop().await;
 }
+
+#[test]
+fn a_bad_smtp_url_or_sender_stops_the_server_at_start_without_printing_the_password() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = format!("sqlite://{}", dir.path().join("rehome.db").display());
+    let media = dir.path().join("media").display().to_string();
+    let cases = [
+        ("http://mailer:hunter2-secret@mail.example", TEST_MAIL_FROM, "REHOME_SMTP_URL"),
+        ("smtp://mailer:hunter2-secret@mail.example?tls=sometimes", TEST_MAIL_FROM, "REHOME_SMTP_URL"),
+        ("smtps://mailer:hunter2-secret@mail.example", "not an address", "REHOME_MAIL_FROM"),
+        ("smtps://mailer:hunter2-secret@mail.example", "", "REHOME_MAIL_FROM"),
+    ];
+    for (url, from, named) in cases {
+        let env = [
+            ("REHOME_DATABASE_URL", db.as_str()),
+            ("REHOME_MEDIA_DIR", media.as_str()),
+            ("REHOME_SMTP_URL", url),
+            ("REHOME_MAIL_FROM", from),
+        ];
+        let (ok, stdout, stderr) = crate::helpers::run_rehome(&["serve", "--addr", "127.0.0.1:0"], &env);
+        assert!(!ok, "{url} / {from:?} started: {stdout}{stderr}");
+        assert!(stderr.contains(named), "{url} / {from:?}: {stderr}");
+        assert!(!format!("{stdout}{stderr}").contains("hunter2"), "the password was printed: {stdout}{stderr}");
+    }
+}
