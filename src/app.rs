@@ -10,7 +10,9 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
-use crate::jobs::{Deliverer, ImportSettings, ImportWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings};
+use crate::jobs::{
+    Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
+};
 use crate::limit::Limiter;
 use crate::media::{self, MediaStore};
 use crate::store::Store;
@@ -54,6 +56,7 @@ impl AppState {
             outbox: Outbox::default(),
             media,
             photo_jobs: PhotoJobs::default(),
+            mail: MailJobs::default(),
         };
         Self(Arc::new(Shared { core, keys, limiter }))
     }
@@ -94,7 +97,8 @@ impl Server {
         // The worker stops with the server (or when `stop` is dropped on an error) and
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let photo_workers = self.spawn_photo_workers(&stopped)?;
+        let mut queue_workers = self.spawn_photo_workers(&stopped)?;
+        queue_workers.extend(self.spawn_mail_worker(&stopped)?);
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
@@ -108,9 +112,9 @@ impl Server {
         if let Err(e) = worker.await {
             tracing::error!(error = %e, "webhook worker failed");
         }
-        for handle in photo_workers {
+        for handle in queue_workers {
             if let Err(e) = handle.await {
-                tracing::error!(error = %e, "photo worker failed");
+                tracing::error!(error = %e, "background worker failed");
             }
         }
         if let Some(handle) = limiter_upkeep {
@@ -144,6 +148,21 @@ impl Server {
         )
         .context("cannot build the image import HTTP client")?;
         Ok(vec![thumbnails.spawn(stop.clone()), imports.spawn(stop.clone())])
+    }
+}
+
+impl Server {
+    /// The mail worker, when mail is configured; it stops with the webhook worker.
+    fn spawn_mail_worker(
+        &self,
+        stop: &tokio::sync::watch::Receiver<bool>,
+    ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+        let state = &self.state;
+        if !state.config.mail_enabled() {
+            return Ok(None);
+        }
+        let worker = MailWorker::new(state.store.clone(), &state.config, state.mail.clone())?;
+        Ok(Some(worker.spawn(stop.clone())))
     }
 }
 

@@ -26,6 +26,8 @@ pub const DEFAULT_IMAGE_IMPORT_CONNECT_TIMEOUT_MS: u64 = 5_000;
 pub const DEFAULT_IMAGE_IMPORT_ATTEMPTS: u32 = 3;
 pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
 pub const DEFAULT_S3_REGION: &str = "us-east-1";
+pub const DEFAULT_MAIL_POLL_MS: u64 = 1_000;
+pub const DEFAULT_MAIL_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
 pub const DEFAULT_SIGNIN_ADDRESS_LIMIT: u32 = 30;
 
@@ -178,6 +180,16 @@ pub struct Config {
     #[arg(long, env = "REHOME_MAIL_FROM")]
     pub mail_from: Option<String>,
 
+    /// Longest wait, in ms, before the mail worker looks for mail queued by another process,
+    /// retries falling due or mail left by a crashed one (mail queued here wakes it at once).
+    #[arg(long, env = "REHOME_MAIL_POLL_MS", default_value_t = DEFAULT_MAIL_POLL_MS)]
+    pub mail_poll_ms: u64,
+
+    /// Gap before the second attempt at a mail the SMTP server did not take, in ms; each
+    /// later gap is twice the one before, up to an hour, for three days.
+    #[arg(long, env = "REHOME_MAIL_RETRY_BASE_MS", default_value_t = DEFAULT_MAIL_RETRY_BASE_MS)]
+    pub mail_retry_base_ms: u64,
+
     /// Sign-in lockout period in seconds: five failures for one account within it lock the
     /// account for as long (decisions 8.1: 15 minutes). Shorter only for tests.
     #[arg(long, env = "REHOME_SIGNIN_LOCK_SECONDS", default_value_t = DEFAULT_SIGNIN_LOCK_SECONDS, hide = true)]
@@ -270,6 +282,8 @@ impl Default for Config {
             image_import_retry_base_ms: DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS,
             smtp_url: None,
             mail_from: None,
+            mail_poll_ms: DEFAULT_MAIL_POLL_MS,
+            mail_retry_base_ms: DEFAULT_MAIL_RETRY_BASE_MS,
             signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             log_format: LogFormat::Text,
@@ -315,9 +329,7 @@ impl Config {
             );
         }
         self.check_s3()?;
-        if self.smtp_url.is_some() && self.mail_from.as_deref().is_none_or(|f| f.trim().is_empty()) {
-            bail!("REHOME_SMTP_URL needs REHOME_MAIL_FROM (the sender address)");
-        }
+        self.check_mail()?;
         if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
             bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
         }
@@ -348,6 +360,32 @@ impl Config {
                 "REHOME_S3_ACCESS_KEY_ID and REHOME_S3_SECRET_ACCESS_KEY must be given together \
                  (or neither, for the instance role)"
             );
+        }
+        Ok(())
+    }
+
+    /// The mail settings: an SMTP URL lettre takes, with a sender that is one address.
+    fn check_mail(&self) -> anyhow::Result<()> {
+        if !(10..=600_000).contains(&self.mail_poll_ms) || !(1..=3_600_000).contains(&self.mail_retry_base_ms) {
+            bail!("REHOME_MAIL_POLL_MS must be 10 to 600000 and REHOME_MAIL_RETRY_BASE_MS 1 to 3600000");
+        }
+        let Some(url) = &self.smtp_url else {
+            return Ok(());
+        };
+        if self.mail_from.as_deref().is_none_or(|f| f.trim().is_empty()) {
+            bail!("REHOME_SMTP_URL needs REHOME_MAIL_FROM (the sender address)");
+        }
+        // lettre's message never repeats the URL, so no password reaches the error.
+        if let Err(e) = crate::jobs::mail::transport(url.expose()) {
+            bail!(
+                "REHOME_SMTP_URL must be smtp://host[:port] (no TLS, local servers only), \
+                 smtp://host[:port]?tls=required (STARTTLS) or smtps://host[:port] (TLS), with \
+                 user:password@ when the server asks for it: {e}"
+            );
+        }
+        let from = self.mail_from.as_deref().unwrap_or_default();
+        if let Err(e) = from.parse::<lettre::message::Mailbox>() {
+            bail!("REHOME_MAIL_FROM must be one address, like 'Rehome <noreply@rehome.example>': {e}");
         }
         Ok(())
     }
@@ -464,6 +502,31 @@ mod tests {
         let printed = format!("{config:?} {config:#?}");
         assert!(!printed.contains("very-secret") && !printed.contains("ZGF0YS1rZXkt"), "{printed}");
         assert_eq!(printed.matches("[redacted]").count(), 6);
+    }
+
+    #[test]
+    fn mail_settings_are_checked_at_start_without_printing_the_password() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        let mail = |url: &str, from: &str| Config {
+            smtp_url: Some(url.into()),
+            mail_from: Some(from.into()),
+            ..Config::default()
+        };
+        for url in ["smtp://127.0.0.1:2525", "smtps://user:pa55@mail.example", "smtp://mail.example:587?tls=required"] {
+            assert!(mail(url, "Rehome <noreply@rehome.example>").resolve(bound).is_ok(), "{url}");
+        }
+        for url in ["http://user:hunter2-secret@mail.example", "smtp://", "mail.example:25", "smtp://h?tls=maybe"] {
+            let error = format!("{:#}", mail(url, "noreply@rehome.example").resolve(bound).unwrap_err());
+            assert!(error.contains("REHOME_SMTP_URL") && !error.contains("hunter2"), "{error}");
+        }
+        for from in ["", "not an address", "a@b.example, c@d.example", "a@b.example\r\nBcc: c@d.example"] {
+            let error = mail("smtp://127.0.0.1:2525", from).resolve(bound).unwrap_err().to_string();
+            assert!(error.contains("REHOME_MAIL_FROM"), "{from:?}: {error}");
+        }
+        assert!(Config { mail_poll_ms: 5, ..Config::default() }.resolve(bound).is_err());
+        assert!(Config { mail_retry_base_ms: 0, ..Config::default() }.resolve(bound).is_err());
+        let printed = format!("{:?}", mail("smtps://user:hunter2-secret@mail.example", "a@b.example"));
+        assert!(!printed.contains("hunter2"), "{printed}");
     }
 
     #[test]

@@ -1,12 +1,17 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
-//! imports (each a leased queue in the store, woken through [`PhotoJobs`]).
+//! imports (each a leased queue in the store, woken through [`PhotoJobs`]); the mail outbox
+//! and its SMTP sender (woken through [`MailJobs`]).
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
 //! before `tx.commit()`, then call [`Outbox::wake`] (the `outbox` of the app state) so the
 //! worker sends it at once. A change that rolls back takes its events with it.
+//!
+//! Mail works the same way: [`crate::store::enqueue_mail`] on the caller's transaction,
+//! then, after the commit, [`MailJobs::wake`] (`core.mail`).
 
 pub mod imports;
+pub mod mail;
 pub mod photo_queue;
 pub mod retry;
 pub mod signature;
@@ -14,6 +19,7 @@ pub mod thumbnails;
 pub mod webhooks;
 
 pub use imports::{ImportSettings, ImportWorker};
+pub use mail::{MailJobs, MailSettings, MailWorker};
 pub use photo_queue::PhotoJobs;
 pub use thumbnails::ThumbnailWorker;
 pub use webhooks::{Deliverer, Outbox, WorkerSettings};

@@ -1,7 +1,14 @@
 //! The mail outbox: messages written in the transaction of what caused them, sent by the
 //! mail worker (`jobs::mail`) and retried until the SMTP server takes them.
+//!
+//! Once a message is sent or given up, its text and attachment are erased (the row keeps
+//! recipient, subject and times): an invitation link in the clear must not outlive its
+//! delivery in the database.
 
-use super::{on_conn, Conn, StoreError, Ts};
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+
+use super::{on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// A message to queue. The sender is the server's `REHOME_MAIL_FROM`.
 #[derive(Debug, Clone)]
@@ -40,4 +47,156 @@ pub async fn enqueue_mail(conn: Conn<'_>, mail: &NewMail<'_>) -> Result<(), Stor
         .await?;
         Ok(())
     })
+}
+
+/// A message a worker now holds the lease of.
+#[derive(Debug, Clone, FromRow)]
+pub struct ClaimedMail {
+    pub id: i64,
+    pub to_address: String,
+    pub subject: String,
+    pub text_body: String,
+    pub attachment_name: Option<String>,
+    pub attachment_type: Option<String>,
+    pub attachment: Option<Vec<u8>>,
+    /// Attempts so far, this one included (a claim counts as an attempt, so one that never
+    /// finishes, a crash mid-send, is counted too).
+    pub attempts: i64,
+    pub created_at: Ts,
+}
+
+/// What became of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailOutcome {
+    /// The SMTP server took the message.
+    Sent,
+    /// Try again at this instant.
+    Retry { at: DateTime<Utc>, error: String },
+    /// Given up: the server refused it for good, or it cannot be sent, or it has been
+    /// retried for its whole window.
+    Failed { error: String },
+}
+
+/// A message of the outbox as operators and tests see it.
+#[derive(Debug, Clone, FromRow)]
+pub struct MailRecord {
+    pub id: i64,
+    pub to_address: String,
+    pub subject: String,
+    pub attempts: i64,
+    pub created_at: Ts,
+    pub next_attempt_at: Ts,
+    pub last_error: Option<String>,
+    pub sent_at: Option<Ts>,
+    pub failed_at: Option<Ts>,
+    /// The text and attachment are gone (sent or given up).
+    pub erased: bool,
+}
+
+impl Store {
+    /// Takes the lease of up to `limit` due messages (oldest due first) for `owner` until
+    /// `lease_until`, counting an attempt on each. On PostgreSQL the rows are locked as they
+    /// are taken, skipping those another node is taking, so each message is leased by one
+    /// worker at a time; SQLite has a single writer.
+    pub async fn claim_mail(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedMail>, StoreError> {
+        let sql = format!(
+            "UPDATE mail_outbox SET lease_owner = $1, leased_until = $2, attempts = attempts + 1
+             WHERE id IN (SELECT id FROM mail_outbox
+                          WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
+                            AND (leased_until IS NULL OR leased_until <= $3)
+                          ORDER BY next_attempt_at, id LIMIT $4 {})
+             RETURNING id, to_address, subject, text_body, attachment_name, attachment_type, attachment, attempts,
+                       created_at",
+            self.skip_locked("mail_outbox")
+        );
+        on_pool!(self, write, |pool| {
+            Ok(sqlx::query_as(&sql)
+                .bind(owner)
+                .bind(Ts::from(lease_until))
+                .bind(Ts::from(now))
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// Records the outcome of `owner`'s attempt at message `id`. A message the server took
+    /// is marked sent whoever holds the lease now (it was sent); a retry or a failure is
+    /// recorded only while `owner` still holds the lease. Answers whether the row changed.
+    pub async fn record_mail(&self, owner: &str, id: i64, outcome: &MailOutcome) -> Result<bool, StoreError> {
+        let now = Ts::now();
+        on_pool!(self, write, |pool| {
+            let done = match outcome {
+                MailOutcome::Sent => sqlx::query(
+                    "UPDATE mail_outbox SET sent_at = $2, last_error = NULL, lease_owner = NULL, leased_until = NULL,
+                         text_body = '', attachment = NULL
+                     WHERE id = $1 AND sent_at IS NULL",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(pool)
+                .await?,
+                MailOutcome::Retry { at, error } => {
+                    sqlx::query(
+                        "UPDATE mail_outbox SET next_attempt_at = $3, last_error = $4, lease_owner = NULL,
+                         leased_until = NULL
+                     WHERE id = $1 AND lease_owner = $2 AND sent_at IS NULL",
+                    )
+                    .bind(id)
+                    .bind(owner)
+                    .bind(Ts::from(*at))
+                    .bind(error)
+                    .execute(pool)
+                    .await?
+                }
+                MailOutcome::Failed { error } => sqlx::query(
+                    "UPDATE mail_outbox SET failed_at = $3, last_error = $4, lease_owner = NULL, leased_until = NULL,
+                         text_body = '', attachment = NULL
+                     WHERE id = $1 AND lease_owner = $2 AND sent_at IS NULL",
+                )
+                .bind(id)
+                .bind(owner)
+                .bind(now)
+                .bind(error)
+                .execute(pool)
+                .await?,
+            };
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    /// Gives up the leases `owner` holds (a worker stopping with nothing in flight), so
+    /// another node or the next start takes the messages at once.
+    pub async fn release_mail_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        on_pool!(self, write, |pool| {
+            Ok(sqlx::query("UPDATE mail_outbox SET lease_owner = NULL, leased_until = NULL WHERE lease_owner = $1")
+                .bind(owner)
+                .execute(pool)
+                .await?
+                .rows_affected())
+        })
+    }
+
+    /// The newest `limit` messages of the outbox, oldest first (operators and tests).
+    pub async fn mail_outbox(&self, limit: i64) -> Result<Vec<MailRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(
+                "SELECT * FROM (SELECT id, to_address, subject, attempts, created_at, next_attempt_at, last_error,
+                                       sent_at, failed_at,
+                                       (sent_at IS NOT NULL OR failed_at IS NOT NULL) AND text_body = ''
+                                           AND attachment IS NULL AS erased
+                                FROM mail_outbox ORDER BY id DESC LIMIT $1) newest
+                 ORDER BY id",
+            )
+            .bind(limit)
+            .fetch_all(pool)
+            .await?)
+        })
+    }
 }

@@ -46,7 +46,7 @@ pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
     NewListing, Removal, SavedListing,
 };
-pub use mail::{enqueue_mail, NewMail};
+pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};

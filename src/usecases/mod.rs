@@ -23,7 +23,7 @@ pub mod webhooks;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::jobs::{Outbox, PhotoJobs};
+use crate::jobs::{MailJobs, Outbox, PhotoJobs};
 use crate::media::MediaStore;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
@@ -41,4 +41,6 @@ pub struct Core {
     pub media: Arc<dyn MediaStore>,
     /// Wakes the thumbnail and image import workers.
     pub photo_jobs: PhotoJobs,
+    /// Wakes the mail worker after a commit that queued mail (`store::enqueue_mail`).
+    pub mail: MailJobs,
 }

@@ -344,3 +344,243 @@ pub fn run_rehome(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String)
 pub fn last_line(s: &str) -> &str {
     s.trim_end().lines().last().unwrap_or("")
 }
+
+/// The local SMTP server of the mail tests (`tests/smtp/server.py`, on aiosmtpd), on a free
+/// port of 127.0.0.1, saving what it receives in a directory of its own; killed on drop. It
+/// can be stopped (nothing listens on its port then) and started again on the same port and
+/// directory.
+pub struct SmtpServer {
+    pub port: u16,
+    /// Holds `<n>.eml` (the raw message) and `<n>.json` (as Python's `email` reads it).
+    pub dir: TempDir,
+    rejected: Vec<String>,
+    child: Option<std::process::Child>,
+}
+
+/// What the SMTP server received: `tests/smtp/server.py`'s summary of one message.
+#[derive(Debug, Clone)]
+pub struct ReceivedMail {
+    pub from: String,
+    pub to: String,
+    pub subject: String,
+    /// The text/plain body with `\n` line ends.
+    pub text: String,
+    /// `(file name, media type, bytes)` of each attachment.
+    pub attachments: Vec<(String, String, Vec<u8>)>,
+    /// The envelope's recipients (RCPT TO).
+    pub rcpt_tos: Vec<String>,
+    /// Every header as `(name, decoded value)`.
+    pub headers: Vec<(String, String)>,
+    /// The message exactly as received.
+    pub raw: Vec<u8>,
+}
+
+/// True when Python's aiosmtpd is installed. When it is not, the mail tests say so and
+/// pass, unless `REHOME_TEST_REQUIRE_SMTP` is set (CI sets it): then they fail.
+pub fn smtp_available(test: &str) -> bool {
+    let installed = std::process::Command::new("python3")
+        .args(["-c", "import aiosmtpd.controller"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        assert!(
+            std::env::var_os("REHOME_TEST_REQUIRE_SMTP").is_none(),
+            "REHOME_TEST_REQUIRE_SMTP is set but Python's aiosmtpd is missing: python3 -m pip install aiosmtpd"
+        );
+        eprintln!(
+            "{test}: SKIPPED: Python's aiosmtpd is not installed (python3 -m pip install aiosmtpd); \
+             set REHOME_TEST_REQUIRE_SMTP=1 to make this a failure"
+        );
+    }
+    installed
+}
+
+/// A port nothing listens on as this returns.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+impl SmtpServer {
+    /// A running server, or `None` when aiosmtpd is missing (see [`smtp_available`]).
+    pub async fn start(test: &str) -> Option<Self> {
+        Self::start_rejecting(test, &[]).await
+    }
+
+    /// As [`SmtpServer::start`], refusing the `rejected` recipients with 550 at RCPT.
+    pub async fn start_rejecting(test: &str, rejected: &[&str]) -> Option<Self> {
+        let mut server = Self::down(test)?;
+        server.rejected = rejected.iter().map(|r| (*r).to_owned()).collect();
+        // The port was free when chosen; another process may take it first: try another.
+        for _ in 0..3 {
+            if server.try_up().await {
+                return Some(server);
+            }
+            server.port = free_port();
+        }
+        panic!("the SMTP server did not start");
+    }
+
+    /// A server not started yet: its port (free now) is where mail goes once
+    /// [`SmtpServer::up`] starts it. `None` when aiosmtpd is missing.
+    pub fn down(test: &str) -> Option<Self> {
+        if !smtp_available(test) {
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("mail dir");
+        Some(Self { port: free_port(), dir, rejected: Vec::new(), child: None })
+    }
+
+    /// The `REHOME_SMTP_URL` of this server.
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server (again) on its port and directory; waits until it answers.
+    pub async fn up(&mut self) {
+        assert!(self.try_up().await, "the SMTP server did not start on port {}", self.port);
+    }
+
+    /// [`SmtpServer::up`], answering false when the server did not start (its port taken).
+    async fn try_up(&mut self) -> bool {
+        assert!(self.child.is_none(), "the SMTP server is already up");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/smtp/server.py");
+        let mut command = std::process::Command::new("python3");
+        command.arg(script).args(["--port", &self.port.to_string()]).arg("--dir").arg(self.dir.path());
+        for rejected in &self.rejected {
+            command.args(["--reject", rejected]);
+        }
+        // Its stdin is a pipe held here: the server also ends when the test process does.
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("start tests/smtp/server.py");
+        let stdout = child.stdout.take().expect("server stdout");
+        let ready = tokio::task::spawn_blocking(move || {
+            use std::io::BufRead;
+            let mut line = String::new();
+            std::io::BufReader::new(stdout).read_line(&mut line).map(|_| line)
+        });
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), ready).await;
+        if matches!(&line, Ok(Ok(Ok(l))) if l.trim() == "ready") {
+            self.child = Some(child);
+            return true;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    /// Stops the server: nothing listens on its port until [`SmtpServer::up`].
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Every message received so far, in the order received.
+    pub fn received(&self) -> Vec<ReceivedMail> {
+        let mut names: Vec<_> = std::fs::read_dir(self.dir.path())
+            .expect("read the mail dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        names.sort();
+        names.iter().map(|path| read_received(path)).collect()
+    }
+
+    /// Waits (at most `secs` seconds) until `n` messages were received; returns all of them.
+    pub async fn wait_for(&self, n: usize, secs: u64) -> Vec<ReceivedMail> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            let received = self.received();
+            if received.len() >= n || std::time::Instant::now() >= deadline {
+                return received;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn read_received(path: &Path) -> ReceivedMail {
+    use base64::Engine;
+    let text = std::fs::read_to_string(path).expect("read a received message");
+    let v: Value = serde_json::from_str(&text).expect("server.py's JSON");
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let attachments = v["attachments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(s(&a["base64"])).expect("attachment base64");
+            (s(&a["name"]), s(&a["content_type"]), bytes)
+        })
+        .collect();
+    let headers = v["headers"].as_array().into_iter().flatten().map(|h| (s(&h[0]), s(&h[1]))).collect();
+    ReceivedMail {
+        from: s(&v["from"]),
+        to: s(&v["to"]),
+        subject: s(&v["subject"]),
+        text: s(&v["text"]).replace("\r\n", "\n"),
+        attachments,
+        rcpt_tos: v["envelope"]["rcpt_tos"].as_array().into_iter().flatten().map(s).collect(),
+        headers,
+        raw: std::fs::read(path.with_extension("eml")).expect("the raw message"),
+    }
+}
+
+/// The sender of the test servers' mail.
+pub const TEST_MAIL_FROM: &str = "Rehome <noreply@rehome.example>";
+
+/// Sends mail through `smtp` (which may be down) as [`TEST_MAIL_FROM`], looking at the
+/// outbox every 50 ms and retrying after 100 ms (doubling).
+pub fn mail_to(smtp: &SmtpServer, config: &mut Config) {
+    config.smtp_url = Some(smtp.url().into());
+    config.mail_from = Some(TEST_MAIL_FROM.to_owned());
+    config.mail_poll_ms = 50;
+    config.mail_retry_base_ms = 100;
+}
+
+/// A server with mail sent through `smtp` (see [`mail_to`]); `adjust` comes last.
+pub async fn spawn_app_with_mail(smtp: &SmtpServer, adjust: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_with(|c| {
+        mail_to(smtp, c);
+        adjust(c);
+    })
+    .await
+}
+
+/// Starts a server on an existing database and directory (those of a stopped
+/// [`TestApp`], from [`TestApp::stop_and_keep`]), as [`spawn_app_with`] does.
+pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Config)) -> TestApp {
+    let mut config =
+        Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: dir.path().join("media"), ..Config::default() };
+    adjust(&mut config);
+    let store = open_store(&db.url).await;
+    let server = Server::bind(config, store.clone()).await.expect("bind");
+    let addr = server.local_addr();
+    let (tx, rx) = oneshot::channel::<()>();
+    let handle = tokio::spawn(server.run_until(async move {
+        let _ = rx.await;
+    }));
+    TestApp {
+        addr,
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        store,
+        db,
+        dir,
+        shutdown: Some(tx),
+        server: Some(handle),
+    }
+}

@@ -389,4 +389,5 @@ impl Cluster {
 }
 
 mod invariants;
+mod mail;
 mod webhooks;
