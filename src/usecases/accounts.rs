@@ -3,8 +3,12 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::NewKey;
+use crate::domain::key_request::MAX_LABEL_LEN;
+use crate::domain::team::normalise_email;
 use crate::domain::user::{valid_slug, Role, Scopes};
-use crate::store::{BrandInsert, BrandRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord};
+use crate::store::{
+    BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
+};
 
 /// Why an account operation was refused; the messages are the command line's.
 #[derive(Debug, thiserror::Error)]
@@ -21,12 +25,14 @@ pub enum AccountError {
     InvalidUserName,
     #[error("'{0}' is not a valid email address")]
     InvalidEmail(String),
-    #[error("brand '{brand}' already has a user with email {email}")]
-    EmailTaken { brand: String, email: String },
+    #[error("a user with email {0} already exists (an email belongs to one user across all brands)")]
+    EmailTaken(String),
     #[error("no user with id {0}")]
     NoSuchUser(i64),
     #[error("--rate-limit must be at least 1")]
     InvalidRateLimit,
+    #[error("the key label must have at most 100 characters, on one line")]
+    InvalidLabel,
     #[error("no key with id {0}")]
     NoSuchKey(i64),
     #[error("the OS random source failed: {0}")]
@@ -63,14 +69,12 @@ pub async fn create_user(
     if name.is_empty() || name.chars().count() > 120 {
         return Err(AccountError::InvalidUserName);
     }
-    if !email_address::EmailAddress::is_valid(email) {
+    let Some(email) = normalise_email(email) else {
         return Err(AccountError::InvalidEmail(email.to_owned()));
-    }
-    match store.create_user(brand.id, name, email, role).await? {
+    };
+    match store.create_user(brand.id, name, &email, role).await? {
         UserInsert::Created(user) => Ok(user),
-        UserInsert::EmailTaken => {
-            Err(AccountError::EmailTaken { brand: brand_slug.to_owned(), email: email.to_owned() })
-        }
+        UserInsert::EmailTaken => Err(AccountError::EmailTaken(email)),
     }
 }
 
@@ -87,6 +91,22 @@ pub async fn create_key(
     expires_at: Option<DateTime<Utc>>,
     rate_limit: Option<u32>,
 ) -> Result<CreatedKey, AccountError> {
+    create_labelled_key(store, user_id, "", scopes, expires_at, rate_limit).await
+}
+
+/// [`create_key`] with a label (shown in the key list); `""` for none.
+pub async fn create_labelled_key(
+    store: &Store,
+    user_id: i64,
+    label: &str,
+    scopes: Scopes,
+    expires_at: Option<DateTime<Utc>>,
+    rate_limit: Option<u32>,
+) -> Result<CreatedKey, AccountError> {
+    let label = label.trim();
+    if label.chars().count() > MAX_LABEL_LEN || label.chars().any(char::is_control) {
+        return Err(AccountError::InvalidLabel);
+    }
     if store.user_by_id(user_id).await?.is_none() {
         return Err(AccountError::NoSuchUser(user_id));
     }
@@ -95,7 +115,15 @@ pub async fn create_key(
     }
     let key = NewKey::generate().map_err(AccountError::Random)?;
     let key_id = store
-        .create_key(NewKeyRecord { user_id, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at })
+        .create_key(NewKeyRecord {
+            user_id,
+            label,
+            lookup: &key.lookup,
+            hash: &key.hash,
+            scopes,
+            rate_limit,
+            expires_at,
+        })
         .await?;
     Ok(CreatedKey { key_id, secret: key.secret })
 }
@@ -106,6 +134,22 @@ pub async fn revoke_key(store: &Store, key_id: i64) -> Result<(), AccountError> 
     } else {
         Err(AccountError::NoSuchKey(key_id))
     }
+}
+
+/// Every user of the brand, removed ones included, in order of creation (`users list`).
+pub async fn list_users(store: &Store, brand_slug: &str) -> Result<Vec<MemberRecord>, AccountError> {
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        return Err(AccountError::NoSuchBrand(brand_slug.to_owned()));
+    };
+    Ok(store.members(brand.id, true).await?)
+}
+
+/// Every key of the brand's users, newest first, revoked ones included (`keys list`).
+pub async fn list_keys(store: &Store, brand_slug: &str) -> Result<Vec<KeyRecord>, AccountError> {
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        return Err(AccountError::NoSuchBrand(brand_slug.to_owned()));
+    };
+    Ok(store.brand_keys(brand.id).await?)
 }
 
 pub const DEMO_BRAND: &str = "demo-furniture";
