@@ -18,6 +18,7 @@ mod listings_validation;
 mod marketplace;
 mod nodes;
 mod options;
+mod people;
 mod photos;
 mod schema_parity;
 mod settings;
