@@ -1,7 +1,8 @@
 //! Invitation links: single use, valid 72 hours; only the SHA-256 of the token is stored.
 //! Issuing is here; accepting one belongs to sign-in.
 
-use super::{on_conn, on_pool, Conn, Store, StoreError, Ts};
+use super::{on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
+use crate::domain::audit::AuditEntry;
 
 /// Records an invitation on `conn`, the caller's transaction. Earlier unused invitations of
 /// the user stop working: only the newest link is valid.
@@ -30,24 +31,27 @@ pub async fn insert_invitation(
 }
 
 impl Store {
-    /// A fresh invitation for an existing user (the CLI's `users invite-link`), in its own
-    /// transaction; false when no live user has this id.
+    /// A fresh invitation for an existing user (the CLI's `users invite-link`), recorded as
+    /// `entry(brand id)`, in one transaction; false when no live user has this id.
     pub async fn issue_invitation(
         &self,
         user_id: i64,
         token_hash: &[u8; 32],
         expires_at: Ts,
+        entry: impl FnOnce(i64) -> AuditEntry,
     ) -> Result<bool, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let live: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE id = $1 AND status <> 'removed'")
-                .bind(user_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if live.is_none() {
+            let brand_id: Option<i64> =
+                sqlx::query_scalar("SELECT brand_id FROM users WHERE id = $1 AND status <> 'removed'")
+                    .bind(user_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let Some(brand_id) = brand_id else {
                 return Ok(false);
-            }
+            };
             insert_invitation((&mut *tx).into(), user_id, token_hash, Ts::now(), expires_at).await?;
+            record_audit((&mut *tx).into(), &entry(brand_id)).await?;
             tx.commit().await?;
             Ok(true)
         })

@@ -95,13 +95,6 @@ async fn insert_key(conn: Conn<'_>, key: &NewKeyRecord<'_>) -> Result<i64, Store
 }
 
 impl Store {
-    pub async fn create_key(&self, key: NewKeyRecord<'_>) -> Result<i64, StoreError> {
-        on_pool!(self, write, |pool| {
-            let mut conn = pool.acquire().await?;
-            insert_key((&mut *conn).into(), &key).await
-        })
-    }
-
     /// Creates a key of the brand and records `entry(key id)`, in one transaction.
     pub async fn create_brand_key(
         &self,
@@ -123,15 +116,13 @@ impl Store {
         })
     }
 
-    /// Marks a key revoked; revoking twice keeps the first time. False when no key has this id.
-    pub async fn revoke_key(&self, key_id: i64) -> Result<bool, StoreError> {
-        on_pool!(self, write, |pool| {
-            let done = sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2")
-                .bind(now())
+    /// The brand of a key's user; `None` when no key has this id.
+    pub async fn key_brand(&self, key_id: i64) -> Result<Option<i64>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar("SELECT u.brand_id FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1")
                 .bind(key_id)
-                .execute(pool)
-                .await?;
-            Ok(done.rows_affected() > 0)
+                .fetch_optional(pool)
+                .await?)
         })
     }
 

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::NewKey;
+use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::key_request::MAX_LABEL_LEN;
 use crate::domain::team::normalise_email;
 use crate::domain::user::{valid_slug, Role, Scopes};
@@ -107,33 +108,35 @@ pub async fn create_labelled_key(
     if label.chars().count() > MAX_LABEL_LEN || label.chars().any(char::is_control) {
         return Err(AccountError::InvalidLabel);
     }
-    if store.user_by_id(user_id).await?.is_none() {
+    let Some(user) = store.user_by_id(user_id).await? else {
         return Err(AccountError::NoSuchUser(user_id));
-    }
+    };
     if rate_limit == Some(0) {
         return Err(AccountError::InvalidRateLimit);
     }
     let key = NewKey::generate().map_err(AccountError::Random)?;
-    let key_id = store
-        .create_key(NewKeyRecord {
-            user_id,
-            label,
-            lookup: &key.lookup,
-            hash: &key.hash,
-            scopes,
-            rate_limit,
-            expires_at,
-        })
-        .await?;
-    Ok(CreatedKey { key_id, secret: key.secret })
+    let record = NewKeyRecord { user_id, label, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at };
+    let entry = |id: i64| by_operator(user.brand_id, AuditAction::KeyCreated, format!("key:{id}"));
+    let created = store.create_brand_key(user.brand_id, record, entry).await?;
+    Ok(CreatedKey { key_id: created.id, secret: key.secret })
 }
 
+/// Revokes a key; running servers stop accepting it within about a second. Recorded in
+/// the brand's audit log as the operator's doing.
 pub async fn revoke_key(store: &Store, key_id: i64) -> Result<(), AccountError> {
-    if store.revoke_key(key_id).await? {
-        Ok(())
-    } else {
-        Err(AccountError::NoSuchKey(key_id))
+    let Some(brand_id) = store.key_brand(key_id).await? else {
+        return Err(AccountError::NoSuchKey(key_id));
+    };
+    let entry = by_operator(brand_id, AuditAction::KeyRevoked, format!("key:{key_id}"));
+    match store.revoke_brand_key(brand_id, key_id, entry).await? {
+        Some(_) => Ok(()),
+        None => Err(AccountError::NoSuchKey(key_id)),
     }
+}
+
+/// An audit entry for what the command line did.
+pub fn by_operator(brand_id: i64, action: AuditAction, target: String) -> AuditEntry {
+    AuditEntry { brand_id, actor: AuditActor::operator(), action, target: Some(target), ip: None }
 }
 
 /// Every user of the brand, removed ones included, in order of creation (`users list`).

@@ -6,7 +6,9 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::domain::apikey::{hash_secret, random_base62};
+use crate::domain::audit::AuditAction;
 use crate::store::{Store, StoreError, Ts};
+use crate::usecases::accounts::by_operator;
 
 /// How long a link is valid.
 pub const INVITATION_TTL: TimeDelta = TimeDelta::hours(72);
@@ -61,11 +63,13 @@ pub enum IssueError {
     Store(#[from] StoreError),
 }
 
-/// A fresh link for an invited or active user (earlier unused links stop working). It is
-/// not mailed: the operator hands it over.
+/// A fresh link for an invited or active user (earlier unused links stop working),
+/// recorded in the audit log as the operator's invitation. It is not mailed: the operator
+/// hands it over.
 pub async fn issue_link(store: &Store, public_url: &str, user_id: i64) -> Result<Invitation, IssueError> {
     let invitation = Invitation::generate(public_url, Utc::now()).map_err(IssueError::Random)?;
-    if store.issue_invitation(user_id, &invitation.token_hash, invitation.expires_at).await? {
+    let entry = |brand_id: i64| by_operator(brand_id, AuditAction::MemberInvited, format!("user:{user_id}"));
+    if store.issue_invitation(user_id, &invitation.token_hash, invitation.expires_at, entry).await? {
         Ok(invitation)
     } else {
         Err(IssueError::NoSuchUser(user_id))

@@ -41,8 +41,13 @@ async fn the_audit_log_pages_newest_first_and_names_the_actor() {
         assert_eq!(page["meta"]["has_more"], !page["meta"]["next_after"].is_null());
         after = page["meta"]["next_after"].clone();
     }
-    assert_eq!(seen.len(), 5);
+    // The five keys, and first the helper's key, created by the operator (the CLI's path).
+    assert_eq!(seen.len(), 6);
     assert!(seen.windows(2).all(|w| w[0] > w[1]), "newest first: {seen:?}");
+    let oldest = json(app.get(&format!("{AUDIT}?after={}", seen[4]), &acme.key).await).await;
+    let operator = &oldest["data"][0];
+    assert_eq!((&operator["action"], &operator["ip"]), (&json!("key.created"), &Value::Null));
+    assert_eq!(operator["actor"], json!({"type": "operator", "id": null, "display": "operator"}));
 
     let default = json(app.get(AUDIT, &acme.key).await).await;
     assert_eq!((&default["meta"]["limit"], &default["meta"]["has_more"]), (&json!(50), &json!(false)));
@@ -71,12 +76,16 @@ async fn each_brand_reads_only_its_own_log() {
     let app = spawn_app().await;
     let acme = app.partner("acme").await;
     let beta = app.partner("beta").await;
-    assert_eq!(app.post(KEYS, &acme.key, &json!({"label": "a"})).await.status(), 201);
-    let theirs = json(app.get(AUDIT, &beta.key).await).await;
-    assert_eq!(theirs["data"], json!([]));
+    let created = json(app.post(KEYS, &acme.key, &json!({"label": "a"})).await).await;
+    let target = json!(format!("key:{}", created["id"]));
     let ours = json(app.get(AUDIT, &acme.key).await).await;
-    assert_eq!(ours["data"].as_array().unwrap().len(), 1);
-    // A position in another brand's log shows nothing of it either.
+    assert_eq!(ours["data"][0]["target"], target);
+    // Beta sees its own entry (its key, made by the operator) and nothing of acme's, from
+    // any position.
+    let theirs = json(app.get(AUDIT, &beta.key).await).await;
+    assert_eq!(theirs["data"].as_array().unwrap().len(), 1);
     let after = ours["data"][0]["id"].as_i64().unwrap() + 1;
-    assert_eq!(json(app.get(&format!("{AUDIT}?after={after}"), &beta.key).await).await["data"], json!([]));
+    let later = json(app.get(&format!("{AUDIT}?after={after}"), &beta.key).await).await;
+    assert_eq!(later["data"], theirs["data"]);
+    assert!(theirs["data"].as_array().unwrap().iter().all(|e| e["target"] != target));
 }

@@ -63,6 +63,16 @@ async fn users_and_keys_are_listed_one_tab_separated_line_each_under_a_header() 
     ok(url, &["keys", "revoke", &key_id]);
     let keys = ok(url, &["keys", "list", "--brand", "acme"]);
     assert!(rows(&keys)[2][8].ends_with('Z'), "{keys}");
+    let raw = RawPool::connect(url).await;
+    let recorded: Vec<(String, String, Option<String>)> =
+        on_raw!(&raw, |pool| sqlx::query_as("SELECT actor_type, action, target FROM audit_log ORDER BY id")
+            .fetch_all(pool)
+            .await
+            .unwrap());
+    raw.close().await;
+    let actions: Vec<(&str, &str)> = recorded.iter().map(|(a, b, _)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(actions, [("operator", "key.created"), ("operator", "key.created"), ("operator", "key.revoked")]);
+    assert_eq!(recorded[2].2, Some(format!("key:{key_id}")));
 
     let (success, _, err) = rehome(url, &["users", "list", "--brand", "nope"]);
     assert!(!success && err.contains("no brand"), "{err}");
@@ -116,8 +126,15 @@ async fn invite_link_prints_a_fresh_single_link_alone_on_the_last_line() {
     .fetch_all(pool)
     .await
     .unwrap());
+    let recorded: Vec<(String, String, Option<String>)> =
+        on_raw!(&raw, |pool| sqlx::query_as("SELECT actor_type, action, target FROM audit_log ORDER BY id")
+            .fetch_all(pool)
+            .await
+            .unwrap());
     raw.close().await;
     assert_eq!(live, [hash_secret(second).to_vec()]);
+    let invited = ("operator".to_owned(), "member.invited".to_owned(), Some(format!("user:{ada}")));
+    assert_eq!(recorded, [invited.clone(), invited], "each link is in the brand's audit log");
 
     let (success, _, err) = rehome(url, &["users", "invite-link", "999"]);
     assert!(!success && err.contains("no user with id 999"), "{err}");
