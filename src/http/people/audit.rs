@@ -158,3 +158,28 @@ pub async fn audit_log(
         meta: AuditLogMeta { limit: query.limit, has_more: page.has_more, next_after },
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use utoipa::OpenApi;
+
+    use super::*;
+    use crate::domain::audit::{ActorType, AuditAction};
+
+    /// The documented actions and actor types are exactly the ones the use cases write.
+    #[test]
+    fn the_document_names_every_action_and_actor_type() {
+        let doc = serde_json::to_value(AuditApi::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let backticked = |text: &Value| -> Vec<String> {
+            text.as_str().unwrap_or_default().split('`').skip(1).step_by(2).map(str::to_owned).collect()
+        };
+        let actions = backticked(&schemas["AuditLogEntry"]["properties"]["action"]["description"]);
+        let wire: Vec<&str> = AuditAction::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(actions, wire);
+        let types = backticked(&schemas["AuditLogActor"]["properties"]["type"]["description"]);
+        let wire: Vec<&str> = ActorType::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(types, wire);
+    }
+}

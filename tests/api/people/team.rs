@@ -231,3 +231,34 @@ async fn two_concurrent_demotions_of_the_last_two_admins_leave_exactly_one() {
         assert_eq!(admins, 1, "round {round}: {answers:?}");
     }
 }
+
+/// Two brands invite one address at once: the unique index lets exactly one have it.
+#[tokio::test]
+async fn two_concurrent_invitations_of_one_email_leave_exactly_one_user() {
+    let app = Arc::new(spawn_app().await);
+    let acme = app.partner("acme").await;
+    let beta = app.partner("beta").await;
+    for round in 0..4 {
+        let email = format!("dup{round}@shared.example");
+        let gate = Arc::new(tokio::sync::Barrier::new(2));
+        let calls: Vec<_> = [acme.key.clone(), beta.key.clone()]
+            .into_iter()
+            .map(|key| {
+                let (app, gate, email) = (app.clone(), gate.clone(), email.clone());
+                tokio::spawn(async move {
+                    gate.wait().await;
+                    let response = app.post(TEAM, &key, &json!({"email": email, "display_name": "Dup"})).await;
+                    let status = response.status().as_u16();
+                    (status, json(response).await["code"].clone())
+                })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for call in calls {
+            answers.push(call.await.unwrap());
+        }
+        answers.sort_by_key(|(status, _)| *status);
+        assert_eq!(answers[0].0, 201, "round {round}: {answers:?}");
+        assert_eq!((answers[1].0, &answers[1].1), (409, &json!("email_taken")), "round {round}: {answers:?}");
+    }
+}
