@@ -7,10 +7,12 @@ use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
 use crate::app::{shutdown_signal, Server};
-use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
+use crate::config::{Config, LogFormat, Secret, DEFAULT_ADDR, DEFAULT_DATABASE_URL};
+use crate::domain::key_request::key_prefix;
 use crate::domain::user::{Role, Scopes};
-use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store};
+use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store, Ts};
 use crate::usecases::accounts;
+use crate::usecases::people::invitations;
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -85,6 +87,23 @@ pub enum UsersCommand {
         #[arg(long, default_value = "admin")]
         role: Role,
     },
+    /// List a brand's users, removed ones included: a header line, then one tab-separated
+    /// line per user (id, email, name, role, status).
+    List {
+        #[arg(long)]
+        brand: String,
+    },
+    /// Print a fresh invitation link for a user, alone on the last line: opening it lets
+    /// them set a (new) password. Earlier unused links of the user stop working. Not mailed.
+    InviteLink {
+        user_id: i64,
+        /// Base URL of the server (the link's start); default `http://<REHOME_ADDR>`.
+        #[arg(long, env = "REHOME_PUBLIC_URL")]
+        public_url: Option<String>,
+        /// The server's listening address, for the default public URL.
+        #[arg(long, env = "REHOME_ADDR", default_value = DEFAULT_ADDR, hide = true)]
+        addr: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,6 +120,16 @@ pub enum KeysCommand {
         /// Requests per minute for this key (contract tier); default the server's.
         #[arg(long)]
         rate_limit: Option<u32>,
+        /// What the key is for, shown in the key list (at most 100 characters).
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List a brand's keys, newest first, revoked ones included: a header line, then one
+    /// tab-separated line per key (id, prefix, label, user id, scopes, created, expires,
+    /// last used, revoked; `-` for none).
+    List {
+        #[arg(long)]
+        brand: String,
     },
     /// Revoke a key; running servers stop accepting it within about a second.
     Revoke { key_id: i64 },
@@ -159,8 +188,39 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             println!("created {} user {} <{}> in brand {brand}", role, user.name, user.email);
             println!("{}", user.id);
         }
-        Command::Keys(KeysCommand::Create { user, scopes, expires_at, rate_limit }) => {
-            let key = accounts::create_key(store, user, scopes, expires_at, rate_limit).await?;
+        Command::Users(UsersCommand::List { brand }) => {
+            println!("id\temail\tname\trole\tstatus");
+            for user in accounts::list_users(store, &brand).await? {
+                let fields = [user.id.to_string(), user.email, user.name, user.role, user.status];
+                println!("{}", tab_separated(&fields));
+            }
+        }
+        Command::Users(UsersCommand::InviteLink { user_id, public_url, addr }) => {
+            let base = public_url.unwrap_or_else(|| format!("http://{addr}"));
+            let invitation = invitations::issue_link(store, &base, user_id).await?;
+            println!("invitation for user {user_id}, single use, valid until {}:", invitation.expires_at);
+            println!("{}", invitation.url);
+        }
+        Command::Keys(KeysCommand::List { brand }) => {
+            println!("id\tprefix\tlabel\tuser_id\tscopes\tcreated\texpires\tlast_used\trevoked");
+            let or_dash = |t: Option<Ts>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
+            for key in accounts::list_keys(store, &brand).await? {
+                let fields = [
+                    key.id.to_string(),
+                    key_prefix(&key.lookup),
+                    if key.label.is_empty() { "-".to_owned() } else { key.label },
+                    key.user_id.to_string(),
+                    key.scopes,
+                    key.created_at.to_string(),
+                    or_dash(key.expires_at),
+                    or_dash(key.last_used_at),
+                    or_dash(key.revoked_at),
+                ];
+                println!("{}", tab_separated(&fields));
+            }
+        }
+        Command::Keys(KeysCommand::Create { user, scopes, expires_at, rate_limit, label }) => {
+            let key = accounts::create_labelled_key(store, user, &label, scopes, expires_at, rate_limit).await?;
             println!("key_id: {}", key.key_id);
             println!("scopes: {scopes}");
             println!("The secret is shown once; store it now:");
@@ -173,6 +233,13 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
         Command::Serve { .. } | Command::CopyToPostgres { .. } => unreachable!("handled by run"),
     }
     Ok(())
+}
+
+/// One line of a listing: the fields joined by tabs, with any tab or line break inside a
+/// field turned into a space so that every record stays one line of the same columns.
+fn tab_separated(fields: &[String]) -> String {
+    let clean: Vec<String> = fields.iter().map(|f| f.replace(['\t', '\n', '\r'], " ")).collect();
+    clean.join("\t")
 }
 
 /// Copies the SQLite database `from` into the empty PostgreSQL database `to`, with the
@@ -252,4 +319,15 @@ fn init_logging(format: LogFormat) {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Text => builder.try_init(),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_lines_keep_one_record_per_line_and_one_field_per_column() {
+        let fields = ["7".to_owned(), "a\tb".to_owned(), "line\nbreak".to_owned()];
+        assert_eq!(tab_separated(&fields), "7\ta b\tline break");
+    }
 }

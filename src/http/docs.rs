@@ -69,6 +69,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::http::redemptions::RedemptionsApi::openapi(),
         crate::http::credits::CreditsApi::openapi(),
         crate::http::collections::CollectionsApi::openapi(),
+        crate::http::people::team::TeamApi::openapi(),
+        crate::http::people::keys::KeysApi::openapi(),
+        crate::http::people::audit::AuditApi::openapi(),
         crate::http::ops::OpsApi::openapi(),
     ];
     for part in parts {

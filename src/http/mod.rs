@@ -12,6 +12,7 @@ pub mod listings;
 pub mod ops;
 pub mod options;
 pub mod payouts;
+pub mod people;
 pub mod photos;
 pub mod query;
 pub mod redemptions;
@@ -51,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .merge(redemptions::router())
         .merge(credits::router())
         .merge(collections::router())
+        .merge(people::router())
         .merge(docs::api_router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -23,6 +23,7 @@ mod redemptions;
 mod sealer;
 mod sessions;
 mod settings;
+mod team;
 mod time;
 mod users;
 mod warehouses;
@@ -41,7 +42,7 @@ pub use audit::{record_audit, AuditRecord};
 pub use brands::{BrandInsert, BrandRecord};
 pub use collections::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
-pub use keys::{KeyOwner, NewKeyRecord};
+pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
     NewListing, Removal, SavedListing,
@@ -52,8 +53,9 @@ pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNA
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
+pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
-pub use users::{UserInsert, UserRecord};
+pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointInsert,

@@ -1,8 +1,10 @@
-//! Partner users.
+//! Partner users: created by the CLI or invited by an admin, listed as the brand's team.
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::invitations::insert_invitation;
+use super::{enqueue_mail, now, on_pool, record_audit, NewMail, Store, StoreError, Ts};
+use crate::domain::audit::AuditEntry;
 use crate::domain::user::Role;
 
 #[derive(Debug, Clone, FromRow)]
@@ -18,7 +20,47 @@ pub struct UserRecord {
 #[derive(Debug, Clone)]
 pub enum UserInsert {
     Created(UserRecord),
-    /// The brand already has a user with this email.
+    /// A live user (of any brand) already has this email.
+    EmailTaken,
+}
+
+/// A user as the team API shows them.
+#[derive(Debug, Clone, FromRow)]
+pub struct MemberRecord {
+    pub id: i64,
+    pub brand_id: i64,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    /// `invited`, `active` or `removed`.
+    pub status: String,
+    pub totp_enrolled: bool,
+    pub created_at: Ts,
+    pub last_login_at: Option<Ts>,
+}
+
+/// The columns of a [`MemberRecord`], for `SELECT … FROM users`.
+pub(super) const MEMBER_COLUMNS: &str = "id, brand_id, name, email, role, status, \
+    (totp_secret IS NOT NULL) AS totp_enrolled, created_at, last_login_at";
+
+/// Someone to invite: the user (status `invited`), the invitation and, when mail is on, the
+/// message that carries its link.
+pub struct NewMember<'a> {
+    pub brand_id: i64,
+    pub name: &'a str,
+    /// Normalised (trimmed, lower-case).
+    pub email: &'a str,
+    pub role: Role,
+    pub token_hash: &'a [u8; 32],
+    pub expires_at: Ts,
+    pub mail: Option<NewMail<'a>>,
+}
+
+/// What an invitation did.
+#[derive(Debug, Clone)]
+pub enum MemberInsert {
+    Invited(MemberRecord),
+    /// A live user (of any brand) already has this email.
     EmailTaken,
 }
 
@@ -68,4 +110,109 @@ impl Store {
                 .await?)
         })
     }
+
+    /// Any user by id, removed ones included (the CLI's view).
+    pub async fn member_by_id(&self, id: i64) -> Result<Option<MemberRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&format!("SELECT {MEMBER_COLUMNS} FROM users WHERE id = $1"))
+                .bind(id)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// The brand's users in order of creation; removed ones only when `with_removed`.
+    pub async fn members(&self, brand_id: i64, with_removed: bool) -> Result<Vec<MemberRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&format!(
+                "SELECT {MEMBER_COLUMNS} FROM users WHERE brand_id = $1 AND ($2 OR status <> 'removed') ORDER BY id"
+            ))
+            .bind(brand_id)
+            .bind(with_removed)
+            .fetch_all(pool)
+            .await?)
+        })
+    }
+
+    /// A member of the brand (invited or active); `None` for an unknown, removed or other
+    /// brand's user.
+    pub async fn member(&self, brand_id: i64, user_id: i64) -> Result<Option<MemberRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&format!(
+                "SELECT {MEMBER_COLUMNS} FROM users WHERE id = $1 AND brand_id = $2 AND status <> 'removed'"
+            ))
+            .bind(user_id)
+            .bind(brand_id)
+            .fetch_optional(pool)
+            .await?)
+        })
+    }
+
+    /// Creates an invited user with their invitation, the audit entry `entry(user id)` and
+    /// the mail, in one transaction. A former member of the brand with this very email
+    /// (removed) is invited again under their old id: the table keeps one row per brand
+    /// and email.
+    pub async fn invite_member(
+        &self,
+        new: &NewMember<'_>,
+        entry: impl FnOnce(i64) -> AuditEntry,
+    ) -> Result<MemberInsert, StoreError> {
+        let at = now();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let revived = sqlx::query_scalar(
+                "UPDATE users SET status = 'invited', name = $3, role = $4, password_hash = NULL, totp_secret = NULL,
+                        totp_pending = NULL, totp_last_step = NULL, last_login_at = NULL, removed_at = NULL,
+                        created_at = $5
+                 WHERE brand_id = $1 AND email = $2 AND status = 'removed' RETURNING id",
+            )
+            .bind(new.brand_id)
+            .bind(new.email)
+            .bind(new.name)
+            .bind(new.role.as_str())
+            .bind(at)
+            .fetch_optional(&mut *tx)
+            .await;
+            let id: i64 = match revived {
+                Ok(Some(id)) => id,
+                Ok(None) => {
+                    let inserted = sqlx::query_scalar(
+                        "INSERT INTO users (brand_id, name, email, role, status, created_at)
+                         VALUES ($1, $2, $3, $4, 'invited', $5) RETURNING id",
+                    )
+                    .bind(new.brand_id)
+                    .bind(new.name)
+                    .bind(new.email)
+                    .bind(new.role.as_str())
+                    .bind(at)
+                    .fetch_one(&mut *tx)
+                    .await;
+                    match inserted {
+                        Ok(id) => id,
+                        Err(e) if is_unique_violation(&e) => return Ok(MemberInsert::EmailTaken),
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                // The transaction is spoilt (on PostgreSQL): dropping it rolls back.
+                Err(e) if is_unique_violation(&e) => return Ok(MemberInsert::EmailTaken),
+                Err(e) => return Err(e.into()),
+            };
+            insert_invitation((&mut *tx).into(), id, new.token_hash, at, new.expires_at).await?;
+            record_audit((&mut *tx).into(), &entry(id)).await?;
+            if let Some(mail) = &new.mail {
+                enqueue_mail((&mut *tx).into(), mail).await?;
+            }
+            let member = sqlx::query_as(&format!("SELECT {MEMBER_COLUMNS} FROM users WHERE id = $1"))
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(MemberInsert::Invited(member))
+        })
+    }
+}
+
+/// True when `e` is a unique violation: here, the email is taken.
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }

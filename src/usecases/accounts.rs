@@ -3,8 +3,13 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::NewKey;
+use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
+use crate::domain::key_request::MAX_LABEL_LEN;
+use crate::domain::team::normalise_email;
 use crate::domain::user::{valid_slug, Role, Scopes};
-use crate::store::{BrandInsert, BrandRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord};
+use crate::store::{
+    BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
+};
 
 /// Why an account operation was refused; the messages are the command line's.
 #[derive(Debug, thiserror::Error)]
@@ -21,12 +26,14 @@ pub enum AccountError {
     InvalidUserName,
     #[error("'{0}' is not a valid email address")]
     InvalidEmail(String),
-    #[error("brand '{brand}' already has a user with email {email}")]
-    EmailTaken { brand: String, email: String },
+    #[error("a user with email {0} already exists (an email belongs to one user across all brands)")]
+    EmailTaken(String),
     #[error("no user with id {0}")]
     NoSuchUser(i64),
     #[error("--rate-limit must be at least 1")]
     InvalidRateLimit,
+    #[error("the key label must have at most 100 characters, on one line")]
+    InvalidLabel,
     #[error("no key with id {0}")]
     NoSuchKey(i64),
     #[error("the OS random source failed: {0}")]
@@ -63,14 +70,12 @@ pub async fn create_user(
     if name.is_empty() || name.chars().count() > 120 {
         return Err(AccountError::InvalidUserName);
     }
-    if !email_address::EmailAddress::is_valid(email) {
+    let Some(email) = normalise_email(email) else {
         return Err(AccountError::InvalidEmail(email.to_owned()));
-    }
-    match store.create_user(brand.id, name, email, role).await? {
+    };
+    match store.create_user(brand.id, name, &email, role).await? {
         UserInsert::Created(user) => Ok(user),
-        UserInsert::EmailTaken => {
-            Err(AccountError::EmailTaken { brand: brand_slug.to_owned(), email: email.to_owned() })
-        }
+        UserInsert::EmailTaken => Err(AccountError::EmailTaken(email)),
     }
 }
 
@@ -87,25 +92,67 @@ pub async fn create_key(
     expires_at: Option<DateTime<Utc>>,
     rate_limit: Option<u32>,
 ) -> Result<CreatedKey, AccountError> {
-    if store.user_by_id(user_id).await?.is_none() {
-        return Err(AccountError::NoSuchUser(user_id));
+    create_labelled_key(store, user_id, "", scopes, expires_at, rate_limit).await
+}
+
+/// [`create_key`] with a label (shown in the key list); `""` for none.
+pub async fn create_labelled_key(
+    store: &Store,
+    user_id: i64,
+    label: &str,
+    scopes: Scopes,
+    expires_at: Option<DateTime<Utc>>,
+    rate_limit: Option<u32>,
+) -> Result<CreatedKey, AccountError> {
+    let label = label.trim();
+    if label.chars().count() > MAX_LABEL_LEN || label.chars().any(char::is_control) {
+        return Err(AccountError::InvalidLabel);
     }
+    let Some(user) = store.user_by_id(user_id).await? else {
+        return Err(AccountError::NoSuchUser(user_id));
+    };
     if rate_limit == Some(0) {
         return Err(AccountError::InvalidRateLimit);
     }
     let key = NewKey::generate().map_err(AccountError::Random)?;
-    let key_id = store
-        .create_key(NewKeyRecord { user_id, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at })
-        .await?;
-    Ok(CreatedKey { key_id, secret: key.secret })
+    let record = NewKeyRecord { user_id, label, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at };
+    let entry = |id: i64| by_operator(user.brand_id, AuditAction::KeyCreated, format!("key:{id}"));
+    let created = store.create_brand_key(user.brand_id, record, entry).await?;
+    Ok(CreatedKey { key_id: created.id, secret: key.secret })
 }
 
+/// Revokes a key; running servers stop accepting it within about a second. Recorded in
+/// the brand's audit log as the operator's doing.
 pub async fn revoke_key(store: &Store, key_id: i64) -> Result<(), AccountError> {
-    if store.revoke_key(key_id).await? {
-        Ok(())
-    } else {
-        Err(AccountError::NoSuchKey(key_id))
+    let Some(brand_id) = store.key_brand(key_id).await? else {
+        return Err(AccountError::NoSuchKey(key_id));
+    };
+    let entry = by_operator(brand_id, AuditAction::KeyRevoked, format!("key:{key_id}"));
+    match store.revoke_brand_key(brand_id, key_id, entry).await? {
+        Some(_) => Ok(()),
+        None => Err(AccountError::NoSuchKey(key_id)),
     }
+}
+
+/// An audit entry for what the command line did.
+pub fn by_operator(brand_id: i64, action: AuditAction, target: String) -> AuditEntry {
+    AuditEntry { brand_id, actor: AuditActor::operator(), action, target: Some(target), ip: None }
+}
+
+/// Every user of the brand, removed ones included, in order of creation (`users list`).
+pub async fn list_users(store: &Store, brand_slug: &str) -> Result<Vec<MemberRecord>, AccountError> {
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        return Err(AccountError::NoSuchBrand(brand_slug.to_owned()));
+    };
+    Ok(store.members(brand.id, true).await?)
+}
+
+/// Every key of the brand's users, newest first, revoked ones included (`keys list`).
+pub async fn list_keys(store: &Store, brand_slug: &str) -> Result<Vec<KeyRecord>, AccountError> {
+    let Some(brand) = store.brand_by_slug(brand_slug).await? else {
+        return Err(AccountError::NoSuchBrand(brand_slug.to_owned()));
+    };
+    Ok(store.brand_keys(brand.id).await?)
 }
 
 pub const DEMO_BRAND: &str = "demo-furniture";

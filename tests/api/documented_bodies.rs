@@ -73,6 +73,8 @@ async fn every_documented_body_property_is_accepted_and_nothing_else() {
     let partner = app.partner("acme").await;
     let listing_id = create_id(&app, &partner.key, json!({})).await.to_string();
     let warehouse_id = warehouse(&app, &partner, "Leeds").await;
+    let key_id =
+        json(app.get("/v1/partner/settings/integrations/keys", &partner.key).await).await["data"][0]["id"].to_string();
     let doc = json(app.get("/v1/openapi.json", "").await).await;
 
     let mut checked = Vec::new();
@@ -88,6 +90,8 @@ async fn every_documented_body_property_is_accepted_and_nothing_else() {
             let path = match template.as_str() {
                 "/v1/listings/{id}" => template.replace("{id}", &listing_id),
                 "/v1/partner/settings/warehouses/{id}" => template.replace("{id}", &warehouse_id),
+                "/v1/partner/settings/team/{user_id}" => template.replace("{user_id}", &partner.user_id.to_string()),
+                "/v1/partner/settings/integrations/keys/{id}/roll" => template.replace("{id}", &key_id),
                 other => other.to_owned(),
             };
             assert!(!path.contains('{'), "{method} {template}: add a resource for its path parameters");

@@ -20,6 +20,7 @@ mod mail;
 mod marketplace;
 mod nodes;
 mod options;
+mod people;
 mod photos;
 mod schema_parity;
 mod settings;

@@ -1,1 +1,22 @@
-//! The audit log API: a brand's entries, newest first.
+//! Reading the brand's audit log (decisions 8.7). Entries are written by the use cases of
+//! the changes they record.
+
+use crate::domain::user::Actor;
+use crate::store::{AuditRecord, StoreError};
+use crate::usecases::Core;
+
+/// One page, newest first.
+#[derive(Debug)]
+pub struct AuditPage {
+    pub entries: Vec<AuditRecord>,
+    /// Older entries follow: pass the last entry's id as `after`.
+    pub has_more: bool,
+}
+
+/// Up to `limit` entries older than the entry `after` (all when `None`), newest first.
+pub async fn page(core: &Core, actor: &Actor, limit: u32, after: Option<i64>) -> Result<AuditPage, StoreError> {
+    let mut entries = core.store.audit_page(actor.brand_id, i64::from(limit) + 1, after).await?;
+    let has_more = entries.len() > limit as usize;
+    entries.truncate(limit as usize);
+    Ok(AuditPage { entries, has_more })
+}

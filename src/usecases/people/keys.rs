@@ -1,1 +1,124 @@
-//! API keys: list, create, roll and revoke a brand's keys.
+//! The API keys API (decisions 8.6): list, create (the secret shown once), roll with an
+//! overlap, revoke. Every change writes its audit entry in its own transaction. Revocation
+//! reaches every node within the key cache's lifetime (`REHOME_KEY_CACHE_MS`, 1 s).
+
+use chrono::Utc;
+use serde_json::{Map, Value};
+
+use crate::domain::apikey::NewKey;
+use crate::domain::audit::{AuditAction, AuditEntry};
+use crate::domain::key_request::{KeyRequest, RollRequest};
+use crate::domain::user::Actor;
+use crate::domain::user::MemberStatus;
+use crate::domain::FieldError;
+use crate::store::{KeyRecord, KeySecret, NewKeyRecord, RollOutcome, StoreError};
+use crate::usecases::Core;
+
+/// A new key and its secret, shown this once.
+#[derive(Debug)]
+pub struct IssuedKey {
+    pub key: KeyRecord,
+    pub secret: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateKeyError {
+    /// The body's reasons; `user_id_invalid` also when the user is not an active member.
+    #[error("invalid key")]
+    Invalid(Vec<FieldError>),
+    #[error("no randomness for a key: {0}")]
+    Random(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RollKeyError {
+    #[error("invalid roll")]
+    Invalid(Vec<FieldError>),
+    #[error("no such key")]
+    NotFound,
+    /// Revoked or expired: nothing to roll over from.
+    #[error("the key is revoked or expired")]
+    Inactive,
+    #[error("no randomness for a key: {0}")]
+    Random(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeKeyError {
+    #[error("no such key")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The keys of the brand's users, newest first, revoked ones included.
+pub async fn keys(core: &Core, actor: &Actor) -> Result<Vec<KeyRecord>, StoreError> {
+    core.store.brand_keys(actor.brand_id).await
+}
+
+/// Creates a key for the caller's user or another active member of the brand.
+pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<IssuedKey, CreateKeyError> {
+    let request = KeyRequest::parse(body, Utc::now()).map_err(CreateKeyError::Invalid)?;
+    let user_id = match request.user_id {
+        None => actor.user_id,
+        Some(id) => {
+            let member = core.store.member(actor.brand_id, id).await?;
+            if member.is_none_or(|m| m.status != MemberStatus::Active.as_str()) {
+                return Err(CreateKeyError::Invalid(vec![FieldError::of("user_id", "invalid")]));
+            }
+            id
+        }
+    };
+    let secret = NewKey::generate().map_err(CreateKeyError::Random)?;
+    let record = NewKeyRecord {
+        user_id,
+        label: &request.label,
+        lookup: &secret.lookup,
+        hash: &secret.hash,
+        scopes: request.scopes,
+        rate_limit: None,
+        expires_at: request.expires_at,
+    };
+    let entry = |id: i64| AuditEntry::by(actor, AuditAction::KeyCreated, Some(format!("key:{id}")));
+    let key = core.store.create_brand_key(actor.brand_id, record, entry).await?;
+    Ok(IssuedKey { key, secret: secret.secret })
+}
+
+/// Replaces a live key with a new one; the old one works for `expires_in_hours` more at
+/// most (its own expiry, if sooner, stays).
+pub async fn roll(
+    core: &Core,
+    actor: &Actor,
+    key_id: i64,
+    body: &Map<String, Value>,
+) -> Result<IssuedKey, RollKeyError> {
+    let request = RollRequest::parse(body).map_err(RollKeyError::Invalid)?;
+    let secret = NewKey::generate().map_err(RollKeyError::Random)?;
+    // The target is the key rolled over from; the answer names the new one.
+    let entry = |old: i64, _new: i64| AuditEntry::by(actor, AuditAction::KeyRolled, Some(format!("key:{old}")));
+    let outcome = core
+        .store
+        .roll_key(
+            actor.brand_id,
+            key_id,
+            KeySecret { lookup: &secret.lookup, hash: &secret.hash },
+            request.expires_in_hours,
+            entry,
+        )
+        .await?;
+    match outcome {
+        RollOutcome::Rolled(new) => Ok(IssuedKey { key: *new, secret: secret.secret }),
+        RollOutcome::NotFound => Err(RollKeyError::NotFound),
+        RollOutcome::Inactive => Err(RollKeyError::Inactive),
+    }
+}
+
+/// Revokes a key of the brand (again: no change, no new audit entry).
+pub async fn revoke(core: &Core, actor: &Actor, key_id: i64) -> Result<KeyRecord, RevokeKeyError> {
+    let entry = AuditEntry::by(actor, AuditAction::KeyRevoked, Some(format!("key:{key_id}")));
+    core.store.revoke_brand_key(actor.brand_id, key_id, entry).await?.ok_or(RevokeKeyError::NotFound)
+}
