@@ -95,6 +95,9 @@ pub async fn invite(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Re
     let entry = |id: i64| AuditEntry::by(actor, AuditAction::MemberInvited, Some(format!("user:{id}")));
     match core.store.invite_member(&new, entry).await? {
         MemberInsert::Invited(member) => {
+            if core.config.mail_enabled() {
+                core.mail.wake();
+            }
             Ok(Invited { member, invite_url: invitation.url, invite_expires_at: invitation.expires_at })
         }
         MemberInsert::EmailTaken => Err(InviteError::EmailTaken),

@@ -3,6 +3,7 @@
 
 mod audit;
 mod cli;
+mod invite_mail;
 mod isolation;
 mod keys;
 mod nodes;
