@@ -11,6 +11,7 @@ use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::user::{Role, Scopes};
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store};
 use crate::usecases::accounts;
+use crate::usecases::people::passwords;
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -85,6 +86,9 @@ pub enum UsersCommand {
         #[arg(long, default_value = "admin")]
         role: Role,
     },
+    /// Set a user's password, read from standard input (one line; 12 to 128 characters).
+    /// Ends all of that user's dashboard sessions.
+    SetPassword { user_id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,6 +163,11 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             println!("created {} user {} <{}> in brand {brand}", role, user.name, user.email);
             println!("{}", user.id);
         }
+        Command::Users(UsersCommand::SetPassword { user_id }) => {
+            let password = read_password_from_stdin()?;
+            passwords::set_password(store, user_id, &password).await?;
+            println!("password set for user {user_id}; their sessions were signed out");
+        }
         Command::Keys(KeysCommand::Create { user, scopes, expires_at, rate_limit }) => {
             let key = accounts::create_key(store, user, scopes, expires_at, rate_limit).await?;
             println!("key_id: {}", key.key_id);
@@ -173,6 +182,14 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
         Command::Serve { .. } | Command::CopyToPostgres { .. } => unreachable!("handled by run"),
     }
     Ok(())
+}
+
+/// The first line of standard input, without its line ending (a password may hold spaces).
+fn read_password_from_stdin() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).context("reading the password from standard input")?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    Ok(password.strip_suffix('\r').unwrap_or(password).to_owned())
 }
 
 /// Copies the SQLite database `from` into the empty PostgreSQL database `to`, with the

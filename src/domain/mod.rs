@@ -14,6 +14,7 @@ pub mod password;
 pub mod payout;
 pub mod reader;
 pub mod redemption;
+pub mod session;
 pub mod settings;
 pub mod taxonomy;
 pub mod totp;

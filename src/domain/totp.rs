@@ -45,7 +45,15 @@ impl TotpSecret {
     fn totp(&self, account: &str) -> TOTP {
         // The label may not hold ':' (it separates issuer and account); an email never does,
         // and the label does not enter the code.
-        TOTP::new_unchecked(Algorithm::SHA1, DIGITS, 1, STEP_SECONDS, self.0.clone(), Some(ISSUER.into()), account.replace(':', ""))
+        TOTP::new_unchecked(
+            Algorithm::SHA1,
+            DIGITS,
+            1,
+            STEP_SECONDS,
+            self.0.clone(),
+            Some(ISSUER.into()),
+            account.replace(':', ""),
+        )
     }
 
     /// The secret as authenticator apps take it typed: base32 (RFC 4648) without padding.
