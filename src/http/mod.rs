@@ -65,7 +65,8 @@ pub fn router(state: AppState) -> Router {
         .nest("/v1", v1)
         // The dashboard: outside the `/v1` gate, so its pages never count against the API's
         // per-address limit (decisions 9.6).
-        .nest("/dashboard", crate::web::router());
+        .nest("/dashboard", crate::web::router())
+        .route("/dashboard/", axum::routing::get(crate::web::to_home));
     let app = match ops {
         Some(ops) => app.nest("/ops/v1", ops),
         None => app,

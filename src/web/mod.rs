@@ -69,6 +69,11 @@ async fn stylesheet() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=300")], STYLESHEET)
 }
 
+/// `/dashboard/` (with the slash) is the home too.
+pub async fn to_home() -> Redirect {
+    Redirect::to(HOME)
+}
+
 /// An unknown dashboard path: the sign-in page without a signed-in session, else a 404 page.
 async fn not_found(visitor: Visitor) -> Response {
     match visitor.signed_in() {
