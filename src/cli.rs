@@ -13,6 +13,7 @@ use crate::domain::user::{Role, Scopes};
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store, Ts};
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;
+use crate::usecases::people::passwords;
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -104,6 +105,9 @@ pub enum UsersCommand {
         #[arg(long, env = "REHOME_ADDR", default_value = DEFAULT_ADDR, hide = true)]
         addr: String,
     },
+    /// Set a user's password, read from standard input (one line; 12 to 128 characters).
+    /// Ends all of that user's dashboard sessions.
+    SetPassword { user_id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,6 +192,11 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             println!("created {} user {} <{}> in brand {brand}", role, user.name, user.email);
             println!("{}", user.id);
         }
+        Command::Users(UsersCommand::SetPassword { user_id }) => {
+            let password = read_password_from_stdin()?;
+            passwords::set_password(store, user_id, &password).await?;
+            println!("password set for user {user_id}; their sessions were signed out");
+        }
         Command::Users(UsersCommand::List { brand }) => {
             println!("id\temail\tname\trole\tstatus");
             for user in accounts::list_users(store, &brand).await? {
@@ -240,6 +249,14 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
 fn tab_separated(fields: &[String]) -> String {
     let clean: Vec<String> = fields.iter().map(|f| f.replace(['\t', '\n', '\r'], " ")).collect();
     clean.join("\t")
+}
+
+/// The first line of standard input, without its line ending (a password may hold spaces).
+fn read_password_from_stdin() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).context("reading the password from standard input")?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    Ok(password.strip_suffix('\r').unwrap_or(password).to_owned())
 }
 
 /// Copies the SQLite database `from` into the empty PostgreSQL database `to`, with the

@@ -26,3 +26,5 @@ pub mod net;
 pub mod store;
 /// The operations every edge (API, dashboard, bulk import, CLI) calls, one module per capability.
 pub mod usecases;
+/// The partner dashboard: pages under `/dashboard`, sessions, CSRF, templates.
+pub mod web;

@@ -60,8 +60,15 @@ pub fn router(state: AppState) -> Router {
 
     // The operator API sits outside the `/v1` gate, behind its own token (absent without one).
     let ops = ops::router(&state);
-    let app =
-        Router::new().merge(health::router()).merge(docs::page_router()).merge(photos::media_router()).nest("/v1", v1);
+    let app = Router::new()
+        .merge(health::router())
+        .merge(docs::page_router())
+        .merge(photos::media_router())
+        .nest("/v1", v1)
+        // The dashboard: outside the `/v1` gate, so its pages never count against the API's
+        // per-address limit (decisions 9.6).
+        .nest("/dashboard", crate::web::router())
+        .route("/dashboard/", axum::routing::get(crate::web::to_home));
     let app = match ops {
         Some(ops) => app.nest("/ops/v1", ops),
         None => app,

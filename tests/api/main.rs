@@ -25,5 +25,6 @@ mod photos;
 mod schema_parity;
 mod settings;
 mod warehouses;
+mod web;
 mod webhook_example;
 mod webhooks;

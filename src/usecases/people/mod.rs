@@ -1,9 +1,12 @@
 //! People and access (decisions section 8): sign-in with passwords and two-step codes,
 //! dashboard sessions, invitations, the team, API keys and the audit log.
 
+pub mod accept;
 pub mod audit;
+pub mod enrolment;
 pub mod invitations;
 pub mod keys;
+pub mod passwords;
 pub mod sessions;
 pub mod sign_in;
 pub mod team;

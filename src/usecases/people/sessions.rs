@@ -1,1 +1,112 @@
-//! Dashboard sessions: looking one up by its cookie token, idle and absolute expiry, sign-out.
+//! Dashboard sessions: looking one up by its cookie token, idle and absolute expiry, the
+//! actor a signed-in session acts as, and sign-out.
+
+use std::net::IpAddr;
+
+use chrono::Utc;
+
+use crate::domain::apikey::{hash_secret, random_base62};
+use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
+use crate::domain::session::{is_live, needs_touch, Stage, TOUCH_EVERY};
+use crate::domain::user::{Actor, MemberStatus, Role, Via};
+use crate::store::{SessionRecord, StoreError, Ts};
+use crate::usecases::Core;
+
+/// Characters of a session (or CSRF) token: about 256 bits.
+const TOKEN_LEN: usize = 43;
+
+/// The OS random source failed (nothing a client can cause).
+#[derive(Debug, thiserror::Error)]
+#[error("the OS random source failed: {0}")]
+pub struct RandomFailure(pub String);
+
+impl From<getrandom::Error> for RandomFailure {
+    fn from(e: getrandom::Error) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// A fresh random token and the SHA-256 the database keeps of it.
+pub(crate) fn new_token() -> Result<(String, [u8; 32]), RandomFailure> {
+    let token = random_base62(TOKEN_LEN)?;
+    let hash = hash_secret(&token);
+    Ok((token, hash))
+}
+
+/// A live session of an active user, at any stage, seen from the address `ip`.
+#[derive(Debug, Clone)]
+pub struct LiveSession {
+    pub record: SessionRecord,
+    /// The client address of the request that presented it.
+    pub ip: IpAddr,
+}
+
+impl LiveSession {
+    pub fn stage(&self) -> Stage {
+        self.record.stage
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.role() == Role::Admin
+    }
+
+    fn role(&self) -> Role {
+        // A role no code wrote acts with the least rights.
+        self.record.role.parse().unwrap_or(Role::Member)
+    }
+
+    /// Whom the use cases act for when this (signed-in) session acts.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            brand_id: self.record.brand_id,
+            brand_slug: self.record.brand_slug.clone(),
+            user_id: self.record.user_id,
+            user_name: self.record.name.clone(),
+            role: self.role(),
+            via: Via::Session,
+            ip: Some(self.ip),
+        }
+    }
+
+    /// An audit entry of this session's user acting on themself.
+    pub(crate) fn audit(&self, action: AuditAction) -> AuditEntry {
+        AuditEntry {
+            brand_id: self.record.brand_id,
+            actor: AuditActor::user(self.record.user_id, &self.record.name),
+            action,
+            target: Some(format!("user:{}", self.record.user_id)),
+            ip: Some(self.ip.to_string()),
+        }
+    }
+}
+
+/// The live session whose cookie token is `token`, or `None`: unknown, ended, expired (idle
+/// 12 h, 7 days in all, 5 minutes waiting for a code), or its user no longer active. An
+/// expired session found here is ended. Its last sight is recorded at most once a minute.
+pub async fn session(core: &Core, token: &str, ip: IpAddr) -> Result<Option<LiveSession>, StoreError> {
+    if token.is_empty() || token.len() > 128 {
+        return Ok(None);
+    }
+    let Some(record) = core.store.session_by_token(&hash_secret(token)).await? else {
+        return Ok(None);
+    };
+    let now = Utc::now();
+    if !is_live(record.stage, record.created_at.get(), record.last_seen_at.get(), now) {
+        core.store.end_session(record.id, None).await?;
+        return Ok(None);
+    }
+    if record.status != MemberStatus::Active.as_str() {
+        return Ok(None);
+    }
+    if needs_touch(record.last_seen_at.get(), now) {
+        core.store.touch_session(record.id, Ts::from(now), Ts::from(now - TOUCH_EVERY)).await?;
+    }
+    Ok(Some(LiveSession { record, ip }))
+}
+
+/// Ends the session (audited as a sign-out when it was signed in).
+pub async fn sign_out(core: &Core, session: &LiveSession) -> Result<(), StoreError> {
+    let audit = (session.stage() == Stage::Full).then(|| session.audit(AuditAction::SignedOut));
+    core.store.end_session(session.record.id, audit.as_ref()).await?;
+    Ok(())
+}

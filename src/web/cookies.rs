@@ -1,0 +1,71 @@
+//! The dashboard's two cookies: `rehome_session` (the session token) and `rehome_csrf` (the
+//! double-submit token of the forms shown before there is a session: sign-in, invitation).
+
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue};
+
+pub const SESSION: &str = "rehome_session";
+pub const CSRF: &str = "rehome_csrf";
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty())
+}
+
+/// `Set-Cookie` for `name=value`: `HttpOnly; SameSite=Lax`, `Secure` when the service is
+/// reached over https; `max_age` in seconds (0 deletes it).
+fn set(headers: &mut HeaderMap, name: &str, value: &str, path: &str, max_age: i64, secure: bool) {
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie = format!("{name}={value}; HttpOnly; SameSite=Lax; Path={path}; Max-Age={max_age}{secure}");
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        headers.append(SET_COOKIE, value);
+    }
+}
+
+/// The session cookie, for the session's longest life (7 days; the server ends it sooner
+/// when idle). `Path=/`: the dashboard and its assets.
+pub fn set_session(headers: &mut HeaderMap, token: &str, secure: bool) {
+    set(headers, SESSION, token, "/", crate::domain::session::ABSOLUTE.num_seconds(), secure);
+}
+
+pub fn clear_session(headers: &mut HeaderMap, secure: bool) {
+    set(headers, SESSION, "", "/", 0, secure);
+}
+
+/// The double-submit token of the forms before a session (for a day).
+pub fn set_csrf(headers: &mut HeaderMap, token: &str, secure: bool) {
+    set(headers, CSRF, token, "/dashboard", 86_400, secure);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(COOKIE, HeaderValue::from_static("a=1; rehome_session=tok; rehome_csrf="));
+        assert_eq!(get(&headers, SESSION), Some("tok"));
+        assert_eq!(get(&headers, CSRF), None, "empty is absent");
+        assert_eq!(get(&headers, "b"), None);
+    }
+
+    #[test]
+    fn the_session_cookie_is_http_only_lax_and_secure_behind_https() {
+        let mut headers = HeaderMap::new();
+        set_session(&mut headers, "tok", true);
+        let cookie = headers.get(SET_COOKIE).unwrap().to_str().unwrap();
+        assert_eq!(cookie, "rehome_session=tok; HttpOnly; SameSite=Lax; Path=/; Max-Age=604800; Secure");
+        let mut headers = HeaderMap::new();
+        set_session(&mut headers, "tok", false);
+        assert!(!headers.get(SET_COOKIE).unwrap().to_str().unwrap().contains("Secure"));
+    }
+}

@@ -1,0 +1,227 @@
+//! What dashboard handlers extract: the visitor and their session, and forms whose CSRF
+//! token has been checked (a POST without a valid one answers 403 and reaches no handler,
+//! so it changes nothing).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::de::DeserializeOwned;
+use subtle::ConstantTimeEq;
+
+use super::cookies;
+use super::pages::{render, Chrome, MessagePage};
+use super::LOGIN;
+use crate::app::AppState;
+use crate::domain::session::Stage;
+use crate::store::StoreError;
+use crate::usecases::people::sessions::{self, LiveSession};
+
+/// Largest form body read (the dashboard's forms are a few fields).
+const MAX_FORM_BYTES: usize = 64 * 1024;
+
+/// Why a page was not served as asked.
+#[derive(Debug)]
+pub enum PageError {
+    /// Not signed in (far enough): 303 to this path.
+    Redirect(&'static str),
+    /// A POST without a valid CSRF token, or an admin action by a member: 403.
+    Forbidden,
+    /// A form body that does not parse: 400.
+    BadForm,
+    /// Anything else: logged, 500.
+    Internal(String),
+}
+
+impl From<StoreError> for PageError {
+    fn from(e: StoreError) -> Self {
+        Self::Internal(e.to_string())
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let (status, title, text) = match self {
+            Self::Redirect(to) => return Redirect::to(to).into_response(),
+            Self::Forbidden => (
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                "This form expired or did not come from this page, or you may not do this. Reload the page and try again.",
+            ),
+            Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
+            Self::Internal(error) => {
+                tracing::error!(%error, "dashboard page failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "Something went wrong. Try again later.")
+            }
+        };
+        render(status, &MessagePage { chrome: Chrome::guest(), title, text })
+    }
+}
+
+/// The peer address of the connection; never a client-supplied header.
+pub fn client_ip(parts: &Parts) -> IpAddr {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+/// Whoever is asking: their address and their live session, at any stage, if any.
+#[derive(Debug, Clone)]
+pub struct Visitor {
+    pub ip: IpAddr,
+    pub session: Option<LiveSession>,
+    /// The double-submit CSRF cookie, for the forms before a session.
+    pub csrf_cookie: Option<String>,
+}
+
+impl Visitor {
+    /// The session if it is signed in (not waiting for a code or enrolment).
+    pub fn signed_in(&self) -> Option<&LiveSession> {
+        self.session.as_ref().filter(|s| s.stage() == Stage::Full)
+    }
+
+    /// Where a session part-way through signing in continues.
+    pub fn continue_at(stage: Stage) -> &'static str {
+        match stage {
+            Stage::Code => "/dashboard/login/code",
+            Stage::Enrol => "/dashboard/account/two-step",
+            Stage::Full => super::HOME,
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Visitor {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let ip = client_ip(parts);
+        let session = match cookies::get(&parts.headers, cookies::SESSION) {
+            Some(token) => sessions::session(&state.core, token, ip).await?,
+            None => None,
+        };
+        let csrf_cookie = cookies::get(&parts.headers, cookies::CSRF).map(str::to_owned);
+        Ok(Self { ip, session, csrf_cookie })
+    }
+}
+
+/// A signed-in session: what every dashboard page but sign-in, code and invitation needs.
+/// Without one the page redirects (303) to the sign-in page.
+#[derive(Debug, Clone)]
+pub struct SignedIn(pub LiveSession);
+
+impl FromRequestParts<AppState> for SignedIn {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let visitor = Visitor::from_request_parts(parts, state).await?;
+        match visitor.session {
+            Some(session) if session.stage() == Stage::Full => Ok(Self(session)),
+            _ => Err(PageError::Redirect(LOGIN)),
+        }
+    }
+}
+
+/// True when `presented` is the non-empty `expected` token (constant time).
+fn tokens_match(presented: &str, expected: &str) -> bool {
+    !expected.is_empty() && bool::from(presented.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+/// Reads the url-encoded body, checks its `csrf` field against `expected`, then parses it.
+async fn checked_form<T: DeserializeOwned>(parts: Parts, body: Body, expected: &str) -> Result<T, PageError> {
+    let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM_BYTES).await.map_err(|_| PageError::BadForm)?;
+    let presented = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == "csrf").map(|(_, v)| v.into_owned());
+    if !presented.is_some_and(|p| tokens_match(&p, expected)) {
+        return Err(PageError::Forbidden);
+    }
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let Form(form) = Form::<T>::from_request(request, &()).await.map_err(|_| PageError::BadForm)?;
+    Ok(form)
+}
+
+/// A form posted by a signed-in session, its CSRF token checked against the session's.
+#[derive(Debug)]
+pub struct SignedInForm<T> {
+    pub session: LiveSession,
+    pub form: T,
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for SignedInForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
+        let (mut parts, body) = request.into_parts();
+        let SignedIn(session) = SignedIn::from_request_parts(&mut parts, state).await?;
+        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        Ok(Self { session, form })
+    }
+}
+
+/// A form posted by a session at any stage (the code and enrolment forms, sign-out).
+#[derive(Debug)]
+pub struct SessionForm<T> {
+    pub session: LiveSession,
+    pub form: T,
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for SessionForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
+        let (mut parts, body) = request.into_parts();
+        let visitor = Visitor::from_request_parts(&mut parts, state).await?;
+        let session = visitor.session.ok_or(PageError::Redirect(LOGIN))?;
+        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        Ok(Self { session, form })
+    }
+}
+
+/// A form posted before there is a session (sign-in, invitation): its `csrf` field must
+/// equal the `rehome_csrf` cookie the page set (double submit).
+#[derive(Debug)]
+pub struct GuestForm<T> {
+    pub visitor: Visitor,
+    pub form: T,
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for GuestForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
+        let (mut parts, body) = request.into_parts();
+        let visitor = Visitor::from_request_parts(&mut parts, state).await?;
+        let expected = visitor.csrf_cookie.clone().unwrap_or_default();
+        let form = checked_form(parts, body, &expected).await?;
+        Ok(Self { visitor, form })
+    }
+}
+
+/// The double-submit token for a page shown before a session: the visitor's cookie when
+/// well formed, else a new one to set.
+pub fn guest_csrf(visitor: &Visitor) -> Result<(String, bool), PageError> {
+    match visitor.csrf_cookie.as_deref().filter(|c| c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric())) {
+        Some(token) => Ok((token.to_owned(), false)),
+        None => {
+            let token = crate::domain::apikey::random_base62(43).map_err(|e| PageError::Internal(e.to_string()))?;
+            Ok((token, true))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_must_match_exactly_and_not_be_empty() {
+        assert!(tokens_match("abc", "abc"));
+        assert!(!tokens_match("abd", "abc"));
+        assert!(!tokens_match("ab", "abc"));
+        assert!(!tokens_match("", ""));
+    }
+}

@@ -1,0 +1,96 @@
+//! Accepting an invitation: `/dashboard/invite/<token>` asks for a password, sets it and
+//! signs the person in. A used, expired (72 h) or unknown link answers 410 Gone with the
+//! same page ("This invitation has been used or has expired."): the link existed or not,
+//! either way it will never work, and the page does not say which.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use serde::Deserialize;
+
+use super::account::{PASSWORDS_DIFFER, PASSWORD_INVALID};
+use super::cookies;
+use super::extract::{guest_csrf, GuestForm, PageError, Visitor};
+use super::pages::{render, Chrome, InvitePage, MessagePage};
+use super::signin::continue_signed;
+use crate::app::AppState;
+use crate::usecases::people::accept::{accept_invitation, invitation, AcceptError};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/invite/{token}", get(invite_page).post(accept))
+}
+
+fn gone() -> Response {
+    render(
+        StatusCode::GONE,
+        &MessagePage {
+            chrome: Chrome::guest(),
+            title: "Invitation unavailable",
+            text: "This invitation has been used or has expired. Ask an admin of your team for a new one.",
+        },
+    )
+}
+
+async fn form_page(
+    state: &AppState,
+    visitor: &Visitor,
+    token: &str,
+    status: StatusCode,
+    password_error: Option<&'static str>,
+    confirm_error: Option<&'static str>,
+) -> Result<Response, PageError> {
+    let Some(invited) = invitation(&state.core, token).await? else {
+        return Ok(gone());
+    };
+    let (csrf, fresh) = guest_csrf(visitor)?;
+    let page = InvitePage {
+        chrome: Chrome::guest(),
+        csrf: csrf.clone(),
+        token: token.to_owned(),
+        email: invited.email,
+        brand: invited.brand_name,
+        password_error,
+        confirm_error,
+    };
+    let mut response = render(status, &page);
+    if fresh {
+        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
+    }
+    Ok(response)
+}
+
+async fn invite_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    visitor: Visitor,
+) -> Result<Response, PageError> {
+    form_page(&state, &visitor, &token, StatusCode::OK, None, None).await
+}
+
+#[derive(Debug, Deserialize)]
+struct AcceptForm {
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    confirm_password: String,
+}
+
+async fn accept(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    posted: GuestForm<AcceptForm>,
+) -> Result<Response, PageError> {
+    let GuestForm { visitor, form } = posted;
+    let status = StatusCode::UNPROCESSABLE_ENTITY;
+    match accept_invitation(&state.core, &token, &form.password, &form.confirm_password, visitor.ip).await {
+        Ok(signed) => Ok(continue_signed(&state, &signed)),
+        Err(AcceptError::Gone) => Ok(gone()),
+        Err(AcceptError::Invalid) => form_page(&state, &visitor, &token, status, Some(PASSWORD_INVALID), None).await,
+        Err(AcceptError::Mismatch) => form_page(&state, &visitor, &token, status, None, Some(PASSWORDS_DIFFER)).await,
+        Err(e @ (AcceptError::Random(_) | AcceptError::Hashing(_) | AcceptError::Store(_))) => {
+            Err(PageError::Internal(e.to_string()))
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The page templates (askama, compiled in; HTML-escaped by default) and the layout they
+//! share: a header with the brand, the navigation and "Sign out", then the page's main.
+
+use askama::Template;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use crate::usecases::people::sessions::LiveSession;
+
+/// A link of the signed-in navigation.
+#[derive(Debug, Clone)]
+pub struct NavLink {
+    pub href: &'static str,
+    pub text: &'static str,
+}
+
+/// The signed-in user the header names, with the token of its sign-out form.
+#[derive(Debug, Clone)]
+pub struct ChromeUser {
+    pub name: String,
+    pub brand: String,
+    pub csrf: String,
+}
+
+/// What the layout shows around every page.
+#[derive(Debug, Clone, Default)]
+pub struct Chrome {
+    pub user: Option<ChromeUser>,
+    pub nav: Vec<NavLink>,
+}
+
+impl Chrome {
+    /// Before signing in: no navigation.
+    pub fn guest() -> Self {
+        Self::default()
+    }
+
+    /// A signed-in page: the navigation of decisions 9.3 (only the pages that exist so far;
+    /// admin-only ones are not linked for members) and the sign-out button.
+    pub fn signed_in(session: &LiveSession) -> Self {
+        Self {
+            user: Some(ChromeUser {
+                name: session.record.name.clone(),
+                brand: session.record.brand_name.clone(),
+                csrf: session.record.csrf_token.clone(),
+            }),
+            nav: nav(session.is_admin()),
+        }
+    }
+}
+
+/// The navigation, in the order of decisions 9.3. Issue 15 adds Listings, Bulk import,
+/// Settings, Integrations, Deliveries, Redemptions, Collections, Team, Wallet and Audit log
+/// here as their pages arrive (Team, Integrations and Audit log for admins only).
+fn nav(_is_admin: bool) -> Vec<NavLink> {
+    vec![NavLink { href: super::HOME, text: "Home" }]
+}
+
+/// Renders `page` as an HTML answer with `status`.
+pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
+    match page.render() {
+        Ok(html) => (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "cannot render a dashboard page");
+            (StatusCode::INTERNAL_SERVER_ERROR, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "error")
+                .into_response()
+        }
+    }
+}
+
+/// A message alone: a used invitation, a refused form, an error.
+#[derive(Template)]
+#[template(path = "dashboard/message.html")]
+pub struct MessagePage {
+    pub chrome: Chrome,
+    pub title: &'static str,
+    pub text: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/not_found.html")]
+pub struct NotFoundPage {
+    pub chrome: Chrome,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/login.html")]
+pub struct LoginPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub email: String,
+    /// Why the last attempt failed.
+    pub error: Option<&'static str>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/code.html")]
+pub struct CodePage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub error: Option<&'static str>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/two_step.html")]
+pub struct TwoStepPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    /// True when the user already signs in with a code.
+    pub enrolled: bool,
+    /// True when enrolling is the last step of signing in (the brand requires it).
+    pub signing_in: bool,
+    pub secret: String,
+    pub url: String,
+    /// The QR code of `url`, an `<svg>` element built by the server.
+    pub qr_svg: String,
+    pub error: Option<&'static str>,
+}
+
+/// Errors of the change-password form, each shown beside its field.
+#[derive(Debug, Default)]
+pub struct PasswordErrors {
+    pub current: Option<&'static str>,
+    pub new: Option<&'static str>,
+    pub confirm: Option<&'static str>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/home.html")]
+pub struct HomePage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub name: String,
+    pub email: String,
+    pub brand: String,
+    pub role: String,
+    pub is_admin: bool,
+    pub totp_enrolled: bool,
+    pub require_totp: bool,
+    pub password_errors: PasswordErrors,
+    /// What the last action did.
+    pub notice: Option<&'static str>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/invite.html")]
+pub struct InvitePage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub token: String,
+    pub email: String,
+    pub brand: String,
+    pub password_error: Option<&'static str>,
+    pub confirm_error: Option<&'static str>,
+}

@@ -1,0 +1,231 @@
+//! Two-step sign-in: enrolment (QR code, secret, otpauth URL), codes computed here from the
+//! secret shown on the page (RFC 6238 with totp-rs), each accepted once, the previous step
+//! accepted and two steps ago refused, wrong codes, expiry, and the brand's requirement.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use chrono::{TimeDelta, Utc};
+use rehome::domain::user::Role;
+use rehome::store::Ts;
+use totp_rs::{Algorithm, Secret, TOTP};
+
+use super::{admin, audit_actions, set_password, Browser, PASSWORD};
+use crate::helpers::{spawn_app, TestApp};
+
+const CODE_PAGE: &str = "/dashboard/login/code";
+
+fn code(secret: &str, step: u64) -> String {
+    let bytes = Secret::Encoded(secret.to_owned()).to_bytes().expect("base32 secret");
+    TOTP::new(Algorithm::SHA1, 6, 1, 30, bytes, None, String::new()).expect("totp").generate(step * 30)
+}
+
+/// The current step, waiting first if it ends within 4 seconds (so a code computed now is
+/// still of the same step when the server checks it).
+async fn fresh_step() -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+    let left = 30.0 - now % 30.0;
+    if left < 4.0 {
+        tokio::time::sleep(Duration::from_secs_f64(left + 0.2)).await;
+    }
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 30
+}
+
+/// Enrols the signed-in `browser`; answers the secret. The last used step is then forgotten
+/// so that each test chooses its steps freely.
+async fn enrol(app: &TestApp, browser: &mut Browser, user_id: i64) -> String {
+    let page = browser.get("/dashboard/account/two-step").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let secret = page.text_of("totp-secret");
+    let step = fresh_step().await;
+    let done =
+        browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
+    assert_eq!((done.status, done.location()), (303, Some("/dashboard")), "{}", done.body);
+    forget_last_step(app, user_id).await;
+    secret
+}
+
+async fn forget_last_step(app: &TestApp, user_id: i64) {
+    let raw = app.db.raw().await;
+    raw.execute(&format!("UPDATE users SET totp_last_step = NULL WHERE id = {user_id}")).await;
+    raw.close().await;
+}
+
+/// Signs in with the password: the session then waits for a code.
+async fn to_code_stage(app: &TestApp, email: &str) -> (Browser, String) {
+    let mut browser = Browser::new(app);
+    browser.sign_in(email, PASSWORD).await.assert_redirect(CODE_PAGE);
+    let page = browser.get(CODE_PAGE).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("<label for=\"code\">Code</label>") && page.body.contains(">Verify</button>"));
+    (browser, page.csrf())
+}
+
+#[tokio::test]
+async fn enrolment_shows_a_qr_code_the_secret_and_the_otpauth_url_and_confirms_with_a_code() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut browser = Browser::signed_in(&app, &email).await;
+    let page = browser.get("/dashboard/account/two-step").await;
+    let secret = page.text_of("totp-secret");
+    assert_eq!(secret.len(), 32, "20 bytes in base32");
+    assert!(page.body.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""), "an inline SVG QR code");
+    let url = page.text_of("totp-url").replace("&#38;", "&").replace("&amp;", "&");
+    assert_eq!(url, format!("otpauth://totp/rehome:ada%40acme.example?secret={secret}&issuer=rehome"));
+    assert_eq!(
+        browser.get("/dashboard/account/two-step").await.text_of("totp-secret"),
+        secret,
+        "the same until confirmed"
+    );
+
+    let wrong = browser.post("/dashboard/account/two-step", &[("code", "12345"), ("csrf", &page.csrf())]).await;
+    assert_eq!(wrong.status, 422);
+    assert!(wrong.body.contains("The code is incorrect."));
+    assert!(browser.get("/dashboard").await.body.contains("Two-step sign-in is off."));
+
+    let step = fresh_step().await;
+    let done =
+        browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
+    done.assert_redirect("/dashboard");
+    assert!(browser.get("/dashboard").await.body.contains("Two-step sign-in is on."));
+    assert!(browser.get("/dashboard/account/two-step").await.body.contains("Two-step sign-in is on"));
+    assert!(audit_actions(&app, partner.brand_id).await.contains(&"two_step.enrolled".to_owned()));
+    // The secret is stored sealed, never in clear.
+    let raw = app.db.raw().await;
+    let sealed: Vec<u8> = crate::helpers::on_raw!(&raw, |pool| {
+        sqlx::query_scalar("SELECT totp_secret FROM users WHERE id = $1")
+            .bind(partner.user_id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    });
+    raw.close().await;
+    let plain = Secret::Encoded(secret).to_bytes().unwrap();
+    assert!(sealed.len() > plain.len() && !sealed.windows(plain.len()).any(|w| w == plain));
+}
+
+#[tokio::test]
+async fn codes_are_accepted_once_the_previous_step_too_but_not_two_steps_ago() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut first = Browser::signed_in(&app, &email).await;
+    let secret = enrol(&app, &mut first, partner.user_id).await;
+
+    let (mut browser, csrf) = to_code_stage(&app, &email).await;
+    browser.get("/dashboard").await.assert_redirect("/dashboard/login");
+    let waiting_token = browser.session().unwrap();
+    let now = fresh_step().await;
+    let old = browser.post(CODE_PAGE, &[("code", &code(&secret, now - 2)), ("csrf", &csrf)]).await;
+    assert_eq!(old.status, 401, "two steps ago");
+    assert!(old.body.contains("The code is incorrect."));
+    let previous = browser.post(CODE_PAGE, &[("code", &code(&secret, now - 1)), ("csrf", &csrf)]).await;
+    previous.assert_redirect("/dashboard");
+    assert_ne!(browser.session().unwrap(), waiting_token, "a new token once signed in");
+    assert_eq!(browser.get("/dashboard").await.status, 200);
+
+    // The same code again, in another sign-in: refused.
+    let (mut again, csrf) = to_code_stage(&app, &email).await;
+    let reused = again.post(CODE_PAGE, &[("code", &code(&secret, now - 1)), ("csrf", &csrf)]).await;
+    assert_eq!(reused.status, 401);
+    let current = again.post(CODE_PAGE, &[("code", &code(&secret, now)), ("csrf", &csrf)]).await;
+    current.assert_redirect("/dashboard");
+    let actions = audit_actions(&app, partner.brand_id).await;
+    assert_eq!(actions.last().map(String::as_str), Some("sign_in.succeeded"));
+    assert_eq!(actions.iter().filter(|a| *a == "sign_in.failed").count(), 2);
+}
+
+#[tokio::test]
+async fn two_concurrent_uses_of_one_code_cannot_both_pass() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut first = Browser::signed_in(&app, &email).await;
+    let secret = enrol(&app, &mut first, partner.user_id).await;
+    let (mut a, csrf_a) = to_code_stage(&app, &email).await;
+    let (mut b, csrf_b) = to_code_stage(&app, &email).await;
+    let now = fresh_step().await;
+    let code = code(&secret, now);
+    let (fa, fb) = ([("code", code.as_str()), ("csrf", &csrf_a)], [("code", code.as_str()), ("csrf", &csrf_b)]);
+    let (ra, rb) = tokio::join!(a.post(CODE_PAGE, &fa), b.post(CODE_PAGE, &fb));
+    let passed = [&ra, &rb].iter().filter(|r| r.status == 303).count();
+    assert_eq!(passed, 1, "{} / {}", ra.status, rb.status);
+}
+
+#[tokio::test]
+async fn five_wrong_codes_end_the_sign_in_and_a_code_page_expires_after_5_minutes() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut first = Browser::signed_in(&app, &email).await;
+    enrol(&app, &mut first, partner.user_id).await;
+    let (mut browser, csrf) = to_code_stage(&app, &email).await;
+    for _ in 0..4 {
+        let page = browser.post(CODE_PAGE, &[("code", "000000"), ("csrf", &csrf)]).await;
+        assert_eq!(page.status, 401);
+        assert!(page.body.contains("The code is incorrect."));
+    }
+    let ended = browser.post(CODE_PAGE, &[("code", "000000"), ("csrf", &csrf)]).await;
+    assert_eq!(ended.status, 401);
+    assert!(ended.body.contains("sign in again"), "{}", ended.body);
+    assert!(browser.session().is_none());
+    browser.get(CODE_PAGE).await.assert_redirect("/dashboard/login");
+
+    // Expiry: a fresh app (the account above is now locked by its five failures).
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut first = Browser::signed_in(&app, &email).await;
+    enrol(&app, &mut first, partner.user_id).await;
+    let (mut browser, _) = to_code_stage(&app, &email).await;
+    let raw = app.db.raw().await;
+    let six_minutes_ago = Ts::from(Utc::now() - TimeDelta::minutes(6));
+    crate::helpers::on_raw!(&raw, |pool| {
+        sqlx::query("UPDATE sessions SET created_at = $1 WHERE stage = 'code'")
+            .bind(six_minutes_ago)
+            .execute(pool)
+            .await
+            .unwrap();
+    });
+    raw.close().await;
+    browser.get(CODE_PAGE).await.assert_redirect("/dashboard/login");
+}
+
+#[tokio::test]
+async fn a_brand_requiring_two_step_makes_members_enrol_before_signing_in() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let (member_id, _) = app.user(&partner, "Mo Member", Role::Member).await;
+    set_password(&app, member_id).await;
+    let member_email = "mo.member@acme.example";
+
+    // A member may not change the rule.
+    let mut member = Browser::signed_in(&app, member_email).await;
+    let page = member.get("/dashboard").await;
+    assert!(!page.body.contains("Require two-step"), "not offered to members");
+    let refused =
+        member.post("/dashboard/account/require-two-step", &[("require_two_step", "on"), ("csrf", &page.csrf())]).await;
+    assert_eq!(refused.status, 403);
+
+    let mut admin_browser = Browser::signed_in(&app, &email).await;
+    let csrf = admin_browser.get("/dashboard").await.csrf();
+    let on =
+        admin_browser.post("/dashboard/account/require-two-step", &[("require_two_step", "on"), ("csrf", &csrf)]).await;
+    assert_eq!(on.status, 200);
+    assert!(on.body.contains("checked"));
+    let entries = app.store.audit_page(partner.brand_id, 20, None).await.unwrap();
+    let changed = entries.iter().find(|e| e.action == "two_step.requirement_changed").expect("audited");
+    assert_eq!((changed.actor_type.as_str(), changed.actor_id), ("user", Some(partner.user_id)));
+    assert_eq!(changed.ip.as_deref(), Some("127.0.0.1"));
+
+    let mut member = Browser::new(&app);
+    member.sign_in(member_email, PASSWORD).await.assert_redirect("/dashboard/account/two-step");
+    member.get("/dashboard").await.assert_redirect("/dashboard/login");
+    let page = member.get("/dashboard/account/two-step").await;
+    assert!(page.body.contains("requires two-step"));
+    let secret = page.text_of("totp-secret");
+    let step = fresh_step().await;
+    let done =
+        member.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
+    done.assert_redirect("/dashboard");
+    let home = member.get("/dashboard").await;
+    assert_eq!(home.status, 200);
+    assert!(home.body.contains("Signed in as Mo Member"));
+    let actions = audit_actions(&app, partner.brand_id).await;
+    assert!(actions.ends_with(&["two_step.enrolled".to_owned(), "sign_in.succeeded".to_owned()]), "{actions:?}");
+}
