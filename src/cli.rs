@@ -166,7 +166,8 @@ async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result
     let server = Server::bind(config, store.clone()).await?;
     let addr = server.local_addr();
     if demo {
-        let key = accounts::demo_key(&store).await.context("seeding the demo brand")?;
+        let demo = accounts::demo_access(&store).await.context("seeding the demo brand")?;
+        let key = demo.key;
         println!("Demo brand '{}' is ready. Its admin's API key (shown once):", accounts::DEMO_BRAND);
         println!();
         println!("    {}", key.secret);
@@ -176,6 +177,8 @@ async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result
         println!("    curl -s -H 'Authorization: Bearer {}' http://{addr}/v1/listings/options", key.secret);
         println!();
         println!("API docs: http://{addr}/docs");
+        println!();
+        println!("Dashboard: http://{addr}/dashboard  (sign in as {}, password {})", demo.email, demo.password);
     }
     tracing::info!(%addr, "rehome listening");
     server.run_until(shutdown_signal()).await

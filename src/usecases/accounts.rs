@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::apikey::NewKey;
+use crate::domain::apikey::{random_base62, NewKey};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::key_request::MAX_LABEL_LEN;
 use crate::domain::team::normalise_email;
@@ -10,6 +10,7 @@ use crate::domain::user::{valid_slug, Role, Scopes};
 use crate::store::{
     BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
 };
+use crate::usecases::people::passwords;
 
 /// Why an account operation was refused; the messages are the command line's.
 #[derive(Debug, thiserror::Error)]
@@ -158,8 +159,17 @@ pub async fn list_keys(store: &Store, brand_slug: &str) -> Result<Vec<KeyRecord>
 pub const DEMO_BRAND: &str = "demo-furniture";
 const DEMO_EMAIL: &str = "admin@demo-furniture.example";
 
-/// Seeds the demo brand and admin when missing, and returns a new read/write key for the admin.
-pub async fn demo_key(store: &Store) -> Result<CreatedKey, AccountError> {
+/// What `serve --demo` prints: an API key and a dashboard sign-in for the demo admin.
+pub struct DemoAccess {
+    pub key: CreatedKey,
+    pub email: &'static str,
+    /// A new random password (the previous one stops working).
+    pub password: String,
+}
+
+/// Seeds the demo brand and admin when missing, and gives the admin a new read/write key
+/// and a new generated dashboard password.
+pub async fn demo_access(store: &Store) -> Result<DemoAccess, DemoError> {
     let brand = match store.brand_by_slug(DEMO_BRAND).await? {
         Some(brand) => brand,
         None => create_brand(store, DEMO_BRAND, "Demo Furniture Co").await?,
@@ -168,5 +178,19 @@ pub async fn demo_key(store: &Store) -> Result<CreatedKey, AccountError> {
         Some(user) => user,
         None => create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?,
     };
-    create_key(store, user.id, Scopes { read: true, write: true }, None, None).await
+    let key = create_key(store, user.id, Scopes { read: true, write: true }, None, None).await?;
+    let password = random_base62(20).map_err(AccountError::Random)?;
+    passwords::set_password(store, user.id, &password).await?;
+    Ok(DemoAccess { key, email: DEMO_EMAIL, password })
+}
+
+/// Why the demo could not be seeded.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error(transparent)]
+    Account(#[from] AccountError),
+    #[error(transparent)]
+    Password(#[from] passwords::SetPasswordError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }

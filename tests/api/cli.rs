@@ -118,7 +118,7 @@ async fn the_cli_refuses_bad_input_with_a_message_and_non_zero_exit() {
 }
 
 #[tokio::test]
-async fn serve_demo_prints_a_key_and_a_curl_line_that_work() {
+async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let mut child = Command::new(BIN)
@@ -132,7 +132,10 @@ async fn serve_demo_prints_a_key_and_a_curl_line_that_work() {
     let stdout = child.stdout.take().unwrap();
     let _server = Serving(child);
     let lines: Vec<String> = tokio::task::spawn_blocking(move || {
-        BufReader::new(stdout).lines().map_while(Result::ok).take_while(|l| !l.starts_with("API docs")).collect()
+        let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+        let mut seen: Vec<String> = lines.by_ref().take_while(|l| !l.starts_with("API docs")).collect();
+        seen.extend(lines.find(|l| l.starts_with("Dashboard:")));
+        seen
     })
     .await
     .unwrap();
@@ -144,4 +147,14 @@ async fn serve_demo_prints_a_key_and_a_curl_line_that_work() {
     let response =
         reqwest::Client::new().get(format!("{base}/v1/listings/options")).bearer_auth(key).send().await.unwrap();
     assert_eq!(response.status(), 200);
+
+    // "Dashboard: http://…/dashboard  (sign in as EMAIL, password PASSWORD)"
+    let dashboard = lines.iter().find(|l| l.starts_with("Dashboard:")).expect("a dashboard line");
+    let sign_in = dashboard.split("sign in as ").nth(1).expect("the sign-in").trim_end_matches(')');
+    let (email, password) = sign_in.split_once(", password ").expect("email and password");
+    let mut browser = crate::web::Browser::at(&base);
+    browser.sign_in(email, password).await.assert_redirect("/dashboard");
+    let home = browser.get("/dashboard").await;
+    assert_eq!(home.status, 200);
+    assert!(home.body.contains("Demo Admin"), "{}", home.body);
 }

@@ -69,8 +69,13 @@ pub struct Browser {
 
 impl Browser {
     pub fn new(app: &TestApp) -> Self {
+        Self::at(&app.base)
+    }
+
+    /// A browser of the server at `base` (`http://127.0.0.1:PORT`).
+    pub fn at(base: &str) -> Self {
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
-        Self { base: app.base.clone(), client, cookies: HashMap::new() }
+        Self { base: base.to_owned(), client, cookies: HashMap::new() }
     }
 
     fn cookie_header(&self) -> String {
