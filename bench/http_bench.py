@@ -8,6 +8,7 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py                 # foundation scenario (options vs healthz)
     python3 bench/http_bench.py --runs 5 --duration 10
     python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
+    python3 bench/http_bench.py signin            # dashboard sign-in: one at a time, then with wrk
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
@@ -15,6 +16,7 @@ Needs wrk (Debian package `wrk`). Only loopback addresses are used.
 """
 
 import argparse
+import http.client
 import base64
 import json
 import os
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -444,7 +447,76 @@ def bulk(server, args):
           f"after all runs {hwm_kib(server) / 1024:.1f} MiB; RSS at the end {server.rss_kib() / 1024:.1f} MiB")
 
 
-SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk}
+SIGNIN_PASSWORD = "bench-password-0123456789"
+# A well-formed double-submit token: the same value in the cookie and the form (decisions 9.2).
+SIGNIN_CSRF = "B" * 43
+
+
+def signin_body(email):
+    return urllib.parse.urlencode({"email": email, "password": SIGNIN_PASSWORD, "csrf": SIGNIN_CSRF})
+
+
+def timed_sign_in(base, email):
+    """One dashboard sign-in (POST /dashboard/login with the right password): its status and
+    wall time in ms, measured from the request to the 303 answer."""
+    conn = http.client.HTTPConnection(base.split("//", 1)[1], timeout=10)
+    started = time.perf_counter()
+    conn.request("POST", "/dashboard/login", body=signin_body(email),
+                 headers={"Content-Type": "application/x-www-form-urlencoded",
+                          "Cookie": f"rehome_csrf={SIGNIN_CSRF}"})
+    response = conn.getresponse()
+    response.read()
+    elapsed = (time.perf_counter() - started) * 1000
+    conn.close()
+    return response.status, elapsed
+
+
+def signin(server, args):
+    """Dashboard sign-in: sequential attempts (the time one sign-in costs, Argon2id included),
+    then wrk at a few connection counts (how many sign-ins per second the machine sustains),
+    each round with the /healthz baseline."""
+    slug = "bench-brand"
+    server.cli("brands", "create", slug, "--name", slug)
+    email = f"bench@{slug}.example"
+    user_id = server.cli("users", "create", "--brand", slug, "--name", "Bench", "--email", email).strip().splitlines()[-1]
+    subprocess.run([server.binary, "users", "set-password", user_id], env=server.env(), input=SIGNIN_PASSWORD + "\n",
+                   check=True, capture_output=True, text=True)
+    server.start()
+    time.sleep(1)
+    for _ in range(3):
+        timed_sign_in(server.base, email)
+    times = []
+    for _ in range(40):
+        status, ms = timed_sign_in(server.base, email)
+        if status != 303:
+            sys.exit(f"sign-in answered {status}")
+        times.append(ms)
+    times.sort()
+    print(f"Sequential sign-ins (40, one at a time): median {statistics.median(times):.1f} ms, "
+          f"p90 {times[int(len(times) * 0.9)]:.1f} ms, min {times[0]:.1f} ms")
+    script = write_script(server.workdir, "signin.lua",
+                          'wrk.method = "POST"\n'
+                          f'wrk.body = "{signin_body(email)}"\n'
+                          'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"\n'
+                          f'wrk.headers["Cookie"] = "rehome_csrf={SIGNIN_CSRF}"\n')
+    scenarios = [("GET /healthz (baseline)", "/healthz", None)]
+    for c in (1, 2, 4, 8):
+        scenarios.append((f"POST /dashboard/login, {c} conn", c))
+    results = {name: [] for name, *_ in scenarios}
+    for i in range(args.runs):
+        for name, *rest in scenarios:
+            if rest[0] == "/healthz":
+                r = wrk(server.base + "/healthz", connections=args.connections, duration=args.duration)
+            else:
+                r = wrk(server.base + "/dashboard/login", connections=rest[0], duration=args.duration,
+                        threads=1, script=script)
+            results[name].append(r)
+            print(f"  run {i + 1} {name:<32} {r['rps']:>9.1f} req/s  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
+                  f"  non-2xx/3xx {r['errors']}", file=sys.stderr)
+    print_table([summarise(name, results[name]) for name, *_ in scenarios], "GET /healthz (baseline)")
+
+
+SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk, "signin": signin}
 
 
 def main():

@@ -18,15 +18,39 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         check_json_content_type(&request)?;
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                payload_too_large()
-            } else {
-                ApiError::invalid_body("The request body could not be read.")
-            }
-        })?;
+        let bytes = read_bytes(request, state).await?;
         parse_object(&bytes).map(JsonObject)
     }
+}
+
+/// A body that is a JSON object, or empty (read as `{}`); the content type is checked only
+/// when there is a body.
+#[derive(Debug, Clone)]
+pub struct OptionalJsonObject(pub Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = check_json_content_type(&request);
+        let bytes = read_bytes(request, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(Map::new()));
+        }
+        content_type?;
+        parse_object(&bytes).map(Self)
+    }
+}
+
+/// The whole body, within the server's size limit.
+async fn read_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, state).await.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            payload_too_large()
+        } else {
+            ApiError::invalid_body("The request body could not be read.")
+        }
+    })
 }
 
 pub fn payload_too_large() -> ApiError {

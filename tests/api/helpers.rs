@@ -51,26 +51,7 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = TestDb::create(dir.path()).await;
-    let mut config =
-        Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: dir.path().join("media"), ..Config::default() };
-    adjust(&mut config);
-    let store = open_store(&db.url).await;
-    let server = Server::bind(config, store.clone()).await.expect("bind");
-    let addr = server.local_addr();
-    let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(server.run_until(async move {
-        let _ = rx.await;
-    }));
-    TestApp {
-        addr,
-        base: format!("http://{addr}"),
-        client: reqwest::Client::new(),
-        store,
-        db,
-        dir,
-        shutdown: Some(tx),
-        server: Some(handle),
-    }
+    spawn_app_on(db, dir, adjust).await
 }
 
 /// The PostgreSQL server the suite runs on (`REHOME_TEST_POSTGRES`), if any.

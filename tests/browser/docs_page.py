@@ -14,46 +14,14 @@ never downloaded.
 import argparse
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from urllib.parse import urlsplit
 
+from harness import start_server
 from playwright.sync_api import sync_playwright
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(binary: str, workdir: str):
-    port = free_port()
-    server = subprocess.Popen(
-        [binary, "serve", "--demo", "--addr", f"127.0.0.1:{port}", "--database-url", "sqlite://rehome.db"],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return server, base
-        except OSError:
-            pass
-        if server.poll() is not None or time.time() > deadline:
-            server.kill()
-            sys.exit(f"the server at {base} did not start")
-        time.sleep(0.1)
 
 
 def check(base: str, screenshot: str, chromium: str) -> list:
@@ -115,7 +83,7 @@ def main() -> None:
     if not chromium:
         sys.exit("no chromium found (apt-get install chromium, or set CHROMIUM)")
     with tempfile.TemporaryDirectory() as workdir:
-        server, base = start_server(os.path.abspath(args.binary), workdir)
+        server, base = start_server(os.path.abspath(args.binary), workdir, "--demo")
         try:
             problems = check(base, args.screenshot, chromium)
         finally:

@@ -18,25 +18,17 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from urllib.parse import urlsplit
 
+from harness import start_server
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EMAIL = "ada@acme.example"
 PASSWORD = "correct horse battery staple"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cli(binary: str, workdir: str, *args: str, stdin: str = "") -> str:
@@ -53,32 +45,6 @@ def seed(binary: str, workdir: str) -> None:
     out = cli(binary, workdir, "users", "create", "--brand", "acme", "--name", "Ada Admin", "--email", EMAIL)
     user_id = out.strip().splitlines()[-1]
     cli(binary, workdir, "users", "set-password", user_id, stdin=PASSWORD + "\n")
-
-
-def start_server(binary: str, workdir: str):
-    port = free_port()
-    env = dict(os.environ)
-    env.pop("REHOME_DATA_KEY", None)
-    server = subprocess.Popen(
-        [binary, "serve", "--addr", f"127.0.0.1:{port}", "--database-url", "sqlite://rehome.db"],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return server, base
-        except OSError:
-            pass
-        if server.poll() is not None or time.time() > deadline:
-            server.kill()
-            sys.exit(f"the server at {base} did not start")
-        time.sleep(0.1)
 
 
 def check(base: str, chromium: str) -> list:

@@ -1,13 +1,11 @@
 //! `/v1/partner/settings/integrations/keys`: the brand's API keys (decisions 8.6).
 
-use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequest, Path, Request, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Serialize;
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::path_id;
@@ -15,7 +13,7 @@ use crate::app::AppState;
 use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
-use crate::http::body::{check_json_content_type, parse_object, payload_too_large, JsonObject};
+use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::store::{KeyRecord, Ts};
 use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RevokeKeyError, RollKeyError};
 
@@ -204,30 +202,6 @@ pub async fn revoke_key(
     let key_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(key_not_found)?;
     let key = keys::revoke(&state.core, &caller.actor, key_id).await?;
     Ok(Json(ApiKey::new(key, state.config.rate_limit)))
-}
-
-/// A body that is a JSON object, or empty (read as `{}`); a content type is checked only
-/// when there is a body.
-pub struct OptionalJsonObject(pub Map<String, Value>);
-
-impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let content_type = check_json_content_type(&request);
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                payload_too_large()
-            } else {
-                ApiError::invalid_body("The request body could not be read.")
-            }
-        })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Self(Map::new()));
-        }
-        content_type?;
-        parse_object(&bytes).map(Self)
-    }
 }
 
 impl From<CreateKeyError> for ApiError {

@@ -3,7 +3,6 @@
 //! on PostgreSQL, in no text or bytes column of any table), yet delivered byte for byte;
 //! the data key's loading by the real binary; bodies that do not open are never sent.
 
-use rehome::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -202,13 +201,7 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
     let store = open_store(&db.url).await;
     let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
-    let audit = AuditEntry {
-        brand_id: brand.id,
-        actor: AuditActor::operator(),
-        action: AuditAction::WebhookUpdated,
-        target: None,
-        ip: None,
-    };
+    let audit = super::operator_configured(brand.id);
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
     store.close().await;
 
@@ -321,13 +314,7 @@ async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_ne
     let store = Store::open(&db.url, Some(Sealer::new(&key))).await.unwrap();
     let brand = store.brand_by_slug("acme").await.unwrap().expect("brand");
     let receiver = Receiver::start().await;
-    let audit = AuditEntry {
-        brand_id: brand.id,
-        actor: AuditActor::operator(),
-        action: AuditAction::WebhookUpdated,
-        target: None,
-        ip: None,
-    };
+    let audit = super::operator_configured(brand.id);
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
     let event = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-ENVK-7Q2M-9XKD-4TNP"})).unwrap();
     store.emit_event(&event).await.unwrap();

@@ -1,7 +1,6 @@
 //! How answers are treated: retries, dead letters, the schedule, timeouts, isolation
 //! between partners, and emission inside the caller's transaction.
 
-use rehome::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use std::time::{Duration, Instant};
 
 use rehome::domain::event::{Event, EventType};
@@ -252,13 +251,7 @@ async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     receiver.plan([Reply::Status(500)]);
-    let audit = AuditEntry {
-        brand_id: brand.id,
-        actor: AuditActor::operator(),
-        action: AuditAction::WebhookUpdated,
-        target: None,
-        ip: None,
-    };
+    let audit = super::operator_configured(brand.id);
     store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
     for n in 0..3 {
         let event = Event::new(brand.id, EventType::RedemptionCreated, json!({ "n": n })).unwrap();

@@ -13,6 +13,7 @@ mod signature;
 use std::time::{Duration, Instant};
 
 use rehome::config::Config;
+use rehome::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use rehome::domain::event::{Event, EventType};
 use serde_json::{json, Value};
 
@@ -37,6 +38,11 @@ pub async fn webhook_app(adjust: impl FnOnce(&mut Config)) -> TestApp {
 }
 
 /// Sets the partner's webhook URL; returns the signing secret handed out.
+/// The audit entry of an endpoint a test writes straight into the store (as the operator).
+pub fn operator_configured(brand_id: i64) -> AuditEntry {
+    AuditEntry { brand_id, actor: AuditActor::operator(), action: AuditAction::WebhookUpdated, target: None, ip: None }
+}
+
 pub async fn configure(app: &TestApp, partner: &Partner, url: &str) -> String {
     let response = app.patch(WEBHOOK, &partner.key, &json!({ "url": url })).await;
     assert_eq!(response.status(), 200);
