@@ -13,6 +13,8 @@ pub enum EventType {
     RedemptionCreated,
     /// The collection date of a sold clearance item was confirmed.
     CollectionScheduled,
+    /// A test event a partner sent to check their receiver (`data: {brand_id}`).
+    Ping,
 }
 
 impl EventType {
@@ -20,6 +22,7 @@ impl EventType {
         match self {
             Self::RedemptionCreated => "redemption.created",
             Self::CollectionScheduled => "collection.scheduled",
+            Self::Ping => "ping",
         }
     }
 }

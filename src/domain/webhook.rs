@@ -113,6 +113,79 @@ impl WebhookPatch {
     }
 }
 
+/// The longest overlap a rotation may give the previous secret, in hours.
+pub const MAX_OVERLAP_HOURS: i64 = 72;
+
+/// The body of `rotate-secret` (may be empty).
+pub static ROTATION_BODY: BodySpec = BodySpec {
+    name: "SecretRotationInput",
+    doc: "The body of `POST /v1/partner/settings/integrations/webhook/rotate-secret` (optional: an \
+          empty body rotates with no overlap).",
+    fields: &[Field::optional(
+        "expire_previous_in_hours",
+        FieldType::Integer { min: 0, max: MAX_OVERLAP_HOURS },
+        "How long deliveries are also signed with the previous secret, 0 to 72 hours; default 0 \
+         (the previous secret stops verifying at once) (`expire_previous_in_hours_invalid`).",
+    )],
+    example: r#"{"expire_previous_in_hours": 24}"#,
+};
+crate::documented_body!(SecretRotation, ROTATION_BODY);
+
+/// A rotation, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SecretRotation {
+    /// 0..=72; 0 ends the previous secret at once.
+    pub expire_previous_in_hours: i64,
+}
+
+impl SecretRotation {
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &ROTATION_BODY);
+        let hours = r.integer("expire_previous_in_hours", 0..=MAX_OVERLAP_HOURS).unwrap_or(0);
+        r.finish(Self { expire_previous_in_hours: hours })
+    }
+}
+
+/// The body of `POST /v1/partner/webhooks/deliveries/replay`.
+pub static BULK_REPLAY_BODY: BodySpec = BodySpec {
+    name: "DeadReplayInput",
+    doc: "The body of `POST /v1/partner/webhooks/deliveries/replay`: which events to queue again.",
+    fields: &[
+        Field::required(
+            "status",
+            FieldType::Choice(&["dead"]),
+            "Only `dead`: every event no further attempt would be made for (`status_required`, \
+             `status_invalid`).",
+        ),
+        Field::optional(
+            "since",
+            FieldType::Timestamp,
+            "Only events created at or after this instant, RFC 3339 (`since_invalid`).",
+        ),
+    ],
+    example: r#"{"status": "dead", "since": "2026-11-20T00:00:00Z"}"#,
+};
+crate::documented_body!(DeadReplay, BULK_REPLAY_BODY);
+
+/// A replay of dead events, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadReplay {
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl DeadReplay {
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &BULK_REPLAY_BODY);
+        match r.raw("status") {
+            None => r.fail::<()>("status", "required"),
+            Some(Value::String(s)) if s == DeliveryStatus::Dead.as_str() => None,
+            Some(_) => r.fail::<()>("status", "invalid"),
+        };
+        let since = r.timestamp("since");
+        r.finish(Self { since })
+    }
+}
+
 /// An absolute `https` (or, when allowed, `http`) URL with a host and no credentials.
 fn parse_url(text: &str, allow_http: bool) -> Option<Url> {
     let url = Url::parse(text).ok()?;

@@ -30,7 +30,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::retry::{random_unit, RetrySchedule};
-use super::signature::signature_header;
+use super::signature::{signature_header, standard_signature};
 use crate::config::Config;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
 use crate::net::{ClientSettings, Outbound, Redirects};
@@ -101,7 +101,8 @@ struct Claimed {
 struct Job {
     event: ClaimedEvent,
     url: String,
-    secret: String,
+    /// The endpoint's secret, and the previous one during a rotation's overlap.
+    secrets: Vec<String>,
 }
 
 /// Claims, sends and records deliveries.
@@ -281,7 +282,7 @@ impl Deliverer {
         // so asking for `free + busy` always shows `free` usable ones when there are that many.
         let due = self.store.due_webhooks(now, per_endpoint as i64, (free + busy) as i64).await?;
         let mut taken: HashMap<i64, usize> = HashMap::new();
-        let mut targets: HashMap<i64, (String, String)> = HashMap::new();
+        let mut targets: HashMap<i64, (String, Vec<String>)> = HashMap::new();
         let mut seqs = Vec::with_capacity(free);
         for candidate in due {
             if seqs.len() == free {
@@ -294,15 +295,16 @@ impl Deliverer {
             }
             *slot += 1;
             seqs.push(candidate.seq);
-            targets.insert(candidate.seq, (candidate.url, candidate.signing_secret));
+            let secrets = [Some(candidate.signing_secret), candidate.previous_secret].into_iter().flatten().collect();
+            targets.insert(candidate.seq, (candidate.url, secrets));
         }
         let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;
         let lost = claimed.len() < seqs.len();
         let jobs = claimed
             .into_iter()
             .filter_map(|event| {
-                let (url, secret) = targets.remove(&event.seq)?;
-                Some(Job { event, url, secret })
+                let (url, secrets) = targets.remove(&event.seq)?;
+                Some(Job { event, url, secrets })
             })
             .collect();
         Ok(Claimed { jobs, lost })
@@ -420,7 +422,9 @@ async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
         return Answer::Failed(FailureClass::InvalidUrl);
     };
     let timestamp = Utc::now().timestamp();
-    let signature = signature_header(&job.secret, timestamp, &body);
+    let secrets: Vec<&str> = job.secrets.iter().map(String::as_str).collect();
+    let signature = signature_header(&secrets, timestamp, &body);
+    let standard = standard_signature(&secrets, &job.event.id, timestamp, &body);
     let request = match outbound.request(Method::POST, &url) {
         Ok(request) => request,
         Err(_) => return Answer::Failed(FailureClass::AddressRefused),
@@ -430,6 +434,9 @@ async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
         .header("X-Service-Event", job.event.event_type.as_str())
         .header("X-Service-Event-Id", job.event.id.as_str())
         .header("X-Service-Signature", signature)
+        .header("webhook-id", job.event.id.as_str())
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", standard)
         .body(body)
         .send()
         .await;

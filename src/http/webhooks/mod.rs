@@ -13,10 +13,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::webhook::{DeliveryStatus, FailureClass, WebhookPatch};
+use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
-use crate::http::body::JsonObject;
+use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::jobs::signature::secret_hint;
 use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
@@ -24,9 +24,12 @@ use params::DeliveryParams;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(get_webhook, patch_webhook, rotate_secret, list_deliveries, get_delivery, replay_delivery),
+    paths(
+        get_webhook, patch_webhook, rotate_secret, send_test_event, list_deliveries, get_delivery, replay_delivery,
+        replay_dead
+    ),
     components(schemas(
-        WebhookSettings, WebhookPatch, Delivery, DeliveryDetail, Attempt, DeliveryPage, DeliveryMeta, DeliveryStatus,
+        WebhookSettings, WebhookPatch, SecretRotation, TestEvent, DeadReplay, Replayed, Delivery, DeliveryDetail, Attempt, DeliveryPage, DeliveryMeta, DeliveryStatus,
         FailureClass
     )),
     tags((name = "Webhooks", description = "The partner's webhook endpoint, its signing secret, the delivery log and replay"))
@@ -37,7 +40,9 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/partner/settings/integrations/webhook", get(get_webhook).patch(patch_webhook))
         .route("/partner/settings/integrations/webhook/rotate-secret", post(rotate_secret))
+        .route("/partner/settings/integrations/webhook/test", post(send_test_event))
         .route("/partner/webhooks/deliveries", get(list_deliveries))
+        .route("/partner/webhooks/deliveries/replay", post(replay_dead))
         .route("/partner/webhooks/deliveries/{event_id}", get(get_delivery))
         .route("/partner/webhooks/deliveries/{event_id}/replay", post(replay_delivery))
 }
@@ -87,7 +92,7 @@ pub struct Delivery {
     /// The envelope `id`, same on every attempt and replay.
     #[schema(example = "evt_4fQ9xK2mZ7pL1sV8bN3cR6tY")]
     pub event_id: String,
-    /// `redemption.created` or `collection.scheduled`.
+    /// `redemption.created`, `collection.scheduled` or `ping` (a test event).
     #[serde(rename = "type")]
     pub event_type: String,
     pub status: DeliveryStatus,
@@ -214,21 +219,88 @@ pub async fn patch_webhook(
 }
 
 /// Replaces the signing secret and returns the new one, once. Every delivery from now on
-/// (retries and replays of older events included) is signed with it; the old one stops
+/// (retries and replays of older events included) is signed with it. With
+/// `expire_previous_in_hours` the previous secret keeps signing too until then (two `v1=`
+/// in `X-Service-Signature`, two entries in `webhook-signature`, the new one first), so a
+/// receiver can switch over without losing a delivery; without it the old secret stops
 /// verifying at once.
 #[utoipa::path(
     post,
     path = "/v1/partner/settings/integrations/webhook/rotate-secret",
     tag = "Webhooks",
     security(("bearer" = [])),
+    request_body(content = SecretRotation, description = "May be empty (or `{}`): no overlap"),
     responses(
         (status = 200, description = "The endpoint with its new `signing_secret`", body = WebhookSettings),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `expire_previous_in_hours_invalid`, \
+`<field>_unknown`", body = ErrorBody),
         (status = 404, description = "`webhook_not_configured`: set a URL first", body = ErrorBody),
     )
 )]
-pub async fn rotate_secret(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WebhookSettings>> {
-    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor).await?;
+pub async fn rotate_secret(
+    caller: Caller,
+    State(state): State<AppState>,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> ApiResult<Json<WebhookSettings>> {
+    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor, &body).await?;
     Ok(Json(WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)))
+}
+
+/// The id of a test event just queued.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"event_id": "evt_0J8TKphYAu1T9wmy3LSJaBL3"}))]
+pub struct TestEvent {
+    pub event_id: String,
+}
+
+/// Sends a signed `ping` event (`{"id", "type": "ping", "created_at", "data": {"brand_id"}}`)
+/// to the endpoint through the same queue as every event: it is signed, retried and shown in
+/// the delivery log like the others. Use it to check a receiver without a real sale.
+#[utoipa::path(
+    post,
+    path = "/v1/partner/settings/integrations/webhook/test",
+    tag = "Webhooks",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The test event's id; follow it in the delivery log", body = TestEvent),
+        (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
+    )
+)]
+pub async fn send_test_event(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<TestEvent>> {
+    let event_id = webhooks::send_test_event(&state.core, &caller.actor).await?;
+    Ok(Json(TestEvent { event_id }))
+}
+
+/// How many events a replay queued.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"replayed": 3}))]
+pub struct Replayed {
+    pub replayed: u64,
+}
+
+/// Queues every dead event of the brand again (those created at or after `since`, when
+/// given), each with a fresh retry window: after an outage of the receiver, one call sends
+/// everything that gave up.
+#[utoipa::path(
+    post,
+    path = "/v1/partner/webhooks/deliveries/replay",
+    tag = "Webhooks",
+    security(("bearer" = [])),
+    request_body = DeadReplay,
+    responses(
+        (status = 200, description = "How many events were queued again", body = Replayed),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `status_required`, `status_invalid`, \
+`since_invalid`, `<field>_unknown`", body = ErrorBody),
+        (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
+    )
+)]
+pub async fn replay_dead(
+    caller: Caller,
+    State(state): State<AppState>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Json<Replayed>> {
+    let replayed = webhooks::replay_dead(&state.core, &caller.actor, &body).await?;
+    Ok(Json(Replayed { replayed }))
 }
 
 /// The brand's events and how their delivery went, newest first.
@@ -333,12 +405,27 @@ impl From<RotateError> for ApiError {
     fn from(e: RotateError) -> Self {
         match e {
             // 404 here (there is nothing to rotate), where replay answers 409.
+            RotateError::Invalid(errors) => ApiError::validation(errors),
             RotateError::NotConfigured => ApiError::not_found(
                 "webhook_not_configured",
                 "No webhook endpoint is configured; PATCH /v1/partner/settings/integrations/webhook with a url first.",
             ),
             RotateError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             RotateError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<webhooks::TestEventError> for ApiError {
+    fn from(e: webhooks::TestEventError) -> Self {
+        match e {
+            webhooks::TestEventError::NotConfigured => ApiError::client(
+                StatusCode::CONFLICT,
+                "webhook_not_configured",
+                "No enabled webhook endpoint: configure a url (and enabled: true) before sending a test event.",
+            ),
+            webhooks::TestEventError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
+            webhooks::TestEventError::Store(e) => e.into(),
         }
     }
 }
@@ -356,6 +443,7 @@ impl From<ReplayError> for ApiError {
     fn from(e: ReplayError) -> Self {
         match e {
             ReplayError::EventNotFound => event_not_found(),
+            ReplayError::Invalid(errors) => ApiError::validation(errors),
             ReplayError::NotConfigured => ApiError::client(
                 StatusCode::CONFLICT,
                 "webhook_not_configured",

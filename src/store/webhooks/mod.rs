@@ -17,8 +17,9 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{commit_audited, now, on_pool, record_audit, Store, StoreError};
+use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
+use crate::domain::event::Event;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
 use crate::domain::wire::UnknownValue;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
@@ -227,17 +228,22 @@ impl Store {
         &self,
         brand_id: i64,
         secret: &str,
+        previous_until: Option<Ts>,
         audit: &AuditEntry,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            // The right-hand sides read the row as it was: the old secret becomes the previous one.
             let rotated = sqlx::query_as(&format!(
-                "UPDATE webhook_endpoints SET signing_secret = $2, secret_rotated_at = $3, updated_at = $3
+                "UPDATE webhook_endpoints
+                 SET previous_secret = CASE WHEN $4 IS NULL THEN NULL ELSE signing_secret END,
+                     previous_expires_at = $4, signing_secret = $2, secret_rotated_at = $3, updated_at = $3
                  WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
             ))
             .bind(brand_id)
             .bind(secret)
             .bind(now())
+            .bind(previous_until)
             .fetch_optional(&mut *tx)
             .await?;
             commit_audited(tx, rotated, audit).await
@@ -320,6 +326,48 @@ impl Store {
             .await?;
             let replayed = (done.rows_affected() > 0).then_some(());
             Ok(commit_audited(tx, replayed, audit).await?.is_some())
+        })
+    }
+}
+
+impl Store {
+    /// Queues every dead event of the brand (created at or after `since`) again for
+    /// immediate delivery, with a fresh retry window, in one statement; the audit entry is
+    /// written with them when there was any. Answers how many.
+    pub async fn replay_dead_webhooks(
+        &self,
+        brand_id: i64,
+        since: Option<Ts>,
+        audit: &AuditEntry,
+    ) -> Result<u64, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE webhook_events
+                 SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
+                     lease_owner = NULL, lease_until = NULL
+                 WHERE brand_id = $1 AND status = $5 AND ($2 IS NULL OR created_at >= $2)",
+            )
+            .bind(brand_id)
+            .bind(since)
+            .bind(now())
+            .bind(DeliveryStatus::Pending.as_str())
+            .bind(DeliveryStatus::Dead.as_str())
+            .execute(&mut *tx)
+            .await?;
+            let replayed = (done.rows_affected() > 0).then_some(done.rows_affected());
+            Ok(commit_audited(tx, replayed, audit).await?.unwrap_or(0))
+        })
+    }
+
+    /// Records `event` and its audit entry in one transaction (a test event).
+    pub async fn emit_audited_event(&self, event: &Event, audit: &AuditEntry) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            self.insert_event((&mut *tx).into(), event).await?;
+            record_audit((&mut *tx).into(), audit).await?;
+            tx.commit().await?;
+            Ok(())
         })
     }
 }

@@ -19,6 +19,8 @@ pub struct DueDelivery {
     pub brand_id: i64,
     pub url: String,
     pub signing_secret: String,
+    /// The secret replaced by a rotation, while its overlap lasts (decisions 11.4).
+    pub previous_secret: Option<String>,
 }
 
 /// An event a worker now holds the lease of.
@@ -105,14 +107,16 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
         pending("d.status")
     );
     let sqlite = format!(
-        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret,
+                CASE WHEN ep.previous_expires_at > $1 THEN ep.previous_secret END AS previous_secret
          FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
              SELECT d.seq FROM webhook_events d WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2)
          WHERE ep.enabled
          ORDER BY e.next_attempt_at, e.seq LIMIT $3"
     );
     let postgres = format!(
-        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret
+        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret,
+                CASE WHEN ep.previous_expires_at > $1 THEN ep.previous_secret END AS previous_secret
          FROM webhook_endpoints ep CROSS JOIN LATERAL (
              SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
              WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2) e

@@ -3,8 +3,11 @@
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::user::Actor;
-use crate::domain::webhook::DeliveryStatus;
-use crate::store::{AttemptRecord, DeliveryRecord, StoreError};
+use serde_json::{Map, Value};
+
+use crate::domain::webhook::{DeadReplay, DeliveryStatus};
+use crate::domain::FieldError;
+use crate::store::{AttemptRecord, DeliveryRecord, StoreError, Ts};
 
 /// One page of the log and the number of events matching the filter.
 #[derive(Debug)]
@@ -27,6 +30,9 @@ pub enum DeliveryError {
 pub enum ReplayError {
     #[error("no such event")]
     EventNotFound,
+    /// The body of a replay of dead events.
+    #[error("invalid replay")]
+    Invalid(Vec<FieldError>),
     /// No enabled endpoint to deliver to.
     #[error("no enabled webhook endpoint")]
     NotConfigured,
@@ -81,4 +87,20 @@ pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<Delive
     let (delivery, _) =
         core.store.webhook_delivery(actor.brand_id, event_id).await?.ok_or(ReplayError::EventNotFound)?;
     Ok(delivery)
+}
+
+/// Queues every dead event of the brand (created at or after `since`, when given) again,
+/// each with a fresh retry window; answers how many. Refused, like one replay, without an
+/// enabled endpoint.
+pub async fn replay_dead(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<u64, ReplayError> {
+    let request = DeadReplay::parse(body).map_err(ReplayError::Invalid)?;
+    if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
+        return Err(ReplayError::NotConfigured);
+    }
+    let audit = AuditEntry::by(actor, AuditAction::DeliveriesReplayed, Some("events:dead".to_owned()));
+    let replayed = core.store.replay_dead_webhooks(actor.brand_id, request.since.map(Ts::from), &audit).await?;
+    if replayed > 0 {
+        core.outbox.wake();
+    }
+    Ok(replayed)
 }

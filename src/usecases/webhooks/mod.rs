@@ -5,19 +5,21 @@ mod deliveries;
 
 use std::time::Duration;
 
+use chrono::{TimeDelta, Utc};
 use reqwest::Url;
 use serde_json::{Map, Value};
 
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
+use crate::domain::event::{Event, EventType};
 use crate::domain::user::Actor;
-use crate::domain::webhook::WebhookPatch;
+use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::domain::FieldError;
 use crate::jobs::signature::generate_secret;
 use crate::net::{self, ResolveError};
-use crate::store::{EndpointInsert, StoreError, WebhookEndpointRecord};
+use crate::store::{EndpointInsert, StoreError, Ts, WebhookEndpointRecord};
 
-pub use deliveries::{deliveries, delivery, replay, DeliveryError, DeliveryPage, ReplayError};
+pub use deliveries::{deliveries, delivery, replay, replay_dead, DeliveryError, DeliveryPage, ReplayError};
 
 /// How long configuration waits for DNS before accepting a name it could not resolve.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -46,6 +48,8 @@ pub enum ConfigureError {
 /// Why the secret was not rotated.
 #[derive(Debug, thiserror::Error)]
 pub enum RotateError {
+    #[error("invalid rotation")]
+    Invalid(Vec<FieldError>),
     #[error("no webhook endpoint")]
     NotConfigured,
     #[error("no randomness for a signing secret: {0}")]
@@ -115,13 +119,48 @@ async fn update(
     Ok(Configured { endpoint, secret_created: false })
 }
 
-/// Replaces the signing secret; the answer shows the new one, this once.
-pub async fn rotate_secret(core: &Core, actor: &Actor) -> Result<WebhookEndpointRecord, RotateError> {
+/// Replaces the signing secret; the answer shows the new one, this once. With an overlap
+/// (`expire_previous_in_hours` > 0) deliveries are signed with both secrets until then.
+pub async fn rotate_secret(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+) -> Result<WebhookEndpointRecord, RotateError> {
+    let rotation = SecretRotation::parse(body).map_err(RotateError::Invalid)?;
+    let previous_until = (rotation.expire_previous_in_hours > 0)
+        .then(|| Ts::from(Utc::now() + TimeDelta::hours(rotation.expire_previous_in_hours)));
     let secret = generate_secret().map_err(RotateError::Randomness)?;
+    let audit = webhook_audit(actor, AuditAction::WebhookSecretRotated);
     core.store
-        .rotate_webhook_secret(actor.brand_id, &secret, &webhook_audit(actor, AuditAction::WebhookSecretRotated))
+        .rotate_webhook_secret(actor.brand_id, &secret, previous_until, &audit)
         .await?
         .ok_or(RotateError::NotConfigured)
+}
+
+/// Why no test event was sent.
+#[derive(Debug, thiserror::Error)]
+pub enum TestEventError {
+    /// No enabled endpoint to deliver to.
+    #[error("no enabled webhook endpoint")]
+    NotConfigured,
+    #[error("no randomness for an event id: {0}")]
+    Randomness(getrandom::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Sends a `ping` event (`data: {brand_id}`) through the delivery queue, so it is signed,
+/// retried and logged like any other; answers its id.
+pub async fn send_test_event(core: &Core, actor: &Actor) -> Result<String, TestEventError> {
+    if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
+        return Err(TestEventError::NotConfigured);
+    }
+    let data = serde_json::json!({ "brand_id": actor.brand_slug });
+    let event = Event::new(actor.brand_id, EventType::Ping, data).map_err(TestEventError::Randomness)?;
+    let audit = AuditEntry::by(actor, AuditAction::WebhookTestSent, Some(format!("event:{}", event.id)));
+    core.store.emit_audited_event(&event, &audit).await?;
+    core.outbox.wake();
+    Ok(event.id)
 }
 
 /// An entry about the brand's webhook endpoint.

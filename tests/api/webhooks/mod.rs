@@ -9,6 +9,7 @@ mod delivery;
 mod log;
 pub mod receiver;
 mod signature;
+mod standard;
 
 use std::time::{Duration, Instant};
 
