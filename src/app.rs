@@ -99,6 +99,7 @@ impl Server {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut queue_workers = self.spawn_photo_workers(&stopped)?;
         queue_workers.extend(self.spawn_mail_worker(&stopped)?);
+        queue_workers.push(spawn_idempotency_sweeper(self.state.store.clone(), stopped.clone()));
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
@@ -125,6 +126,34 @@ impl Server {
         self.state.store.close().await;
         served
     }
+}
+
+/// Deletes expired idempotency keys every few minutes, a bounded batch at a time (every node
+/// does; deleting what another node deleted is harmless).
+fn spawn_idempotency_sweeper(
+    store: Store,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(300);
+    const BATCH: i64 = 10_000;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.changed() => return,
+                () = tokio::time::sleep(EVERY) => {}
+            }
+            loop {
+                match store.sweep_idempotency(crate::store::Ts::now(), BATCH).await {
+                    Ok(n) if n == BATCH as u64 => continue,
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot sweep expired idempotency keys");
+                        break;
+                    }
+                }
+            }
+        }
+    })
 }
 
 impl Server {

@@ -28,6 +28,7 @@ pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
 pub const DEFAULT_S3_REGION: &str = "us-east-1";
 pub const DEFAULT_MAIL_POLL_MS: u64 = 1_000;
 pub const DEFAULT_MAIL_RETRY_BASE_MS: u64 = 30_000;
+pub const DEFAULT_IDEMPOTENCY_TTL_S: u64 = 24 * 60 * 60;
 pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
 pub const DEFAULT_SIGNIN_ADDRESS_LIMIT: u32 = 30;
 
@@ -200,6 +201,11 @@ pub struct Config {
     #[arg(long, env = "REHOME_SIGNIN_ADDRESS_LIMIT", default_value_t = DEFAULT_SIGNIN_ADDRESS_LIMIT)]
     pub signin_address_limit: u32,
 
+    /// How long an `Idempotency-Key` and its kept answer last, in seconds (decisions 11.1:
+    /// 24 hours). Shorter only for tests.
+    #[arg(long, env = "REHOME_IDEMPOTENCY_TTL_S", default_value_t = DEFAULT_IDEMPOTENCY_TTL_S, hide = true)]
+    pub idempotency_ttl_s: u64,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -286,6 +292,7 @@ impl Default for Config {
             mail_retry_base_ms: DEFAULT_MAIL_RETRY_BASE_MS,
             signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
+            idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
             log_format: LogFormat::Text,
         }
     }
@@ -330,6 +337,9 @@ impl Config {
         }
         self.check_s3()?;
         self.check_mail()?;
+        if !(1..=604_800).contains(&self.idempotency_ttl_s) {
+            bail!("REHOME_IDEMPOTENCY_TTL_S must be 1 to 604800");
+        }
         if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
             bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
         }

@@ -6,6 +6,7 @@ pub mod body;
 pub mod collection;
 pub mod credit_code;
 pub mod event;
+pub mod idempotency;
 pub mod key_request;
 pub mod listing;
 pub mod lockout;

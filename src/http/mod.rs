@@ -7,6 +7,7 @@ pub mod collections;
 pub mod credits;
 pub mod docs;
 mod health;
+mod idempotency;
 pub mod limit;
 pub mod listings;
 pub mod ops;
@@ -56,6 +57,8 @@ pub fn router(state: AppState) -> Router {
         .merge(docs::api_router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
+        // Inside the gate: it needs the caller's key, and replays count against the quota.
+        .layer(middleware::from_fn_with_state(state.clone(), idempotency::idempotency))
         .layer(middleware::from_fn_with_state(state.clone(), gate));
 
     // The operator API sits outside the `/v1` gate, behind its own token (absent without one).

@@ -565,3 +565,16 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
         server: Some(handle),
     }
 }
+
+/// A second node on `app`'s database; it stops when the sender is dropped.
+pub async fn second_node(app: &TestApp) -> (String, oneshot::Sender<()>) {
+    let config =
+        Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: app.dir.path().join("media"), ..Config::default() };
+    let server = Server::bind(config, open_store(&app.db.url).await).await.expect("bind the second node");
+    let base = format!("http://{}", server.local_addr());
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(server.run_until(async move {
+        let _ = rx.await;
+    }));
+    (base, tx)
+}

@@ -11,6 +11,7 @@ mod cli;
 mod copy;
 mod documented_bodies;
 mod errors;
+mod idempotency;
 mod limits;
 mod limits_shared;
 mod listings;

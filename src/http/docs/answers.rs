@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response};
+use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Required, Response};
 use utoipa::Modify;
 
 /// The security scheme of the partner API (API keys).
@@ -79,6 +79,46 @@ minute; retry after `Retry-After` seconds",
         limited.headers.insert(name.to_owned(), HeaderBuilder::new().schema(integer()).description(Some(text)).build());
     }
     set(operation, "429", limited);
+    if method != "get" {
+        add_idempotency(operation);
+    }
+}
+
+/// Every partner write takes an `Idempotency-Key` (decisions 11.1): the header, the answers
+/// it adds (merged into the operation's own 400 and 409 rows) and the replay header on 2xx.
+fn add_idempotency(operation: &mut Operation) {
+    let parameter = ParameterBuilder::new()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "1 to 255 visible ASCII characters, unique per operation you mean to make once. A repeat with \
+the same key, method, path and body within 24 hours answers the first 2xx answer again (with \
+`Idempotent-Replayed: true`) and changes nothing. Scoped to the API key; only 2xx answers are kept.",
+        ))
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(255))))
+        .build();
+    operation.parameters.get_or_insert_with(Vec::new).push(parameter);
+    for (status, text) in [
+        ("400", "`idempotency_key_invalid`: the `Idempotency-Key` header is not 1 to 255 visible ASCII characters"),
+        ("409", "`idempotency_key_in_use`: a request with this `Idempotency-Key` is still running"),
+        ("422", "`idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body"),
+    ] {
+        let merged = match operation.responses.responses.get(status) {
+            Some(RefOr::T(existing)) => format!("{}; {text}", existing.description),
+            _ => text.to_owned(),
+        };
+        set(operation, status, error_response(&merged));
+    }
+    let replayed = HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["true"])))
+        .description(Some("`true` when this answer is the kept answer of an earlier request with the same key"))
+        .build();
+    for (status, response) in operation.responses.responses.iter_mut() {
+        if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
+            response.headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
+        }
+    }
 }
 
 /// The part of a 403 text that names operation-specific codes, without the generic
@@ -242,6 +282,27 @@ impl Modify for TagOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partner_writes_take_an_idempotency_key_and_reads_do_not() {
+        let doc = serde_json::to_value(crate::http::docs::document()).unwrap();
+        let create = &doc["paths"]["/v1/listings"]["post"];
+        let names: Vec<&str> =
+            create["parameters"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+        assert!(names.contains(&"Idempotency-Key"), "{names:?}");
+        assert!(create["responses"]["422"]["description"].as_str().unwrap().contains("idempotency_key_reused"));
+        assert!(create["responses"]["409"]["description"].as_str().unwrap().contains("idempotency_key_in_use"));
+        assert!(create["responses"]["201"]["headers"]["Idempotent-Replayed"].is_object());
+        let roll = &doc["paths"]["/v1/partner/settings/integrations/keys/{id}/roll"]["post"];
+        let conflict = roll["responses"]["409"]["description"].as_str().unwrap();
+        assert!(conflict.contains("key_inactive") && conflict.contains("idempotency_key_in_use"), "{conflict}");
+        let list = &doc["paths"]["/v1/listings"]["get"];
+        let read_params = list["parameters"].as_array().cloned().unwrap_or_default();
+        assert!(read_params.iter().all(|p| p["name"] != "Idempotency-Key"));
+        let ops = &doc["paths"]["/ops/v1/orders"]["post"];
+        let ops_params = ops["parameters"].as_array().cloned().unwrap_or_default();
+        assert!(ops_params.iter().all(|p| p["name"] != "Idempotency-Key"), "the operator API has none");
+    }
 
     #[test]
     fn only_the_operation_specific_part_of_a_403_text_is_kept() {

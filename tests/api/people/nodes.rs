@@ -4,27 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use rehome::app::Server;
-use rehome::config::Config;
 use rehome::domain::user::Role;
 use serde_json::json;
-use tokio::sync::oneshot;
 
 use super::{KEYS, TEAM};
-use crate::helpers::{json, on_postgres, open_store, spawn_app, TestApp};
-
-/// A second node on `app`'s database; it stops when the sender is dropped.
-async fn second_node(app: &TestApp) -> (String, oneshot::Sender<()>) {
-    let config =
-        Config { addr: "127.0.0.1:0".parse().unwrap(), media_dir: app.dir.path().join("media"), ..Config::default() };
-    let server = Server::bind(config, open_store(&app.db.url).await).await.expect("bind the second node");
-    let base = format!("http://{}", server.local_addr());
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(server.run_until(async move {
-        let _ = rx.await;
-    }));
-    (base, tx)
-}
+use crate::helpers::{json, on_postgres, second_node, spawn_app};
 
 /// Polls `base` with `key` until it answers 401; answers how long that took.
 async fn refused_on(client: &reqwest::Client, base: &str, key: &str) -> Duration {

@@ -1,0 +1,129 @@
+//! `Idempotency-Key` on the writes under `/v1` (decisions 11.1), as a layer inside the
+//! authentication gate: a request with the header claims the key for its API key in the
+//! database before it runs, so a duplicate — on this node or another — never runs twice; a
+//! 2xx answer is kept for 24 hours and repeated byte for byte to the same request, with
+//! `Idempotent-Replayed: true`. Requests without the header pass straight through.
+
+use std::time::Duration;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{OriginalUri, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::TimeDelta;
+
+use crate::app::AppState;
+use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, REPLAYED_HEADER};
+use crate::error::ApiError;
+use crate::http::auth::Identity;
+use crate::http::body::payload_too_large;
+use crate::store::{IdempotencyClaim, Ts};
+
+/// How long a request may hold its key before another node may take the key over (the
+/// holder's node died): longer than any request runs.
+const LEASE: Duration = Duration::from_secs(600);
+
+pub async fn idempotency(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !matches!(*request.method(), Method::POST | Method::PATCH | Method::DELETE) {
+        return next.run(request).await;
+    }
+    let Some(value) = request.headers().get(HEADER) else {
+        return next.run(request).await;
+    };
+    // Without a usable key the handler answers 401 or 403 as it would anyway.
+    let Some(Identity::Key(caller)) = request.extensions().get::<Identity>() else {
+        return next.run(request).await;
+    };
+    let Some(key) = value.to_str().ok().filter(|k| valid_key(k.as_bytes())).map(str::to_owned) else {
+        return invalid_key().into_response();
+    };
+    let key_id = caller.key_id;
+    let path = request
+        .extensions()
+        .get::<OriginalUri>()
+        .map_or_else(|| request.uri().clone(), |OriginalUri(uri)| uri.clone())
+        .path_and_query()
+        .map_or_else(String::new, |p| p.as_str().to_owned());
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, state.config.max_body_bytes).await else {
+        return payload_too_large().into_response();
+    };
+    let print = fingerprint(parts.method.as_str(), &path, &bytes);
+    let now = Ts::now();
+    let ttl = TimeDelta::seconds(i64::try_from(state.config.idempotency_ttl_s).unwrap_or(i64::MAX));
+    let lease_until = Ts::from(now.get() + TimeDelta::from_std(LEASE).unwrap_or_default());
+    let expires_at = Ts::from(now.get() + ttl);
+    match state.store.claim_idempotency(key_id, &key, &print, now, lease_until, expires_at).await {
+        Err(e) => return ApiError::from(e).into_response(),
+        Ok(IdempotencyClaim::Held(kept)) => return answer_repeat(repeat(kept, &print)),
+        Ok(IdempotencyClaim::Claimed) => {}
+    }
+
+    // Run to the end even if the client goes away, so the key is always completed or
+    // released, never left holding an answer nobody kept.
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let response = match tokio::spawn(next.run(request)).await {
+        Ok(response) => response,
+        Err(e) => {
+            release(&state, key_id, &key).await;
+            return ApiError::Internal(anyhow::anyhow!("handler failed: {e}")).into_response();
+        }
+    };
+    if !response.status().is_success() {
+        release(&state, key_id, &key).await;
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        release(&state, key_id, &key).await;
+        return ApiError::Internal(anyhow::anyhow!("cannot read the answer to keep")).into_response();
+    };
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    if let Err(e) = state.store.complete_idempotency(key_id, &key, parts.status.as_u16(), content_type, &bytes).await {
+        // The change is done: the key stays held until its lease ends rather than let a
+        // retry run it again.
+        tracing::error!(error = %e, key_id, "cannot keep an idempotent answer");
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+async fn release(state: &AppState, key_id: i64, key: &str) {
+    if let Err(e) = state.store.release_idempotency(key_id, key).await {
+        tracing::warn!(error = %e, key_id, "cannot release an idempotency key (it frees itself at its lease's end)");
+    }
+}
+
+fn answer_repeat(repeat: Repeat) -> Response {
+    match repeat {
+        Repeat::Replay { status, content_type, body } => {
+            let mut response = Response::new(Body::from(body));
+            *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            if let Some(value) = content_type.and_then(|c| HeaderValue::from_str(&c).ok()) {
+                response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+            response
+        }
+        Repeat::InUse => ApiError::client(
+            StatusCode::CONFLICT,
+            "idempotency_key_in_use",
+            "A request with this Idempotency-Key is still running; retry once it has answered.",
+        )
+        .into_response(),
+        Repeat::Reused => ApiError::client(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            "This Idempotency-Key was used for another request (method, path or body); use a new key.",
+        )
+        .into_response(),
+    }
+}
+
+fn invalid_key() -> ApiError {
+    ApiError::client(
+        StatusCode::BAD_REQUEST,
+        "idempotency_key_invalid",
+        "The Idempotency-Key header must be 1 to 255 visible ASCII characters.",
+    )
+}
