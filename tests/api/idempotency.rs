@@ -144,7 +144,7 @@ async fn concurrent_duplicates_run_once(app: &TestApp, bases: &[String], key: &s
 async fn twenty_concurrent_duplicates_create_one_listing() {
     let app = spawn_app().await;
     let partner = app.partner("acme").await;
-    concurrent_duplicates_run_once(&app, &[app.base.clone()], &partner.key, 20).await;
+    concurrent_duplicates_run_once(&app, std::slice::from_ref(&app.base), &partner.key, 20).await;
     app.stop().await;
 }
 
