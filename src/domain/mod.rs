@@ -14,6 +14,7 @@ pub mod money;
 pub mod order;
 pub mod password;
 pub mod payout;
+pub mod precondition;
 pub mod reader;
 pub mod redemption;
 pub mod session;

@@ -15,6 +15,7 @@ pub mod options;
 pub mod payouts;
 pub mod people;
 pub mod photos;
+pub mod precondition;
 pub mod query;
 pub mod redemptions;
 pub mod settings;

@@ -2,8 +2,9 @@
 //! how credit is boosted (decisions 6.4).
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -12,6 +13,7 @@ use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::http::precondition::{require, Tagged};
 use crate::usecases::marketplace::payouts;
 
 #[derive(utoipa::OpenApi)]
@@ -38,12 +40,12 @@ pub struct PayoutSettings {
     tag = "Settings",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The payout options", body = PayoutSettings),
+        (status = 200, description = "The payout options", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
     )
 )]
-pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<PayoutSettings>> {
+pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<PayoutSettings>> {
     let options = payouts::options(&state.core, &caller.actor).await?;
-    Ok(Json(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
+    Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }
 
 /// Changes the fields given. Customers' later choices are checked against the new options;
@@ -54,8 +56,10 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Settings",
     security(("bearer" = [])),
     request_body = PayoutOptionsPatch,
+    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
-        (status = 200, description = "The options after the change", body = PayoutSettings),
+        (status = 200, description = "The options after the change", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
         (status = 400, description = "`invalid_body` or `validation_failed`: `credit_enabled_invalid`, `cash_enabled_invalid`, \
 `credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`", body = ErrorBody),
     )
@@ -63,9 +67,12 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
 pub async fn patch_payouts(
     caller: Caller,
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<PayoutSettings>> {
+) -> ApiResult<Tagged<PayoutSettings>> {
     let patch = PayoutOptionsPatch::parse(&body).map_err(ApiError::validation)?;
+    let current = payouts::options(&state.core, &caller.actor).await?;
+    require(&headers, &PayoutSettings { brand_id: caller.brand_slug.clone(), options: current })?;
     let options = payouts::change_options(&state.core, &caller.actor, &patch).await?;
-    Ok(Json(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
+    Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }

@@ -2,8 +2,9 @@
 //! and the billing entity, each read whole and changed by partial update.
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -12,6 +13,7 @@ use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch}
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::http::precondition::{require, Tagged};
 use crate::usecases::settings::{self, PatchError};
 
 #[derive(utoipa::OpenApi)]
@@ -58,12 +60,12 @@ impl From<PatchError> for ApiError {
     tag = "Settings",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The profile", body = BrandProfileResponse),
+        (status = 200, description = "The profile", body = BrandProfileResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
     )
 )]
-pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<BrandProfileResponse>> {
+pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BrandProfileResponse>> {
     let profile = settings::profile(&state.core, &caller.actor).await?;
-    Ok(Json(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
+    Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
 /// Changes the fields given; the first save must include `display_name`.
@@ -73,8 +75,10 @@ pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResu
     tag = "Settings",
     security(("bearer" = [])),
     request_body = ProfilePatch,
+    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
-        (status = 200, description = "The whole profile after the change", body = BrandProfileResponse),
+        (status = 200, description = "The whole profile after the change", body = BrandProfileResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `display_name_required`, \
 `display_name_too_long`, `support_email_invalid`, `accent_color_invalid`, `support_phone_invalid`, `logo_url_invalid`, \
 `<field>_invalid` (wrong JSON type), `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
@@ -83,10 +87,13 @@ pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResu
 pub async fn patch_brand(
     caller: Caller,
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<BrandProfileResponse>> {
+) -> ApiResult<Tagged<BrandProfileResponse>> {
+    let current = settings::profile(&state.core, &caller.actor).await?;
+    require(&headers, &BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile: current })?;
     let profile = settings::update_profile(&state.core, &caller.actor, &body).await?;
-    Ok(Json(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
+    Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
 /// The billing entity. Before the first save every field is an empty string except
@@ -97,12 +104,12 @@ pub async fn patch_brand(
     tag = "Settings",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The billing entity", body = BillingResponse),
+        (status = 200, description = "The billing entity", body = BillingResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
     )
 )]
-pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<BillingResponse>> {
+pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BillingResponse>> {
     let billing = settings::billing(&state.core, &caller.actor).await?;
-    Ok(Json(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
+    Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 
 /// Changes the fields given. The answer always carries every field, empty ones included.
@@ -112,8 +119,10 @@ pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Settings",
     security(("bearer" = [])),
     request_body = BillingPatch,
+    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
-        (status = 200, description = "The whole billing entity after the change", body = BillingResponse),
+        (status = 200, description = "The whole billing entity after the change", body = BillingResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `postcode_invalid`, \
 `vat_number_invalid`, `company_number_invalid`, `invoice_email_invalid`, `<field>_invalid` (wrong JSON type), \
 `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
@@ -122,10 +131,13 @@ pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiRe
 pub async fn patch_billing(
     caller: Caller,
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<BillingResponse>> {
+) -> ApiResult<Tagged<BillingResponse>> {
+    let current = settings::billing(&state.core, &caller.actor).await?;
+    require(&headers, &BillingResponse { brand_id: caller.brand_slug.clone(), billing: current })?;
     let billing = settings::update_billing(&state.core, &caller.actor, &body).await?;
-    Ok(Json(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
+    Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 
 #[cfg(test)]

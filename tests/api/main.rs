@@ -23,6 +23,7 @@ mod nodes;
 mod options;
 mod people;
 mod photos;
+mod preconditions;
 mod schema_parity;
 mod settings;
 mod warehouses;

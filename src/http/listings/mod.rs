@@ -5,7 +5,8 @@ mod render;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::header::ETAG;
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
@@ -13,9 +14,11 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::domain::listing::{BulkDelete, BulkDeleteRefused, Measurement, ValidListing};
+use crate::domain::precondition::listing_etag;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::http::precondition::{if_match, precondition_failed};
 use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
 use params::list_params;
@@ -120,6 +123,7 @@ impl From<UpdateListingError> for ApiError {
                 "edit_conflict",
                 "The listing kept changing during the update; retry.",
             ),
+            UpdateListingError::PreconditionFailed => precondition_failed(),
             UpdateListingError::Store(e) => e.into(),
         }
     }
@@ -216,7 +220,9 @@ pub async fn list_listings(
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Listing id")),
     responses(
-        (status = 200, description = "The listing", body = ListingDetail),
+        (status = 200, description = "The listing", body = ListingDetail, headers(
+            ("ETag" = String, description = "The listing's version as a strong entity tag (`\"v7\"`): send it as `If-Match` with a PATCH to change it only if nobody else has")
+        )),
         (status = 404, description = "`listing_not_found`: no such listing in the caller's brand (or trashed)", body = ErrorBody),
     )
 )]
@@ -224,10 +230,11 @@ pub async fn get_listing(
     caller: Caller,
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
-) -> ApiResult<Json<ListingDetail>> {
+) -> ApiResult<([(HeaderName, String); 1], Json<ListingDetail>)> {
     let id = listing_id(path)?;
     let record = listings::get(&state.core, &caller.actor, id).await?;
-    Ok(Json(render::detail(record, &context(&state, &caller))))
+    let etag = listing_etag(record.version);
+    Ok(([(ETAG, etag)], Json(render::detail(record, &context(&state, &caller)))))
 }
 
 /// Creates a listing sold by the caller.
@@ -259,26 +266,35 @@ pub async fn create_listing(
     path = "/v1/listings/{id}",
     tag = "Listings",
     security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Listing id")),
+    params(
+        ("id" = i64, Path, description = "Listing id"),
+        ("If-Match" = Option<String>, Header, description = "Change only if the listing still has this `ETag` (from a GET or an earlier PATCH); `*` matches any current version")
+    ),
     request_body = ValidListing,
     responses(
-        (status = 200, description = "The updated listing", body = ListingDetail),
+        (status = 200, description = "The updated listing", body = ListingDetail, headers(
+            ("ETag" = String, description = "The listing's new entity tag")
+        )),
         (status = 400, description = "`no_fields` (empty body), `invalid_body`, or `validation_failed` listing every reason", body = ErrorBody),
         (status = 403, description = "`forbidden_not_owner`: another user's listing", body = ErrorBody),
         (status = 404, description = "`listing_not_found`", body = ErrorBody),
         (status = 409, description = "`edit_conflict`: the listing kept changing during the update; retry", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: `If-Match` names none of the listing's current tag (it changed since you read it); nothing changed — GET it again", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
-    )
+    ),
 )]
 pub async fn update_listing(
     caller: Caller,
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<ListingDetail>> {
+) -> ApiResult<([(HeaderName, String); 1], Json<ListingDetail>)> {
     let id = listing_id(path)?;
-    let saved = listings::update(&state.core, &caller.actor, id, &body).await?;
-    Ok(Json(render::detail(saved.record, &context(&state, &caller))))
+    let condition = if_match(&headers);
+    let saved = listings::update(&state.core, &caller.actor, id, &body, condition.as_ref()).await?;
+    let etag = listing_etag(saved.record.version);
+    Ok(([(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
 
 /// Moves one of the caller's listings to the trash.

@@ -6,6 +6,7 @@ mod create;
 use serde_json::{Map, Value};
 
 use crate::domain::listing::{validate, ImageStatus};
+use crate::domain::precondition::{listing_etag, IfMatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError};
@@ -59,22 +60,31 @@ pub enum UpdateListingError {
     /// The listing kept changing during the update.
     #[error("edit conflict")]
     EditConflict,
+    /// The `If-Match` condition does not hold for the listing as it is (or became).
+    #[error("precondition failed")]
+    PreconditionFailed,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 /// Merges `body` over one of the actor's listings and saves it if the merged listing is
-/// valid; a listing changed by someone else meanwhile is read again (three attempts).
+/// valid; a listing changed by someone else meanwhile is read again (three attempts). With
+/// `if_match`, the listing must carry one of its tags when read and still when saved (the
+/// save is conditional on the version read), else nothing changes.
 pub async fn update(
     core: &Core,
     actor: &Actor,
     id: i64,
     body: &Map<String, Value>,
+    if_match: Option<&IfMatch>,
 ) -> Result<SavedListing, UpdateListingError> {
     for _ in 0..UPDATE_ATTEMPTS {
         let existing = core.store.listing(actor.brand_id, id).await?.ok_or(UpdateListingError::NotFound)?;
         if existing.user_id != actor.user_id {
             return Err(UpdateListingError::NotOwner);
+        }
+        if if_match.is_some_and(|condition| !condition.matches(&listing_etag(existing.version))) {
+            return Err(UpdateListingError::PreconditionFailed);
         }
         if body.is_empty() {
             return Err(UpdateListingError::NoFields);
@@ -93,6 +103,8 @@ pub async fn update(
                 }
                 return Ok(*saved);
             }
+            // Changed since it was read: with a condition, the tag it was checked against is gone.
+            ListingUpdate::Stale if if_match.is_some() => return Err(UpdateListingError::PreconditionFailed),
             ListingUpdate::Stale => continue,
         }
     }

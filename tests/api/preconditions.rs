@@ -1,0 +1,104 @@
+//! Optimistic concurrency (decisions 11.5): the listing detail and the settings GETs answer
+//! an `ETag`; a PATCH whose `If-Match` no longer matches answers 412 `precondition_failed`
+//! and changes nothing; a matching one answers the new tag.
+
+use reqwest::{Method, Response};
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, json, spawn_app, Partner, TestApp};
+use crate::listings::create_id;
+
+fn etag(response: &Response) -> String {
+    response.headers().get("etag").and_then(|v| v.to_str().ok()).expect("an ETag").to_owned()
+}
+
+async fn patch_if(app: &TestApp, partner: &Partner, path: &str, tag: &str, body: &Value) -> Response {
+    app.request(Method::PATCH, path, &partner.key).header("If-Match", tag).json(body).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_listing_patch_with_a_stale_tag_changes_nothing() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let id = create_id(&app, &partner.key, json!({"title": "Oak sofa"})).await;
+    let path = format!("/v1/listings/{id}");
+    let read = app.get(&path, &partner.key).await;
+    let first = etag(&read);
+    assert_eq!(first, "\"v1\"");
+
+    let changed = patch_if(&app, &partner, &path, &first, &json!({"title": "Oak sofa, reupholstered"})).await;
+    assert_eq!(changed.status(), 200);
+    let second = etag(&changed);
+    assert_ne!(second, first);
+    assert_eq!(etag(&app.get(&path, &partner.key).await), second, "the PATCH answers the tag a GET then shows");
+
+    let stale = patch_if(&app, &partner, &path, &first, &json!({"title": "Lost update"})).await;
+    assert_error(stale, 412, "precondition_failed").await;
+    let now = json(app.get(&path, &partner.key).await).await;
+    assert_eq!(now["title"], "Oak sofa, reupholstered");
+
+    let listed = format!("\"v0\", {second}");
+    let changed = patch_if(&app, &partner, &path, &listed, &json!({"title": "Oak sofa, relisted"})).await;
+    assert_eq!(changed.status(), 200, "one of the listed tags matches");
+    let any = patch_if(&app, &partner, &path, "*", &json!({"title": "Oak sofa, any version"})).await;
+    assert_eq!(any.status(), 200, "* matches any version");
+    let weak = patch_if(
+        &app,
+        &partner,
+        &path,
+        &format!("W/{}", etag(&app.get(&path, &partner.key).await)),
+        &json!({"title": "Weak"}),
+    )
+    .await;
+    assert_error(weak, 412, "precondition_failed").await;
+    // Without If-Match nothing is checked.
+    assert_eq!(app.patch(&path, &partner.key, &json!({"title": "Unconditional"})).await.status(), 200);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn two_patches_with_the_same_tag_at_once_one_wins_one_is_refused() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for round in 0..5 {
+        let id = create_id(&app, &partner.key, json!({})).await;
+        let path = format!("/v1/listings/{id}");
+        let tag = etag(&app.get(&path, &partner.key).await);
+        let (edit_a, edit_b) = (json!({"title": "Edit A"}), json!({"title": "Edit B"}));
+        let a = patch_if(&app, &partner, &path, &tag, &edit_a);
+        let b = patch_if(&app, &partner, &path, &tag, &edit_b);
+        let (a, b) = tokio::join!(a, b);
+        let mut statuses = [a.status().as_u16(), b.status().as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 412], "round {round}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn settings_sections_are_tagged_and_a_stale_patch_changes_nothing() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for (path, change, lost) in [
+        ("/v1/partner/settings/brand", json!({"display_name": "Acme"}), json!({"display_name": "Lost"})),
+        ("/v1/partner/settings/billing", json!({"company_name": "Acme Ltd"}), json!({"company_name": "Lost"})),
+        ("/v1/partner/settings/payouts", json!({"credit_boost_percent": 110}), json!({"credit_boost_percent": 150})),
+    ] {
+        let read = app.get(path, &partner.key).await;
+        let first = etag(&read);
+        let before = json(read).await;
+        assert_eq!(etag(&app.get(path, &partner.key).await), first, "{path}: the tag is stable");
+
+        let changed = patch_if(&app, &partner, path, &first, &change).await;
+        assert_eq!(changed.status(), 200, "{path}");
+        let second = etag(&changed);
+        assert_ne!(second, first, "{path}");
+        assert_eq!(etag(&app.get(path, &partner.key).await), second, "{path}");
+
+        assert_error(patch_if(&app, &partner, path, &first, &lost).await, 412, "precondition_failed").await;
+        let after = json(app.get(path, &partner.key).await).await;
+        assert_ne!(after, before, "{path}: the first change stands");
+        assert_eq!(etag(&app.get(path, &partner.key).await), second, "{path}: the refused change changed nothing");
+    }
+    app.stop().await;
+}
