@@ -76,6 +76,12 @@ impl<'a> QueryParams<'a> {
         }
     }
 
+    /// Records `<name>_invalid`; answers `None` for the caller's value.
+    pub fn invalid<T>(&mut self, name: &'static str) -> Option<T> {
+        self.errors.push(FieldError::of(name, "invalid"));
+        None
+    }
+
     /// `validation_failed` with every bad parameter, if any.
     pub fn finish(self) -> Result<(), ApiError> {
         if self.errors.is_empty() {

@@ -16,6 +16,7 @@ mod limits;
 mod limits_shared;
 mod listings;
 mod listings_changes;
+mod listings_search;
 mod listings_validation;
 mod mail;
 mod marketplace;

@@ -184,10 +184,12 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
         ("per_page" = Option<u32>, Query, description = "1 to 100; default 20"),
         ("status" = Option<String>, Query, description = "`active` (default), `draft` or `any` (includes `closed`)"),
         ("channel" = Option<String>, Query, description = "`clearance` or `exchange`; omit for both"),
+        ("sku" = Option<String>, Query, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
+        ("q" = Option<String>, Query, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
     ),
     responses(
         (status = 200, description = "A page of listing summaries", body = ListingPage),
-        (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`, `status_invalid`, `channel_invalid`", body = ErrorBody),
+        (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`, `status_invalid`, `channel_invalid`, `sku_invalid`, `q_invalid`", body = ErrorBody),
     )
 )]
 pub async fn list_listings(

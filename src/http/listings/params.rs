@@ -6,14 +6,19 @@ use crate::http::query::{Page, QueryParams};
 use crate::store::ListingFilter;
 
 /// A list request: which page and which listings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ListParams {
     pub page: Page,
     pub filter: ListingFilter,
 }
 
+/// Longest `sku` and `q` values, and most words in `q`.
+const MAX_SKU_CHARS: usize = 100;
+const MAX_Q_CHARS: usize = 200;
+const MAX_Q_WORDS: usize = 10;
+
 /// `page` ≥ 1, `per_page` 1..100, `status` active|draft|any (default active), `channel`
-/// clearance|exchange or omitted.
+/// clearance|exchange or omitted, `sku` (exact), `q` (words in the title or SKU).
 pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
     let mut query = QueryParams::new(pairs);
     let page = query.page();
@@ -27,8 +32,25 @@ pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
         None,
         &[("clearance", Some(Channel::Clearance)), ("exchange", Some(Channel::Exchange))],
     );
+    let sku = match query.get("sku").map(str::trim) {
+        None => None,
+        Some(sku) if !sku.is_empty() && sku.chars().count() <= MAX_SKU_CHARS => Some(sku.to_owned()),
+        Some(_) => query.invalid("sku"),
+    };
+    let words: Vec<String> = match query.get("q") {
+        None => Vec::new(),
+        Some(q) => {
+            let words: Vec<String> = q.split_whitespace().map(str::to_owned).collect();
+            if words.is_empty() || words.len() > MAX_Q_WORDS || q.chars().count() > MAX_Q_CHARS {
+                query.invalid::<()>("q");
+                Vec::new()
+            } else {
+                words
+            }
+        }
+    };
     query.finish()?;
-    Ok(ListParams { page, filter: ListingFilter { status, channel } })
+    Ok(ListParams { page, filter: ListingFilter { status, channel, sku, words } })
 }
 
 #[cfg(test)]
@@ -68,5 +90,15 @@ mod tests {
         assert_eq!(reasons(list_params(&pairs(&[("per_page", "0")]))), ["per_page_invalid"]);
         assert_eq!(reasons(list_params(&pairs(&[("page", "-1")]))), ["page_invalid"]);
         assert_eq!(reasons(list_params(&pairs(&[("page", "")]))), ["page_invalid"]);
+        assert_eq!(reasons(list_params(&pairs(&[("sku", " ")]))), ["sku_invalid"]);
+        assert_eq!(reasons(list_params(&pairs(&[("q", "")]))), ["q_invalid"]);
+        assert_eq!(reasons(list_params(&pairs(&[("q", &"w ".repeat(11))]))), ["q_invalid"]);
+    }
+
+    #[test]
+    fn sku_is_exact_and_q_is_split_into_words() {
+        let params = list_params(&pairs(&[("sku", " OAK-1 "), ("q", "  oak   Sofa ")])).unwrap();
+        assert_eq!(params.filter.sku.as_deref(), Some("OAK-1"));
+        assert_eq!(params.filter.words, ["oak", "Sofa"]);
     }
 }

@@ -67,10 +67,14 @@ pub struct ListingSummaryRecord {
 }
 
 /// The filters of a list page; `None` means any.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ListingFilter {
     pub status: Option<ListingStatus>,
     pub channel: Option<Channel>,
+    /// Exactly this SKU.
+    pub sku: Option<String>,
+    /// Each word must appear in the title or the SKU, whatever the case.
+    pub words: Vec<String>,
 }
 
 /// One page of listings and how many match the filter in all.
@@ -224,6 +228,17 @@ impl Store {
             let _ = write!(predicate, " AND l.channel = ${next}");
             next += 1;
         }
+        if filter.sku.is_some() {
+            let _ = write!(predicate, " AND l.sku = ${next}");
+            next += 1;
+        }
+        for _ in &filter.words {
+            let _ = write!(
+                predicate,
+                " AND (lower(l.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE(l.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
+            );
+            next += 1;
+        }
         // One statement and one row whatever the page size: the count, and the page as a
         // JSON array in list order. Rows cross from the database thread one by one, so
         // folding the page into one value is what keeps a 100-row page cheap.
@@ -237,10 +252,14 @@ impl Store {
         );
         let status = filter.status.map(ListingStatus::as_str);
         let channel = filter.channel.map(Channel::as_str);
+        let patterns: Vec<String> = filter.words.iter().map(|w| format!("%{}%", escape_like(w))).collect();
         on_pool!(self, read, |pool| {
             let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
-            for value in [status, channel].into_iter().flatten() {
+            for value in [status, channel, filter.sku.as_deref()].into_iter().flatten() {
                 query = query.bind(value);
+            }
+            for pattern in &patterns {
+                query = query.bind(pattern.as_str());
             }
             let (total, page) = query.bind(limit).bind(offset).fetch_one(pool).await?;
             let rows: Vec<SummaryRow> = rows::parse_json(&page, "listing page")?;
@@ -516,4 +535,16 @@ async fn insert_images(
 
 fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+}
+
+/// `text` as a LIKE pattern matching itself literally (escape character `\`).
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
