@@ -9,7 +9,7 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py --runs 5 --duration 10
     python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
     python3 bench/http_bench.py signin            # dashboard sign-in: one at a time, then with wrk
-    python3 bench/http_bench.py integrators       # sync by cursor vs page 1; POST with/without Idempotency-Key
+    python3 bench/http_bench.py integrators       # q search vs page 1; POST with/without Idempotency-Key
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
@@ -517,21 +517,12 @@ def signin(server, args):
     print_table([summarise(name, results[name]) for name, *_ in scenarios], "GET /healthz (baseline)")
 
 
-def get_json(url, key):
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
-
-
 def integrators(server, args):
-    """Issue 17's costs on 100 brands x 1,000 listings: a sync page of 100 by cursor against
-    the first offset page, and POST /v1/listings with a fresh Idempotency-Key on every
-    request against the same POST without one."""
+    """Issue 17's costs on 100 brands x 1,000 listings: a word search against the first
+    page, and POST /v1/listings with a fresh Idempotency-Key on every request against the
+    same POST without one."""
     keys, _ = seed_listings(server, brands=100, per_brand=1000)
     time.sleep(1)
-    first = get_json(server.base + "/v1/listings?updated_since=2000-01-01T00:00:00Z&per_page=100", keys[0])
-    cursor = first["meta"]["next_cursor"]
-    sync_path = "/v1/listings?updated_since=2000-01-01T00:00:00Z&per_page=100&cursor=" + urllib.parse.quote(cursor)
     create = write_script(server.workdir, "create.lua",
                           "wrk.method = 'POST'\nwrk.headers['Content-Type'] = 'application/json'\n"
                           f"wrk.body = [[{json.dumps(LISTING)}]]\n")
@@ -550,7 +541,7 @@ def integrators(server, args):
                          "end\n")
     rows = run_scenarios(server, [("GET /healthz (baseline)", "/healthz", None),
                                   ("GET /v1/listings?page=1&per_page=100", "/v1/listings?page=1&per_page=100", keys[0]),
-                                  ("sync page of 100 by cursor", sync_path, keys[0]),
+                                  ("GET /v1/listings?q=sofa&per_page=100", "/v1/listings?q=sofa&per_page=100", keys[0]),
                                   ("POST /v1/listings", "/v1/listings", keys[1], create),
                                   ("POST /v1/listings + Idempotency-Key", "/v1/listings", keys[2], keyed)],
                          args.runs, args.duration, args.connections)

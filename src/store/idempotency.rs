@@ -28,7 +28,7 @@ struct Row {
 impl Store {
     /// Claims `key` of the API key `key_id` for a request of `fingerprint`, running until
     /// `lease_until` at the latest. A row past its expiry, or left `running` past its lease by
-    /// a node that died, is taken over.
+    /// a node that died, is taken over (in the same statement).
     pub async fn claim_idempotency(
         &self,
         key_id: i64,
@@ -57,18 +57,17 @@ impl Store {
         expires_at: Ts,
     ) -> Result<Option<Claim>, StoreError> {
         on_pool!(self, write, |pool| {
-            sqlx::query(
-                "DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2
-                   AND (expires_at <= $3 OR (state = 'running' AND lease_until <= $3))",
-            )
-            .bind(key_id)
-            .bind(key)
-            .bind(now)
-            .execute(pool)
-            .await?;
+            // One statement: a new key is inserted; a key past its expiry, or left running past
+            // its lease by a node that died, is taken over; a live one is left as it is.
             let inserted = sqlx::query(
                 "INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, state, created_at, lease_until, expires_at)
-                 VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING",
+                 VALUES ($1, $2, $3, 'running', $4, $5, $6)
+                 ON CONFLICT (key_id, idem_key) DO UPDATE SET
+                     fingerprint = excluded.fingerprint, state = 'running', status = NULL, content_type = NULL,
+                     body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
+                     expires_at = excluded.expires_at
+                 WHERE idempotency_keys.expires_at <= $4
+                    OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= $4)",
             )
             .bind(key_id)
             .bind(key)
