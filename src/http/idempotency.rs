@@ -18,7 +18,7 @@ use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER,
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
-use crate::store::{IdempotencyClaim, Ts};
+use crate::store::{IdempotencyClaim, KeyClaim, Ts};
 
 /// How long a request may hold its key before another node may take the key over (the
 /// holder's node died): longer than any request runs.
@@ -54,7 +54,8 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let ttl = TimeDelta::seconds(i64::try_from(state.config.idempotency_ttl_s).unwrap_or(i64::MAX));
     let lease_until = Ts::from(now.get() + TimeDelta::from_std(LEASE).unwrap_or_default());
     let expires_at = Ts::from(now.get() + ttl);
-    match state.store.claim_idempotency(key_id, &key, &print, now, lease_until, expires_at).await {
+    let claim = KeyClaim { key_id, key: &key, fingerprint: &print, now, lease_until, expires_at };
+    match state.store.claim_idempotency(claim).await {
         Err(e) => return ApiError::from(e).into_response(),
         Ok(IdempotencyClaim::Held(kept)) => return answer_repeat(repeat(kept, &print)),
         Ok(IdempotencyClaim::Claimed) => {}

@@ -25,37 +25,33 @@ struct Row {
     body: Option<Vec<u8>>,
 }
 
+/// A request's claim on an idempotency key of an API key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyClaim<'a> {
+    pub key_id: i64,
+    pub key: &'a str,
+    pub fingerprint: &'a [u8; 32],
+    pub now: Ts,
+    /// The request holds the key until then at the latest (its node may die).
+    pub lease_until: Ts,
+    pub expires_at: Ts,
+}
+
 impl Store {
-    /// Claims `key` of the API key `key_id` for a request of `fingerprint`, running until
-    /// `lease_until` at the latest. A row past its expiry, or left `running` past its lease by
-    /// a node that died, is taken over (in the same statement).
-    pub async fn claim_idempotency(
-        &self,
-        key_id: i64,
-        key: &str,
-        fingerprint: &[u8; 32],
-        now: Ts,
-        lease_until: Ts,
-        expires_at: Ts,
-    ) -> Result<Claim, StoreError> {
+    /// Claims the key for the request. A row past its expiry, or left `running` past its
+    /// lease by a node that died, is taken over (in the same statement).
+    pub async fn claim_idempotency(&self, claim: KeyClaim<'_>) -> Result<Claim, StoreError> {
         // A holder that fails between our insert and our read releases the key: claim again.
         for _ in 0..3 {
-            if let Some(claim) = self.try_claim(key_id, key, fingerprint, now, lease_until, expires_at).await? {
-                return Ok(claim);
+            if let Some(outcome) = self.try_claim(claim).await? {
+                return Ok(outcome);
             }
         }
-        Ok(Claim::Held(Kept::Running { fingerprint: fingerprint.to_vec() }))
+        Ok(Claim::Held(Kept::Running { fingerprint: claim.fingerprint.to_vec() }))
     }
 
-    async fn try_claim(
-        &self,
-        key_id: i64,
-        key: &str,
-        fingerprint: &[u8; 32],
-        now: Ts,
-        lease_until: Ts,
-        expires_at: Ts,
-    ) -> Result<Option<Claim>, StoreError> {
+    async fn try_claim(&self, claim: KeyClaim<'_>) -> Result<Option<Claim>, StoreError> {
+        let KeyClaim { key_id, key, fingerprint, now, lease_until, expires_at } = claim;
         on_pool!(self, write, |pool| {
             // One statement: a new key is inserted; a key past its expiry, or left running past
             // its lease by a node that died, is taken over; a live one is left as it is.
