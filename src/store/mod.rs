@@ -48,7 +48,7 @@ pub use idempotency::{Claim as IdempotencyClaim, KeyClaim};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
     ImageSource, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
-    NewListing, Removal, SavedListing,
+    NewListing, Removal, SavedListing, SyncPage,
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};

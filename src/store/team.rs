@@ -2,6 +2,7 @@
 //! removals. Each takes the brand's lock (PostgreSQL: its `brands` row; SQLite has one
 //! writer), so two concurrent demotions of the last two admins cannot both pass the count.
 
+use super::listings::tick_listing_clock;
 use super::users::{MemberRecord, MEMBER_COLUMNS};
 use super::{now, on_pool, record_audit, Store, StoreError};
 use crate::domain::audit::AuditEntry;
@@ -149,12 +150,13 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             // A new version: a change the removed member validated a moment ago no longer applies.
+            let stamp = tick_listing_clock((&mut *tx).into(), brand_id, at).await?;
             let moved = sqlx::query(
                 "UPDATE listings SET user_id = $1, version = version + 1, updated_at = $2
                  WHERE brand_id = $3 AND user_id = $4 AND deleted_at IS NULL",
             )
             .bind(transfer_to)
-            .bind(at)
+            .bind(stamp)
             .bind(brand_id)
             .bind(user_id)
             .execute(&mut *tx)

@@ -28,6 +28,16 @@ impl Ts {
         self.0
     }
 
+    /// Microseconds since the Unix epoch.
+    pub fn micros(self) -> i64 {
+        self.0.timestamp_micros()
+    }
+
+    /// The instant `micros` microseconds after the Unix epoch, if representable.
+    pub fn from_micros(micros: i64) -> Option<Self> {
+        DateTime::from_timestamp_micros(micros).map(Self)
+    }
+
     /// Parses RFC 3339 text (any offset, any fraction).
     pub fn parse(text: &str) -> Option<Self> {
         DateTime::parse_from_rfc3339(text).ok().map(|t| Self::from(t.with_timezone(&Utc)))
@@ -118,6 +128,13 @@ mod tests {
         let b = Ts::parse("2026-11-21T10:04:06Z").unwrap();
         assert!(a < b);
         assert!(a.to_string() < b.to_string());
+    }
+
+    #[test]
+    fn micros_round_trip() {
+        let ts = Ts::parse("2026-11-21T10:04:05.123456Z").unwrap();
+        assert_eq!(Ts::from_micros(ts.micros()), Some(ts));
+        assert_eq!(Ts::from_micros(0).map(|t| t.to_string()).as_deref(), Some("1970-01-01T00:00:00.000000Z"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use super::listings::tick_listing_clock;
 use super::{now, on_pool, record_audit, Store, StoreError};
 use crate::domain::audit::AuditEntry;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
@@ -316,7 +317,8 @@ impl Store {
                     }
                     Some(false) => {}
                 }
-                sqlx::query(REHOME_LISTINGS).bind(brand_id).bind(&id).bind(now()).execute(&mut *tx).await?;
+                let stamp = tick_listing_clock((&mut *tx).into(), brand_id, now()).await?;
+                sqlx::query(REHOME_LISTINGS).bind(brand_id).bind(&id).bind(stamp).execute(&mut *tx).await?;
                 record_audit((&mut *tx).into(), audit).await?;
                 tx.commit().await?;
                 Ok(WarehouseChange::Done(()))

@@ -102,6 +102,7 @@ async fn create_answers_201_with_the_full_detail() {
         // 39999 − commission 6000 − VAT 1200 − delivery 3000.
         "payout": 297.99,
         "payout_pence": 29799,
+        "deleted_at": null,
     });
     let detail_fields = json!({
         "description": "Solid oak, <b>re-upholstered</b>",
@@ -345,6 +346,7 @@ async fn list_answers_summaries_newest_first_with_meta() {
             "channel",
             "created_at",
             "currency",
+            "deleted_at",
             "id",
             "image_url",
             "payout",
@@ -353,6 +355,7 @@ async fn list_answers_summaries_newest_first_with_meta() {
             "price_pence",
             "status",
             "title",
+            "updated_at",
             "url",
             "view_count"
         ]

@@ -17,6 +17,7 @@ mod limits_shared;
 mod listings;
 mod listings_changes;
 mod listings_search;
+mod listings_sync;
 mod listings_validation;
 mod mail;
 mod marketplace;

@@ -4,6 +4,7 @@
 mod matching;
 mod parse;
 mod spec;
+mod sync;
 mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ pub use parse::{
     WAREHOUSE_LOCATION_MAX,
 };
 pub use spec::{BulkDelete, BulkDeleteRefused, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
+pub use sync::SyncPosition;
 pub use validate::{referenced_ids, validate, References, ValidListing};
 
 /// Where a listing is sold: overstock (`clearance`, commission charged) or pre-loved

@@ -13,7 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::listing::{BulkDelete, BulkDeleteRefused, Measurement, ValidListing};
+use crate::domain::listing::{BulkDelete, BulkDeleteRefused, Measurement, SyncPosition, ValidListing};
 use crate::domain::precondition::listing_etag;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -21,7 +21,7 @@ use crate::http::body::JsonObject;
 use crate::http::precondition::{if_match, precondition_failed};
 use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
-use params::list_params;
+use params::{list_params, Paging};
 pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
 
 #[derive(utoipa::OpenApi)]
@@ -32,6 +32,8 @@ pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
         ListingDetail,
         ListingPage,
         PageMeta,
+        SyncMeta,
+        ListMeta,
         Seller,
         ImageImport,
         Measurement,
@@ -51,12 +53,20 @@ pub fn router() -> Router<AppState> {
         .route("/listings/{id}", get(get_listing).patch(update_listing).delete(delete_listing))
 }
 
-/// A page of listings.
+/// A page of listings: numbered, newest first; or a sync page (`updated_since`/`cursor`) in
+/// (`updated_at`, `id`) order.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ListingPage {
-    /// Newest first.
     pub data: Vec<ListingSummary>,
-    pub meta: PageMeta,
+    pub meta: ListMeta,
+}
+
+/// `PageMeta` for numbered pages, `SyncMeta` for sync pages.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ListMeta {
+    Numbered(PageMeta),
+    Sync(SyncMeta),
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -66,6 +76,19 @@ pub struct PageMeta {
     /// Listings matching the filters, on all pages.
     pub total: i64,
     pub total_pages: i64,
+    /// Slug of the caller's partner workspace.
+    pub brand_id: String,
+}
+
+/// Where a sync walk stands (decisions 11.2).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SyncMeta {
+    pub per_page: u32,
+    /// More changed listings follow this page: ask for them with `cursor=<next_cursor>`.
+    pub has_more: bool,
+    /// Opaque; null when `has_more` is false. To pick up later changes, start a new walk
+    /// with `updated_since` set to the greatest `updated_at` seen.
+    pub next_cursor: Option<String>,
     /// Slug of the caller's partner workspace.
     pub brand_id: String,
 }
@@ -173,23 +196,26 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
     path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(listing_not_found)
 }
 
-/// Paginated listings of the caller's brand, newest first.
+/// Paginated listings of the caller's brand, newest first; or, with `updated_since` or
+/// `cursor`, a sync walk over every listing changed since (decisions 11.2).
 #[utoipa::path(
     get,
     path = "/v1/listings",
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("page" = Option<u32>, Query, description = "1-indexed page; default 1"),
+        ("page" = Option<u32>, Query, description = "1-indexed page; default 1. Not with `updated_since` or `cursor`"),
         ("per_page" = Option<u32>, Query, description = "1 to 100; default 20"),
-        ("status" = Option<String>, Query, description = "`active` (default), `draft` or `any` (includes `closed`)"),
+        ("status" = Option<String>, Query, description = "`active`, `draft` or `any` (includes `closed`); default `active`, or `any` in a sync walk"),
         ("channel" = Option<String>, Query, description = "`clearance` or `exchange`; omit for both"),
         ("sku" = Option<String>, Query, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
         ("q" = Option<String>, Query, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
+        ("updated_since" = Option<String>, Query, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
+        ("cursor" = Option<String>, Query, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
     ),
     responses(
-        (status = 200, description = "A page of listing summaries", body = ListingPage),
-        (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`, `status_invalid`, `channel_invalid`, `sku_invalid`, `q_invalid`", body = ErrorBody),
+        (status = 200, description = "A page of listing summaries (`meta` is `PageMeta`, or `SyncMeta` in a sync walk)", body = ListingPage),
+        (status = 400, description = "`validation_failed`: `page_invalid` (also: `page` in a sync walk), `per_page_invalid`, `status_invalid`, `channel_invalid`, `sku_invalid`, `q_invalid`, `updated_since_invalid`, `cursor_invalid`", body = ErrorBody),
     )
 )]
 pub async fn list_listings(
@@ -199,19 +225,37 @@ pub async fn list_listings(
 ) -> ApiResult<Json<ListingPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let params = list_params(&pairs)?;
-    let page = params.page;
-    let found = listings::list(&state.core, &caller.actor, params.filter, page.limit(), page.offset()).await?;
     let cx = context(&state, &caller);
-    Ok(Json(ListingPage {
-        data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
-        meta: PageMeta {
-            page: page.page,
-            per_page: page.per_page,
-            total: found.total,
-            total_pages: page.total_pages(found.total),
-            brand_id: caller.brand_slug.clone(),
-        },
-    }))
+    let brand_id = caller.brand_slug.clone();
+    let page = match params.paging {
+        Paging::Numbered(page) => {
+            let found = listings::list(&state.core, &caller.actor, params.filter, page.limit(), page.offset()).await?;
+            ListingPage {
+                data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
+                meta: ListMeta::Numbered(PageMeta {
+                    page: page.page,
+                    per_page: page.per_page,
+                    total: found.total,
+                    total_pages: page.total_pages(found.total),
+                    brand_id,
+                }),
+            }
+        }
+        Paging::Walk { after, per_page } => {
+            let found = listings::sync(&state.core, &caller.actor, params.filter, after, i64::from(per_page)).await?;
+            let next_cursor = match found.listings.last() {
+                Some(last) if found.has_more => {
+                    Some(SyncPosition { updated_micros: last.updated_at.micros(), id: last.id }.cursor())
+                }
+                _ => None,
+            };
+            ListingPage {
+                data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
+                meta: ListMeta::Sync(SyncMeta { per_page, has_more: found.has_more, next_cursor, brand_id }),
+            }
+        }
+    };
+    Ok(Json(page))
 }
 
 /// One listing of the caller's brand.

@@ -33,6 +33,14 @@ pub struct ListingSummary {
     /// RFC 3339, UTC.
     #[schema(example = "2026-11-21T09:30:00.000000Z")]
     pub created_at: String,
+    /// RFC 3339, UTC: the last change of the listing (fields, status, stock, seller,
+    /// warehouse, or trashing). Sync walks follow it (decisions 11.2).
+    #[schema(example = "2026-11-21T09:30:00.000000Z")]
+    pub updated_at: String,
+    /// RFC 3339, UTC, when the listing was trashed: only sync pages (`updated_since`) show
+    /// trashed listings; null otherwise.
+    #[schema(value_type = Option<String>, example = json!(null))]
+    pub deleted_at: Option<String>,
     pub view_count: i64,
     pub category: String,
     /// `clearance` or `exchange`.
@@ -73,8 +81,6 @@ pub struct ImageImport {
 pub struct ListingDetail {
     #[serde(flatten)]
     pub summary: ListingSummary,
-    /// RFC 3339, UTC.
-    pub updated_at: String,
     /// Plain text or sanitised basic HTML. Text fields are always strings: empty when unset.
     pub description: String,
     /// `price_gbp` as given, GBP.
@@ -155,6 +161,8 @@ pub fn summary(record: &ListingSummaryRecord, cx: &Context<'_>) -> ListingSummar
         brand_id: cx.brand_slug.to_owned(),
         url: cx.url(record.id),
         created_at: record.created_at.to_string(),
+        updated_at: record.updated_at.to_string(),
+        deleted_at: record.deleted_at.map(|at| at.to_string()),
         view_count: record.view_count,
         category: record.category.clone(),
         channel: record.channel.as_str(),
@@ -183,13 +191,14 @@ pub fn detail(record: ListingRecord, cx: &Context<'_>) -> ListingDetail {
         delivery_contribution_gbp: f.delivery_contribution_gbp,
         view_count: record.view_count,
         created_at: record.created_at,
+        updated_at: record.updated_at,
+        deleted_at: None,
         // Already absolute: `summary` leaves it as it is.
         cover_url: images.first().cloned(),
     };
     let (regular_price, regular_price_pence) = money(f.regular_price);
     ListingDetail {
         summary: summary(&summary_record, cx),
-        updated_at: record.updated_at.to_string(),
         description: f.description.unwrap_or_default(),
         regular_price,
         regular_price_pence,

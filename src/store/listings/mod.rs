@@ -2,13 +2,15 @@
 //! skips trashed rows, so a brand can never read or change another brand's listing; changes
 //! are further scoped to the seller.
 
+mod clock;
 mod rows;
 
 use std::fmt::Write;
 
 use super::{now, on_conn, on_pool, Conn, Dialect, Store, StoreError, Ts};
-use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus};
+use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus, SyncPosition};
 use crate::domain::money::Pence;
+pub(crate) use clock::tick as tick_listing_clock;
 use rows::{DetailRow, SummaryRow};
 
 /// A stored listing with everything its detail shows.
@@ -62,6 +64,9 @@ pub struct ListingSummaryRecord {
     pub delivery_contribution_gbp: u32,
     pub view_count: i64,
     pub created_at: Ts,
+    pub updated_at: Ts,
+    /// Set once trashed: only a sync page shows trashed listings.
+    pub deleted_at: Option<Ts>,
     /// The first ready image.
     pub cover_url: Option<String>,
 }
@@ -75,6 +80,14 @@ pub struct ListingFilter {
     pub sku: Option<String>,
     /// Each word must appear in the title or the SKU, whatever the case.
     pub words: Vec<String>,
+}
+
+/// One page of a sync walk (decisions 11.2), in (`updated_at`, `id`) order.
+#[derive(Debug, Clone)]
+pub struct SyncPage {
+    pub listings: Vec<ListingSummaryRecord>,
+    /// More listings follow the last one of this page.
+    pub has_more: bool,
 }
 
 /// One page of listings and how many match the filter in all.
@@ -143,7 +156,7 @@ const IMAGES_JSON: Dialect = Dialect {
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
-    l.sale_price_pence, l.delivery_contribution_gbp, l.view_count, l.created_at,
+    l.sale_price_pence, l.delivery_contribution_gbp, l.view_count, l.created_at, l.updated_at, l.deleted_at,
     (SELECT COALESCE(i.url, '/media/' || p.name) FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id
      WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1) AS cover_url";
 
@@ -152,12 +165,17 @@ const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l
 /// that a value is JSON when it passes through a subquery column.
 const PAGE_JSON: Dialect = Dialect {
     sqlite: "json_group_array(json_array(p.id, p.title, p.status, p.channel, p.category, p.regular_price_pence,
-        p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.cover_url)
-        ORDER BY p.created_at DESC, p.id DESC)",
+        p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at, p.updated_at, p.deleted_at,
+        p.cover_url) ORDER BY {order})",
     postgres: "COALESCE(json_agg(json_build_array(p.id, p.title, p.status, p.channel, p.category,
         p.regular_price_pence, p.sale_price_pence, p.delivery_contribution_gbp, p.view_count, p.created_at,
-        p.cover_url) ORDER BY p.created_at DESC, p.id DESC), '[]')::text",
+        p.updated_at, p.deleted_at, p.cover_url) ORDER BY {order}), '[]')::text",
 };
+
+/// List pages: newest first.
+const NEWEST_FIRST: &str = "p.created_at DESC, p.id DESC";
+/// Sync pages: in the order of the walk.
+const WALK_ORDER: &str = "p.updated_at, p.id";
 
 /// Binds a listing's stored fields, in the column order both the insert and the update
 /// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every
@@ -209,8 +227,8 @@ impl Store {
         })
     }
 
-    /// A page of a brand's listings, newest first, and the number matching in all: two
-    /// queries whatever the page size, both served by the partial indexes of migration 0003.
+    /// A page of a brand's listings, newest first, and the number matching in all: one
+    /// statement whatever the page size, served by the partial indexes of migration 0003.
     pub async fn list_listings(
         &self,
         brand_id: i64,
@@ -218,53 +236,61 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<ListingPage, StoreError> {
-        let mut predicate = String::from("l.brand_id = $1 AND l.deleted_at IS NULL");
-        let mut next = 2;
-        if filter.status.is_some() {
-            let _ = write!(predicate, " AND l.status = ${next}");
-            next += 1;
-        }
-        if filter.channel.is_some() {
-            let _ = write!(predicate, " AND l.channel = ${next}");
-            next += 1;
-        }
-        if filter.sku.is_some() {
-            let _ = write!(predicate, " AND l.sku = ${next}");
-            next += 1;
-        }
-        for _ in &filter.words {
-            let _ = write!(
-                predicate,
-                " AND (lower(l.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE(l.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
-            );
-            next += 1;
-        }
+        let filtered = FilterSql::new(&filter, 2);
+        let (predicate, next) = (&filtered.predicate, filtered.next);
         // One statement and one row whatever the page size: the count, and the page as a
         // JSON array in list order. Rows cross from the database thread one by one, so
         // folding the page into one value is what keeps a 100-row page cheap.
-        let page_json = PAGE_JSON.of(self);
+        let page_json = PAGE_JSON.of(self).replace("{order}", NEWEST_FIRST);
         let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM listings l WHERE {predicate}) AS total,
+            "SELECT (SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}) AS total,
                     (SELECT {page_json} FROM
-                       (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE {predicate}
+                       (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}
                         ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}) p) AS page",
             next + 1
         );
-        let status = filter.status.map(ListingStatus::as_str);
-        let channel = filter.channel.map(Channel::as_str);
-        let patterns: Vec<String> = filter.words.iter().map(|w| format!("%{}%", escape_like(w))).collect();
         on_pool!(self, read, |pool| {
             let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
-            for value in [status, channel, filter.sku.as_deref()].into_iter().flatten() {
-                query = query.bind(value);
-            }
-            for pattern in &patterns {
-                query = query.bind(pattern.as_str());
+            for value in &filtered.values {
+                query = query.bind(value.as_str());
             }
             let (total, page) = query.bind(limit).bind(offset).fetch_one(pool).await?;
-            let rows: Vec<SummaryRow> = rows::parse_json(&page, "listing page")?;
-            let listings = rows.into_iter().map(SummaryRow::into_record).collect::<Result<_, _>>()?;
-            Ok(ListingPage { listings, total })
+            Ok(ListingPage { listings: summaries(&page)?, total })
+        })
+    }
+
+    /// Up to `limit` of a brand's listings after `after` in (`updated_at`, `id`) order,
+    /// trashed ones included (decisions 11.2): one statement, served by the `listings_sync`
+    /// index of migration 0015. No count: a walk needs only to know whether more follow.
+    pub async fn sync_listings(
+        &self,
+        brand_id: i64,
+        filter: ListingFilter,
+        after: SyncPosition,
+        limit: i64,
+    ) -> Result<SyncPage, StoreError> {
+        let after_at = Ts::from_micros(after.updated_micros).ok_or_else(|| {
+            StoreError::Database(sqlx::Error::Protocol("a sync position outside the calendar".into()))
+        })?;
+        let filtered = FilterSql::new(&filter, 4);
+        let (predicate, next) = (&filtered.predicate, filtered.next);
+        let page_json = PAGE_JSON.of(self).replace("{order}", WALK_ORDER);
+        let sql = format!(
+            "SELECT {page_json} FROM
+               (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND (l.updated_at, l.id) > ($2, $3){predicate}
+                ORDER BY l.updated_at, l.id LIMIT ${next}) p"
+        );
+        on_pool!(self, read, |pool| {
+            let mut query = sqlx::query_scalar::<_, String>(&sql).bind(brand_id).bind(after_at).bind(after.id);
+            for value in &filtered.values {
+                query = query.bind(value.as_str());
+            }
+            // One more than asked: whether it exists says if more follow.
+            let page = query.bind(limit + 1).fetch_one(pool).await?;
+            let mut listings = summaries(&page)?;
+            let has_more = listings.len() as i64 > limit;
+            listings.truncate(usize::try_from(limit).unwrap_or(0));
+            Ok(SyncPage { listings, has_more })
         })
     }
 
@@ -276,8 +302,17 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut saved = Vec::with_capacity(new.len());
+            let mut clocks: Vec<(i64, Ts)> = Vec::new();
             for listing in new {
-                saved.push(insert_listing((&mut *tx).into(), *listing, now).await?);
+                let at = match clocks.iter().find(|(brand, _)| *brand == listing.brand_id) {
+                    Some((_, at)) => *at,
+                    None => {
+                        let at = clock::tick((&mut *tx).into(), listing.brand_id, now).await?;
+                        clocks.push((listing.brand_id, at));
+                        at
+                    }
+                };
+                saved.push(insert_listing((&mut *tx).into(), *listing, at).await?);
             }
             tx.commit().await?;
             Ok(saved)
@@ -289,7 +324,8 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let saved = insert_listing((&mut *tx).into(), new, now).await?;
+            let at = clock::tick((&mut *tx).into(), new.brand_id, now).await?;
+            let saved = insert_listing((&mut *tx).into(), new, at).await?;
             tx.commit().await?;
             Ok(saved)
         })
@@ -303,10 +339,10 @@ impl Store {
         fields: &ListingFields,
         images: Option<&[ImageSource]>,
     ) -> Result<ListingUpdate, StoreError> {
-        let now = now();
         let f = fields;
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            let now = clock::tick((&mut *tx).into(), existing.brand_id, now()).await?;
             let (brand, brand_created) = match &f.brand {
                 Some(name) => resolve_brand((&mut *tx).into(), existing.brand_id, name, now).await?,
                 None => (None, false),
@@ -387,6 +423,7 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            let now = clock::tick((&mut *tx).into(), brand_id, now).await?;
             let mut select = sqlx::query_as::<_, (i64, i64)>(&select_sql).bind(brand_id);
             let mut delete = sqlx::query(&delete_sql).bind(now).bind(brand_id).bind(user_id);
             for id in &distinct {
@@ -538,6 +575,50 @@ fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 /// `text` as a LIKE pattern matching itself literally (escape character `\`).
+/// A list filter as SQL: ` AND …` conditions on `l` numbering their parameters from
+/// `first`, and the values to bind to them in order.
+struct FilterSql {
+    predicate: String,
+    values: Vec<String>,
+    /// The number of the first parameter after the filter's.
+    next: usize,
+}
+
+impl FilterSql {
+    fn new(filter: &ListingFilter, first: usize) -> Self {
+        let mut predicate = String::new();
+        let mut values = Vec::new();
+        let mut next = first;
+        let exact = [
+            ("l.status", filter.status.map(|s| s.as_str().to_owned())),
+            ("l.channel", filter.channel.map(|c| c.as_str().to_owned())),
+            ("l.sku", filter.sku.clone()),
+        ];
+        for (column, value) in exact {
+            if let Some(value) = value {
+                let _ = write!(predicate, " AND {column} = ${next}");
+                values.push(value);
+                next += 1;
+            }
+        }
+        for word in &filter.words {
+            let _ = write!(
+                predicate,
+                " AND (lower(l.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE(l.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
+            );
+            values.push(format!("%{}%", escape_like(word)));
+            next += 1;
+        }
+        Self { predicate, values, next }
+    }
+}
+
+/// A page folded into one JSON array by `PAGE_JSON`, as records.
+fn summaries(page: &str) -> Result<Vec<ListingSummaryRecord>, StoreError> {
+    let rows: Vec<SummaryRow> = rows::parse_json(page, "listing page")?;
+    rows.into_iter().map(SummaryRow::into_record).collect()
+}
+
 fn escape_like(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

@@ -125,6 +125,8 @@ pub(super) struct SummaryRow {
     delivery_contribution_gbp: i64,
     view_count: i64,
     created_at: String,
+    updated_at: String,
+    deleted_at: Option<String>,
     cover_url: Option<String>,
 }
 
@@ -141,6 +143,8 @@ impl SummaryRow {
             delivery_contribution_gbp: delivery(self.delivery_contribution_gbp)?,
             view_count: self.view_count,
             created_at: Ts::parse(&self.created_at).ok_or_else(|| corrupt("created_at"))?,
+            updated_at: Ts::parse(&self.updated_at).ok_or_else(|| corrupt("updated_at"))?,
+            deleted_at: self.deleted_at.map(|at| Ts::parse(&at).ok_or_else(|| corrupt("deleted_at"))).transpose()?,
             cover_url: self.cover_url,
         })
     }

@@ -5,11 +5,13 @@ mod create;
 
 use serde_json::{Map, Value};
 
-use crate::domain::listing::{validate, ImageStatus};
+use crate::domain::listing::{validate, ImageStatus, SyncPosition};
 use crate::domain::precondition::{listing_etag, IfMatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
-use crate::store::{ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError};
+use crate::store::{
+    ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError, SyncPage,
+};
 use crate::usecases::Core;
 use create::{checked, image_sources};
 pub use create::{create, prepare, save, CreateListingError, NewListingBody};
@@ -26,6 +28,18 @@ pub async fn list(
     offset: i64,
 ) -> Result<ListingPage, StoreError> {
     core.store.list_listings(actor.brand_id, filter, limit, offset).await
+}
+
+/// Up to `limit` of the brand's listings changed after `after`, trashed ones included, in
+/// the order a sync walk visits them (decisions 11.2).
+pub async fn sync(
+    core: &Core,
+    actor: &Actor,
+    filter: ListingFilter,
+    after: SyncPosition,
+    limit: i64,
+) -> Result<SyncPage, StoreError> {
+    core.store.sync_listings(actor.brand_id, filter, after, limit).await
 }
 
 /// Why a listing was not read.
