@@ -9,7 +9,7 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py --runs 5 --duration 10
     python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
     python3 bench/http_bench.py signin            # dashboard sign-in: one at a time, then with wrk
-    python3 bench/http_bench.py integrators       # q search vs page 1; POST with/without Idempotency-Key
+    python3 bench/http_bench.py integrators       # sync and q pages vs page 1; POST with/without Idempotency-Key
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
@@ -130,6 +130,12 @@ def parse_latency(text, pct):
 def post_json(url, key, body):
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                  headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+def get_json(url, key):
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(req, timeout=10) as r:
         return json.load(r)
 
@@ -539,8 +545,17 @@ def integrators(server, args):
                          "  wrk.headers['Idempotency-Key'] = 'bench-' .. prefix .. '-' .. tostring(tid) .. '-' .. n\n"
                          "  return wrk.format()\n"
                          "end\n")
+    # A sync page in the middle of a walk: the cursor after the walk's first 500 listings.
+    walk = "/v1/listings?updated_since=1970-01-01T00:00:00Z&per_page=100"
+    cursor = None
+    for _ in range(5):
+        page = get_json(server.base + (walk if cursor is None else f"/v1/listings?cursor={cursor}&per_page=100"), keys[0])
+        cursor = page["meta"]["next_cursor"]
     rows = run_scenarios(server, [("GET /healthz (baseline)", "/healthz", None),
                                   ("GET /v1/listings?page=1&per_page=100", "/v1/listings?page=1&per_page=100", keys[0]),
+                                  ("GET /v1/listings?updated_since=…&per_page=100 (first sync page)", walk, keys[0]),
+                                  ("GET /v1/listings?cursor=…&per_page=100 (sixth sync page)",
+                                   f"/v1/listings?cursor={cursor}&per_page=100", keys[0]),
                                   ("GET /v1/listings?q=sofa&per_page=100", "/v1/listings?q=sofa&per_page=100", keys[0]),
                                   ("POST /v1/listings", "/v1/listings", keys[1], create),
                                   ("POST /v1/listings + Idempotency-Key", "/v1/listings", keys[2], keyed)],

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
+use crate::http::idempotency::IdempotencyLog;
 use crate::jobs::{
     Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
 };
@@ -25,6 +26,8 @@ pub struct Shared {
     pub core: Core,
     pub keys: KeyCache,
     pub limiter: Limiter,
+    /// Writes the `Idempotency-Key` claims and answers of concurrent requests together.
+    pub idempotency: IdempotencyLog,
 }
 
 impl Deref for Shared {
@@ -49,6 +52,7 @@ impl AppState {
         let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
         // Nodes sharing a PostgreSQL database share every quota through it.
         let limiter = Limiter::for_store(&store);
+        let idempotency = IdempotencyLog::new(store.clone());
         let core = Core {
             config,
             store,
@@ -58,7 +62,7 @@ impl AppState {
             photo_jobs: PhotoJobs::default(),
             mail: MailJobs::default(),
         };
-        Self(Arc::new(Shared { core, keys, limiter }))
+        Self(Arc::new(Shared { core, keys, limiter, idempotency }))
     }
 }
 

@@ -7,7 +7,7 @@ pub mod collections;
 pub mod credits;
 pub mod docs;
 mod health;
-mod idempotency;
+pub mod idempotency;
 pub mod limit;
 pub mod listings;
 pub mod ops;

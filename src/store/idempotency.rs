@@ -1,5 +1,11 @@
 //! Idempotency keys: claimed by inserting a row (the primary key makes exactly one claimer
 //! win, on one node or many), completed with the kept answer, released on failure.
+//!
+//! Every operation takes a batch: the HTTP layer's writer (`http::idempotency::log`) gathers
+//! the operations of concurrent requests and runs them together, a few statements for many
+//! keys, so that a keyed request costs little more than one without a key.
+
+use std::collections::HashMap;
 
 use sqlx::FromRow;
 
@@ -7,10 +13,9 @@ use super::{on_pool, Store, StoreError, Ts};
 use crate::domain::idempotency::Kept;
 
 /// What claiming a key did.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Claim {
-    /// This request holds the key: run it, then [`Store::complete_idempotency`] or
-    /// [`Store::release_idempotency`].
+    /// This request holds the key: run it, then complete or release the key.
     Claimed,
     /// The key is held or done: what it holds.
     Held(Kept),
@@ -18,6 +23,8 @@ pub enum Claim {
 
 #[derive(FromRow)]
 struct Row {
+    key_id: i64,
+    idem_key: String,
     fingerprint: Vec<u8>,
     state: String,
     status: Option<i64>,
@@ -26,110 +33,163 @@ struct Row {
 }
 
 /// A request's claim on an idempotency key of an API key.
-#[derive(Debug, Clone, Copy)]
-pub struct KeyClaim<'a> {
+#[derive(Debug, Clone)]
+pub struct KeyClaim {
     pub key_id: i64,
-    pub key: &'a str,
-    pub fingerprint: &'a [u8; 32],
+    pub key: String,
+    pub fingerprint: [u8; 32],
     pub now: Ts,
     /// The request holds the key until then at the latest (its node may die).
     pub lease_until: Ts,
     pub expires_at: Ts,
 }
 
+/// The 2xx answer of the request that holds a key, to keep.
+#[derive(Debug, Clone)]
+pub struct KeptAnswer {
+    pub key_id: i64,
+    pub key: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Most keys per statement: well under both backends' limits on bound parameters.
+pub const MAX_BATCH: usize = 100;
+
+fn placeholders(rows: usize, columns: usize, each: impl Fn(&[String]) -> String) -> String {
+    (0..rows)
+        .map(|r| {
+            let params: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+            each(&params)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Store {
-    /// Claims the key for the request. A row past its expiry, or left `running` past its
-    /// lease by a node that died, is taken over (in the same statement).
-    pub async fn claim_idempotency(&self, claim: KeyClaim<'_>) -> Result<Claim, StoreError> {
-        // A holder that fails between our insert and our read releases the key: claim again.
-        for _ in 0..3 {
-            if let Some(outcome) = self.try_claim(claim).await? {
-                return Ok(outcome);
-            }
+    /// Claims each key of `claims` (at most [`MAX_BATCH`], no key twice) in one
+    /// transaction, and answers in the same order. A row past its expiry, or left `running`
+    /// past its lease by a node that died, is taken over. Claims are written in key order,
+    /// so batches of two nodes never wait on each other in a cycle.
+    pub async fn claim_idempotency(&self, claims: &[KeyClaim]) -> Result<Vec<Claim>, StoreError> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(Claim::Held(Kept::Running { fingerprint: claim.fingerprint.to_vec() }))
-    }
-
-    async fn try_claim(&self, claim: KeyClaim<'_>) -> Result<Option<Claim>, StoreError> {
-        let KeyClaim { key_id, key, fingerprint, now, lease_until, expires_at } = claim;
+        let mut order: Vec<usize> = (0..claims.len()).collect();
+        order.sort_by(|&a, &b| (claims[a].key_id, &claims[a].key).cmp(&(claims[b].key_id, &claims[b].key)));
+        let values = placeholders(claims.len(), 6, |p| {
+            format!("({}, {}, {}, 'running', {}, {}, {})", p[0], p[1], p[2], p[3], p[4], p[5])
+        });
+        let insert = format!(
+            "INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, state, created_at, lease_until, expires_at)
+             VALUES {values}
+             ON CONFLICT (key_id, idem_key) DO UPDATE SET
+                 fingerprint = excluded.fingerprint, state = 'running', status = NULL, content_type = NULL,
+                 body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
+                 expires_at = excluded.expires_at
+             WHERE idempotency_keys.expires_at <= excluded.created_at
+                OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= excluded.created_at)
+             RETURNING key_id, idem_key"
+        );
         on_pool!(self, write, |pool| {
-            // One statement: a new key is inserted; a key past its expiry, or left running past
-            // its lease by a node that died, is taken over; a live one is left as it is.
-            let inserted = sqlx::query(
-                "INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, state, created_at, lease_until, expires_at)
-                 VALUES ($1, $2, $3, 'running', $4, $5, $6)
-                 ON CONFLICT (key_id, idem_key) DO UPDATE SET
-                     fingerprint = excluded.fingerprint, state = 'running', status = NULL, content_type = NULL,
-                     body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
-                     expires_at = excluded.expires_at
-                 WHERE idempotency_keys.expires_at <= $4
-                    OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= $4)",
-            )
-            .bind(key_id)
-            .bind(key)
-            .bind(&fingerprint[..])
-            .bind(now)
-            .bind(lease_until)
-            .bind(expires_at)
-            .execute(pool)
-            .await?;
-            if inserted.rows_affected() == 1 {
-                return Ok(Some(Claim::Claimed));
+            let mut tx = pool.begin().await?;
+            let mut query = sqlx::query_as::<_, (i64, String)>(&insert);
+            for &i in &order {
+                let c = &claims[i];
+                query = query
+                    .bind(c.key_id)
+                    .bind(c.key.as_str())
+                    .bind(&c.fingerprint[..])
+                    .bind(c.now)
+                    .bind(c.lease_until)
+                    .bind(c.expires_at);
             }
-            let row: Option<Row> = sqlx::query_as(
-                "SELECT fingerprint, state, status, content_type, body FROM idempotency_keys
-                 WHERE key_id = $1 AND idem_key = $2",
-            )
-            .bind(key_id)
-            .bind(key)
-            .fetch_optional(pool)
-            .await?;
-            Ok(match row {
-                Some(row) if row.state == "done" => Some(Claim::Held(Kept::Done {
-                    fingerprint: row.fingerprint,
-                    status: row.status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
-                    content_type: row.content_type,
-                    body: row.body.unwrap_or_default(),
-                })),
-                Some(row) => Some(Claim::Held(Kept::Running { fingerprint: row.fingerprint })),
-                None => None,
-            })
+            let claimed: Vec<(i64, String)> = query.fetch_all(&mut *tx).await?;
+            let held: Vec<&KeyClaim> =
+                claims.iter().filter(|c| !claimed.contains(&(c.key_id, c.key.clone()))).collect();
+            let mut kept: HashMap<(i64, String), Kept> = HashMap::new();
+            if !held.is_empty() {
+                let pairs = placeholders(held.len(), 2, |p| format!("({}, {})", p[0], p[1]));
+                let select = format!(
+                    "SELECT key_id, idem_key, fingerprint, state, status, content_type, body FROM idempotency_keys
+                     WHERE (key_id, idem_key) IN (VALUES {pairs})"
+                );
+                let mut query = sqlx::query_as::<_, Row>(&select);
+                for c in &held {
+                    query = query.bind(c.key_id).bind(c.key.as_str());
+                }
+                for row in query.fetch_all(&mut *tx).await? {
+                    let found = if row.state == "done" {
+                        Kept::Done {
+                            fingerprint: row.fingerprint,
+                            status: row.status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
+                            content_type: row.content_type,
+                            body: row.body.unwrap_or_default(),
+                        }
+                    } else {
+                        Kept::Running { fingerprint: row.fingerprint }
+                    };
+                    kept.insert((row.key_id, row.idem_key), found);
+                }
+            }
+            tx.commit().await?;
+            Ok(claims
+                .iter()
+                .map(|c| match kept.remove(&(c.key_id, c.key.clone())) {
+                    _ if claimed.contains(&(c.key_id, c.key.clone())) => Claim::Claimed,
+                    Some(found) => Claim::Held(found),
+                    // Held a moment ago and released since: as if still running (retry).
+                    None => Claim::Held(Kept::Running { fingerprint: c.fingerprint.to_vec() }),
+                })
+                .collect())
         })
     }
 
-    /// Keeps the 2xx answer of the request that holds the key.
-    pub async fn complete_idempotency(
+    /// Keeps the answers of requests that held their keys, and forgets the keys of requests
+    /// that did not succeed (so that a corrected retry may run), in one transaction.
+    pub async fn settle_idempotency(
         &self,
-        key_id: i64,
-        key: &str,
-        status: u16,
-        content_type: Option<&str>,
-        body: &[u8],
+        answers: &[KeptAnswer],
+        released: &[(i64, String)],
     ) -> Result<(), StoreError> {
+        let mut answers: Vec<&KeptAnswer> = answers.iter().collect();
+        answers.sort_by(|a, b| (a.key_id, &a.key).cmp(&(b.key_id, &b.key)));
+        let mut released: Vec<&(i64, String)> = released.iter().collect();
+        released.sort();
         on_pool!(self, write, |pool| {
-            sqlx::query(
-                "UPDATE idempotency_keys SET state = 'done', status = $3, content_type = $4, body = $5
-                 WHERE key_id = $1 AND idem_key = $2",
-            )
-            .bind(key_id)
-            .bind(key)
-            .bind(i64::from(status))
-            .bind(content_type)
-            .bind(body)
-            .execute(pool)
-            .await?;
-            Ok(())
-        })
-    }
-
-    /// Forgets a key whose request did not succeed, so that a corrected retry may run.
-    pub async fn release_idempotency(&self, key_id: i64, key: &str) -> Result<(), StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query("DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2 AND state = 'running'")
-                .bind(key_id)
-                .bind(key)
-                .execute(pool)
-                .await?;
+            let mut tx = pool.begin().await?;
+            if !answers.is_empty() {
+                let rows = placeholders(answers.len(), 5, |p| format!("({})", p.join(", ")));
+                let update = format!(
+                    "UPDATE idempotency_keys SET state = 'done', status = v.column3, content_type = v.column4,
+                         body = v.column5
+                     FROM (VALUES {rows}) AS v
+                     WHERE idempotency_keys.key_id = v.column1 AND idempotency_keys.idem_key = v.column2"
+                );
+                let mut query = sqlx::query(&update);
+                for a in &answers {
+                    query = query
+                        .bind(a.key_id)
+                        .bind(a.key.as_str())
+                        .bind(i64::from(a.status))
+                        .bind(a.content_type.as_deref())
+                        .bind(a.body.as_slice());
+                }
+                query.execute(&mut *tx).await?;
+            }
+            if !released.is_empty() {
+                let pairs = placeholders(released.len(), 2, |p| format!("({}, {})", p[0], p[1]));
+                let delete = format!(
+                    "DELETE FROM idempotency_keys WHERE state = 'running' AND (key_id, idem_key) IN (VALUES {pairs})"
+                );
+                let mut query = sqlx::query(&delete);
+                for (key_id, key) in &released {
+                    query = query.bind(*key_id).bind(key.as_str());
+                }
+                query.execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
             Ok(())
         })
     }

@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use sqlx::FromRow;
 
-use super::listings::tick_listing_clock;
+use super::listings::stamp_listing_change;
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingStatus};
 use crate::domain::order::{BuyerWindow, OrderRequest, OrderStatus};
@@ -96,16 +96,6 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let brand_id: Option<i64> =
-                sqlx::query_scalar("SELECT brand_id FROM listings WHERE id = $1 AND deleted_at IS NULL")
-                    .bind(request.listing_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            let Some(brand_id) = brand_id else {
-                return Ok(OrderPlacement::ListingNotFound);
-            };
-            // The listing's new stock and status are a change a sync walk must see.
-            let stamp = tick_listing_clock((&mut *tx).into(), brand_id, now).await?;
             let sold: Option<Sold> = sqlx::query_as(
                 "UPDATE listings
                  SET quantity = quantity - $1,
@@ -115,7 +105,7 @@ impl Store {
                  RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence",
             )
             .bind(request.quantity)
-            .bind(stamp)
+            .bind(now)
             .bind(request.listing_id)
             .bind(ListingStatus::Closed.as_str())
             .bind(ListingStatus::Active.as_str())
@@ -152,6 +142,8 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
             let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or_else(vanished)?;
+            // The listing's new stock and status are a change a sync walk must see.
+            stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(OrderPlacement::Placed(order))
         })

@@ -160,3 +160,46 @@ async fn twenty_concurrent_duplicates_on_two_nodes_create_one_listing() {
     concurrent_duplicates_run_once(&app, &[app.base.clone(), second], &partner.key, 20).await;
     app.stop().await;
 }
+
+/// Keys of concurrent requests are claimed and kept together (a batch per write): sixty
+/// requests with thirty keys, each key sent twice at once, on one node or two, create thirty
+/// listings; every key's repeat afterwards replays its own listing.
+#[tokio::test]
+async fn many_keys_at_once_each_run_once_and_replay_their_own_answer() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let mut bases = vec![app.base.clone()];
+    let _stop = if on_postgres() {
+        let (second, stop) = second_node(&app).await;
+        bases.push(second);
+        Some(stop)
+    } else {
+        None
+    };
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let key = format!("batch-{}", i % 30);
+            let body = listing(json!({"title": format!("Batched sofa {}", i % 30)}));
+            let request = app
+                .client
+                .post(format!("{}/v1/listings", bases[i % bases.len()]))
+                .bearer_auth(&partner.key)
+                .header(KEY_HEADER, key)
+                .json(&body);
+            tokio::spawn(async move { request.send().await.expect("POST") })
+        })
+        .collect();
+    for task in tasks {
+        let answer = task.await.expect("request task");
+        assert!([201, 409].contains(&answer.status().as_u16()), "{}", json(answer).await);
+    }
+    assert_eq!(listing_count(&app, &partner.key).await, 30);
+    for n in 0..30 {
+        let body = listing(json!({"title": format!("Batched sofa {n}")}));
+        let again = post_keyed(&app, &app.base, &partner.key, &format!("batch-{n}"), &body).await;
+        assert_eq!(again.status(), 201);
+        assert_eq!(again.headers()["idempotent-replayed"], "true");
+        assert_eq!(json(again).await["title"], format!("Batched sofa {n}"));
+    }
+    app.stop().await;
+}

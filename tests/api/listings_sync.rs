@@ -9,7 +9,7 @@ use rehome::store::Ts;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, json, on_raw, second_node, spawn_app, TestApp};
-use crate::listings::{create_id, ids, list};
+use crate::listings::{create, create_id, ids, list, listing};
 
 /// Walks from `query` to the end, `per_page` at a time: every listing seen, in order.
 async fn walk(app: &TestApp, key: &str, query: &str) -> Vec<Value> {
@@ -222,5 +222,42 @@ async fn a_change_that_commits_late_is_not_passed_by_a_walk() {
         assert!(titles.contains("Slow, changed") && titles.contains("Quick, changed"), "{titles:?}");
     });
     raw.close().await;
+    app.stop().await;
+}
+
+/// A node whose clock is behind the brand's listing clock (here: the clock set an hour
+/// ahead) still stamps its changes after the last one: creating, editing and trashing take
+/// the next instant of the brand's clock, never their own earlier one.
+#[tokio::test]
+async fn changes_are_stamped_after_the_brands_last_instant_even_from_a_clock_behind() {
+    let app = spawn_app().await;
+    let acme = app.partner("acme").await;
+    let first = create_id(&app, &acme.key, json!({"title": "First"})).await;
+    let ahead = Ts::from_micros(Ts::now().micros() + 3_600_000_000).unwrap();
+    let raw = app.db.raw().await;
+    raw.execute(&format!("UPDATE listing_clocks SET micros = {}", ahead.micros())).await;
+    raw.close().await;
+
+    let second = create(&app, &acme.key, listing(json!({"title": "Second"}))).await;
+    assert_eq!(second["updated_at"], Ts::from_micros(ahead.micros() + 1).unwrap().to_string(), "{second}");
+    let edited = json(app.patch(&format!("/v1/listings/{first}"), &acme.key, &json!({"title": "Edited"})).await).await;
+    assert_eq!(edited["updated_at"], Ts::from_micros(ahead.micros() + 2).unwrap().to_string());
+    assert_eq!(app.delete(&format!("/v1/listings/{first}"), &acme.key).await.status(), 200);
+
+    let seen = walk(&app, &acme.key, &since(&ahead.to_string())).await;
+    let stamps: Vec<(i64, &str, &str)> = seen
+        .iter()
+        .map(|l| (l["id"].as_i64().unwrap(), l["updated_at"].as_str().unwrap(), l["deleted_at"].as_str().unwrap_or("")))
+        .collect();
+    let trashed = Ts::from_micros(ahead.micros() + 3).unwrap().to_string();
+    assert_eq!(
+        stamps,
+        [
+            (second["id"].as_i64().unwrap(), second["updated_at"].as_str().unwrap(), ""),
+            (first, trashed.as_str(), trashed.as_str())
+        ]
+    );
+    let detail = json(app.get(&format!("/v1/listings/{}", second["id"]), &acme.key).await).await;
+    assert_eq!(detail["updated_at"], second["updated_at"], "the answer is what was stored");
     app.stop().await;
 }

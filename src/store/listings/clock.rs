@@ -7,14 +7,14 @@
 //! Taking the instant from the brand's clock row closes that gap: the row stays locked until
 //! the change commits, so the brand's changes commit in the order of their instants, and
 //! the next instant is never earlier than the last (clocks of nodes may disagree, or step
-//! back). Changes of one brand's listings therefore queue on this row for the rest of their
-//! transaction; other brands' do not.
+//! back). Changes take it last ([`stamp`]), so those of one brand queue on the row only
+//! for their commit; other brands' do not.
 
 use super::super::{on_conn, Conn, Ts};
 
 /// The next instant of the brand's listing clock: `now`, or one microsecond after the last
-/// instant handed out if that is not earlier. Run inside the change's transaction, before
-/// the listings are written.
+/// instant handed out if that is not earlier. Run inside the change's transaction; the row
+/// stays locked until it ends.
 pub(crate) async fn tick(conn: Conn<'_>, brand_id: i64, now: Ts) -> Result<Ts, sqlx::Error> {
     let later = match conn {
         Conn::Sqlite(_) => "max(listing_clocks.micros + 1, excluded.micros)",
@@ -28,4 +28,30 @@ pub(crate) async fn tick(conn: Conn<'_>, brand_id: i64, now: Ts) -> Result<Ts, s
         on_conn!(conn, |c| { sqlx::query_scalar(&sql).bind(brand_id).bind(now.micros()).fetch_one(&mut *c).await? });
     Ts::from_micros(micros)
         .ok_or_else(|| sqlx::Error::Decode(format!("listing clock of brand {brand_id} is out of range").into()))
+}
+
+/// Ends a change to the listings `ids` of a brand, written with `updated_at` (and, for those
+/// it trashed, `deleted_at`) set to `provisional`: takes the brand's next instant, and moves
+/// the listings to it in the rare case it is not `provisional` (two changes in one
+/// microsecond, or a node whose clock is behind). Run as the last statement before the
+/// commit, so that the clock row is held only for the commit: changes of one brand queue
+/// on it for that long, not for their whole transaction.
+pub(crate) async fn stamp(conn: Conn<'_>, brand_id: i64, provisional: Ts, ids: &[i64]) -> Result<Ts, sqlx::Error> {
+    on_conn!(conn, |c| {
+        let at = tick((&mut *c).into(), brand_id, provisional).await?;
+        if at != provisional && !ids.is_empty() {
+            let list: Vec<String> = (0..ids.len()).map(|n| format!("${}", n + 4)).collect();
+            let sql = format!(
+                "UPDATE listings SET updated_at = $1, deleted_at = CASE WHEN deleted_at = $2 THEN $1 ELSE deleted_at END
+                 WHERE brand_id = $3 AND updated_at = $2 AND id IN ({})",
+                list.join(", ")
+            );
+            let mut query = sqlx::query(&sql).bind(at).bind(provisional).bind(brand_id);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            query.execute(&mut *c).await?;
+        }
+        Ok(at)
+    })
 }

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::{now, on_conn, on_pool, Conn, Dialect, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus, SyncPosition};
 use crate::domain::money::Pence;
-pub(crate) use clock::tick as tick_listing_clock;
+pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock};
 use rows::{DetailRow, SummaryRow};
 
 /// A stored listing with everything its detail shows.
@@ -302,17 +302,19 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut saved = Vec::with_capacity(new.len());
-            let mut clocks: Vec<(i64, Ts)> = Vec::new();
             for listing in new {
-                let at = match clocks.iter().find(|(brand, _)| *brand == listing.brand_id) {
-                    Some((_, at)) => *at,
-                    None => {
-                        let at = clock::tick((&mut *tx).into(), listing.brand_id, now).await?;
-                        clocks.push((listing.brand_id, at));
-                        at
-                    }
-                };
-                saved.push(insert_listing((&mut *tx).into(), *listing, at).await?);
+                saved.push(insert_listing((&mut *tx).into(), *listing, now).await?);
+            }
+            let mut brands: Vec<i64> = new.iter().map(|l| l.brand_id).collect();
+            brands.sort_unstable();
+            brands.dedup();
+            for brand_id in brands {
+                let ids: Vec<i64> =
+                    saved.iter().filter(|s| s.record.brand_id == brand_id).map(|s| s.record.id).collect();
+                let at = clock::stamp((&mut *tx).into(), brand_id, now, &ids).await?;
+                for s in saved.iter_mut().filter(|s| s.record.brand_id == brand_id) {
+                    s.record.updated_at = at;
+                }
             }
             tx.commit().await?;
             Ok(saved)
@@ -324,8 +326,8 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let at = clock::tick((&mut *tx).into(), new.brand_id, now).await?;
-            let saved = insert_listing((&mut *tx).into(), new, at).await?;
+            let mut saved = insert_listing((&mut *tx).into(), new, now).await?;
+            saved.record.updated_at = clock::stamp((&mut *tx).into(), new.brand_id, now, &[saved.record.id]).await?;
             tx.commit().await?;
             Ok(saved)
         })
@@ -339,10 +341,10 @@ impl Store {
         fields: &ListingFields,
         images: Option<&[ImageSource]>,
     ) -> Result<ListingUpdate, StoreError> {
+        let now = now();
         let f = fields;
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let now = clock::tick((&mut *tx).into(), existing.brand_id, now()).await?;
             let (brand, brand_created) = match &f.brand {
                 Some(name) => resolve_brand((&mut *tx).into(), existing.brand_id, name, now).await?,
                 None => (None, false),
@@ -380,11 +382,12 @@ impl Store {
                 }
                 None => existing.images.clone(),
             };
+            let at = clock::stamp((&mut *tx).into(), existing.brand_id, now, &[existing.id]).await?;
             tx.commit().await?;
             let record = ListingRecord {
                 fields: ListingFields { brand, ..f.clone() },
                 version: existing.version + 1,
-                updated_at: now,
+                updated_at: at,
                 images,
                 ..existing.clone()
             };
@@ -423,7 +426,6 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let now = clock::tick((&mut *tx).into(), brand_id, now).await?;
             let mut select = sqlx::query_as::<_, (i64, i64)>(&select_sql).bind(brand_id);
             let mut delete = sqlx::query(&delete_sql).bind(now).bind(brand_id).bind(user_id);
             for id in &distinct {
@@ -432,6 +434,7 @@ impl Store {
             }
             let owners = select.fetch_all(&mut *tx).await?;
             delete.execute(&mut *tx).await?;
+            clock::stamp((&mut *tx).into(), brand_id, now, &distinct).await?;
             tx.commit().await?;
             Ok(distinct
                 .iter()

@@ -18,7 +18,10 @@ use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER,
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
-use crate::store::{IdempotencyClaim, KeyClaim, Ts};
+use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, StoreError, Ts};
+
+mod log;
+pub use log::IdempotencyLog;
 
 /// How long a request may hold its key before another node may take the key over (the
 /// holder's node died): longer than any request runs.
@@ -54,9 +57,9 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let ttl = TimeDelta::seconds(i64::try_from(state.config.idempotency_ttl_s).unwrap_or(i64::MAX));
     let lease_until = Ts::from(now.get() + TimeDelta::from_std(LEASE).unwrap_or_default());
     let expires_at = Ts::from(now.get() + ttl);
-    let claim = KeyClaim { key_id, key: &key, fingerprint: &print, now, lease_until, expires_at };
-    match state.store.claim_idempotency(claim).await {
-        Err(e) => return ApiError::from(e).into_response(),
+    let claim = KeyClaim { key_id, key: key.clone(), fingerprint: print, now, lease_until, expires_at };
+    match state.idempotency.claim(claim).await {
+        Err(e) => return store_failed(&e).into_response(),
         Ok(IdempotencyClaim::Held(kept)) => return answer_repeat(repeat(kept, &print)),
         Ok(IdempotencyClaim::Claimed) => {}
     }
@@ -67,21 +70,22 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let response = match tokio::spawn(next.run(request)).await {
         Ok(response) => response,
         Err(e) => {
-            release(&state, key_id, &key).await;
+            release(&state, key_id, key).await;
             return ApiError::Internal(anyhow::anyhow!("handler failed: {e}")).into_response();
         }
     };
     if !response.status().is_success() {
-        release(&state, key_id, &key).await;
+        release(&state, key_id, key).await;
         return response;
     }
     let (parts, body) = response.into_parts();
     let Ok(bytes) = to_bytes(body, usize::MAX).await else {
-        release(&state, key_id, &key).await;
+        release(&state, key_id, key).await;
         return ApiError::Internal(anyhow::anyhow!("cannot read the answer to keep")).into_response();
     };
-    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-    if let Err(e) = state.store.complete_idempotency(key_id, &key, parts.status.as_u16(), content_type, &bytes).await {
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let answer = KeptAnswer { key_id, key, status: parts.status.as_u16(), content_type, body: bytes.to_vec() };
+    if let Err(e) = state.idempotency.keep(answer).await {
         // The change is done: the key stays held until its lease ends rather than let a
         // retry run it again.
         tracing::error!(error = %e, key_id, "cannot keep an idempotent answer");
@@ -89,10 +93,14 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     Response::from_parts(parts, Body::from(bytes))
 }
 
-async fn release(state: &AppState, key_id: i64, key: &str) {
-    if let Err(e) = state.store.release_idempotency(key_id, key).await {
+async fn release(state: &AppState, key_id: i64, key: String) {
+    if let Err(e) = state.idempotency.release(key_id, key).await {
         tracing::warn!(error = %e, key_id, "cannot release an idempotency key (it frees itself at its lease's end)");
     }
+}
+
+fn store_failed(e: &StoreError) -> ApiError {
+    ApiError::Internal(anyhow::anyhow!("idempotency key store: {e}"))
 }
 
 fn answer_repeat(repeat: Repeat) -> Response {
