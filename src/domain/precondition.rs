@@ -15,6 +15,11 @@ pub fn content_etag(bytes: &[u8]) -> String {
     format!("\"{}\"", hex::encode(&digest[..12]))
 }
 
+/// A condition on the current state of a resource, checked inside the transaction that
+/// changes it (so no concurrent change can slip between the check and the write): the
+/// change happens only if it holds.
+pub type Precondition<'a, T> = &'a (dyn Fn(&T) -> bool + Send + Sync);
+
 /// A parsed `If-Match` header (RFC 9110 §13.1.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IfMatch {

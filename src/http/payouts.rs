@@ -10,11 +10,21 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
+use crate::domain::precondition::Precondition;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::http::precondition::{require, Tagged};
-use crate::usecases::marketplace::payouts;
+use crate::http::precondition::{precondition_failed, Guard, Tagged};
+use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
+
+impl From<OptionsChangeError> for ApiError {
+    fn from(e: OptionsChangeError) -> Self {
+        match e {
+            OptionsChangeError::PreconditionFailed => precondition_failed(),
+            OptionsChangeError::Store(e) => e.into(),
+        }
+    }
+}
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(get_payouts, patch_payouts), components(schemas(PayoutSettings, PayoutOptions, PayoutOptionsPatch)))]
@@ -71,8 +81,12 @@ pub async fn patch_payouts(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Tagged<PayoutSettings>> {
     let patch = PayoutOptionsPatch::parse(&body).map_err(ApiError::validation)?;
-    let current = payouts::options(&state.core, &caller.actor).await?;
-    require(&headers, &PayoutSettings { brand_id: caller.brand_slug.clone(), options: current })?;
-    let options = payouts::change_options(&state.core, &caller.actor, &patch).await?;
+    let guard = Guard::new(&headers, |current: &PayoutOptions| PayoutSettings {
+        brand_id: caller.brand_slug.clone(),
+        options: *current,
+    });
+    let check = |current: &PayoutOptions| guard.holds(current);
+    let check: Option<Precondition<'_, PayoutOptions>> = guard.is_set().then_some(&check);
+    let options = payouts::change_options(&state.core, &caller.actor, &patch, check).await?;
     Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }

@@ -38,17 +38,30 @@ impl<T: Serialize> IntoResponse for Tagged<T> {
     }
 }
 
-/// Refuses with 412 unless the representation `current` (as a GET would answer it now)
-/// satisfies the request's `If-Match`; no condition passes. The check and the write that
-/// follows are separate statements: a concurrent PATCH between them is not detected.
-pub fn require<T: Serialize>(headers: &HeaderMap, current: &T) -> Result<(), ApiError> {
-    let Some(condition) = if_match(headers) else {
-        return Ok(());
-    };
-    let bytes = serde_json::to_vec(current).map_err(|e| ApiError::Internal(e.into()))?;
-    if condition.matches(&content_etag(&bytes)) {
-        Ok(())
-    } else {
-        Err(precondition_failed())
+/// The request's `If-Match`, if any, as a check of a resource's current state: it holds
+/// when `represent` (the resource as a GET would answer it) carries a matching tag.
+pub struct Guard<F> {
+    condition: Option<IfMatch>,
+    represent: F,
+}
+
+impl<F> Guard<F> {
+    pub fn new(headers: &HeaderMap, represent: F) -> Self {
+        Self { condition: if_match(headers), represent }
+    }
+
+    /// Whether `current` satisfies the condition (always, without one).
+    pub fn holds<T, R: Serialize>(&self, current: &T) -> bool
+    where
+        F: Fn(&T) -> R,
+    {
+        self.condition.as_ref().is_none_or(|condition| {
+            serde_json::to_vec(&(self.represent)(current)).is_ok_and(|bytes| condition.matches(&content_etag(&bytes)))
+        })
+    }
+
+    /// Whether the request names a condition at all (without one nothing need be checked).
+    pub fn is_set(&self) -> bool {
+        self.condition.is_some()
     }
 }

@@ -9,11 +9,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
+use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::http::precondition::{require, Tagged};
+use crate::http::precondition::{precondition_failed, Guard, Tagged};
 use crate::usecases::settings::{self, PatchError};
 
 #[derive(utoipa::OpenApi)]
@@ -48,6 +49,7 @@ impl From<PatchError> for ApiError {
     fn from(e: PatchError) -> Self {
         match e {
             PatchError::Invalid(errors) => ApiError::validation(errors),
+            PatchError::PreconditionFailed => precondition_failed(),
             PatchError::Store(e) => e.into(),
         }
     }
@@ -90,9 +92,13 @@ pub async fn patch_brand(
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Tagged<BrandProfileResponse>> {
-    let current = settings::profile(&state.core, &caller.actor).await?;
-    require(&headers, &BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile: current })?;
-    let profile = settings::update_profile(&state.core, &caller.actor, &body).await?;
+    let guard = Guard::new(&headers, |current: &BrandProfile| BrandProfileResponse {
+        brand_id: caller.brand_slug.clone(),
+        profile: current.clone(),
+    });
+    let check = |current: &BrandProfile| guard.holds(current);
+    let check: Option<Precondition<'_, BrandProfile>> = guard.is_set().then_some(&check);
+    let profile = settings::update_profile(&state.core, &caller.actor, &body, check).await?;
     Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
@@ -134,9 +140,13 @@ pub async fn patch_billing(
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Tagged<BillingResponse>> {
-    let current = settings::billing(&state.core, &caller.actor).await?;
-    require(&headers, &BillingResponse { brand_id: caller.brand_slug.clone(), billing: current })?;
-    let billing = settings::update_billing(&state.core, &caller.actor, &body).await?;
+    let guard = Guard::new(&headers, |current: &Billing| BillingResponse {
+        brand_id: caller.brand_slug.clone(),
+        billing: current.clone(),
+    });
+    let check = |current: &Billing| guard.holds(current);
+    let check: Option<Precondition<'_, Billing>> = guard.is_set().then_some(&check);
+    let billing = settings::update_billing(&state.core, &caller.actor, &body, check).await?;
     Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 

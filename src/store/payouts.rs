@@ -3,9 +3,11 @@
 
 use sqlx::FromRow;
 
+use super::settings::BRAND_LOCK;
 use super::{now, on_pool, record_audit, Store, StoreError};
 use crate::domain::audit::AuditEntry;
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
+use crate::domain::precondition::Precondition;
 
 #[derive(FromRow)]
 struct OptionsRow {
@@ -42,16 +44,33 @@ impl Store {
     }
 
     /// Writes only the fields the patch names (over the stored values, or the defaults on
-    /// the first change), in one upsert.
+    /// the first change), in one upsert. With a `guard`, the options as they stand are read
+    /// in the same transaction (under the brand's row lock) and nothing is written unless
+    /// it accepts them: then `None`.
     pub async fn save_payout_options(
         &self,
         brand_id: i64,
         patch: &PayoutOptionsPatch,
+        guard: Option<Precondition<'_, PayoutOptions>>,
         audit: &AuditEntry,
-    ) -> Result<PayoutOptions, StoreError> {
+    ) -> Result<Option<PayoutOptions>, StoreError> {
         let d = PayoutOptions::default();
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            if let Some(guard) = guard {
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let current: Option<OptionsRow> = sqlx::query_as(
+                    "SELECT credit_enabled, cash_enabled, credit_boost_percent, code_validity_days
+                     FROM payout_options WHERE brand_id = $1",
+                )
+                .bind(brand_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if !guard(&current.map(Into::into).unwrap_or_default()) {
+                    return Ok(None);
+                }
+            }
             let row: OptionsRow = sqlx::query_as(
                 "INSERT INTO payout_options (brand_id, credit_enabled, cash_enabled, credit_boost_percent,
                                              code_validity_days, updated_at)
@@ -78,7 +97,7 @@ impl Store {
             .await?;
             record_audit((&mut *tx).into(), audit).await?;
             tx.commit().await?;
-            Ok(row.into())
+            Ok(Some(row.into()))
         })
     }
 }

@@ -5,8 +5,9 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, record_audit, Store, StoreError};
+use super::{now, on_pool, record_audit, Dialect, Store, StoreError};
 use crate::domain::audit::AuditEntry;
+use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
 
 #[derive(FromRow)]
@@ -153,12 +154,14 @@ impl Store {
 
     /// Applies a patch, creating the profile on the first save (the patch then names the
     /// display name: [`ProfilePatch::parse`] requires it when there is no profile yet).
+    /// `None` when `guard` refused the profile as it stood: nothing changed.
     pub async fn save_brand_profile(
         &self,
         brand_id: i64,
         patch: &ProfilePatch,
+        guard: Option<Precondition<'_, BrandProfile>>,
         audit: &AuditEntry,
-    ) -> Result<BrandProfile, StoreError> {
+    ) -> Result<Option<BrandProfile>, StoreError> {
         let values = [
             &patch.display_name,
             &patch.tagline,
@@ -168,7 +171,7 @@ impl Store {
             &patch.logo_url,
             &patch.accent_color,
         ];
-        Ok(self.save_patch::<ProfileRow>(&PROFILES, brand_id, &values, audit).await?.into())
+        self.save_patch::<ProfileRow, _>(&PROFILES, brand_id, &values, guard, audit).await
     }
 
     /// The saved billing entity, or `None` before the brand's first save.
@@ -176,13 +179,15 @@ impl Store {
         Ok(self.saved::<BillingRow>(&BILLING, brand_id).await?.map(Into::into))
     }
 
-    /// Applies a patch, creating the billing entity on the first save.
+    /// Applies a patch, creating the billing entity on the first save. `None` when `guard`
+    /// refused the entity as it stood: nothing changed.
     pub async fn save_billing(
         &self,
         brand_id: i64,
         patch: &BillingPatch,
+        guard: Option<Precondition<'_, Billing>>,
         audit: &AuditEntry,
-    ) -> Result<Billing, StoreError> {
+    ) -> Result<Option<Billing>, StoreError> {
         let values = [
             &patch.company_name,
             &patch.address_1,
@@ -194,7 +199,7 @@ impl Store {
             &patch.vat_number,
             &patch.invoice_email,
         ];
-        Ok(self.save_patch::<BillingRow>(&BILLING, brand_id, &values, audit).await?.into())
+        self.save_patch::<BillingRow, _>(&BILLING, brand_id, &values, guard, audit).await
     }
 
     async fn saved<R: SavedRow>(&self, table: &PatchTable, brand_id: i64) -> Result<Option<R>, StoreError> {
@@ -203,28 +208,47 @@ impl Store {
     }
 
     /// One upsert that writes only the columns the patch names; `values` in column order.
-    async fn save_patch<R: SavedRow>(
+    /// With a `guard`, the section as it stands (its defaults before the first save) is read
+    /// in the same transaction, under the brand's row lock on PostgreSQL (SQLite has one
+    /// writer), and nothing is written unless the guard accepts it.
+    async fn save_patch<R: SavedRow + Into<D>, D: Default>(
         &self,
         table: &PatchTable,
         brand_id: i64,
         values: &[&Option<String>],
+        guard: Option<Precondition<'_, D>>,
         audit: &AuditEntry,
-    ) -> Result<R, StoreError> {
+    ) -> Result<Option<D>, StoreError> {
         debug_assert_eq!(values.len(), table.columns.len());
         let sql = table.upsert_sql();
+        let select = table.select_sql();
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
-            let mut query = sqlx::query_as(&sql).bind(brand_id);
+            let mut tx = pool.begin().await?;
+            if let Some(guard) = guard {
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let current: Option<R> = sqlx::query_as(&select).bind(brand_id).fetch_optional(&mut *tx).await?;
+                if !guard(&current.map(Into::into).unwrap_or_default()) {
+                    return Ok(None);
+                }
+            }
+            let mut query = sqlx::query_as::<_, R>(&sql).bind(brand_id);
             for value in values {
                 query = query.bind(value.as_deref());
             }
-            let mut tx = pool.begin().await?;
             let saved = query.bind(now()).fetch_one(&mut *tx).await?;
             record_audit((&mut *tx).into(), audit).await?;
             tx.commit().await?;
-            Ok(saved)
+            Ok(Some(saved.into()))
         })
     }
 }
+
+/// Holds a brand's row until the transaction ends, so that a conditional change of a
+/// settings section reads the section as no concurrent change can alter it before the write.
+/// SQLite runs one writer at a time: there the transaction alone suffices.
+pub(crate) const BRAND_LOCK: Dialect =
+    Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR UPDATE" };
 
 #[cfg(test)]
 mod tests {

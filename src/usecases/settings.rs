@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
+use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
@@ -14,6 +15,9 @@ use crate::store::StoreError;
 pub enum PatchError {
     #[error("invalid settings")]
     Invalid(Vec<FieldError>),
+    /// The section no longer matches the caller's condition (`If-Match`): nothing changed.
+    #[error("the section changed since it was read")]
+    PreconditionFailed,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -23,12 +27,19 @@ pub async fn profile(core: &Core, actor: &Actor) -> Result<BrandProfile, StoreEr
     Ok(core.store.brand_profile(actor.brand_id).await?.unwrap_or_default())
 }
 
-/// Applies a PATCH body to the brand profile and answers the whole profile. The first save
+/// Applies a PATCH body to the brand profile and answers the whole profile, if `guard`
+/// (checked in the write's transaction) accepts the profile as it stands. The first save
 /// must name the display name.
-pub async fn update_profile(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<BrandProfile, PatchError> {
+pub async fn update_profile(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+    guard: Option<Precondition<'_, BrandProfile>>,
+) -> Result<BrandProfile, PatchError> {
     let first_save = core.store.brand_profile(actor.brand_id).await?.is_none();
     let patch = ProfilePatch::parse(body, first_save).map_err(PatchError::Invalid)?;
-    Ok(core.store.save_brand_profile(actor.brand_id, &patch, &settings_audit(actor, "profile")).await?)
+    let audit = settings_audit(actor, "profile");
+    core.store.save_brand_profile(actor.brand_id, &patch, guard, &audit).await?.ok_or(PatchError::PreconditionFailed)
 }
 
 /// The billing entity; empty but for `country` before the first save.
@@ -37,11 +48,18 @@ pub async fn billing(core: &Core, actor: &Actor) -> Result<Billing, StoreError> 
 }
 
 /// Applies a PATCH body to the billing entity (checked against the one on file) and
-/// answers the whole entity.
-pub async fn update_billing(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Billing, PatchError> {
+/// answers the whole entity, if `guard` (checked in the write's transaction) accepts the
+/// entity as it stands.
+pub async fn update_billing(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+    guard: Option<Precondition<'_, Billing>>,
+) -> Result<Billing, PatchError> {
     let current = billing(core, actor).await?;
     let patch = BillingPatch::parse(body, &current).map_err(PatchError::Invalid)?;
-    Ok(core.store.save_billing(actor.brand_id, &patch, &settings_audit(actor, "billing")).await?)
+    let audit = settings_audit(actor, "billing");
+    core.store.save_billing(actor.brand_id, &patch, guard, &audit).await?.ok_or(PatchError::PreconditionFailed)
 }
 
 /// The audit entry of a change to one settings section (`settings:profile`).

@@ -102,3 +102,38 @@ async fn settings_sections_are_tagged_and_a_stale_patch_changes_nothing() {
     }
     app.stop().await;
 }
+
+/// The condition is checked in the transaction of the write: of eight PATCHes of a settings
+/// section sent at once with the tag read before, exactly one is applied.
+#[tokio::test]
+async fn settings_patches_with_the_same_tag_at_once_apply_once() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for (path, field) in [
+        ("/v1/partner/settings/brand", "display_name"),
+        ("/v1/partner/settings/billing", "company_name"),
+        ("/v1/partner/settings/payouts", "credit_boost_percent"),
+    ] {
+        let tag = etag(&app.get(path, &partner.key).await);
+        let patches: Vec<_> = (0..8)
+            .map(|n| {
+                let value = if field == "credit_boost_percent" { json!(101 + n) } else { json!(format!("Name {n}")) };
+                let request = app
+                    .request(Method::PATCH, path, &partner.key)
+                    .header("If-Match", &tag)
+                    .json(&json!({ field: value }));
+                tokio::spawn(async move { request.send().await.unwrap().status().as_u16() })
+            })
+            .collect();
+        let mut statuses = Vec::new();
+        for patch in patches {
+            statuses.push(patch.await.unwrap());
+        }
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 412, 412, 412, 412, 412, 412, 412], "{path}");
+    }
+    let log = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    let changes = log["data"].as_array().unwrap().iter().filter(|e| e["action"] == "settings.updated").count();
+    assert_eq!(changes, 3, "one audit entry per applied change: {log}");
+    app.stop().await;
+}

@@ -10,6 +10,7 @@ use crate::domain::credit_code::CreditCode;
 use crate::domain::event::{Event, EventType};
 use crate::domain::money::Pence;
 use crate::domain::payout::{CreditDestination, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
+use crate::domain::precondition::Precondition;
 use crate::domain::redemption::{Redemption, CURRENCY};
 use crate::domain::user::Actor;
 use crate::store::{NewRedemption, RedemptionInsert, StoreError, Ts};
@@ -22,13 +23,28 @@ pub async fn options(core: &Core, actor: &Actor) -> Result<PayoutOptions, StoreE
 
 /// Changes the fields the patch names. Later choices are checked against the new options;
 /// redemptions already recorded keep their value.
+/// Only if `guard` (checked in the write's transaction) accepts the options as they stand.
 pub async fn change_options(
     core: &Core,
     actor: &Actor,
     patch: &PayoutOptionsPatch,
-) -> Result<PayoutOptions, StoreError> {
+    guard: Option<Precondition<'_, PayoutOptions>>,
+) -> Result<PayoutOptions, OptionsChangeError> {
     let audit = AuditEntry::by(actor, AuditAction::SettingsUpdated, Some("settings:payouts".to_owned()));
-    core.store.save_payout_options(actor.brand_id, patch, &audit).await
+    core.store
+        .save_payout_options(actor.brand_id, patch, guard, &audit)
+        .await?
+        .ok_or(OptionsChangeError::PreconditionFailed)
+}
+
+/// Why the payout options did not change.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsChangeError {
+    /// The options no longer match the caller's condition (`If-Match`).
+    #[error("the options changed since they were read")]
+    PreconditionFailed,
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 #[derive(Debug, thiserror::Error)]
