@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,13 +20,23 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::listings;
-use crate::import::{self, read_upload, ImportError, Upload, UploadRefused, MAX_ROWS};
-use crate::usecases::bulk::{self, BulkError};
+use crate::http::query::QueryParams;
+use crate::import::{self, read_upload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS};
+use crate::usecases::bulk::{self, BulkError, RowError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(bulk_template, bulk_validate, bulk_commit),
-    components(schemas(Upload, BulkValidation, ValidatedRow, BulkCommit, CommittedRow, XlsxFile))
+    components(schemas(
+        Upload,
+        BulkValidation,
+        ValidatedRow,
+        Pinned,
+        ErrorDetail,
+        BulkCommit,
+        CommittedRow,
+        XlsxFile
+    ))
 )]
 pub struct BulkApi;
 
@@ -95,9 +106,74 @@ pub struct ValidatedRow {
     /// The row's title, or `(missing title)`.
     pub title: String,
     pub status: ValidatedStatus,
+    /// What committing the row would do (`ok` only): `created`, or `updated` in `upsert` mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "created")]
+    pub action: Option<&'static str>,
     /// The create-listing reason codes of the row; empty when `ok`.
     #[schema(example = json!(["price_gbp_required", "category_required"]))]
     pub errors: Vec<String>,
+    #[serde(flatten)]
+    pub at: Pinned,
+}
+
+/// Where a row's errors are in the sheet (error rows only). `column`, `cell` and `value`
+/// are those of the row's first error that belongs to one cell, absent when none does;
+/// `error_details` pins every error.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct Pinned {
+    /// The header of the faulty cell's column, as uploaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "price_gbp")]
+    pub column: Option<String>,
+    /// The faulty cell's A1 reference, as the sheet shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "B7")]
+    pub cell: Option<String>,
+    /// The faulty cell's content as read; empty for a blank cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "twelve")]
+    pub value: Option<String>,
+    /// Every error of the row, in order, with its cell when it belongs to one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_details: Vec<ErrorDetail>,
+}
+
+/// One error of a row and the cell it belongs to.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    #[schema(example = "price_gbp_invalid")]
+    pub code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl Pinned {
+    fn of(errors: &[RowError]) -> Self {
+        let first = errors.iter().find_map(|e| e.at.as_ref());
+        Self {
+            column: first.map(|at| at.column.clone()),
+            cell: first.map(|at| at.cell.clone()),
+            value: first.map(|at| at.value.clone()),
+            error_details: errors
+                .iter()
+                .map(|e| ErrorDetail {
+                    code: e.code.clone(),
+                    column: e.at.as_ref().map(|at| at.column.clone()),
+                    cell: e.at.as_ref().map(|at| at.cell.clone()),
+                    value: e.at.as_ref().map(|at| at.value.clone()),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn codes(errors: &[RowError]) -> Vec<String> {
+    errors.iter().map(|e| e.code.clone()).collect()
 }
 
 /// What `bulk-commit` created and refused.
@@ -116,9 +192,13 @@ pub struct CommittedRow {
     pub row: u32,
     pub title: String,
     pub status: CommittedStatus,
-    /// The new listing's id (success only).
+    /// The listing's id (success only): the new one, or the one updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub product_id: Option<i64>,
+    /// `created` or `updated` (success only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "created")]
+    pub action: Option<&'static str>,
     /// The new listing on the marketplace (success only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -126,6 +206,8 @@ pub struct CommittedRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "price_gbp_required|category_required")]
     pub message: Option<String>,
+    #[serde(flatten)]
+    pub at: Pinned,
 }
 
 /// The import template for the caller: the import columns, with dropdowns of the taxonomy
@@ -159,13 +241,22 @@ pub async fn bulk_template(caller: Caller, State(state): State<AppState>) -> Api
     path = "/v1/listings/bulk-validate",
     tag = "Listings",
     security(("bearer" = [])),
+    params(
+        ("format" = Option<String>, Query, description = "`json` (default), or `xlsx`: the uploaded sheet back as a workbook, with an `errors` column beside each row and each faulty cell filled and given a note with its reasons"),
+        ("mode" = Option<String>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
+    ),
     request_body = Upload,
     responses(
-        (status = 200, description = "Every data row with its create-listing reason codes (bad rows do not fail the request)", body = BulkValidation),
+        (status = 200, description = "Every data row with its create-listing reason codes, pinned to their cells (bad rows do not fail the request); with `format=xlsx`, the error workbook (attachment `rehome-bulk-errors.xlsx`)",
+         content(
+            (BulkValidation = "application/json"),
+            (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+         )),
         (status = 400, description = "`bad_file`: no file, invalid base64, not an .xlsx or CSV file, over 5 MiB, a \
 workbook over its bounds (zip entries, unpacked size, compression ratio, declared sheet range), no header row, a \
 column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing is read or written), \
-`file_b64_invalid` / `csv_text_invalid` (not a string), `<field>_unknown`; `invalid_body`", body = ErrorBody),
+`file_b64_invalid` / `csv_text_invalid` (not a string), `mode_invalid` (not `create` or `upsert`, or the body and \
+the query disagree), `format_invalid`, `<field>_unknown`; `invalid_body`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
     )
@@ -173,26 +264,82 @@ column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing 
 pub async fn bulk_validate(
     caller: Caller,
     State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<BulkValidation>> {
-    let upload = read_upload(&body)?;
-    let report = bulk::validate_file(&state.core, &caller.actor, upload).await?;
+) -> ApiResult<Response> {
+    let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
+    let mut params = QueryParams::new(&pairs);
+    let workbook = params.choice("format", false, &[("json", false), ("xlsx", true)]);
+    let query_mode = query_mode(&mut params);
+    params.finish()?;
+    let read = read_upload(&body)?;
+    let mode = mode(read.mode, query_mode)?;
+    let report = bulk::validate_file(&state.core, &caller.actor, read.upload, mode).await?;
+    if workbook {
+        let marks: Vec<RowMarks> = report
+            .rows
+            .iter()
+            .filter_map(|row| row.outcome.as_ref().err().map(|errors| (row.row, errors)))
+            .map(|(row, errors)| RowMarks {
+                row,
+                errors: errors.iter().map(|e| (e.code.clone(), e.at.as_ref().map(|at| at.col))).collect(),
+            })
+            .collect();
+        let bytes = tokio::task::spawn_blocking(move || import::error_workbook(&report.sheet, &marks))
+            .await
+            .map_err(|e| ApiError::Internal(e.into()))?
+            .map_err(|e| ApiError::Internal(e.into()))?;
+        let disposition = format!("attachment; filename=\"{}\"", import::ERRORS_FILENAME);
+        return Ok((
+            [(header::CONTENT_TYPE, import::XLSX_CONTENT_TYPE.to_owned()), (header::CONTENT_DISPOSITION, disposition)],
+            bytes,
+        )
+            .into_response());
+    }
     let rows: Vec<ValidatedRow> = report
         .rows
         .into_iter()
         .map(|row| match row.outcome {
-            Ok(()) => ValidatedRow { row: row.row, title: row.title, status: ValidatedStatus::Ok, errors: Vec::new() },
-            Err(errors) => ValidatedRow { row: row.row, title: row.title, status: ValidatedStatus::Error, errors },
+            Ok(action) => ValidatedRow {
+                row: row.row,
+                title: row.title,
+                status: ValidatedStatus::Ok,
+                action: Some(action.as_str()),
+                errors: Vec::new(),
+                at: Pinned::default(),
+            },
+            Err(errors) => ValidatedRow {
+                row: row.row,
+                title: row.title,
+                status: ValidatedStatus::Error,
+                action: None,
+                errors: codes(&errors),
+                at: Pinned::of(&errors),
+            },
         })
         .collect();
     Ok(Json(BulkValidation {
         row_count: rows.len(),
         error_count: rows.iter().filter(|r| r.status == ValidatedStatus::Error).count(),
         max_rows: MAX_ROWS,
-        headers: report.headers,
-        unknown_columns: report.unknown_columns,
+        headers: report.sheet.headers,
+        unknown_columns: report.sheet.unknown_columns,
         rows,
-    }))
+    })
+    .into_response())
+}
+
+/// `mode` from the query string, if given (`mode_invalid` otherwise noted).
+fn query_mode(params: &mut QueryParams<'_>) -> Option<Mode> {
+    params.choice("mode", None, &[("create", Some(Mode::Create)), ("upsert", Some(Mode::Upsert))])
+}
+
+/// The body's `mode` or the query's (default `create`); both, unless equal: `mode_invalid`.
+fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
+    match (body, query) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::field("mode", "mode_invalid")),
+        (given, other) => Ok(given.or(other).unwrap_or_default()),
+    }
 }
 
 /// Creates a clearance listing of the caller for each valid row of a spreadsheet and
@@ -202,12 +349,15 @@ pub async fn bulk_validate(
     path = "/v1/listings/bulk-commit",
     tag = "Listings",
     security(("bearer" = [])),
+    params(
+        ("mode" = Option<String>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
+    ),
     request_body = Upload,
     responses(
         (status = 200, description = "Per-row results in file order. Valid rows are saved together in one transaction \
 with channel `clearance`, the caller as seller and the brand's default warehouse unless the row names one", body = BulkCommit),
         (status = 400, description = "As bulk-validate: `bad_file`, `validation_failed` (`too_many_rows`: nothing is \
-written), `invalid_body`", body = ErrorBody),
+written; `mode_invalid`), `invalid_body`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
     )
@@ -215,21 +365,41 @@ written), `invalid_body`", body = ErrorBody),
 pub async fn bulk_commit(
     caller: Caller,
     State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<BulkCommit>> {
-    let upload = read_upload(&body)?;
-    let report = bulk::commit_file(&state.core, &caller.actor, upload).await?;
+    let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
+    let mut params = QueryParams::new(&pairs);
+    let query_mode = query_mode(&mut params);
+    params.finish()?;
+    let read = read_upload(&body)?;
+    let mode = mode(read.mode, query_mode)?;
+    let report = bulk::commit_file(&state.core, &caller.actor, read.upload, mode).await?;
     let cx = listings::context(&state, &caller);
     let rows: Vec<CommittedRow> = report
         .rows
         .into_iter()
-        .map(|row| {
-            let (status, product_id, message) = match row.outcome {
-                Ok(id) => (CommittedStatus::Success, Some(id), None),
-                Err(errors) => (CommittedStatus::Error, None, Some(errors.join("|"))),
-            };
-            let url = product_id.map(|id| cx.url(id));
-            CommittedRow { row: row.row, title: row.title, status, product_id, url, message }
+        .map(|row| match row.outcome {
+            Ok((id, action)) => CommittedRow {
+                row: row.row,
+                title: row.title,
+                status: CommittedStatus::Success,
+                product_id: Some(id),
+                action: Some(action.as_str()),
+                url: Some(cx.url(id)),
+                message: None,
+                at: Pinned::default(),
+            },
+            Err(errors) => CommittedRow {
+                row: row.row,
+                title: row.title,
+                status: CommittedStatus::Error,
+                product_id: None,
+                action: None,
+                url: None,
+                message: Some(codes(&errors).join("|")),
+                at: Pinned::of(&errors),
+            },
         })
         .collect();
     let success_count = rows.iter().filter(|r| r.status == CommittedStatus::Success).count();
@@ -237,7 +407,7 @@ pub async fn bulk_commit(
         row_count: rows.len(),
         success_count,
         error_count: rows.len() - success_count,
-        unknown_columns: report.unknown_columns,
+        unknown_columns: report.sheet.unknown_columns,
         rows,
     }))
 }

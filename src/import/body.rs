@@ -23,11 +23,46 @@ pub const BULK_BODY: BodySpec = BodySpec {
 tab separated), told apart by content. At most 5 MiB decoded.",
         ),
         Field::optional("csv_text", FieldType::Lines { max: MAX_FILE_BYTES }, "Legacy: the CSV as text."),
+        Field::optional(
+            "mode",
+            FieldType::Choice(&["create", "upsert"]),
+            "`create` (default): every valid row creates a listing. `upsert`: a row whose `sku` matches one of the \
+brand's listings updates it (PATCH rules: blank cells leave fields as they are) instead of creating another. Also \
+accepted as the query parameter `?mode=`.",
+        ),
     ],
     example: r#"{"file_b64": "dGl0bGUscHJpY2VfZ2JwLGNvbmRpdGlvbixjYXRlZ29yeSxmYXVsdHMKU29mYSwxMjAsZmFpcixBcm1jaGFpcnMsTm9uZQo="}"#,
 };
 
 crate::documented_body!(Upload, BULK_BODY);
+
+/// What a row whose `sku` names one of the brand's listings does (decisions 11.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Every valid row creates a listing.
+    #[default]
+    Create,
+    /// A row whose `sku` matches one of the brand's listings updates it (PATCH rules); the
+    /// others create listings.
+    Upsert,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "create" => Some(Self::Create),
+            "upsert" => Some(Self::Upsert),
+            _ => None,
+        }
+    }
+}
+
+/// A bulk body read: the file, and the mode when the body names one.
+#[derive(Debug, Clone)]
+pub struct BulkUpload {
+    pub upload: Upload,
+    pub mode: Option<Mode>,
+}
 
 /// Why a bulk body names no file to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +75,7 @@ pub enum UploadRefused {
 
 /// `file_b64` or `csv_text` (blank counts as absent), exactly one of them. Their text is
 /// taken as sent: base64 and CSV keep their line breaks.
-pub fn read_upload(body: &Map<String, Value>) -> Result<Upload, UploadRefused> {
+pub fn read_upload(body: &Map<String, Value>) -> Result<BulkUpload, UploadRefused> {
     let mut r = BodyReader::of(body, &BULK_BODY);
     let mut text = |field: &'static str| match r.raw(field) {
         None | Some(Value::Null) => None,
@@ -49,8 +84,13 @@ pub fn read_upload(body: &Map<String, Value>) -> Result<Upload, UploadRefused> {
         Some(_) => r.fail(field, "invalid"),
     };
     let (file, csv) = (text("file_b64"), text("csv_text"));
+    let mode = match r.raw("mode") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if Mode::parse(s).is_some() => Mode::parse(s),
+        Some(_) => r.fail("mode", "invalid"),
+    };
     let (file, csv) = r.finish((file, csv)).map_err(UploadRefused::Invalid)?;
-    match (file, csv) {
+    let upload = match (file, csv) {
         (Some(file), None) => Upload::from_base64(file).map_err(UploadRefused::File),
         (None, Some(csv)) => Ok(Upload::CsvText(csv.to_owned())),
         (Some(_), Some(_)) => {
@@ -59,7 +99,8 @@ pub fn read_upload(body: &Map<String, Value>) -> Result<Upload, UploadRefused> {
         (None, None) => Err(UploadRefused::File(ImportError::refused(
             "No file: send the spreadsheet as base64 in file_b64 (or CSV text in csv_text).",
         ))),
-    }
+    }?;
+    Ok(BulkUpload { upload, mode })
 }
 
 #[cfg(test)]
@@ -78,9 +119,13 @@ mod tests {
 
     #[test]
     fn a_bulk_body_names_one_file() {
-        assert!(matches!(read_upload(&object(json!({"csv_text": "a,b\n1,2"}))), Ok(Upload::CsvText(_))));
-        assert!(matches!(read_upload(&object(json!({"file_b64": "YWI=\n", "csv_text": " "}))), Ok(Upload::File(_))));
+        let read = read_upload(&object(json!({"csv_text": "a,b\n1,2", "mode": "upsert"}))).unwrap();
+        assert!(matches!(read, BulkUpload { upload: Upload::CsvText(_), mode: Some(Mode::Upsert) }));
+        let read = read_upload(&object(json!({"file_b64": "YWI=\n", "csv_text": " "}))).unwrap();
+        assert!(matches!(read, BulkUpload { upload: Upload::File(_), mode: None }));
         assert_eq!(refused(json!({"file_b64": 3, "sheet": 1})), ["file_b64_invalid", "sheet_unknown"]);
+        assert_eq!(refused(json!({"csv_text": "a", "mode": "merge"})), ["mode_invalid"]);
+        assert_eq!(refused(json!({"csv_text": "a", "mode": 1})), ["mode_invalid"]);
         assert_eq!(
             refused(json!({})),
             ["No file: send the spreadsheet as base64 in file_b64 (or CSV text in csv_text)."]

@@ -63,7 +63,7 @@ impl Grid {
     /// The first non-blank row is the header; each later non-blank row becomes a listing body.
     pub fn into_sheet(self) -> Result<Sheet, ImportError> {
         let mut rows = self.rows.into_iter();
-        let Some((_, header_cells)) = rows.next() else {
+        let Some((header_row, header_cells)) = rows.next() else {
             return Err(ImportError::refused(
                 "The file is empty: it needs a header row naming the columns (title, price_gbp, ...) and a row per \
                  listing.",
@@ -110,6 +110,7 @@ impl Grid {
             .map(|(row, cells)| {
                 let mut body = Map::new();
                 let mut title = None;
+                let kept = cells.clone();
                 for (col, cell) in cells {
                     match mapped.get(col as usize).copied().flatten() {
                         Some(column) => {
@@ -125,10 +126,11 @@ impl Grid {
                         None => {}
                     }
                 }
-                SheetRow { row, title: title.filter(|t| !t.is_empty()), body }
+                SheetRow { row, title: title.filter(|t| !t.is_empty()), body, cells: kept }
             })
             .collect();
-        Ok(Sheet { headers, unknown_columns: unknown.into_values().collect(), rows })
+        let columns = (0..).zip(&mapped).filter_map(|(col, m)| m.map(|m| (m.field, col))).collect();
+        Ok(Sheet { headers, unknown_columns: unknown.into_values().collect(), rows, header_row, columns })
     }
 }
 
@@ -219,5 +221,16 @@ mod tests {
         let err = Grid::default().push(7, MAX_COLUMNS, text("stray")).unwrap_err();
         assert!(err.to_string().contains("IW7"), "{err}");
         assert!(Grid::default().push(7, 16_383, text("")).is_ok(), "blank cells are never kept");
+    }
+
+    proptest::proptest! {
+        /// Letters read back base 26 without a zero digit (`A` = 1 … `Z` = 26) give the column.
+        #[test]
+        fn column_letters_read_back_as_their_column(col in 0u32..16_384) {
+            let name = column_name(col);
+            proptest::prop_assert!(name.bytes().all(|b| b.is_ascii_uppercase()));
+            let back = name.bytes().fold(0u32, |n, b| n * 26 + u32::from(b - b'A') + 1) - 1;
+            proptest::prop_assert_eq!(back, col);
+        }
     }
 }

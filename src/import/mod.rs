@@ -6,12 +6,13 @@
 //! [`MAX_ROWS`] data rows, [`grid::MAX_COLUMNS`] columns and [`grid::MAX_TEXT_BYTES`] of text.
 
 mod body;
-mod cells;
+pub mod cells;
 pub mod columns;
 mod delimited;
 mod detect;
 pub mod grid;
 pub mod guard;
+mod marked;
 mod template;
 mod xlsx;
 
@@ -20,7 +21,9 @@ use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 use serde_json::{Map, Value};
 
-pub use body::{read_upload, UploadRefused, BULK_BODY};
+pub use body::{read_upload, BulkUpload, Mode, UploadRefused, BULK_BODY};
+pub use cells::Cell;
+pub use marked::{error_workbook, RowMarks, ERRORS_FILENAME, ERRORS_HEADER};
 pub use template::{template, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
 pub use xlsx::LISTINGS_SHEET;
 
@@ -97,6 +100,35 @@ pub struct Sheet {
     pub unknown_columns: Vec<String>,
     /// The non-blank data rows, in order.
     pub rows: Vec<SheetRow>,
+    /// The header's row number as the sheet shows it.
+    pub header_row: u32,
+    /// Each import column found: its field and its 0-based column in the sheet.
+    pub columns: Vec<(&'static str, u32)>,
+}
+
+impl Sheet {
+    /// The sheet cell of `field` in data row `row`: its header as uploaded, its A1
+    /// reference, and its content as read (empty for a blank cell). `None` when the sheet
+    /// has no such column.
+    pub fn cell_of(&self, row: &SheetRow, field: &str) -> Option<CellRef> {
+        let (_, col) = self.columns.iter().find(|(f, _)| *f == field)?;
+        let header = self.headers.get(*col as usize)?.trim().to_owned();
+        let value = row.cells.iter().find(|(c, _)| c == col).map(|(_, cell)| cell.text()).unwrap_or_default();
+        Some(CellRef { column: header, cell: format!("{}{}", grid::column_name(*col), row.row), col: *col, value })
+    }
+}
+
+/// Where in the sheet a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellRef {
+    /// The column's header as uploaded.
+    pub column: String,
+    /// A1 reference, as the sheet shows it (`C7`).
+    pub cell: String,
+    /// 0-based column.
+    pub col: u32,
+    /// The cell's content as read; empty for a blank cell.
+    pub value: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +139,8 @@ pub struct SheetRow {
     pub title: Option<String>,
     /// The row as a create-listing body: one field per non-blank cell of an import column.
     pub body: Map<String, Value>,
+    /// Every non-blank cell of the row as read (0-based column), other columns' included.
+    pub cells: Vec<(u32, Cell)>,
 }
 
 /// Reads an uploaded file. CPU-bound: run it off the async workers.

@@ -1,16 +1,18 @@
 //! Bulk import: the XLSX template, and validating or committing a spreadsheet of listings.
-//! Each row goes through the listings' create use case and fails with its codes.
+//! Each row goes through the listings' create use case (or, in upsert mode, when its SKU
+//! names one of the brand's listings, their PATCH rules) and fails with its codes, each
+//! pinned to the sheet cell it belongs to.
 
 use serde_json::{Map, Value};
 
-use super::listings::{self, NewListingBody};
+use super::listings::{self, ListingChange, NewListingBody};
 use super::Core;
 use crate::domain::listing::{validate, Channel, ValidListing};
 use crate::domain::taxonomy::Options;
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
-use crate::import::{self, ImportError, Sheet, Upload};
-use crate::store::StoreError;
+use crate::import::{self, CellRef, ImportError, Mode, Sheet, SheetRow, Upload};
+use crate::store::{ListingRecord, ListingUpdate, StoreError};
 
 /// The title shown for a row whose title cell is blank.
 const MISSING_TITLE: &str = "(missing title)";
@@ -21,8 +23,8 @@ pub enum BulkError {
     /// The file is not one the import reads, or has too many rows: nothing was written.
     #[error(transparent)]
     File(#[from] ImportError),
-    /// The template could not be written.
-    #[error("cannot write the template: {0}")]
+    /// The template or an error workbook could not be written.
+    #[error("cannot write a workbook: {0}")]
     Template(#[from] rust_xlsxwriter::XlsxError),
     /// The blocking task reading or writing a file failed.
     #[error("a file task failed: {0}")]
@@ -31,96 +33,222 @@ pub enum BulkError {
     Store(#[from] StoreError),
 }
 
-/// The import template for the actor's brand: its manufacturer brands in the dropdowns.
+/// What a valid row does, or did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Created,
+    Updated,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+        }
+    }
+}
+
+/// One reason a row is refused, and the sheet cell it belongs to when it belongs to one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    pub code: String,
+    pub at: Option<CellRef>,
+}
+
+/// The template for the actor's brand: its manufacturer brands in the dropdowns.
 pub async fn template(core: &Core, actor: &Actor) -> Result<Vec<u8>, BulkError> {
     let brands = Options::with_brands(core.store.manufacturer_brand_names(actor.brand_id).await?).brands;
     Ok(tokio::task::spawn_blocking(move || import::template(&brands)).await??)
 }
 
-/// One data row of a file and what the create use case says of it.
+/// One data row of a file and what the import says of it.
 #[derive(Debug)]
 pub struct CheckedRow<T> {
     /// The row as the spreadsheet numbers it: the header is row 1, the first data row 2.
     pub row: u32,
     /// The row's title, or `(missing title)`.
     pub title: String,
-    /// The row's outcome, or its create-listing reason codes.
-    pub outcome: Result<T, Vec<String>>,
+    /// The row's outcome, or its reasons.
+    pub outcome: Result<T, Vec<RowError>>,
 }
 
-/// A file's rows checked, or committed.
+/// A file's rows checked, or committed, and the sheet as read.
 #[derive(Debug)]
 pub struct BulkReport<T> {
-    /// The header row as uploaded.
-    pub headers: Vec<String>,
-    /// Headers that name no import column: their cells are not imported.
-    pub unknown_columns: Vec<String>,
+    pub sheet: Sheet,
     pub rows: Vec<CheckedRow<T>>,
 }
 
-/// Checks every row exactly as creating it would, writing nothing.
-pub async fn validate_file(core: &Core, actor: &Actor, upload: Upload) -> Result<BulkReport<()>, BulkError> {
+/// Checks every row exactly as committing it would, writing nothing: each valid row says
+/// what it would do.
+pub async fn validate_file(
+    core: &Core,
+    actor: &Actor,
+    upload: Upload,
+    mode: Mode,
+) -> Result<BulkReport<Action>, BulkError> {
     let file = read(upload).await?;
-    let rows = checked(core, actor, file.rows).await?;
-    let rows =
-        rows.into_iter().map(|row| CheckedRow { row: row.row, title: row.title, outcome: row.outcome.map(drop) });
-    Ok(BulkReport { headers: file.headers, unknown_columns: file.unknown_columns, rows: rows.collect() })
+    let rows = planned(core, actor, &file, mode).await?;
+    let rows = rows
+        .into_iter()
+        .map(|row| CheckedRow { row: row.row, title: row.title, outcome: row.outcome.map(|plan| plan.action()) })
+        .collect();
+    Ok(BulkReport { sheet: file.sheet, rows })
 }
 
-/// Creates a clearance listing of the actor for each valid row, all in one transaction,
-/// and reports the others; each created row's outcome is its listing's id.
-pub async fn commit_file(core: &Core, actor: &Actor, upload: Upload) -> Result<BulkReport<i64>, BulkError> {
+/// Saves every valid row, all in one transaction: a clearance listing of the actor for each
+/// row that creates one, the change for each row that updates one; reports the others.
+/// Each saved row's outcome is its listing's id and what was done.
+pub async fn commit_file(
+    core: &Core,
+    actor: &Actor,
+    upload: Upload,
+    mode: Mode,
+) -> Result<BulkReport<(i64, Action)>, BulkError> {
     let file = read(upload).await?;
     let mut rows = Vec::with_capacity(file.rows.len());
-    let mut valid: Vec<(usize, NewListingBody)> = Vec::new();
-    for row in checked(core, actor, file.rows).await? {
+    let mut creates: Vec<(usize, NewListingBody)> = Vec::new();
+    let mut changes: Vec<(usize, ListingChange)> = Vec::new();
+    for row in planned(core, actor, &file, mode).await? {
+        let position = rows.len();
         let outcome = match row.outcome {
-            Ok(listing) => {
-                valid.push((rows.len(), listing));
-                // Replaced by the id once saved.
-                Ok(0)
+            Ok(Plan::Create(body)) => {
+                creates.push((position, *body));
+                Ok((0, Action::Created))
+            }
+            Ok(Plan::Update(change)) => {
+                changes.push((position, *change));
+                Ok((0, Action::Updated))
             }
             Err(errors) => Err(errors),
         };
         rows.push(CheckedRow { row: row.row, title: row.title, outcome });
     }
-    let (positions, bodies): (Vec<usize>, Vec<NewListingBody>) = valid.into_iter().unzip();
-    let saved = listings::save(core, actor, bodies).await?;
-    for (position, saved) in positions.into_iter().zip(saved) {
-        rows[position].outcome = Ok(saved.record.id);
+    let (create_positions, bodies): (Vec<usize>, Vec<NewListingBody>) = creates.into_iter().unzip();
+    let (change_positions, changes): (Vec<usize>, Vec<ListingChange>) = changes.into_iter().unzip();
+    let (created, updated) = listings::save_import(core, actor, bodies, &changes).await?;
+    for (position, saved) in create_positions.into_iter().zip(created) {
+        rows[position].outcome = Ok((saved.record.id, Action::Created));
     }
-    Ok(BulkReport { headers: file.headers, unknown_columns: file.unknown_columns, rows })
+    for (position, update) in change_positions.into_iter().zip(updated) {
+        rows[position].outcome = match update {
+            ListingUpdate::Saved(saved) => Ok((saved.record.id, Action::Updated)),
+            // Changed by someone else since this import read it: not overwritten.
+            ListingUpdate::Stale => Err(vec![RowError { code: "edit_conflict".to_owned(), at: None }]),
+        };
+    }
+    Ok(BulkReport { sheet: file.sheet, rows })
 }
 
-/// An uploaded file's rows, each a create body (on the clearance channel) already through
-/// the listing validator.
+/// What a valid row will do.
+enum Plan {
+    Create(Box<NewListingBody>),
+    Update(Box<ListingChange>),
+}
+
+impl Plan {
+    fn action(&self) -> Action {
+        match self {
+            Self::Create(_) => Action::Created,
+            Self::Update(_) => Action::Updated,
+        }
+    }
+}
+
+/// An uploaded file's sheet, and each row's create body (on the clearance channel) already
+/// through the listing validator.
 struct ReadFile {
-    headers: Vec<String>,
-    unknown_columns: Vec<String>,
+    sheet: Sheet,
     rows: Vec<ReadRow>,
 }
 
 struct ReadRow {
-    row: u32,
-    title: String,
+    /// The create body: the row's cells and the clearance channel.
     body: Map<String, Value>,
     validated: Result<ValidListing, Vec<FieldError>>,
 }
 
-/// Each row with the listing it makes, or its reason codes: the store's checks on top of
-/// the validator's, exactly as for a single create.
-async fn checked(
-    core: &Core,
-    actor: &Actor,
-    rows: Vec<ReadRow>,
-) -> Result<Vec<CheckedRow<NewListingBody>>, StoreError> {
-    let mut checked = Vec::with_capacity(rows.len());
-    for row in rows {
-        let outcome = listings::prepare(core, actor, &row.body, row.validated).await?;
-        let outcome = outcome.map_err(|errors| errors.into_iter().map(|e| e.code).collect());
-        checked.push(CheckedRow { row: row.row, title: row.title, outcome });
+/// Each row's plan, or its reasons: the store's checks on top of the validator's, exactly
+/// as for a single create (or, for a row updating a listing, a PATCH of it).
+async fn planned(core: &Core, actor: &Actor, file: &ReadFile, mode: Mode) -> Result<Vec<CheckedRow<Plan>>, StoreError> {
+    let skus: Vec<Option<String>> = file.sheet.rows.iter().map(sku_of).collect();
+    let existing = match mode {
+        Mode::Create => Vec::new(),
+        Mode::Upsert => {
+            let mut wanted: Vec<String> = skus.iter().flatten().cloned().collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            core.store.listings_by_sku(actor.brand_id, &wanted).await?
+        }
+    };
+    let mut checked = Vec::with_capacity(file.rows.len());
+    for (index, (row, read)) in file.sheet.rows.iter().zip(&file.rows).enumerate() {
+        let target = match (mode, &skus[index]) {
+            (Mode::Upsert, Some(sku)) => match_sku(actor, sku, &skus[..index], &existing),
+            _ => Ok(None),
+        };
+        let outcome = match target {
+            Err(code) => Err(vec![FieldError::new("sku", code)]),
+            Ok(None) => listings::prepare(core, actor, &read.body, read.validated.clone())
+                .await?
+                .map(|body| Plan::Create(Box::new(body))),
+            Ok(Some(listing)) => {
+                // PATCH rules: the row's cells only; the listing keeps its channel.
+                let mut body = row.body.clone();
+                body.remove("channel");
+                listings::prepare_change(core, actor, listing.clone(), &body)
+                    .await?
+                    .map(|change| Plan::Update(Box::new(change)))
+            }
+        };
+        let outcome = outcome.map_err(|errors| row_errors(&file.sheet, row, errors));
+        let title = row.title.clone().unwrap_or_else(|| MISSING_TITLE.to_owned());
+        checked.push(CheckedRow { row: row.row, title, outcome });
     }
     Ok(checked)
+}
+
+/// The listing a row's SKU updates in upsert mode, none (the row creates one), or why the
+/// row is refused: the SKU came earlier in the file, names several listings, or names
+/// another user's.
+fn match_sku<'a>(
+    actor: &Actor,
+    sku: &str,
+    earlier: &[Option<String>],
+    existing: &'a [ListingRecord],
+) -> Result<Option<&'a ListingRecord>, &'static str> {
+    if earlier.iter().flatten().any(|seen| seen == sku) {
+        return Err("sku_duplicate_in_file");
+    }
+    let mut matches = existing.iter().filter(|l| l.fields.sku.as_deref() == Some(sku));
+    match (matches.next(), matches.next()) {
+        (None, _) => Ok(None),
+        (Some(_), Some(_)) => Err("sku_ambiguous"),
+        (Some(listing), None) if listing.user_id != actor.user_id => Err("forbidden_not_owner"),
+        (Some(listing), None) => Ok(Some(listing)),
+    }
+}
+
+/// The row's SKU as the validator reads it (trimmed), when it has one.
+fn sku_of(row: &SheetRow) -> Option<String> {
+    let sku = match row.body.get("sku")? {
+        Value::String(text) => text.trim().to_owned(),
+        other => other.to_string(),
+    };
+    (!sku.is_empty()).then_some(sku)
+}
+
+/// Reasons with the cells they belong to: a field's reason belongs to that field's column
+/// in the row (`measurements[1].w_cm` to `measurements`), when the sheet has it.
+fn row_errors(sheet: &Sheet, row: &SheetRow, errors: Vec<FieldError>) -> Vec<RowError> {
+    errors
+        .into_iter()
+        .map(|e| {
+            let field = e.field.split(['[', '.']).next().unwrap_or_default();
+            RowError { at: sheet.cell_of(row, field), code: e.code }
+        })
+        .collect()
 }
 
 /// The file read and validated off the async workers (parsing and sanitising 200
@@ -134,13 +262,13 @@ async fn read(upload: Upload) -> Result<ReadFile, BulkError> {
 fn validated(sheet: Sheet) -> ReadFile {
     let rows = sheet
         .rows
-        .into_iter()
+        .iter()
         .map(|row| {
-            let mut body = row.body;
+            let mut body = row.body.clone();
             body.insert("channel".to_owned(), Value::String(Channel::Clearance.as_str().to_owned()));
             let validated = validate(&body, None);
-            ReadRow { row: row.row, title: row.title.unwrap_or_else(|| MISSING_TITLE.to_owned()), body, validated }
+            ReadRow { body, validated }
         })
         .collect();
-    ReadFile { headers: sheet.headers, unknown_columns: sheet.unknown_columns, rows }
+    ReadFile { sheet, rows }
 }

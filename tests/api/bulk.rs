@@ -231,7 +231,10 @@ async fn the_untouched_template_uploads_as_no_rows_and_its_example_row_is_valid(
     let csv: Vec<String> =
         [COLUMNS.join(","), example.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(",")].to_vec();
     let report = validate(&app, &partner.key, &json!({"csv_text": csv.join("\n")})).await;
-    assert_eq!(report["rows"], json!([{"row": 2, "title": example[0], "status": "ok", "errors": []}]));
+    assert_eq!(
+        report["rows"],
+        json!([{"row": 2, "title": example[0], "status": "ok", "action": "created", "errors": []}])
+    );
 }
 
 #[tokio::test]
@@ -328,9 +331,14 @@ async fn commit_creates_the_valid_rows_and_reports_the_others() {
         json!({
             "row_count": 3, "success_count": 2, "error_count": 1, "unknown_columns": [],
             "rows": [
-                {"row": 2, "title": "Oak sofa", "status": "success", "product_id": first, "url": format!("{}/marketplace/listings/{first}", app.base)},
-                {"row": 3, "title": "(missing title)", "status": "error", "message": "title_required|price_gbp_required|category_required"},
-                {"row": 4, "title": "Armchair", "status": "success", "product_id": third, "url": format!("{}/marketplace/listings/{third}", app.base)},
+                {"row": 2, "title": "Oak sofa", "status": "success", "product_id": first, "action": "created", "url": format!("{}/marketplace/listings/{first}", app.base)},
+                {"row": 3, "title": "(missing title)", "status": "error", "message": "title_required|price_gbp_required|category_required",
+                 "column": "title", "cell": "A3", "value": "", "error_details": [
+                    {"code": "title_required", "column": "title", "cell": "A3", "value": ""},
+                    {"code": "price_gbp_required", "column": "price_gbp", "cell": "B3", "value": ""},
+                    {"code": "category_required", "column": "category", "cell": "C3", "value": ""},
+                 ]},
+                {"row": 4, "title": "Armchair", "status": "success", "product_id": third, "action": "created", "url": format!("{}/marketplace/listings/{third}", app.base)},
             ]
         })
     );
@@ -357,8 +365,13 @@ async fn validate_reports_every_row_and_writes_nothing() {
             "headers": ["Title ", " PRICE_GBP", "category", "condition", "faults", "channel", "notes"],
             "unknown_columns": ["channel", "notes"],
             "rows": [
-                {"row": 2, "title": "Oak sofa", "status": "ok", "errors": []},
-                {"row": 3, "title": "Chair", "status": "error", "errors": ["price_gbp_invalid", "category_invalid", "faults_required"]},
+                {"row": 2, "title": "Oak sofa", "status": "ok", "action": "created", "errors": []},
+                {"row": 3, "title": "Chair", "status": "error", "errors": ["price_gbp_invalid", "category_invalid", "faults_required"],
+                 "column": "PRICE_GBP", "cell": "B3", "value": "-5", "error_details": [
+                    {"code": "price_gbp_invalid", "column": "PRICE_GBP", "cell": "B3", "value": "-5"},
+                    {"code": "category_invalid", "column": "category", "cell": "C3", "value": "Chairs"},
+                    {"code": "faults_required", "column": "faults", "cell": "E3", "value": ""},
+                 ]},
             ]
         })
     );

@@ -351,7 +351,10 @@ async fn cells_beyond_a_sheets_declared_range_are_read_one_by_one() {
         </sheetData></worksheet>"#;
     let bytes = workbook_zip(sheet).finish().unwrap().into_inner();
     let report = validate(&app, &partner.key, &file(&bytes)).await;
-    assert_eq!(report["rows"], json!([{"row": 1_048_576, "title": "Far sofa", "status": "ok", "errors": []}]));
+    assert_eq!(
+        report["rows"],
+        json!([{"row": 1_048_576, "title": "Far sofa", "status": "ok", "action": "created", "errors": []}])
+    );
 
     let far_right = br#"<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>title</t></is></c><c r="XFD1" t="inlineStr"><is><t>stray</t></is></c></row></sheetData></worksheet>"#;
     let bytes = workbook_zip(far_right).finish().unwrap().into_inner();

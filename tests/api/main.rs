@@ -7,6 +7,7 @@ mod audit_trail;
 mod auth;
 mod bulk;
 mod bulk_files;
+mod bulk_upsert;
 mod cli;
 mod copy;
 mod documented_bodies;

@@ -8,7 +8,7 @@ use super::wake_after_save;
 use crate::domain::listing::{referenced_ids, validate, ListingFields, ValidListing};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
-use crate::store::{ImageSource, NewListing, SavedListing, StoreError};
+use crate::store::{ImageSource, ListingEdit, ListingRecord, ListingUpdate, NewListing, SavedListing, StoreError};
 use crate::usecases::Core;
 
 /// A create body that passed every check, ready to save.
@@ -53,21 +53,61 @@ pub async fn prepare(
     }))
 }
 
-/// Saves checked bodies as the actor's listings in one transaction, in order, one saved
-/// listing per body (bulk import).
-pub async fn save(
+/// A change to an existing listing that passed every check (a bulk upsert row), ready to
+/// save: the listing as read, its new fields, and its new images when they change.
+#[derive(Debug, Clone)]
+pub struct ListingChange {
+    pub existing: ListingRecord,
+    pub fields: ListingFields,
+    pub images: Option<Vec<ImageSource>>,
+}
+
+/// Checks a change of `existing` by `body` exactly as a PATCH does (PATCH semantics:
+/// fields the body leaves out stay as they are): `Ok(Err(reasons))` lists every reason it
+/// is refused.
+pub async fn prepare_change(
+    core: &Core,
+    actor: &Actor,
+    existing: ListingRecord,
+    body: &Map<String, Value>,
+) -> Result<Result<ListingChange, Vec<FieldError>>, StoreError> {
+    let validated = validate(body, Some(&existing.fields));
+    Ok(checked(core, actor, body, validated).await?.map(|valid| ListingChange {
+        images: image_sources(&valid.images, &valid.attachment_ids),
+        fields: valid.fields,
+        existing,
+    }))
+}
+
+/// Saves a bulk import's checked rows in one transaction: `bodies` created as the actor's
+/// listings, `changes` written over the listings they were checked against (each only if
+/// unchanged since: else [`ListingUpdate::Stale`]), in order.
+pub async fn save_import(
     core: &Core,
     actor: &Actor,
     mut bodies: Vec<NewListingBody>,
-) -> Result<Vec<SavedListing>, StoreError> {
-    if bodies.is_empty() {
-        return Ok(Vec::new());
+    changes: &[ListingChange],
+) -> Result<(Vec<SavedListing>, Vec<ListingUpdate>), StoreError> {
+    if bodies.is_empty() && changes.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
     default_warehouse(core, actor, &mut bodies).await?;
     let new: Vec<NewListing<'_>> = bodies.iter().map(|b| new_listing(actor, b)).collect();
-    let saved = core.store.create_listings(&new).await?;
+    let edits: Vec<ListingEdit<'_>> = changes
+        .iter()
+        .map(|c| ListingEdit { existing: &c.existing, fields: &c.fields, images: c.images.as_deref() })
+        .collect();
+    let (created, updated) = core.store.save_listings(&new, &edits).await?;
+    let saved: Vec<SavedListing> = updated
+        .iter()
+        .filter_map(|u| match u {
+            ListingUpdate::Saved(saved) => Some((**saved).clone()),
+            ListingUpdate::Stale => None,
+        })
+        .chain(created.iter().cloned())
+        .collect();
     wake_after_save(core, actor, &saved);
-    Ok(saved)
+    Ok((created, updated))
 }
 
 /// Bodies that name no warehouse are collected from the brand's default (read once, only

@@ -14,7 +14,7 @@ use crate::store::{
 };
 use crate::usecases::Core;
 use create::{checked, image_sources};
-pub use create::{create, prepare, save, CreateListingError, NewListingBody};
+pub use create::{create, prepare, prepare_change, save_import, CreateListingError, ListingChange, NewListingBody};
 
 /// How many times an update re-reads a listing that changed under it before giving up.
 const UPDATE_ATTEMPTS: usize = 3;
