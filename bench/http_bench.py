@@ -10,6 +10,7 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py bulk --runs 7     # bulk import of a 200-row .xlsx (no wrk needed)
     python3 bench/http_bench.py signin            # dashboard sign-in: one at a time, then with wrk
     python3 bench/http_bench.py integrators       # sync and q pages vs page 1; POST with/without Idempotency-Key
+    python3 bench/http_bench.py creates           # POST /v1/listings by one brand and by many
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
@@ -563,7 +564,29 @@ def integrators(server, args):
     print_table(rows, "GET /healthz (baseline)")
 
 
-SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk, "signin": signin, "integrators": integrators}
+def creates(server, args):
+    """POST /v1/listings by 64 connections of one brand (its changes queue on the brand's
+    listing clock for their commits) and spread over 32 brands (a key picked at random per
+    request), on 32 brands x 1,000 listings."""
+    keys, _ = seed_listings(server, brands=32, per_brand=1000)
+    time.sleep(1)
+    body = f"wrk.method = 'POST'\nwrk.headers['Content-Type'] = 'application/json'\nwrk.body = [[{json.dumps(LISTING)}]]\n"
+    one = write_script(server.workdir, "create_one.lua", body)
+    many = write_script(server.workdir, "create_many.lua", body +
+                        "local keys = {" + ", ".join(f"'{k}'" for k in keys) + "}\n"
+                        "request = function()\n"
+                        "  wrk.headers['Authorization'] = 'Bearer ' .. keys[math.random(#keys)]\n"
+                        "  return wrk.format()\n"
+                        "end\n")
+    rows = run_scenarios(server, [("GET /healthz (baseline)", "/healthz", None),
+                                  ("POST /v1/listings, one brand", "/v1/listings", keys[0], one),
+                                  ("POST /v1/listings, 32 brands", "/v1/listings", None, many)],
+                         args.runs, args.duration, args.connections)
+    print_table(rows, "GET /healthz (baseline)")
+
+
+SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk, "signin": signin, "integrators": integrators,
+             "creates": creates}
 
 
 def main():

@@ -15,10 +15,21 @@ use crate::store::StoreError;
 pub struct ErrorBody {
     pub code: Cow<'static, str>,
     pub message: Cow<'static, str>,
-    /// Present on `validation_failed` only.
+    /// Present on `validation_failed` only: the first [`MAX_REASONS`] reasons.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldError>>,
+    /// Reasons beyond the first [`MAX_REASONS`], not listed (`validation_failed` only, when
+    /// there are any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors_omitted: Option<usize>,
 }
+
+/// Most reasons a `validation_failed` answer lists: an answer stays a few kilobytes
+/// whatever the request held (a body of 14,000 unknown keys once answered 43 MB).
+pub const MAX_REASONS: usize = 100;
+
+/// Longest field name an answer echoes, in characters; a longer one is cut and ends `…`.
+pub const MAX_ECHOED_NAME: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -96,21 +107,47 @@ impl ApiError {
 
     fn body(self) -> ErrorBody {
         match self {
-            Self::Client { code, message, .. } => ErrorBody { code: code.into(), message, errors: None },
-            Self::Validation(errors) => ErrorBody {
-                code: "validation_failed".into(),
-                message: errors.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ").into(),
-                errors: Some(errors),
-            },
+            Self::Client { code, message, .. } => {
+                ErrorBody { code: code.into(), message, errors: None, errors_omitted: None }
+            }
+            Self::Validation(errors) => {
+                let omitted = errors.len().saturating_sub(MAX_REASONS);
+                let listed: Vec<FieldError> = errors.into_iter().take(MAX_REASONS).map(bounded).collect();
+                let mut message = listed.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ");
+                if omitted > 0 {
+                    message.push_str(&format!(", and {omitted} more"));
+                }
+                ErrorBody {
+                    code: "validation_failed".into(),
+                    message: message.into(),
+                    errors: Some(listed),
+                    errors_omitted: (omitted > 0).then_some(omitted),
+                }
+            }
             Self::RateLimited { .. } => ErrorBody {
                 code: "rate_limited".into(),
                 message: "Rate limit exceeded for this API key; retry after the number of seconds in Retry-After."
                     .into(),
                 errors: None,
+                errors_omitted: None,
             },
             Self::Database(_) | Self::Internal(_) => internal_body(),
         }
     }
+}
+
+/// A reason whose field name (which may be a client's key, echoed in the code as
+/// `<key>_unknown`) is cut to [`MAX_ECHOED_NAME`] characters.
+fn bounded(error: FieldError) -> FieldError {
+    if error.field.chars().count() <= MAX_ECHOED_NAME {
+        return error;
+    }
+    let cut: String = error.field.chars().take(MAX_ECHOED_NAME).collect::<String>() + "…";
+    let code = match error.code.strip_prefix(error.field.as_str()) {
+        Some(suffix) => format!("{cut}{suffix}"),
+        None => error.code.chars().take(MAX_ECHOED_NAME * 2).collect(),
+    };
+    FieldError { field: cut, code }
 }
 
 fn internal_body() -> ErrorBody {
@@ -118,6 +155,7 @@ fn internal_body() -> ErrorBody {
         code: "internal_error".into(),
         message: "The server failed to handle the request; it has been logged.".into(),
         errors: None,
+        errors_omitted: None,
     }
 }
 
@@ -180,5 +218,27 @@ mod tests {
         let body = err.body();
         assert_eq!(body.code, "internal_error");
         assert!(!body.message.contains("/var/lib"));
+    }
+
+    #[test]
+    fn a_flood_of_reasons_answers_the_first_hundred_and_a_count() {
+        let long = "k".repeat(1_000);
+        let errors: Vec<FieldError> = (0..14_000).map(|n| FieldError::of(&format!("{long}{n}"), "unknown")).collect();
+        let body = ApiError::validation(errors).body();
+        assert_eq!(body.errors_omitted, Some(13_900));
+        let listed = body.errors.unwrap();
+        assert_eq!(listed.len(), MAX_REASONS);
+        assert_eq!(listed[0].field, format!("{}…", "k".repeat(MAX_ECHOED_NAME)));
+        assert_eq!(listed[0].code, format!("{}…_unknown", "k".repeat(MAX_ECHOED_NAME)));
+        assert!(body.message.ends_with(", and 13900 more"));
+        let size = serde_json::to_vec(&ErrorBody { errors: Some(listed), ..internal_body() }).unwrap().len();
+        assert!(size < 20_000, "{size} bytes");
+    }
+
+    #[test]
+    fn short_names_are_echoed_whole() {
+        let body = ApiError::validation(vec![FieldError::of("colour", "unknown")]).body();
+        assert_eq!(body.errors.unwrap()[0].code, "colour_unknown");
+        assert_eq!(body.errors_omitted, None);
     }
 }

@@ -171,3 +171,27 @@ async fn the_default_body_limit_fits_a_ten_mib_photo_in_base64_but_not_much_more
         .unwrap();
     assert_error(response, 413, "payload_too_large").await;
 }
+
+/// An answer is never larger than the request's reasons allow: a body of thousands of long
+/// unknown keys is refused in a few kilobytes, listing the first hundred and a count.
+#[tokio::test]
+async fn a_flood_of_bad_fields_answers_a_bounded_error() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let mut body = serde_json::Map::new();
+    for n in 0..5_000 {
+        body.insert(format!("{}{n}", "x".repeat(200)), serde_json::Value::from(n));
+    }
+    let response = app.post("/v1/listings", &partner.key, &serde_json::Value::Object(body)).await;
+    assert_eq!(response.status(), 400);
+    let bytes = response.bytes().await.unwrap();
+    assert!(bytes.len() < 32_000, "a {} byte answer", bytes.len());
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(answer["code"], "validation_failed");
+    assert_eq!(answer["errors"].as_array().unwrap().len(), 100);
+    assert!(answer["errors_omitted"].as_u64().unwrap() > 4_800, "{}", answer["errors_omitted"]);
+    let errors = answer["errors"].as_array().unwrap();
+    assert!(errors.iter().any(|e| e["field"].as_str().unwrap().ends_with('…')), "{answer}");
+    assert!(errors.iter().all(|e| e["field"].as_str().unwrap().chars().count() <= 65));
+    app.stop().await;
+}
