@@ -40,11 +40,20 @@ pub enum ApiError {
     #[error("validation failed: {0:?}")]
     Validation(Vec<FieldError>),
     #[error("rate limited")]
-    RateLimited { retry_after_secs: u64 },
+    RateLimited { retry_after_secs: u64, by: Limited },
     #[error(transparent)]
     Database(#[from] sqlx::Error),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+}
+
+/// Whose quota a `rate_limited` answer ran out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limited {
+    /// The API key's.
+    Key,
+    /// The client address's: requests without a valid key share it (decisions 2.3).
+    Address,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -124,10 +133,18 @@ impl ApiError {
                     errors_omitted: (omitted > 0).then_some(omitted),
                 }
             }
-            Self::RateLimited { .. } => ErrorBody {
+            Self::RateLimited { by, .. } => ErrorBody {
                 code: "rate_limited".into(),
-                message: "Rate limit exceeded for this API key; retry after the number of seconds in Retry-After."
-                    .into(),
+                message: match by {
+                    Limited::Key => {
+                        "Rate limit exceeded for this API key; retry after the number of seconds in Retry-After."
+                    }
+                    Limited::Address => {
+                        "Rate limit exceeded for requests without a valid API key from this client address; retry \
+                         after the number of seconds in Retry-After, with a valid key."
+                    }
+                }
+                .into(),
                 errors: None,
                 errors_omitted: None,
             },
@@ -168,7 +185,7 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         let retry_after = match &self {
-            Self::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            Self::RateLimited { retry_after_secs, .. } => Some(*retry_after_secs),
             _ => None,
         };
         let mut response = (status, axum::Json(self.body())).into_response();

@@ -5,7 +5,7 @@
 //! listing validator takes its known fields from its spec the same way. [`text`] is the one
 //! rule for text in every body.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
 use crate::domain::body::BodySpec;
@@ -99,12 +99,12 @@ impl<'a> BodyReader<'a> {
         }
     }
 
-    /// An RFC 3339 timestamp with an offset, as UTC.
+    /// An RFC 3339 timestamp with an offset, as UTC, in the service's years.
     pub fn timestamp(&mut self, field: &'static str) -> Option<DateTime<Utc>> {
         match self.value(field)? {
-            Value::String(s) => match DateTime::parse_from_rfc3339(s.trim()) {
-                Ok(t) => Some(t.with_timezone(&Utc)),
-                Err(_) => self.fail(field, "invalid"),
+            Value::String(s) => match parse_instant(s) {
+                Some(t) => Some(t),
+                None => self.fail(field, "invalid"),
             },
             _ => self.fail(field, "invalid"),
         }
@@ -142,9 +142,14 @@ pub fn text(value: &Value, max_chars: usize, lines: Lines) -> Result<Option<Stri
     let Value::String(text) = value else {
         return Err("invalid");
     };
-    let text = text.trim();
+    let trimmed = text.trim();
     let allowed_control = |c: char| lines == Lines::Many && matches!(c, '\n' | '\r' | '\t');
-    if text.chars().any(|c| c.is_control() && !allowed_control(c)) {
+    if trimmed.chars().any(|c| (c.is_control() && !allowed_control(c)) || is_bidi_control(c)) {
+        return Err("invalid");
+    }
+    // Text of nothing but invisible characters would show as blank where it is listed.
+    let text = trimmed.trim_matches(|c: char| c.is_whitespace() || is_invisible(c));
+    if text.is_empty() && !trimmed.is_empty() {
         return Err("invalid");
     }
     if text.chars().count() > max_chars {
@@ -153,10 +158,37 @@ pub fn text(value: &Value, max_chars: usize, lines: Lines) -> Result<Option<Stri
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
-/// Exactly `YYYY-MM-DD`.
+/// Embeddings, overrides and isolates of the bidirectional algorithm: they make text read
+/// in another order than it is stored (`U+202E` turns `exe.pdf` into `fdp.exe`).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Characters that take no room: zero-width spaces and joiners, the word joiner, the byte
+/// order mark, the soft hyphen.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}' | '\u{180E}')
+}
+
+/// The years a date or instant the service accepts may fall in: far enough for any order,
+/// collection or listing, and no year that renders with five digits.
+pub const FIRST_YEAR: i32 = 2000;
+pub const LAST_YEAR: i32 = 2100;
+
+fn in_range(date: NaiveDate) -> bool {
+    (FIRST_YEAR..=LAST_YEAR).contains(&date.year())
+}
+
+/// Exactly `YYYY-MM-DD`, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
 pub fn parse_date(text: &str) -> Option<NaiveDate> {
     let text = text.trim();
-    (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten()
+    (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten().filter(|d| in_range(*d))
+}
+
+/// RFC 3339 with an offset, as UTC, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    let at = DateTime::parse_from_rfc3339(text.trim()).ok()?.with_timezone(&Utc);
+    in_range(at.date_naive()).then_some(at)
 }
 
 /// The object of a JSON literal, for tests of the readers.
@@ -247,5 +279,36 @@ mod tests {
         assert_eq!(r.integer("n", 1..=10), None);
         assert_eq!(r.integer("m", 1..=10), None);
         assert_eq!(codes(r.finish(())), ["n_invalid", "m_invalid"]);
+    }
+
+    #[test]
+    fn invisible_reordering_and_control_text_is_refused() {
+        for bad in [
+            "\u{0}",
+            "a\u{1b}[31m",
+            "bell\u{7}",
+            "\u{202E}fdp.exe",
+            "a\u{2066}b",
+            "\u{200B}\u{200D}",
+            " \u{FEFF} ",
+            "a\u{85}b",
+            "a\u{9b}b",
+        ] {
+            assert_eq!(text(&Value::from(bad), 100, Lines::Many), Err("invalid"), "{bad:?}");
+        }
+        assert_eq!(text(&Value::from("\u{200B}Sofa\u{200B}"), 100, Lines::One), Ok(Some("Sofa".to_owned())));
+        assert_eq!(text(&Value::from("two\nlines\tok"), 100, Lines::Many), Ok(Some("two\nlines\tok".to_owned())));
+        assert_eq!(text(&Value::from("two\nlines"), 100, Lines::One), Err("invalid"));
+        assert_eq!(text(&Value::from("   "), 100, Lines::One), Ok(None), "blank is absent");
+        assert_eq!(text(&Value::from("שלום \u{200F}עולם"), 100, Lines::One).map(|t| t.is_some()), Ok(true));
+    }
+
+    #[test]
+    fn dates_and_instants_stay_within_the_service_years() {
+        assert!(parse_date("2000-01-01").is_some() && parse_date("2100-12-31").is_some());
+        assert!(parse_date("1999-12-31").is_none() && parse_date("2101-01-01").is_none());
+        assert!(parse_date("9999-12-31").is_none());
+        assert!(parse_instant("2026-11-21T10:00:00+01:00").is_some());
+        assert!(parse_instant("9999-12-31T23:59:59Z").is_none() && parse_instant("1970-01-01T00:00:00Z").is_none());
     }
 }

@@ -149,7 +149,7 @@ pub struct Options {
 impl Options {
     /// The taxonomy with the given manufacturer brands (in any order, `Other` optional).
     pub fn with_brands(brands: impl IntoIterator<Item = String>) -> Self {
-        let mut brands: Vec<String> = brands.into_iter().filter(|b| b != OTHER_BRAND).collect();
+        let mut brands: Vec<String> = brands.into_iter().filter(|b| !b.eq_ignore_ascii_case(OTHER_BRAND)).collect();
         brands.sort_by_cached_key(|b| b.to_lowercase());
         brands.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
         brands.push(OTHER_BRAND.to_owned());
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn brands_are_sorted_case_insensitively_with_other_last() {
-        let options = Options::with_brands(["loaf".into(), "Other".into(), "DFS".into(), "Arlo".into()]);
+        let options = Options::with_brands(["loaf".into(), "other".into(), "DFS".into(), "Arlo".into()]);
         assert_eq!(options.brands, ["Arlo", "DFS", "loaf", "Other"]);
     }
 

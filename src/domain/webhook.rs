@@ -188,6 +188,11 @@ impl DeadReplay {
 
 /// An absolute `https` (or, when allowed, `http`) URL with a host and no credentials.
 fn parse_url(text: &str, allow_http: bool) -> Option<Url> {
+    // The parser reads `https:///hook` as `https://hook/`; the text names no host.
+    let (_, rest) = text.split_once("://")?;
+    if rest.is_empty() || rest.starts_with(['/', '\\', '?', '#']) {
+        return None;
+    }
     let url = Url::parse(text).ok()?;
     let scheme_ok = url.scheme() == "https" || (allow_http && url.scheme() == "http");
     let host_ok = url.host_str().is_some_and(|h| !h.is_empty());
@@ -215,6 +220,9 @@ mod tests {
         assert!(codes(json!({"url": "http://hooks.example.com/x"}), true).is_empty());
         assert_eq!(codes(json!({"url": "ftp://hooks.example.com/x"}), true), ["url_invalid"]);
         assert_eq!(codes(json!({"url": "/relative"}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "https:///hook"}), false), ["url_invalid"], "no host");
+        assert_eq!(codes(json!({"url": "https:/hook"}), false), ["url_invalid"]);
+        assert_eq!(codes(json!({"url": "https://"}), false), ["url_invalid"]);
         assert_eq!(codes(json!({"url": "https://user:pw@hooks.example.com/"}), false), ["url_invalid"]);
         assert_eq!(codes(json!({"url": 42}), false), ["url_invalid"]);
         assert_eq!(codes(json!({"url": null}), false), ["url_invalid"]);

@@ -34,7 +34,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tracing::Instrument;
 
 use crate::app::AppState;
-use crate::error::{panic_response, ApiError};
+use crate::error::{panic_response, ApiError, Limited};
 use crate::limit::LimitKey;
 use auth::Identity;
 
@@ -115,7 +115,8 @@ async fn gate(State(state): State<AppState>, mut request: Request, next: Next) -
         request.extensions_mut().insert(identity);
         next.run(request).await
     } else {
-        ApiError::RateLimited { retry_after_secs: decision.retry_after }.into_response()
+        let by = if key_id.is_some() { Limited::Key } else { Limited::Address };
+        ApiError::RateLimited { retry_after_secs: decision.retry_after, by }.into_response()
     };
     limit::write_headers(&decision, response.headers_mut());
     if let Some(key_id) = key_id {

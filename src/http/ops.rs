@@ -249,6 +249,7 @@ impl From<CompleteOrderError> for ApiError {
             CompleteOrderError::AlreadyCompleted => {
                 conflict("order_already_completed", "The order is already completed.")
             }
+            CompleteOrderError::CompletedAtInvalid => ApiError::field("completed_at", "completed_at_invalid"),
             CompleteOrderError::Store(e) => e.into(),
         }
     }

@@ -217,7 +217,7 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     responses(
         (status = 201, description = "The stored photo", body = PhotoResult),
         (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object), or `validation_failed` (`filename_invalid`, `<field>_unknown`)", body = ErrorBody),
-        (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
+        (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more, or over 40 megapixels by its header: never decoded), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
         (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is not JSON", body = ErrorBody),
     )
 )]
@@ -240,6 +240,14 @@ impl From<UploadPhotoError> for ApiError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_mime",
                 "The image is not a readable JPEG, PNG, WebP or GIF.",
+            ),
+            UploadPhotoError::TooManyPixels { width, height } => ApiError::client(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "image_too_large",
+                format!(
+                    "The image is {width}×{height} pixels; at most {} megapixels are accepted. Scale it down and upload again.",
+                    crate::media::sniff::MAX_PIXELS / 1_000_000
+                ),
             ),
             UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
             UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),

@@ -236,6 +236,9 @@ pub async fn fetch(outbound: &Outbound, source: &str) -> Result<Fetched, ImportF
     }
     // Only the header is read: cheap enough for the async thread.
     let (kind, width, height) = sniff::identify(&bytes).ok_or_else(|| ImportFailure::permanent("unsupported_mime"))?;
+    if !sniff::within_pixel_budget(width, height) {
+        return Err(ImportFailure::permanent("image_too_large"));
+    }
     Ok(Fetched { bytes, kind, width, height })
 }
 

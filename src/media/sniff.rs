@@ -69,6 +69,15 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageKind> {
     }
 }
 
+/// Most pixels a photo may have: 40 megapixels (a 7,744×5,164 camera frame). Judged from
+/// the header, before any pixel is decoded: a 261 KB PNG may declare 16,384×16,384.
+pub const MAX_PIXELS: u64 = 40_000_000;
+
+/// Whether an image of these dimensions is within [`MAX_PIXELS`].
+pub fn within_pixel_budget(width: u32, height: u32) -> bool {
+    u64::from(width) * u64::from(height) <= MAX_PIXELS
+}
+
 /// The type and dimensions of an image whose magic bytes and header both check out.
 /// Only the header is read: pixels are decoded later, under limits, by the thumbnail job.
 pub fn identify(bytes: &[u8]) -> Option<(ImageKind, u32, u32)> {

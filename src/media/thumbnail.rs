@@ -66,6 +66,13 @@ fn make_unguarded(bytes: &[u8], kind: ImageKind) -> Result<Thumbnails, String> {
 
 /// Decodes with the limits; the bare decode the performance figures compare against.
 pub fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
+    // Photos stored before the pixel budget was enforced are held to it here.
+    let (width, height) = ImageReader::with_format(Cursor::new(bytes), kind.format())
+        .into_dimensions()
+        .map_err(|e| format!("cannot read the {} header: {e}", kind.extension()))?;
+    if !super::sniff::within_pixel_budget(width, height) {
+        return Err(format!("{width}×{height} is over the pixel budget"));
+    }
     let mut limits = Limits::default();
     limits.max_image_width = Some(MAX_DIMENSION);
     limits.max_image_height = Some(MAX_DIMENSION);

@@ -21,6 +21,9 @@ pub enum UploadPhotoError {
     /// Not a readable JPEG, PNG, WebP or GIF.
     #[error("not a readable image")]
     UnsupportedImage,
+    /// More pixels than [`sniff::MAX_PIXELS`], by its header: never decoded.
+    #[error("{width}×{height} pixels is over the budget")]
+    TooManyPixels { width: u32, height: u32 },
     #[error("cannot store a photo: {0}")]
     Media(#[from] std::io::Error),
     #[error("identifying a photo failed: {0}")]
@@ -40,6 +43,9 @@ pub async fn upload(core: &Core, actor: &Actor, upload: PhotoUpload) -> Result<P
     })
     .await?;
     let (kind, width, height) = identified.ok_or(UploadPhotoError::UnsupportedImage)?;
+    if !sniff::within_pixel_budget(width, height) {
+        return Err(UploadPhotoError::TooManyPixels { width, height });
+    }
     let name = MediaName::original(kind);
     let byte_size = bytes.len() as i64;
     core.media.put(&name, Bytes::from(bytes)).await?;

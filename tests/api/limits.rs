@@ -40,7 +40,8 @@ async fn a_key_with_its_own_quota_gets_exactly_that_many() {
         assert_eq!(response.status(), 200);
         assert_eq!(header(&response, "x-ratelimit-limit"), 5);
     }
-    assert_error(app.get(OPTIONS, &key).await, 429, "rate_limited").await;
+    let refused = assert_error(app.get(OPTIONS, &key).await, 429, "rate_limited").await;
+    assert!(refused["message"].as_str().unwrap().contains("this API key"), "{refused}");
 }
 
 #[tokio::test]
@@ -66,7 +67,9 @@ async fn calls_without_a_valid_key_are_limited_per_address() {
     }
     let response = app.get(OPTIONS, "not-a-key").await;
     assert!(header(&response, "retry-after") >= 1);
-    assert_error(response, 429, "rate_limited").await;
+    let refused = assert_error(response, 429, "rate_limited").await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("client address") && !message.contains("this API key"), "{message}");
     // A valid key has its own quota.
     let partner = app.partner("acme").await;
     assert_eq!(app.get(OPTIONS, &partner.key).await.status(), 200);

@@ -281,3 +281,52 @@ async fn random_valid_bodies_round_trip_through_create_and_detail() {
         assert!(read["payout_pence"].as_i64().unwrap() >= 0);
     }
 }
+
+/// Amounts are read from the number as written, never through a float: an amount with
+/// more than two decimals is refused however close it is to a whole penny, and one written
+/// with an exponent or trailing zeros is exact.
+#[tokio::test]
+async fn money_is_read_exactly_from_the_json_text() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let body = |price: &str| {
+        format!(
+            r#"{{"title": "Exact sofa", "price_gbp": {price}, "condition": "excellent", "category": "3-Seater Sofas", "faults": ["None"]}}"#
+        )
+    };
+    for refused in ["19.999999999999999999", "10.000000000000001", "0.001", "1e-3", "99999999999999999999999"] {
+        let response = app
+            .request(reqwest::Method::POST, "/v1/listings", &partner.key)
+            .header("content-type", "application/json")
+            .body(body(refused))
+            .send()
+            .await
+            .unwrap();
+        let error = assert_error(response, 400, "validation_failed").await;
+        assert_eq!(error["errors"][0]["code"], "price_gbp_invalid", "{refused}: {error}");
+    }
+    for (written, pence) in [("19.99", 1999), ("19.990000000000000000", 1999), ("1e2", 10_000), ("1.5E+1", 1500)] {
+        let response = app
+            .request(reqwest::Method::POST, "/v1/listings", &partner.key)
+            .header("content-type", "application/json")
+            .body(body(written))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "{written}");
+        assert_eq!(json(response).await["regular_price_pence"], pence, "{written}");
+    }
+}
+
+/// `Other` is the catch-all brand whatever its case: it is never added as a brand of its own.
+#[tokio::test]
+async fn the_other_brand_is_matched_whatever_its_case() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let detail = create(&app, &partner.key, listing(json!({"brand": "other"}))).await;
+    assert_eq!(detail["brand"], "Other");
+    let options = json(app.get("/v1/listings/options", &partner.key).await).await;
+    let brands: Vec<&str> = options["brands"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(brands.iter().filter(|b| b.eq_ignore_ascii_case("other")).count(), 1, "{brands:?}");
+    assert_eq!(brands.last(), Some(&"Other"));
+}

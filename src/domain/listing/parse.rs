@@ -143,14 +143,15 @@ pub(super) fn quantity(value: &Value) -> Parsed<i64> {
     value.as_i64().map(Some).ok_or("invalid")
 }
 
-/// A real calendar date written `YYYY-MM-DD`.
+/// A real calendar date written `YYYY-MM-DD`, in the service's years
+/// ([`reader::parse_date`]).
 pub(super) fn date(value: &Value) -> Parsed<String> {
     let Some(s) = text(value, usize::MAX)? else {
         return Ok(None);
     };
     let shaped = s.len() == 10
         && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
-    if shaped && chrono::NaiveDate::parse_from_str(&s, "%Y-%m-%d").is_ok() {
+    if shaped && reader::parse_date(&s).is_some() {
         Ok(Some(s.to_owned()))
     } else {
         Err("invalid")

@@ -210,7 +210,15 @@ impl Reader<'_> {
             Channel::Exchange => *quantity == 1,
             Channel::Clearance => (1..=MAX_CLEARANCE_QUANTITY).contains(quantity),
         };
-        if !allowed {
+        if allowed {
+            return;
+        }
+        // Reopening a sold-out listing without giving it stock: say that, not that the
+        // quantity the client never sent is wrong.
+        let sold_out = self.existing.is_some_and(|e| e.status == ListingStatus::Closed && e.quantity == 0);
+        if sold_out && *quantity == 0 && !self.body.contains_key("quantity") {
+            self.errors.push(FieldError::new("status", "listing_sold_out"));
+        } else {
             self.reject("quantity", "invalid");
         }
     }

@@ -8,6 +8,7 @@ use super::clock;
 use super::{ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, Removal, SavedListing};
 use crate::domain::listing::{ImageStatus, ListingFields};
 use crate::domain::money::Pence;
+use crate::domain::taxonomy::OTHER_BRAND;
 
 /// Binds a listing's stored fields, in the column order both the insert and the update
 /// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every
@@ -282,6 +283,10 @@ async fn resolve_brand(
     name: &str,
     now: Ts,
 ) -> Result<(Option<String>, bool), StoreError> {
+    // `Other` is every brand's catch-all, not a manufacturer of the list.
+    if name.eq_ignore_ascii_case(OTHER_BRAND) {
+        return Ok((Some(OTHER_BRAND.to_owned()), false));
+    }
     let key = name.to_lowercase();
     // `COALESCE(brand_id, 0)` matches the unique index on (COALESCE(brand_id, 0), name_key).
     const FIND: &str = "SELECT name FROM manufacturer_brands WHERE COALESCE(brand_id, 0) IN (0, $1) AND name_key = $2

@@ -35,13 +35,26 @@ pub enum CompleteOrderError {
     OrderNotFound,
     #[error("the order is already completed")]
     AlreadyCompleted,
+    /// `completed_at` is more than a day ahead of now.
+    #[error("the completion time is in the future")]
+    CompletedAtInvalid,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// The item reached the buyer (at the time given, else now): the sale is complete.
+/// How far ahead of this node's clock a given completion time may be: a delivery recorded
+/// in another time zone's "today", or by a clock that runs fast, is not refused.
+const FUTURE_SLACK: chrono::TimeDelta = chrono::TimeDelta::days(1);
+
+/// The item reached the buyer (at the time given, else now): the sale is complete. A given
+/// time may not lie in the future. (One before the order was placed is accepted: operators
+/// record deliveries from their own systems' clocks.)
 pub async fn complete(core: &Core, order_id: i64, completion: Completion) -> Result<OrderRecord, CompleteOrderError> {
-    let completed_at = Ts::from(completion.completed_at.unwrap_or_else(Utc::now));
+    let now = Utc::now();
+    if completion.completed_at.is_some_and(|at| at > now + FUTURE_SLACK) {
+        return Err(CompleteOrderError::CompletedAtInvalid);
+    }
+    let completed_at = Ts::from(completion.completed_at.unwrap_or(now));
     match core.store.complete_order(order_id, completed_at).await? {
         OrderCompletion::Completed(order) => Ok(order),
         OrderCompletion::NotFound => Err(CompleteOrderError::OrderNotFound),

@@ -146,6 +146,15 @@ async fn completion_records_the_delivery_once() {
     let other = order(&app, json!({"listing_id": listing(&app, &partner, json!({})).await})).await;
     let bad = ops_post(&app, &format!("/orders/{}/complete", other["id"]), &json!({"completed_at": "today"})).await;
     assert_error(bad, 400, "validation_failed").await;
+    // Instants stay within the service's years, and a delivery is not recorded ahead of time.
+    for at in ["9999-12-31T00:00:00Z", "1970-01-01T00:00:00Z", "2099-01-01T00:00:00Z"] {
+        let path = format!("/orders/{}/complete", other["id"]);
+        let refused = assert_error(ops_post(&app, &path, &json!({"completed_at": at})).await, 400, "validation_failed");
+        assert_eq!(refused.await["errors"][0]["code"], "completed_at_invalid", "{at}");
+    }
+    let far = json!({"listing_id": listing(&app, &partner, json!({})).await, "buyer_window_start": "9999-12-31"});
+    let refused = assert_error(ops_post(&app, "/orders", &far).await, 400, "validation_failed").await;
+    assert_eq!(refused["errors"][0]["code"], "buyer_window_start_invalid");
     // No body at all means now.
     let response =
         app.request(Method::POST, &format!("/ops/v1/orders/{}/complete", other["id"]), OPS_TOKEN).send().await.unwrap();

@@ -104,6 +104,11 @@ fn each_bad_field_gives_its_reason_code() {
         (json!({"available_from": "2026-2-3"}), "available_from_invalid"),
         (json!({"available_from": "03/02/2026"}), "available_from_invalid"),
         (json!({"available_from": 20260203}), "available_from_invalid"),
+        (json!({"available_from": "9999-12-31"}), "available_from_invalid"),
+        (json!({"available_from": "1999-12-31"}), "available_from_invalid"),
+        (json!({"title": "\u{202E}afos"}), "title_invalid"),
+        (json!({"title": "\u{200B}"}), "title_invalid"),
+        (json!({"brand": "Lo\u{0}af"}), "brand_invalid"),
         (json!({"quantity": "three"}), "quantity_invalid"),
         (json!({"quantity": 1.5}), "quantity_invalid"),
         (json!({"quantity": 2}), "quantity_invalid"),
@@ -344,7 +349,8 @@ mod patch {
         closed.quantity = 0;
         let patched = patch(&closed, json!({"title": "Sold sofa"})).unwrap().fields;
         assert_eq!((patched.status, patched.quantity), (ListingStatus::Closed, 0));
-        assert_eq!(codes(patch(&closed, json!({"status": "active"}))), ["quantity_invalid"]);
+        assert_eq!(codes(patch(&closed, json!({"status": "active"}))), ["listing_sold_out"], "reopen with stock");
+        assert_eq!(codes(patch(&closed, json!({"status": "active", "quantity": 0}))), ["quantity_invalid"]);
         let reopened = patch(&closed, json!({"status": "active", "quantity": 4})).unwrap().fields;
         assert_eq!((reopened.status, reopened.quantity), (ListingStatus::Active, 4));
         assert_eq!(codes(patch(&closed, json!({"status": "closed"}))), ["status_invalid"]);
