@@ -217,6 +217,11 @@ pub async fn fetch(outbound: &Outbound, source: &str) -> Result<Fetched, ImportF
     let request = outbound.request(Method::GET, &url).map_err(|refused| refused_failure(&refused))?;
     let mut response = request.header("accept", "image/*").send().await.map_err(|e| send_failure(&e))?;
     let status = response.status();
+    // The guarded client follows redirects to http(s) URLs it allows; one it hands back
+    // points somewhere it does not go (`file:`, `ftp:`, …).
+    if status.is_redirection() && response.headers().contains_key(reqwest::header::LOCATION) {
+        return Err(ImportFailure::permanent("url_refused"));
+    }
     if !status.is_success() {
         let code = format!("http_status_{}", status.as_u16());
         let passing = status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS;

@@ -74,10 +74,15 @@ async fn redirects_are_checked_at_every_hop_and_capped_at_three() {
     let app = spawn_app_with(|c| c.allow_private_network = true).await;
     let partner = app.partner("acme").await;
     // Even with the switch, link-local (cloud metadata) addresses stay closed.
-    let detail = import(&app, &partner.key, &[origin.url("/to-metadata"), origin.url("/hop/3")]).await;
+    let detail =
+        import(&app, &partner.key, &[origin.url("/to-metadata"), origin.url("/hop/3"), origin.url("/to-file")]).await;
     assert_eq!(
         statuses(&detail),
-        vec![("failed".into(), "address_refused".into()), ("failed".into(), "too_many_redirects".into())]
+        vec![
+            ("failed".into(), "address_refused".into()),
+            ("failed".into(), "too_many_redirects".into()),
+            ("failed".into(), "url_refused".into())
+        ]
     );
 }
 

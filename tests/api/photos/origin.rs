@@ -33,7 +33,7 @@ impl Origin {
     }
 
     /// Serves `/sofa.png` (1200×800), `/page.html`, `/slow.png` (answers after 10 s),
-    /// `/to-metadata` (redirects to 169.254.169.254), `/hop/{n}` (n + 1 redirects, the last to
+    /// `/to-metadata` (redirects to 169.254.169.254), `/to-file` (to `file:///etc/passwd`), `/hop/{n}` (n + 1 redirects, the last to
     /// the sofa) and `/missing` (404).
     pub async fn start() -> Self {
         let sofa = Arc::new(image_bytes(ImageFormat::Png, 1200, 800));
@@ -48,6 +48,7 @@ impl Origin {
                 }),
             )
             .route("/to-metadata", get(|| async { redirect("http://169.254.169.254/latest/meta-data") }))
+            .route("/to-file", get(|| async { redirect("file:///etc/passwd") }))
             .route(
                 "/hop/{n}",
                 get(|Path(n): Path<u32>| async move {
