@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use crate::config::Config;
 use crate::http::auth::KeyCache;
 use crate::http::idempotency::IdempotencyLog;
+use crate::http::serve::ConnectionLimits;
 use crate::jobs::{
     Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
 };
@@ -107,13 +108,18 @@ impl Server {
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());
-        let served = axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                let _ = stop.send(true);
-            })
-            .await
-            .context("server error");
+        let config = &self.state.config;
+        let limits = ConnectionLimits {
+            header_timeout: Duration::from_millis(config.header_timeout_ms),
+            max_connections: config.max_connections,
+            body_min_bytes_per_sec: config.body_min_rate,
+            body_grace: Duration::from_millis(config.body_grace_ms),
+        };
+        crate::http::serve::serve(self.listener, router, limits, async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        })
+        .await;
         if let Err(e) = worker.await {
             tracing::error!(error = %e, "webhook worker failed");
         }
@@ -128,7 +134,7 @@ impl Server {
             }
         }
         self.state.store.close().await;
-        served
+        Ok(())
     }
 }
 

@@ -14,6 +14,10 @@ pub const DEFAULT_RATE_LIMIT: u32 = 60;
 pub const DEFAULT_KEY_CACHE_MS: u64 = 1000;
 /// A 10 MiB image is 13,981,016 characters of base64; leave room for the JSON around it.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
+pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 15_000;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2_048;
+pub const DEFAULT_BODY_MIN_RATE: u64 = 1_024;
+pub const DEFAULT_BODY_GRACE_MS: u64 = 10_000;
 pub const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 5_000;
 pub const DEFAULT_WEBHOOK_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_WEBHOOK_RETRY_WINDOW_S: u64 = 24 * 60 * 60;
@@ -114,6 +118,25 @@ pub struct Config {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "REHOME_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+
+    /// Time a client has to send a request's head, in ms; also how long an idle keep-alive
+    /// connection is kept waiting for its next request.
+    #[arg(long, env = "REHOME_HEADER_TIMEOUT_MS", default_value_t = DEFAULT_HEADER_TIMEOUT_MS)]
+    pub header_timeout_ms: u64,
+
+    /// Connections served at once; more are answered 503 `server_busy` and closed. Keep it
+    /// under the process's file descriptor limit.
+    #[arg(long, env = "REHOME_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+
+    /// Lowest average rate, in bytes a second, a request body must arrive at after the
+    /// grace period (`REHOME_BODY_GRACE_MS`); slower answers 408 `request_timeout`.
+    #[arg(long, env = "REHOME_BODY_MIN_RATE", default_value_t = DEFAULT_BODY_MIN_RATE)]
+    pub body_min_rate: u64,
+
+    /// Time a body may take before the minimum rate applies, in ms.
+    #[arg(long, env = "REHOME_BODY_GRACE_MS", default_value_t = DEFAULT_BODY_GRACE_MS)]
+    pub body_grace_ms: u64,
 
     /// Accept `http://` webhook URLs (local testing only); otherwise `https://` is required.
     #[arg(long, env = "REHOME_WEBHOOK_ALLOW_HTTP")]
@@ -273,6 +296,10 @@ impl Default for Config {
             rate_limit: DEFAULT_RATE_LIMIT,
             key_cache_ms: DEFAULT_KEY_CACHE_MS,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            header_timeout_ms: DEFAULT_HEADER_TIMEOUT_MS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_min_rate: DEFAULT_BODY_MIN_RATE,
+            body_grace_ms: DEFAULT_BODY_GRACE_MS,
             webhook_allow_http: false,
             webhook_timeout_ms: DEFAULT_WEBHOOK_TIMEOUT_MS,
             webhook_retry_base_ms: DEFAULT_WEBHOOK_RETRY_BASE_MS,
@@ -333,6 +360,16 @@ impl Config {
                 "REHOME_PHOTO_POLL_MS must be 10 to 600000, REHOME_IMAGE_IMPORT_TIMEOUT_MS and \
                  REHOME_IMAGE_IMPORT_CONNECT_TIMEOUT_MS 100 to 600000, REHOME_IMAGE_IMPORT_ATTEMPTS 1 to 10 and \
                  REHOME_IMAGE_IMPORT_RETRY_BASE_MS 1 to 3600000"
+            );
+        }
+        if !(100..=600_000).contains(&self.header_timeout_ms)
+            || !(1..=1_000_000).contains(&self.max_connections)
+            || !(1..=1_073_741_824).contains(&self.body_min_rate)
+            || !(100..=3_600_000).contains(&self.body_grace_ms)
+        {
+            bail!(
+                "REHOME_HEADER_TIMEOUT_MS must be 100 to 600000, REHOME_MAX_CONNECTIONS 1 to 1000000, \
+                 REHOME_BODY_MIN_RATE 1 to 1073741824 and REHOME_BODY_GRACE_MS 100 to 3600000"
             );
         }
         self.check_s3()?;

@@ -7,6 +7,7 @@ use axum::http::{header, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::http::serve::BodyTooSlow;
 
 /// A request body that is a JSON object. Fields are parsed by each resource, which reports
 /// every bad field at once as `validation_failed`.
@@ -48,9 +49,26 @@ async fn read_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             payload_too_large()
         } else {
-            ApiError::invalid_body("The request body could not be read.")
+            unreadable(&rejection)
         }
     })
+}
+
+/// Why a body could not be read: it arrived too slowly (408 `request_timeout`), or it broke
+/// off (`invalid_body`).
+pub fn unreadable(error: &(dyn std::error::Error + 'static)) -> ApiError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.is::<BodyTooSlow>() {
+            return ApiError::client(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                "The request body arrived too slowly; send it again on a faster connection.",
+            );
+        }
+        cause = e.source();
+    }
+    ApiError::invalid_body("The request body could not be read.")
 }
 
 pub fn payload_too_large() -> ApiError {

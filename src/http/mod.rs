@@ -18,6 +18,7 @@ pub mod photos;
 pub mod precondition;
 pub mod query;
 pub mod redemptions;
+pub mod serve;
 pub mod settings;
 pub mod warehouses;
 pub mod webhooks;

@@ -165,7 +165,7 @@ fn optional_object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Va
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             payload_too_large()
         } else {
-            ApiError::invalid_body("The request body could not be read.")
+            crate::http::body::unreadable(&rejection)
         }
     })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {

@@ -135,7 +135,7 @@ impl FromRequest<AppState> for UploadBytes {
         let mut buffer = Vec::with_capacity(declared.unwrap_or(64 * 1024));
         let mut stream = request.into_body();
         while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_frame(cx)).await {
-            let frame = frame.map_err(|_| ApiError::invalid_body("The request body could not be read."))?;
+            let frame = frame.map_err(|e| body::unreadable(&e))?;
             if let Ok(data) = frame.into_data() {
                 if buffer.len() + data.len() > limit {
                     return Err(body::payload_too_large());

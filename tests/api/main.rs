@@ -9,6 +9,7 @@ mod bulk;
 mod bulk_files;
 mod bulk_upsert;
 mod cli;
+mod connections;
 mod copy;
 mod documented_bodies;
 mod errors;

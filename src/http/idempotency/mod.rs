@@ -49,8 +49,15 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         .path_and_query()
         .map_or_else(String::new, |p| p.as_str().to_owned());
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = to_bytes(body, state.config.max_body_bytes).await else {
-        return payload_too_large().into_response();
+    let bytes = match to_bytes(body, state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        // Too slow, or (whatever else broke it off) over the size limit, as before.
+        Err(e) => {
+            let unreadable = crate::http::body::unreadable(&e);
+            let answer =
+                if unreadable.status() == StatusCode::REQUEST_TIMEOUT { unreadable } else { payload_too_large() };
+            return answer.into_response();
+        }
     };
     let print = fingerprint(parts.method.as_str(), &path, &bytes);
     let now = Ts::now();

@@ -1,0 +1,209 @@
+//! The listener: accepts connections under a ceiling and serves each over HTTP/1.1 with
+//! timeouts, so that slow or idle clients cannot hold the server's connections and file
+//! descriptors (a client sending half a header used to keep its connection forever).
+//!
+//! - **Headers**: a request's head must arrive within the header timeout; the same timer
+//!   runs while a keep-alive connection waits for its next request, so an idle
+//!   connection closes after it too.
+//! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
+//!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
+//! - **Connections**: past the ceiling a new connection is answered `503
+//!   server_busy` at once and closed, rather than queued.
+//! - **Shutdown**: the listener closes, idle connections close, requests in flight finish.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::{Instant, Sleep};
+use tower::ServiceExt;
+
+/// The limits of every connection.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// For a request's head, and for an idle keep-alive connection's next request.
+    pub header_timeout: Duration,
+    /// Connections served at once; more are refused with 503.
+    pub max_connections: usize,
+    /// Lowest average rate a body may arrive at, once the grace period is over.
+    pub body_min_bytes_per_sec: u64,
+    pub body_grace: Duration,
+}
+
+/// The error a body gives when it arrives too slowly; the edge answers it with 408.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body arrived too slowly")]
+pub struct BodyTooSlow;
+
+/// Serves `router` on `listener` until `shutdown` completes, then stops accepting, lets
+/// requests in flight finish and returns once every connection has closed.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let (closing, closed) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, or a connection reset before it was taken:
+                    // pause rather than spin.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        while connections.try_join_next().is_some() {}
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            connections.spawn(refuse(stream));
+            continue;
+        };
+        let (router, closed) = (router.clone(), closed.clone());
+        connections.spawn(async move {
+            serve_connection(stream, peer, router, limits, closed).await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = closing.send(true);
+    while connections.join_next().await.is_some() {}
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    limits: ConnectionLimits,
+    mut closed: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let mut request = request.map(|body| Body::new(MinRate::new(body, limits)));
+        request.extensions_mut().insert(ConnectInfo(peer));
+        let router = router.clone();
+        async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|never| match never {})) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
+    let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => log_end(result),
+        () = closing(&mut closed) => {
+            connection.as_mut().graceful_shutdown();
+            log_end(connection.await);
+        }
+    }
+}
+
+/// Completes once the server starts shutting down (or can no longer say).
+async fn closing(closed: &mut watch::Receiver<bool>) {
+    loop {
+        if *closed.borrow_and_update() {
+            return;
+        }
+        if closed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn log_end(result: Result<(), hyper::Error>) {
+    if let Err(e) = result {
+        // Timeouts and clients that hang up are routine; nothing to alarm anyone with.
+        tracing::debug!(error = %e, "connection ended");
+    }
+}
+
+/// Answers a connection over the ceiling and closes it.
+async fn refuse(mut stream: TcpStream) {
+    const BODY: &str =
+        r#"{"code":"server_busy","message":"The server is at its connection limit; retry in a moment."}"#;
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         retry-after: 1\r\nconnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let written = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
+    if written.is_ok() {
+        let _ = stream.shutdown().await;
+    }
+}
+
+/// A request body that fails with [`BodyTooSlow`] when, past the grace period, less has
+/// arrived than the minimum rate asks for by now.
+struct MinRate {
+    inner: Incoming,
+    started: Instant,
+    received: u64,
+    limits: ConnectionLimits,
+    deadline: Pin<Box<Sleep>>,
+}
+
+impl MinRate {
+    fn new(inner: Incoming, limits: ConnectionLimits) -> Self {
+        let started = Instant::now();
+        let deadline = Box::pin(tokio::time::sleep_until(started + limits.body_grace));
+        Self { inner, started, received: 0, limits, deadline }
+    }
+
+    /// When the body will have arrived too slowly unless more comes: the grace period plus
+    /// the time the bytes so far would take at the minimum rate.
+    fn next_deadline(&self) -> Instant {
+        let rate = self.limits.body_min_bytes_per_sec.max(1);
+        self.started + self.limits.body_grace + Duration::from_secs_f64(self.received as f64 / rate as f64)
+    }
+}
+
+impl hyper::body::Body for MinRate {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    self.received += data.len() as u64;
+                    let deadline = self.next_deadline();
+                    self.deadline.as_mut().reset(deadline);
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match self.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(BodyTooSlow.into()))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,122 @@
+//! Connection limits (issue 18): a client that sends half a request head, idles on a
+//! keep-alive connection or trickles its body is cut off, and past the ceiling new
+//! connections are refused at once, while the server keeps serving everyone else.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::{spawn_app_with, TestApp};
+
+/// Reads until the server closes the connection (or `wait` passes): what it sent.
+async fn until_closed(stream: &mut TcpStream, wait: Duration) -> Option<String> {
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(wait, async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    read.ok().map(|()| String::from_utf8_lossy(&received).into_owned())
+}
+
+async fn healthy(app: &TestApp) -> bool {
+    app.client.get(app.url("/healthz")).send().await.is_ok_and(|r| r.status() == 200)
+}
+
+#[tokio::test]
+async fn half_a_request_head_or_an_idle_keep_alive_is_cut_off() {
+    let app = spawn_app_with(|c| c.header_timeout_ms = 300).await;
+    let mut slow = Vec::new();
+    for _ in 0..50 {
+        let mut stream = TcpStream::connect(app.addr).await.unwrap();
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\nX-Slow: ").await.unwrap();
+        slow.push(stream);
+    }
+    // An idle keep-alive connection, after one answered request.
+    let mut idle = TcpStream::connect(app.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    assert!(healthy(&app).await, "others are served meanwhile");
+    for stream in &mut slow {
+        assert!(until_closed(stream, Duration::from_secs(10)).await.is_some(), "a half head is cut off");
+    }
+    assert!(until_closed(&mut idle, Duration::from_secs(10)).await.is_some(), "an idle connection is closed");
+    assert!(healthy(&app).await);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn past_the_ceiling_a_connection_is_refused_at_once() {
+    let app = spawn_app_with(|c| {
+        c.max_connections = 4;
+        c.header_timeout_ms = 20_000;
+    })
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(TcpStream::connect(app.addr).await.unwrap());
+    }
+    // Let the server take them in before the next one knocks.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut over = TcpStream::connect(app.addr).await.unwrap();
+    let answer = until_closed(&mut over, Duration::from_secs(10)).await.expect("answered and closed");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("retry-after: 1") && answer.contains(r#""code":"server_busy""#), "{answer}");
+    drop(held);
+    // The held connections' slots come back once the server sees them close.
+    let mut served = false;
+    for _ in 0..50 {
+        if healthy(&app).await {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "slots are given back");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_trickling_in_below_the_minimum_rate_is_refused_with_408() {
+    let app = spawn_app_with(|c| {
+        c.body_grace_ms = 300;
+        c.body_min_rate = 1_000;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 5000\r\n\r\n{{\"title\": ",
+        partner.key
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let answer = until_closed(&mut stream, Duration::from_secs(10)).await.expect("answered");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains(r#""code":"request_timeout""#), "{answer}");
+    // A body that arrives in time, even in pieces, is read.
+    let body = br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
+    let mut steady = TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        partner.key,
+        body.len()
+    );
+    steady.write_all(head.as_bytes()).await.unwrap();
+    for piece in body.chunks(40) {
+        steady.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answer = until_closed(&mut steady, Duration::from_secs(10)).await.expect("answered");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    app.stop().await;
+}
