@@ -294,25 +294,17 @@ async fn money_is_read_exactly_from_the_json_text() {
             r#"{{"title": "Exact sofa", "price_gbp": {price}, "condition": "excellent", "category": "3-Seater Sofas", "faults": ["None"]}}"#
         )
     };
+    let post = |price: &str| {
+        let request = app.request(reqwest::Method::POST, "/v1/listings", &partner.key);
+        request.header("content-type", "application/json").body(body(price)).send()
+    };
     for refused in ["19.999999999999999999", "10.000000000000001", "0.001", "1e-3", "99999999999999999999999"] {
-        let response = app
-            .request(reqwest::Method::POST, "/v1/listings", &partner.key)
-            .header("content-type", "application/json")
-            .body(body(refused))
-            .send()
-            .await
-            .unwrap();
+        let response = post(refused).await.unwrap();
         let error = assert_error(response, 400, "validation_failed").await;
         assert_eq!(error["errors"][0]["code"], "price_gbp_invalid", "{refused}: {error}");
     }
     for (written, pence) in [("19.99", 1999), ("19.990000000000000000", 1999), ("1e2", 10_000), ("1.5E+1", 1500)] {
-        let response = app
-            .request(reqwest::Method::POST, "/v1/listings", &partner.key)
-            .header("content-type", "application/json")
-            .body(body(written))
-            .send()
-            .await
-            .unwrap();
+        let response = post(written).await.unwrap();
         assert_eq!(response.status(), 201, "{written}");
         assert_eq!(json(response).await["regular_price_pence"], pence, "{written}");
     }
