@@ -66,6 +66,22 @@ impl ToSchema for XlsxFile {
     }
 }
 
+/// The `format` of a bulk-validate answer (documentation of the query parameter).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum FormatParam {
+    Json,
+    Xlsx,
+}
+
+/// The `mode` of a bulk import (documentation of the query parameter).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum ModeParam {
+    Create,
+    Upsert,
+}
+
 /// Whether a validated row would be created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -242,8 +258,8 @@ pub async fn bulk_template(caller: Caller, State(state): State<AppState>) -> Api
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("format" = Option<String>, Query, description = "`json` (default), or `xlsx`: the uploaded sheet back as a workbook, with an `errors` column beside each row and each faulty cell filled and given a note with its reasons"),
-        ("mode" = Option<String>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
+        ("format" = Option<FormatParam>, Query, description = "`json` (default), or `xlsx`: the uploaded sheet back as a workbook, with an `errors` column beside each row and each faulty cell filled and given a note with its reasons"),
+        ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
     ),
     request_body = Upload,
     responses(
@@ -350,7 +366,7 @@ fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("mode" = Option<String>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
+        ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
     ),
     request_body = Upload,
     responses(

@@ -25,8 +25,11 @@ async fn until_closed(stream: &mut TcpStream, wait: Duration) -> Option<String> 
     read.ok().map(|()| String::from_utf8_lossy(&received).into_owned())
 }
 
+/// A request on a fresh connection: a pooled one may be an idle connection the server has
+/// just closed (as it should), which says nothing about whether it serves.
 async fn healthy(app: &TestApp) -> bool {
-    app.client.get(app.url("/healthz")).send().await.is_ok_and(|r| r.status() == 200)
+    let fresh = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    fresh.get(app.url("/healthz")).send().await.is_ok_and(|r| r.status() == 200)
 }
 
 #[tokio::test]

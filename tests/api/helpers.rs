@@ -557,7 +557,13 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
     TestApp {
         addr,
         base: format!("http://{addr}"),
-        client: reqwest::Client::new(),
+        // Idle connections are dropped well before the server closes them (its header
+        // timeout, 15 s by default, also ends idle keep-alive connections), so a request
+        // never goes out on a connection the server is closing at that instant.
+        client: reqwest::Client::builder()
+            .pool_idle_timeout(std::time::Duration::from_secs(5))
+            .build()
+            .expect("an HTTP client"),
         store,
         db,
         dir,

@@ -261,3 +261,30 @@ async fn changes_are_stamped_after_the_brands_last_instant_even_from_a_clock_beh
     assert_eq!(detail["updated_at"], second["updated_at"], "the answer is what was stored");
     app.stop().await;
 }
+
+/// The OpenAPI document says what the server enforces of the list's query (issue 18: a
+/// looser document sends generated clients into refusals).
+#[tokio::test]
+async fn the_documented_list_parameters_are_as_tight_as_the_server() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/v1/openapi.json", "").await).await;
+    let params = doc["paths"]["/v1/listings"]["get"]["parameters"].as_array().unwrap().clone();
+    let schema = |name: &str| -> Value {
+        let param = params.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("no {name}"));
+        // An optional enum is `oneOf: [null, $ref]`.
+        let schema = &param["schema"];
+        let referenced = schema["$ref"]
+            .as_str()
+            .or_else(|| schema["oneOf"].as_array().and_then(|options| options.iter().find_map(|o| o["$ref"].as_str())));
+        match referenced {
+            Some(reference) => doc["components"]["schemas"][reference.rsplit('/').next().unwrap()].clone(),
+            None => schema.clone(),
+        }
+    };
+    assert_eq!(schema("page")["minimum"], 1);
+    assert_eq!((schema("per_page")["minimum"].clone(), schema("per_page")["maximum"].clone()), (json!(1), json!(100)));
+    assert_eq!(schema("status")["enum"], json!(["active", "draft", "any"]));
+    assert_eq!(schema("channel")["enum"], json!(["clearance", "exchange"]));
+    assert_eq!(schema("sku")["maxLength"], 100);
+    app.stop().await;
+}

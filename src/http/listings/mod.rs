@@ -34,6 +34,8 @@ pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
         PageMeta,
         SyncMeta,
         ListMeta,
+        StatusFilter,
+        ChannelFilter,
         Seller,
         ImageImport,
         Measurement,
@@ -51,6 +53,23 @@ pub fn router() -> Router<AppState> {
         .route("/listings", get(list_listings).post(create_listing))
         .route("/listings/bulk-delete", post(bulk_delete_listings))
         .route("/listings/{id}", get(get_listing).patch(update_listing).delete(delete_listing))
+}
+
+/// The `status` filter of a list (documentation of the query parameter).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum StatusFilter {
+    Active,
+    Draft,
+    Any,
+}
+
+/// The `channel` filter of a list (documentation of the query parameter).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum ChannelFilter {
+    Clearance,
+    Exchange,
 }
 
 /// A page of listings: numbered, newest first; or a sync page (`updated_since`/`cursor`) in
@@ -204,12 +223,12 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("page" = Option<u32>, Query, description = "1-indexed page; default 1. Not with `updated_since` or `cursor`"),
-        ("per_page" = Option<u32>, Query, description = "1 to 100; default 20"),
-        ("status" = Option<String>, Query, description = "`active`, `draft` or `any` (includes `closed`); default `active`, or `any` in a sync walk"),
-        ("channel" = Option<String>, Query, description = "`clearance` or `exchange`; omit for both"),
-        ("sku" = Option<String>, Query, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
-        ("q" = Option<String>, Query, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
+        ("page" = Option<u32>, Query, minimum = 1, description = "1-indexed page; default 1. Not with `updated_since` or `cursor`"),
+        ("per_page" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100; default 20"),
+        ("status" = Option<StatusFilter>, Query, description = "`active`, `draft` or `any` (includes `closed`); default `active`, or `any` in a sync walk"),
+        ("channel" = Option<ChannelFilter>, Query, description = "`clearance` or `exchange`; omit for both"),
+        ("sku" = Option<String>, Query, min_length = 1, max_length = 100, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
+        ("q" = Option<String>, Query, min_length = 1, max_length = 200, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
         ("updated_since" = Option<String>, Query, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
         ("cursor" = Option<String>, Query, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
     ),
