@@ -35,7 +35,9 @@ use crate::usecases::bulk::{self, BulkError, RowError};
         ErrorDetail,
         BulkCommit,
         CommittedRow,
-        XlsxFile
+        XlsxFile,
+        FormatParam,
+        ModeParam
     ))
 )]
 pub struct BulkApi;

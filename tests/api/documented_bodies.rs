@@ -122,3 +122,31 @@ async fn every_documented_body_property_is_accepted_and_nothing_else() {
     }
     assert!(checked.len() >= 14, "only {} operations with a JSON body: {checked:?}", checked.len());
 }
+
+/// Every `$ref` of the OpenAPI document names a schema the document holds (a generated
+/// client, or schemathesis, skips what it cannot resolve).
+#[tokio::test]
+async fn every_reference_of_the_document_resolves() {
+    fn refs<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get("$ref") {
+                    found.push(reference);
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    let app = spawn_app_with(|_| {}).await;
+    let doc = json(app.get("/v1/openapi.json", "").await).await;
+    let mut found = Vec::new();
+    refs(&doc, &mut found);
+    assert!(!found.is_empty());
+    for reference in found {
+        let name = reference.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{reference}"));
+        assert!(doc["components"]["schemas"].get(name).is_some(), "unresolvable {reference}");
+    }
+    app.stop().await;
+}
