@@ -12,6 +12,7 @@ use sqlx::FromRow;
 
 use crate::domain::listing::{ImageStatus, PhotoSource};
 
+use super::listings::touch_listings;
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
@@ -262,6 +263,8 @@ impl Store {
             .bind(image_id)
             .execute(&mut *tx)
             .await?;
+            // The listing shows a new image: a change a sync walk must see.
+            touch_listings((&mut *tx).into(), brand_id, &[listing_id], now).await?;
             tx.commit().await?;
             Ok(true)
         })
@@ -275,7 +278,31 @@ impl Store {
         error: &str,
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
-        self.fail_leased(IMPORT_QUEUE, owner, image_id, error, retry_at).await
+        if retry_at.is_some() {
+            return self.fail_leased(IMPORT_QUEUE, owner, image_id, error, retry_at).await;
+        }
+        // Failed for good: the listing's image list shows it, a change a sync walk must see.
+        let now = now();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let failed: Option<(i64, i64)> = sqlx::query_as(&format!(
+                "UPDATE listing_images SET status = '{FAILED}', next_attempt_at = NULL, error = $1,
+                     lease_owner = NULL, lease_until = NULL, updated_at = $2
+                 WHERE id = $3 AND lease_owner = $4
+                 RETURNING listing_id, (SELECT brand_id FROM listings WHERE id = listing_id)"
+            ))
+            .bind(error)
+            .bind(now)
+            .bind(image_id)
+            .bind(owner)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some((listing_id, brand_id)) = failed {
+                touch_listings((&mut *tx).into(), brand_id, &[listing_id], now).await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        })
     }
 
     /// Records a failed attempt on a row of `queue`, if `owner` still holds its lease: back

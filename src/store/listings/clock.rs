@@ -55,3 +55,23 @@ pub(crate) async fn stamp(conn: Conn<'_>, brand_id: i64, provisional: Ts, ids: &
         Ok(at)
     })
 }
+
+/// Marks listings as changed by something other than their own fields (an image import
+/// that finished or failed for good): takes the brand's next instant and writes it as
+/// their `updated_at`, so a sync walk shows them again. Inside the caller's transaction.
+pub(crate) async fn touch(conn: Conn<'_>, brand_id: i64, listing_ids: &[i64], now: Ts) -> Result<(), sqlx::Error> {
+    if listing_ids.is_empty() {
+        return Ok(());
+    }
+    on_conn!(conn, |c| {
+        let at = tick((&mut *c).into(), brand_id, now).await?;
+        let list: Vec<String> = (0..listing_ids.len()).map(|n| format!("${}", n + 3)).collect();
+        let sql = format!("UPDATE listings SET updated_at = $1 WHERE brand_id = $2 AND id IN ({})", list.join(", "));
+        let mut query = sqlx::query(&sql).bind(at).bind(brand_id);
+        for id in listing_ids {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+        Ok(())
+    })
+}

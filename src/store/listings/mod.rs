@@ -11,7 +11,7 @@ use std::fmt::Write;
 use super::{on_pool, Dialect, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus, SyncPosition};
 use crate::domain::money::Pence;
-pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock};
+pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock, touch as touch_listings};
 use rows::{DetailRow, SummaryRow};
 
 /// A stored listing with everything its detail shows.

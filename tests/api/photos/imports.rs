@@ -109,3 +109,23 @@ async fn a_slow_server_times_out_and_an_endless_body_stops_at_ten_mebibytes() {
     assert!(started.elapsed() < std::time::Duration::from_secs(8), "two short attempts, not the 10 s answer");
     assert_eq!(detail["image_imports"][0]["attachment_id"], Value::Null);
 }
+
+/// An import that finishes, or fails for good, changes what the listing shows: its
+/// `updated_at` moves on, so a sync walk from before shows the listing again.
+#[tokio::test]
+async fn a_finished_or_failed_import_shows_in_a_sync_walk() {
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|c| c.allow_private_network = true).await;
+    let partner = app.partner("acme").await;
+    for (url, status) in [(origin.url("/sofa.png"), "done"), (origin.url("/missing"), "failed")] {
+        let created = create(&app, &partner.key, listing(json!({ "images": [url] }))).await;
+        let settled = imports_settled(&app.base, &partner.key, created["id"].as_i64().unwrap()).await;
+        assert_eq!(settled["image_imports"][0]["status"], status);
+        let (before, after) = (created["updated_at"].as_str().unwrap(), settled["updated_at"].as_str().unwrap());
+        assert!(after > before, "{status}: updated_at {before} → {after}");
+        let walk = format!("/v1/listings?updated_since={}&per_page=100", after.replace('+', "%2B"));
+        let page = json(app.get(&walk, &partner.key).await).await;
+        let seen: Vec<i64> = page["data"].as_array().unwrap().iter().filter_map(|l| l["id"].as_i64()).collect();
+        assert!(seen.contains(&created["id"].as_i64().unwrap()), "{status}: {page}");
+    }
+}
