@@ -196,16 +196,26 @@ impl Store {
         let lock = self.skip_locked("i");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(&format!(
+            let gave_up: Vec<(i64, i64)> = sqlx::query_as(&format!(
                 "UPDATE listing_images SET status = '{FAILED}', error = COALESCE(error, 'gave_up'),
                      lease_owner = NULL, lease_until = NULL, updated_at = $1
                  WHERE status = '{PENDING}' AND source_url IS NOT NULL AND attempts >= $2
-                   AND (lease_until IS NULL OR lease_until <= $1)"
+                   AND (lease_until IS NULL OR lease_until <= $1)
+                 RETURNING (SELECT brand_id FROM listings WHERE id = listing_id), listing_id"
             ))
             .bind(now)
             .bind(max_attempts)
-            .execute(&mut *tx)
+            .fetch_all(&mut *tx)
             .await?;
+            // Their listings' images changed: a change a sync walk must see.
+            let mut brands: Vec<i64> = gave_up.iter().map(|(brand, _)| *brand).collect();
+            brands.sort_unstable();
+            brands.dedup();
+            for brand_id in brands {
+                let listings: Vec<i64> =
+                    gave_up.iter().filter(|(brand, _)| *brand == brand_id).map(|(_, listing)| *listing).collect();
+                touch_listings((&mut *tx).into(), brand_id, &listings, now).await?;
+            }
             let sql = format!(
                 "UPDATE listing_images SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
                  WHERE id IN (SELECT i.id FROM listing_images i JOIN listings l ON l.id = i.listing_id

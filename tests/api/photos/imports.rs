@@ -129,3 +129,25 @@ async fn a_finished_or_failed_import_shows_in_a_sync_walk() {
         assert!(seen.contains(&created["id"].as_i64().unwrap()), "{status}: {page}");
     }
 }
+
+/// An import whose attempts ran out without an outcome (its worker died each time) is given
+/// up, and its listing shows the change to a sync walk like any other.
+#[tokio::test]
+async fn an_import_given_up_moves_its_listing_on() {
+    let app = spawn_app_with(|c| c.photo_jobs_paused = true).await;
+    let partner = app.partner("acme").await;
+    let created = create(&app, &partner.key, listing(json!({ "images": ["https://images.example/sofa.jpg"] }))).await;
+    let raw = app.db.raw().await;
+    raw.execute("UPDATE listing_images SET attempts = 5").await;
+    raw.close().await;
+    let now = chrono::Utc::now();
+    let claimed =
+        app.store.claim_image_imports("test", now, now + chrono::TimeDelta::seconds(60), 10, 3).await.unwrap();
+    assert!(claimed.is_empty());
+    let detail = json(app.get(&format!("/v1/listings/{}", created["id"]), &partner.key).await).await;
+    assert_eq!(
+        (detail["image_imports"][0]["status"].clone(), detail["image_imports"][0]["error"].clone()),
+        (json!("failed"), json!("gave_up"))
+    );
+    assert!(detail["updated_at"].as_str().unwrap() > created["updated_at"].as_str().unwrap(), "{detail}");
+}
