@@ -5,8 +5,9 @@
 //! the operations of concurrent requests and runs them together, a few statements for many
 //! keys, so that a keyed request costs little more than one without a key.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use axum::body::Bytes;
 use sqlx::FromRow;
 
 use super::{on_pool, Store, StoreError, Ts};
@@ -51,7 +52,8 @@ pub struct KeptAnswer {
     pub key: String,
     pub status: u16,
     pub content_type: Option<String>,
-    pub body: Vec<u8>,
+    /// The answer's bytes, shared with the response sent (not copied).
+    pub body: Bytes,
 }
 
 /// Most keys per statement: well under both backends' limits on bound parameters.
@@ -105,9 +107,9 @@ impl Store {
                     .bind(c.lease_until)
                     .bind(c.expires_at);
             }
-            let claimed: Vec<(i64, String)> = query.fetch_all(&mut *tx).await?;
-            let held: Vec<&KeyClaim> =
-                claims.iter().filter(|c| !claimed.contains(&(c.key_id, c.key.clone()))).collect();
+            let claimed: HashSet<(i64, String)> = query.fetch_all(&mut *tx).await?.into_iter().collect();
+            let is_claimed = |c: &KeyClaim| claimed.contains(&(c.key_id, c.key.clone()));
+            let held: Vec<&KeyClaim> = claims.iter().filter(|c| !is_claimed(c)).collect();
             let mut kept: HashMap<(i64, String), Kept> = HashMap::new();
             if !held.is_empty() {
                 let pairs = placeholders(held.len(), 2, |p| format!("({}, {})", p[0], p[1]));
@@ -137,8 +139,8 @@ impl Store {
             Ok(claims
                 .iter()
                 .map(|c| match kept.remove(&(c.key_id, c.key.clone())) {
-                    _ if claimed.contains(&(c.key_id, c.key.clone())) => Claim::Claimed,
                     Some(found) => Claim::Held(found),
+                    None if is_claimed(c) => Claim::Claimed,
                     // Held a moment ago and released since: as if still running (retry).
                     None => Claim::Held(Kept::Running { fingerprint: c.fingerprint.to_vec() }),
                 })
@@ -174,7 +176,7 @@ impl Store {
                         .bind(a.key.as_str())
                         .bind(i64::from(a.status))
                         .bind(a.content_type.as_deref())
-                        .bind(a.body.as_slice());
+                        .bind(a.body.as_ref());
                 }
                 query.execute(&mut *tx).await?;
             }

@@ -89,7 +89,7 @@ pub async fn validate_file(
     mode: Mode,
 ) -> Result<BulkReport<Action>, BulkError> {
     let file = read(upload).await?;
-    let rows = planned(core, actor, &file, mode).await?;
+    let rows = planned(core, actor, &file.sheet, file.rows, mode).await?;
     let rows = rows
         .into_iter()
         .map(|row| CheckedRow { row: row.row, title: row.title, outcome: row.outcome.map(|plan| plan.action()) })
@@ -107,10 +107,10 @@ pub async fn commit_file(
     mode: Mode,
 ) -> Result<BulkReport<(i64, Action)>, BulkError> {
     let file = read(upload).await?;
-    let mut rows = Vec::with_capacity(file.rows.len());
+    let mut rows = Vec::with_capacity(file.sheet.rows.len());
     let mut creates: Vec<(usize, NewListingBody)> = Vec::new();
     let mut changes: Vec<(usize, ListingChange)> = Vec::new();
-    for row in planned(core, actor, &file, mode).await? {
+    for row in planned(core, actor, &file.sheet, file.rows, mode).await? {
         let position = rows.len();
         let outcome = match row.outcome {
             Ok(Plan::Create(body)) => {
@@ -171,8 +171,14 @@ struct ReadRow {
 
 /// Each row's plan, or its reasons: the store's checks on top of the validator's, exactly
 /// as for a single create (or, for a row updating a listing, a PATCH of it).
-async fn planned(core: &Core, actor: &Actor, file: &ReadFile, mode: Mode) -> Result<Vec<CheckedRow<Plan>>, StoreError> {
-    let skus: Vec<Option<String>> = file.sheet.rows.iter().map(sku_of).collect();
+async fn planned(
+    core: &Core,
+    actor: &Actor,
+    sheet: &Sheet,
+    reads: Vec<ReadRow>,
+    mode: Mode,
+) -> Result<Vec<CheckedRow<Plan>>, StoreError> {
+    let skus: Vec<Option<String>> = sheet.rows.iter().map(sku_of).collect();
     let existing = match mode {
         Mode::Create => Vec::new(),
         Mode::Upsert => {
@@ -182,15 +188,15 @@ async fn planned(core: &Core, actor: &Actor, file: &ReadFile, mode: Mode) -> Res
             core.store.listings_by_sku(actor.brand_id, &wanted).await?
         }
     };
-    let mut checked = Vec::with_capacity(file.rows.len());
-    for (index, (row, read)) in file.sheet.rows.iter().zip(&file.rows).enumerate() {
+    let mut checked = Vec::with_capacity(reads.len());
+    for (index, (row, read)) in sheet.rows.iter().zip(reads).enumerate() {
         let target = match (mode, &skus[index]) {
             (Mode::Upsert, Some(sku)) => match_sku(actor, sku, &skus[..index], &existing),
             _ => Ok(None),
         };
         let outcome = match target {
             Err(code) => Err(vec![FieldError::new("sku", code)]),
-            Ok(None) => listings::prepare(core, actor, &read.body, read.validated.clone())
+            Ok(None) => listings::prepare(core, actor, &read.body, read.validated)
                 .await?
                 .map(|body| Plan::Create(Box::new(body))),
             Ok(Some(listing)) => {
@@ -202,7 +208,7 @@ async fn planned(core: &Core, actor: &Actor, file: &ReadFile, mode: Mode) -> Res
                     .map(|change| Plan::Update(Box::new(change)))
             }
         };
-        let outcome = outcome.map_err(|errors| row_errors(&file.sheet, row, errors));
+        let outcome = outcome.map_err(|errors| row_errors(sheet, row, errors));
         let title = row.title.clone().unwrap_or_else(|| MISSING_TITLE.to_owned());
         checked.push(CheckedRow { row: row.row, title, outcome });
     }

@@ -91,7 +91,7 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         return ApiError::Internal(anyhow::anyhow!("cannot read the answer to keep")).into_response();
     };
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let answer = KeptAnswer { key_id, key, status: parts.status.as_u16(), content_type, body: bytes.to_vec() };
+    let answer = KeptAnswer { key_id, key, status: parts.status.as_u16(), content_type, body: bytes.clone() };
     if let Err(e) = state.idempotency.keep(answer).await {
         // The change is done: the key stays held until its lease ends rather than let a
         // retry run it again.

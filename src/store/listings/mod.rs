@@ -200,8 +200,7 @@ impl Store {
             else {
                 return Ok(None);
             };
-            let images: Vec<ListingImage> = rows::parse_json(&row.images_json, "image list")?;
-            Ok(Some(row.listing.into_record(images)?))
+            Ok(Some(row.into_record()?))
         })
     }
 
@@ -223,12 +222,7 @@ impl Store {
             for sku in skus {
                 query = query.bind(sku.as_str());
             }
-            let mut found = Vec::new();
-            for row in query.fetch_all(pool).await? {
-                let images: Vec<ListingImage> = rows::parse_json(&row.images_json, "image list")?;
-                found.push(row.listing.into_record(images)?);
-            }
-            Ok(found)
+            query.fetch_all(pool).await?.into_iter().map(DetailRow::into_record).collect()
         })
     }
 

@@ -36,6 +36,13 @@ pub(super) struct DetailRow {
     pub(super) images_json: String,
 }
 
+impl DetailRow {
+    pub(super) fn into_record(self) -> Result<ListingRecord, StoreError> {
+        let images: Vec<ListingImage> = parse_json(&self.images_json, "image list")?;
+        self.listing.into_record(images)
+    }
+}
+
 #[derive(FromRow)]
 pub(super) struct ListingRow {
     id: i64,

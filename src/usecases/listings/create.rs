@@ -34,7 +34,7 @@ pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Re
     let mut bodies = [listing];
     default_warehouse(core, actor, &mut bodies).await?;
     let saved = core.store.create_listing(new_listing(actor, &bodies[0])).await?;
-    wake_after_save(core, actor, std::slice::from_ref(&saved));
+    wake_after_save(core, actor, [&saved]);
     Ok(saved)
 }
 
@@ -98,15 +98,11 @@ pub async fn save_import(
         .map(|c| ListingEdit { existing: &c.existing, fields: &c.fields, images: c.images.as_deref() })
         .collect();
     let (created, updated) = core.store.save_listings(&new, &edits).await?;
-    let saved: Vec<SavedListing> = updated
-        .iter()
-        .filter_map(|u| match u {
-            ListingUpdate::Saved(saved) => Some((**saved).clone()),
-            ListingUpdate::Stale => None,
-        })
-        .chain(created.iter().cloned())
-        .collect();
-    wake_after_save(core, actor, &saved);
+    let changed = updated.iter().filter_map(|u| match u {
+        ListingUpdate::Saved(saved) => Some(&**saved),
+        ListingUpdate::Stale => None,
+    });
+    wake_after_save(core, actor, changed.chain(&created));
     Ok((created, updated))
 }
 

@@ -154,11 +154,16 @@ pub async fn bulk_delete(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<
 
 /// After new listings are saved: wake the image importer when they named URLs, and drop
 /// the cached options when a manufacturer brand was added.
-fn wake_after_save(core: &Core, actor: &Actor, saved: &[SavedListing]) {
-    if saved.iter().any(|s| s.record.images.iter().any(|i| i.source_url.is_some())) {
+fn wake_after_save<'a>(core: &Core, actor: &Actor, saved: impl IntoIterator<Item = &'a SavedListing>) {
+    let (mut imports, mut brands) = (false, false);
+    for s in saved {
+        imports |= s.record.images.iter().any(|i| i.source_url.is_some());
+        brands |= s.brand_created;
+    }
+    if imports {
         core.photo_jobs.wake_imports();
     }
-    if saved.iter().any(|s| s.brand_created) {
+    if brands {
         core.options.invalidate(actor.brand_id);
     }
 }
