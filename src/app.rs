@@ -105,6 +105,13 @@ impl Server {
         let mut queue_workers = self.spawn_photo_workers(&stopped)?;
         queue_workers.extend(self.spawn_mail_worker(&stopped)?);
         queue_workers.push(spawn_idempotency_sweeper(self.state.store.clone(), stopped.clone()));
+        queue_workers.push(crate::jobs::remittances::spawn(
+            self.state.store.clone(),
+            self.state.config.mail_enabled(),
+            self.state.mail.clone(),
+            Duration::from_millis(self.state.config.remittance_poll_ms),
+            stopped.clone(),
+        ));
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
         let router = crate::http::router(self.state.clone());

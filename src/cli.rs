@@ -1,4 +1,5 @@
-//! The `rehome` command line: `serve`, `brands`, `users`, `keys`, `copy-to-postgres`.
+//! The `rehome` command line: `serve`, `brands`, `users`, `keys`, `remittances`,
+//! `copy-to-postgres`.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, S
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;
 use crate::usecases::people::passwords;
+use crate::usecases::wallet::{self, statement::pounds};
 
 #[derive(Debug, Parser)]
 #[command(name = "rehome", version, about = "The rehome partner resale marketplace API")]
@@ -46,6 +48,9 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// The partners' statements.
+    #[command(subcommand)]
+    Remittances(RemittancesCommand),
     /// Copy a SQLite database into a new, empty PostgreSQL one (to run several nodes).
     /// Stop the server of the SQLite database first.
     CopyToPostgres {
@@ -108,6 +113,24 @@ pub enum UsersCommand {
     /// Set a user's password, read from standard input (one line; 12 to 128 characters).
     /// Ends all of that user's dashboard sessions.
     SetPassword { user_id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RemittancesCommand {
+    /// Issue now, per brand, one statement of every entry available and not yet paid (what
+    /// the monthly run does on the 1st); prints one line per statement issued. Running it
+    /// again issues nothing new. With mail configured, the statements are queued for the
+    /// server's mail worker to send.
+    Run {
+        /// Pay the entries available at this instant (RFC 3339, not in the future); default now.
+        #[arg(long)]
+        as_of: Option<DateTime<Utc>>,
+        /// The server's SMTP URL: when set (with the sender), statements are mailed.
+        #[arg(long, env = "REHOME_SMTP_URL", hide_env_values = true, hide = true)]
+        smtp_url: Option<String>,
+        #[arg(long, env = "REHOME_MAIL_FROM", hide = true)]
+        mail_from: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -241,6 +264,26 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
         Command::Keys(KeysCommand::Revoke { key_id }) => {
             accounts::revoke_key(store, key_id).await?;
             println!("revoked key {key_id}");
+        }
+        Command::Remittances(RemittancesCommand::Run { as_of, smtp_url, mail_from }) => {
+            let now = Utc::now();
+            let as_of = as_of.unwrap_or(now);
+            if as_of > now {
+                bail!("--as-of must not be in the future");
+            }
+            let mail = smtp_url.is_some_and(|u| !u.is_empty()) && mail_from.is_some_and(|f| !f.is_empty());
+            let issued = wallet::run(store, as_of, mail).await?;
+            println!("issued {} statement(s) as of {}", issued.len(), Ts::from(as_of));
+            for r in issued {
+                println!(
+                    "{}\t{}\t{}\t{} lines\t{} GBP",
+                    r.id,
+                    r.brand_slug,
+                    r.number,
+                    r.line_count,
+                    pounds(r.amount_pence)
+                );
+            }
         }
         Command::Serve { .. } | Command::CopyToPostgres { .. } => unreachable!("handled by run"),
     }

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::Args;
 
+use crate::domain::wallet::Hold;
+
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://rehome.db";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
@@ -31,6 +33,7 @@ pub const DEFAULT_IMAGE_IMPORT_ATTEMPTS: u32 = 3;
 pub const DEFAULT_IMAGE_IMPORT_RETRY_BASE_MS: u64 = 10_000;
 pub const DEFAULT_S3_REGION: &str = "us-east-1";
 pub const DEFAULT_MAIL_POLL_MS: u64 = 1_000;
+pub const DEFAULT_REMITTANCE_POLL_MS: u64 = 60_000;
 pub const DEFAULT_MAIL_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_IDEMPOTENCY_TTL_S: u64 = 24 * 60 * 60;
 pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
@@ -229,6 +232,16 @@ pub struct Config {
     #[arg(long, env = "REHOME_IDEMPOTENCY_TTL_S", default_value_t = DEFAULT_IDEMPOTENCY_TTL_S, hide = true)]
     pub idempotency_ttl_s: u64,
 
+    /// Hours after delivery before a sale's money is available to pay (decisions 10.2): the
+    /// wallet entry is pending until then. 0 to 8784 (a year).
+    #[arg(long, env = "REHOME_SETTLEMENT_HOLD_HOURS", default_value_t = Hold::DEFAULT_HOURS)]
+    pub settlement_hold_hours: u32,
+
+    /// How often, in ms, each node checks whether the monthly remittance run is due (and
+    /// whether a node that claimed it died): the run itself is due at 00:00 UTC on the 1st.
+    #[arg(long, env = "REHOME_REMITTANCE_POLL_MS", default_value_t = DEFAULT_REMITTANCE_POLL_MS, hide = true)]
+    pub remittance_poll_ms: u64,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -317,6 +330,8 @@ impl Default for Config {
             mail_from: None,
             mail_poll_ms: DEFAULT_MAIL_POLL_MS,
             mail_retry_base_ms: DEFAULT_MAIL_RETRY_BASE_MS,
+            settlement_hold_hours: Hold::DEFAULT_HOURS,
+            remittance_poll_ms: DEFAULT_REMITTANCE_POLL_MS,
             signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
@@ -377,6 +392,9 @@ impl Config {
         if !(1..=604_800).contains(&self.idempotency_ttl_s) {
             bail!("REHOME_IDEMPOTENCY_TTL_S must be 1 to 604800");
         }
+        if Hold::hours(self.settlement_hold_hours).is_none() || !(10..=3_600_000).contains(&self.remittance_poll_ms) {
+            bail!("REHOME_SETTLEMENT_HOLD_HOURS must be 0 to 8784 and REHOME_REMITTANCE_POLL_MS 10 to 3600000");
+        }
         if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
             bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
         }
@@ -435,6 +453,11 @@ impl Config {
             bail!("REHOME_MAIL_FROM must be one address, like 'Rehome <noreply@rehome.example>': {e}");
         }
         Ok(())
+    }
+
+    /// The settlement hold (checked by [`Config::resolve`]).
+    pub fn hold(&self) -> Hold {
+        Hold::hours(self.settlement_hold_hours).unwrap_or_default()
     }
 
     /// True when outgoing mail is configured (an SMTP URL and a sender).

@@ -23,6 +23,7 @@ pub mod taxonomy;
 pub mod team;
 pub mod totp;
 pub mod user;
+pub mod wallet;
 pub mod webhook;
 pub mod wire;
 

@@ -126,20 +126,43 @@ pub const CLEARANCE_COMMISSION_PERCENT: i64 = 15;
 /// VAT charged on the commission, in percent.
 pub const VAT_PERCENT: i64 = 20;
 
-/// The partner's payout for one sale at `price` (decisions 3.3): clearance pays 15%
+/// The money of one unit sold at `price` (decisions 3.3), in pence: clearance pays 15%
 /// commission plus 20% VAT on it, each rounded half up to the penny; both channels then
-/// subtract the delivery contribution. Never below zero.
-pub fn payout(channel: Channel, price: Pence, delivery_contribution_gbp: u32) -> Pence {
-    let price = price.0.max(0);
-    let fees = match channel {
-        Channel::Clearance => {
-            let commission = percent_half_up(price, CLEARANCE_COMMISSION_PERCENT);
-            commission + percent_half_up(commission, VAT_PERCENT)
+/// subtract the delivery contribution. The payout is never below zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnitMoney {
+    pub price: Pence,
+    pub commission: Pence,
+    pub vat: Pence,
+    pub delivery: Pence,
+    pub payout: Pence,
+}
+
+impl UnitMoney {
+    pub fn of(channel: Channel, price: Pence, delivery_contribution_gbp: u32) -> Self {
+        let price = price.0.max(0);
+        let (commission, vat) = match channel {
+            Channel::Clearance => {
+                let commission = percent_half_up(price, CLEARANCE_COMMISSION_PERCENT);
+                (commission, percent_half_up(commission, VAT_PERCENT))
+            }
+            Channel::Exchange => (0, 0),
+        };
+        let delivery = i64::from(delivery_contribution_gbp) * 100;
+        let payout = price.saturating_sub(commission).saturating_sub(vat).saturating_sub(delivery).max(0);
+        Self {
+            price: Pence(price),
+            commission: Pence(commission),
+            vat: Pence(vat),
+            delivery: Pence(delivery),
+            payout: Pence(payout),
         }
-        Channel::Exchange => 0,
-    };
-    let delivery = i64::from(delivery_contribution_gbp) * 100;
-    Pence(price.saturating_sub(fees).saturating_sub(delivery).max(0))
+    }
+}
+
+/// The partner's payout for one sale at `price` (see [`UnitMoney`]).
+pub fn payout(channel: Channel, price: Pence, delivery_contribution_gbp: u32) -> Pence {
+    UnitMoney::of(channel, price, delivery_contribution_gbp).payout
 }
 
 /// The value of a trade-in payout (decisions 6.5): credit is the base boosted by the

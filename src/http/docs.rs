@@ -69,6 +69,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::http::redemptions::RedemptionsApi::openapi(),
         crate::http::credits::CreditsApi::openapi(),
         crate::http::collections::CollectionsApi::openapi(),
+        crate::http::wallet::WalletApi::openapi(),
         crate::http::people::team::TeamApi::openapi(),
         crate::http::people::keys::KeysApi::openapi(),
         crate::http::people::audit::AuditApi::openapi(),

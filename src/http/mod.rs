@@ -20,6 +20,7 @@ pub mod query;
 pub mod redemptions;
 pub mod serve;
 pub mod settings;
+pub mod wallet;
 pub mod warehouses;
 pub mod webhooks;
 
@@ -55,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .merge(redemptions::router())
         .merge(credits::router())
         .merge(collections::router())
+        .merge(wallet::router())
         .merge(people::router())
         .merge(docs::api_router())
         .fallback(unknown_route)

@@ -26,16 +26,18 @@ use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, Completion, OrderRequest};
 use crate::domain::payout::PayoutChoice;
 use crate::domain::redemption::Redemption;
+use crate::domain::wallet::RunRequest;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::store::OrderRecord;
 use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
 use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};
+use crate::usecases::wallet;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(create_order, complete_order, payout_choice, count_view),
-    components(schemas(Order, OrderRequest, Completion, PayoutChoice, ViewCount)),
+    paths(create_order, complete_order, payout_choice, count_view, run_remittances),
+    components(schemas(Order, OrderRequest, Completion, PayoutChoice, ViewCount, RunRequest, RunAnswer)),
     tags((name = "Operator", description = "The marketplace side (`/ops/v1`): orders, deliveries, customers' payout \
 choices and views. Present only when the server has `REHOME_OPS_TOKEN`; authenticated with \
 `Authorization: Bearer <REHOME_OPS_TOKEN>`, not an API key; not rate limited."))
@@ -52,6 +54,7 @@ pub fn router(state: &AppState) -> Option<Router<AppState>> {
             .route("/orders/{id}/complete", post(complete_order))
             .route("/orders/{id}/payout-choice", post(payout_choice))
             .route("/listings/{id}/views", post(count_view))
+            .route("/remittances/run", post(run_remittances))
             .fallback(super::unknown_route)
             .method_not_allowed_fallback(super::method_not_allowed)
             .layer(middleware::from_fn_with_state(state.clone(), gate)),
@@ -338,6 +341,47 @@ impl From<CountViewError> for ApiError {
             CountViewError::Store(e) => e.into(),
         }
     }
+}
+
+/// What a remittance run issued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunAnswer {
+    /// Ids of the statements issued, one per brand that had entries to pay; empty when a
+    /// run already paid them.
+    pub issued: Vec<i64>,
+}
+
+/// Runs the remittance now (decisions 10.4): one statement per brand of every entry
+/// available at `as_of` and not yet paid. Running it again issues nothing new.
+#[utoipa::path(
+    post,
+    path = "/ops/v1/remittances/run",
+    tag = "Operator",
+    security(("ops" = [])),
+    request_body(content = Option<RunRequest>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The statements issued", body = RunAnswer),
+        (status = 400, description = "`validation_failed`: `as_of_invalid` (not RFC 3339, out of range or in the future)", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+    )
+)]
+pub async fn run_remittances(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<RunAnswer>> {
+    let body = optional_object(body)?;
+    let request = RunRequest::parse(&body).map_err(ApiError::validation)?;
+    let now = Utc::now();
+    let as_of = match request.as_of {
+        Some(at) if at > now => return Err(ApiError::field("as_of", "as_of_invalid")),
+        Some(at) => at,
+        None => now,
+    };
+    let issued = wallet::run(&state.core.store, as_of, state.config.mail_enabled())
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    state.core.mail.wake();
+    Ok(Json(RunAnswer { issued: issued.iter().map(|r| r.id).collect() }))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
 //! imports (each a leased queue in the store, woken through [`PhotoJobs`]); the mail outbox
-//! and its SMTP sender (woken through [`MailJobs`]).
+//! and its SMTP sender (woken through [`MailJobs`]); the monthly remittance run.
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
@@ -13,6 +13,7 @@
 pub mod imports;
 pub mod mail;
 pub mod photo_queue;
+pub mod remittances;
 pub mod retry;
 pub mod signature;
 pub mod thumbnails;

@@ -28,6 +28,7 @@ mod sign_in;
 mod team;
 mod time;
 mod users;
+mod wallet;
 mod warehouses;
 mod webhooks;
 
@@ -61,6 +62,7 @@ pub use sign_in::{Acceptance, AccountRecord, InvitationRecord, TotpRecord};
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
 pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
+pub use wallet::{Balances, EntryRecord, NewLedgerEntry, RemittanceRecord, StatementMail};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointInsert,

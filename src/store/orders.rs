@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use sqlx::FromRow;
 
 use super::listings::stamp_listing_change;
+use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingStatus};
 use crate::domain::order::{BuyerWindow, OrderRequest, OrderStatus};
@@ -27,6 +28,10 @@ pub struct OrderRecord {
     pub status: OrderStatus,
     pub completed_at: Option<Ts>,
     pub created_at: Ts,
+    /// The listing's title when it sold.
+    pub title: String,
+    /// The listing's delivery contribution (whole pounds) when it sold.
+    pub delivery_contribution_gbp: i64,
 }
 
 impl OrderRecord {
@@ -48,8 +53,11 @@ impl OrderRecord {
     }
 }
 
+/// Orders placed before the title and delivery contribution were kept read the listing's.
 pub(super) const ORDER_COLUMNS: &str = "o.id, o.brand_id, b.slug AS brand_slug, o.listing_id, o.channel, o.quantity,
-    o.unit_price_pence, o.buyer_window_start, o.buyer_window_end, o.status, o.completed_at, o.created_at";
+    o.unit_price_pence, o.buyer_window_start, o.buyer_window_end, o.status, o.completed_at, o.created_at,
+    COALESCE(o.title, l.title) AS title,
+    COALESCE(o.delivery_contribution_gbp, l.delivery_contribution_gbp) AS delivery_contribution_gbp";
 
 /// What placing an order did.
 #[derive(Debug)]
@@ -75,6 +83,8 @@ struct Sold {
     brand_id: i64,
     channel: String,
     unit_price_pence: i64,
+    title: String,
+    delivery_contribution_gbp: i64,
 }
 
 #[derive(FromRow)]
@@ -102,7 +112,8 @@ impl Store {
                      status = CASE WHEN quantity - $1 = 0 THEN $4 ELSE status END,
                      updated_at = $2, version = version + 1
                  WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
-                 RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence",
+                 RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence,
+                           title, delivery_contribution_gbp",
             )
             .bind(request.quantity)
             .bind(now)
@@ -126,8 +137,8 @@ impl Store {
             };
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO orders (brand_id, listing_id, channel, quantity, unit_price_pence, buyer_window_start,
-                                     buyer_window_end, status, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                                     buyer_window_end, status, created_at, title, delivery_contribution_gbp)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                  RETURNING id",
             )
             .bind(sold.brand_id)
@@ -139,6 +150,8 @@ impl Store {
             .bind(request.window.end)
             .bind(OrderStatus::Placed.as_str())
             .bind(now)
+            .bind(&sold.title)
+            .bind(sold.delivery_contribution_gbp)
             .fetch_one(&mut *tx)
             .await?;
             let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or_else(vanished)?;
@@ -157,8 +170,14 @@ impl Store {
         })
     }
 
-    /// Marks a placed order delivered.
-    pub async fn complete_order(&self, id: i64, completed_at: Ts) -> Result<OrderCompletion, StoreError> {
+    /// Marks a placed order delivered, writing in the same transaction the ledger `entry`
+    /// the delivery earns (a clearance sale's).
+    pub async fn complete_order(
+        &self,
+        id: i64,
+        completed_at: Ts,
+        entry: Option<&NewLedgerEntry>,
+    ) -> Result<OrderCompletion, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let done = sqlx::query("UPDATE orders SET status = $1, completed_at = $2 WHERE id = $3 AND status = $4")
@@ -174,6 +193,9 @@ impl Store {
             };
             if done == 0 {
                 return Ok(OrderCompletion::AlreadyCompleted);
+            }
+            if let Some(entry) = entry {
+                insert_entry((&mut *tx).into(), entry).await?;
             }
             tx.commit().await?;
             Ok(OrderCompletion::Completed(order))
@@ -200,7 +222,7 @@ pub(super) async fn fetch_order(
     brand_id: Option<i64>,
 ) -> Result<Option<OrderRecord>, StoreError> {
     let sql = format!(
-        "SELECT {ORDER_COLUMNS} FROM orders o JOIN brands b ON b.id = o.brand_id
+        "SELECT {ORDER_COLUMNS} FROM orders o JOIN brands b ON b.id = o.brand_id JOIN listings l ON l.id = o.listing_id
          WHERE o.id = $1 AND ($2 IS NULL OR o.brand_id = $2)"
     );
     on_conn!(conn, |c| Ok(sqlx::query_as(&sql).bind(id).bind(brand_id).fetch_optional(&mut *c).await?))

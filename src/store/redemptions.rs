@@ -6,6 +6,7 @@
 
 use sqlx::FromRow;
 
+use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{on_pool, Store, StoreError, Ts};
 use crate::domain::event::Event;
 use crate::domain::payout::{CreditDestination, CustomerChoice};
@@ -29,6 +30,8 @@ pub struct NewRedemption {
     pub related_listing_id: i64,
     pub sale_completed_at: Ts,
     pub created_at: Ts,
+    /// What the brand owes for a credit choice, written with it.
+    pub ledger_entry: Option<NewLedgerEntry>,
 }
 
 /// A stored redemption with its brand's slug. The code is stored only sealed with the data
@@ -139,6 +142,9 @@ impl Store {
                 }
                 other => other?,
             };
+            if let Some(entry) = &new.ledger_entry {
+                insert_entry((&mut *tx).into(), entry).await?;
+            }
             self.insert_event((&mut *tx).into(), event).await?;
             tx.commit().await?;
             Ok(RedemptionInsert::Recorded)

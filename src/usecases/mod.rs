@@ -17,6 +17,7 @@ pub mod options;
 pub mod people;
 pub mod photos;
 pub mod settings;
+pub mod wallet;
 pub mod warehouses;
 pub mod webhooks;
 

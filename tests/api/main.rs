@@ -30,6 +30,7 @@ mod photos;
 mod preconditions;
 mod schema_parity;
 mod settings;
+mod wallet;
 mod warehouses;
 mod web;
 mod webhook_example;

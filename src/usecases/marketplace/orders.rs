@@ -4,7 +4,7 @@ use chrono::Utc;
 
 use crate::domain::order::{Completion, OrderRequest};
 use crate::store::{OrderCompletion, OrderPlacement, OrderRecord, StoreError, Ts};
-use crate::usecases::Core;
+use crate::usecases::{wallet, Core};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlaceOrderError {
@@ -46,7 +46,8 @@ pub enum CompleteOrderError {
 /// in another time zone's "today", or by a clock that runs fast, is not refused.
 const FUTURE_SLACK: chrono::TimeDelta = chrono::TimeDelta::days(1);
 
-/// The item reached the buyer (at the time given, else now): the sale is complete. A given
+/// The item reached the buyer (at the time given, else now): the sale is complete, and a
+/// clearance sale's wallet entry is written with it (decisions 10.1). A given
 /// time may not lie in the future. (One before the order was placed is accepted: operators
 /// record deliveries from their own systems' clocks.)
 pub async fn complete(core: &Core, order_id: i64, completion: Completion) -> Result<OrderRecord, CompleteOrderError> {
@@ -55,7 +56,14 @@ pub async fn complete(core: &Core, order_id: i64, completion: Completion) -> Res
         return Err(CompleteOrderError::CompletedAtInvalid);
     }
     let completed_at = Ts::from(completion.completed_at.unwrap_or(now));
-    match core.store.complete_order(order_id, completed_at).await? {
+    let order = core.store.order(order_id, None).await?.ok_or(CompleteOrderError::OrderNotFound)?;
+    if order.is_completed() {
+        return Err(CompleteOrderError::AlreadyCompleted);
+    }
+    // A delivered clearance sale earns the brand its payout (an exchange sale earns only
+    // when its customer chooses credit).
+    let entry = (!order.is_exchange()).then(|| wallet::sale_entry(&order, completed_at, core.config.hold()));
+    match core.store.complete_order(order_id, completed_at, entry.as_ref()).await? {
         OrderCompletion::Completed(order) => Ok(order),
         OrderCompletion::NotFound => Err(CompleteOrderError::OrderNotFound),
         OrderCompletion::AlreadyCompleted => Err(CompleteOrderError::AlreadyCompleted),

@@ -9,12 +9,12 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::credit_code::CreditCode;
 use crate::domain::event::{Event, EventType};
 use crate::domain::money::Pence;
-use crate::domain::payout::{CreditDestination, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
+use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
 use crate::domain::precondition::Precondition;
 use crate::domain::redemption::{Redemption, CURRENCY};
 use crate::domain::user::Actor;
 use crate::store::{NewRedemption, RedemptionInsert, StoreError, Ts};
-use crate::usecases::Core;
+use crate::usecases::{wallet, Core};
 
 /// The brand's payout options; the defaults until the first change.
 pub async fn options(core: &Core, actor: &Actor) -> Result<PayoutOptions, StoreError> {
@@ -65,8 +65,9 @@ pub enum PayoutChoiceError {
     Internal(#[from] anyhow::Error),
 }
 
-/// The customer whose trade-in sold chooses how to be paid. Records the redemption and
-/// emits `redemption.created` in the same transaction, then wakes the webhook worker;
+/// The customer whose trade-in sold chooses how to be paid. Records the redemption (with
+/// the brand's wallet entry for a credit choice) and emits `redemption.created` in the same
+/// transaction, then wakes the webhook worker;
 /// answers the redemption (the event's data), with the code in full.
 pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<Redemption, PayoutChoiceError> {
     let order = core.store.order(order_id, None).await?.ok_or(PayoutChoiceError::OrderNotFound)?;
@@ -129,6 +130,9 @@ pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<
         related_listing_id: order.listing_id,
         sale_completed_at,
         created_at: Ts::from(now),
+        // Credit is the brand's to fund: it owes the base (the cash value, unboosted).
+        ledger_entry: (choice.choice == CustomerChoice::Credit)
+            .then(|| wallet::trade_in_entry(&order, sale_completed_at, core.config.hold())),
     };
     match core.store.record_redemption(&new, &event).await? {
         RedemptionInsert::Recorded => {}

@@ -1,0 +1,285 @@
+//! The wallet (decisions 10.3, 10.5): balances, entries, and the statements that paid
+//! them, as JSON, CSV and PDF.
+
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::domain::money::Pence;
+use crate::domain::redemption::CURRENCY;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::auth::Caller;
+use crate::http::listings::PageMeta;
+use crate::http::query::QueryParams;
+use crate::usecases::wallet::statement::{Entry, Remittance, Statement, Totals};
+use crate::usecases::wallet::{self, csv, pdf};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(get_wallet, list_entries, list_remittances, get_remittance, statement_csv, statement_pdf),
+    components(schemas(WalletView, Entry, EntryPage, EntryMeta, Remittance, RemittancePage, Totals)),
+    tags((name = "Wallet", description = "What the brand is owed: one ledger entry per delivered clearance sale \
+and per credit trade-in, pending for the settlement hold after delivery, then available until the monthly \
+statement (remittance) pays it. See docs/wallet.md."))
+)]
+pub struct WalletApi;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/wallet", get(get_wallet))
+        .route("/wallet/entries", get(list_entries))
+        .route("/remittances", get(list_remittances))
+        .route("/remittances/{id}", get(get_remittance))
+        .route("/remittances/{id}/statement.csv", get(statement_csv))
+        .route("/remittances/{id}/statement.pdf", get(statement_pdf))
+}
+
+/// The brand's balances. Always `lifetime = available + pending + paid`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletView {
+    /// Slug of the brand.
+    pub brand_id: String,
+    /// `GBP`.
+    pub currency: &'static str,
+    /// Past the hold, not yet on a statement.
+    pub available_pence: i64,
+    pub available: f64,
+    /// Within the hold after delivery.
+    pub pending_pence: i64,
+    pub pending: f64,
+    /// On issued statements.
+    pub paid_pence: i64,
+    pub paid: f64,
+    pub lifetime_pence: i64,
+    pub lifetime: f64,
+    /// The settlement hold after delivery, in hours (`REHOME_SETTLEMENT_HOLD_HOURS`).
+    pub hold_hours: u32,
+    /// `YYYY-MM-DD`: the next monthly run (00:00 UTC that day).
+    pub next_payout_date: String,
+}
+
+/// The brand's balances now.
+#[utoipa::path(
+    get,
+    path = "/v1/wallet",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    responses((status = 200, description = "The balances", body = WalletView))
+)]
+pub async fn get_wallet(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WalletView>> {
+    let wallet = wallet::wallet(&state.core, &caller.actor).await?;
+    let b = wallet.balances;
+    Ok(Json(WalletView {
+        brand_id: caller.actor.brand_slug.clone(),
+        currency: CURRENCY,
+        available_pence: b.available,
+        available: Pence::new(b.available).gbp(),
+        pending_pence: b.pending,
+        pending: Pence::new(b.pending).gbp(),
+        paid_pence: b.paid,
+        paid: Pence::new(b.paid).gbp(),
+        lifetime_pence: wallet.lifetime(),
+        lifetime: Pence::new(wallet.lifetime()).gbp(),
+        hold_hours: wallet.hold.get(),
+        next_payout_date: wallet.next_payout_date.to_string(),
+    }))
+}
+
+pub const DEFAULT_LIMIT: u32 = 50;
+pub const MAX_LIMIT: u32 = 100;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EntryMeta {
+    pub limit: u32,
+    /// More entries follow: pass `next_after` as `after`.
+    pub has_more: bool,
+    /// The id of the page's last entry (null on an empty page).
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EntryPage {
+    /// Oldest first (ascending id).
+    pub data: Vec<Entry>,
+    pub meta: EntryMeta,
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+struct EntryQuery {
+    /// 1 to 100; default 50.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    limit: u32,
+    /// An entry id (`meta.next_after`): entries after it.
+    #[param(value_type = Option<i64>, minimum = 0)]
+    after: i64,
+}
+
+impl EntryQuery {
+    fn read(pairs: &[(String, String)]) -> Result<Self, ApiError> {
+        let mut params = QueryParams::new(pairs);
+        let limit = params.number("limit", DEFAULT_LIMIT, MAX_LIMIT);
+        let after = match params.get("after").map(str::parse::<i64>) {
+            None => 0,
+            Some(Ok(n)) if n >= 0 => n,
+            Some(_) => params.invalid("after").unwrap_or(0),
+        };
+        params.finish()?;
+        Ok(Self { limit, after })
+    }
+}
+
+/// The brand's ledger, oldest first; walk it with `after=<meta.next_after>`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallet/entries",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    params(EntryQuery),
+    responses(
+        (status = 200, description = "One page", body = EntryPage),
+        (status = 400, description = "`validation_failed`: `limit_invalid`, `after_invalid`", body = ErrorBody),
+    )
+)]
+pub async fn list_entries(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<EntryPage>> {
+    let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
+    let EntryQuery { limit, after } = EntryQuery::read(&pairs)?;
+    let (data, has_more) = wallet::entries(&state.core, &caller.actor, after, limit).await?;
+    let next_after = data.last().map(|e| e.id);
+    Ok(Json(EntryPage { data, meta: EntryMeta { limit, has_more, next_after } }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RemittancePage {
+    /// Newest first; without `lines` (see the statement itself).
+    pub data: Vec<Remittance>,
+    pub meta: PageMeta,
+}
+
+/// The brand's statements, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/remittances",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    params(
+        ("page" = Option<u32>, Query, minimum = 1, description = "1-indexed page; default 1"),
+        ("per_page" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100; default 20"),
+    ),
+    responses(
+        (status = 200, description = "One page", body = RemittancePage),
+        (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`", body = ErrorBody),
+    )
+)]
+pub async fn list_remittances(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<RemittancePage>> {
+    let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
+    let mut params = QueryParams::new(&pairs);
+    let page = params.page();
+    params.finish()?;
+    let (data, total) = wallet::remittances(&state.core, &caller.actor, page.limit(), page.offset()).await?;
+    let meta = PageMeta {
+        page: page.page,
+        per_page: page.per_page,
+        total,
+        total_pages: page.total_pages(total),
+        brand_id: caller.actor.brand_slug.clone(),
+    };
+    Ok(Json(RemittancePage { data, meta }))
+}
+
+/// A statement of the caller's brand (404 `remittance_not_found` for any other id).
+async fn find(state: &AppState, caller: &Caller, id: Result<Path<String>, PathRejection>) -> ApiResult<Statement> {
+    let id = id.ok().and_then(|Path(id)| id.parse::<i64>().ok());
+    let found = match id {
+        Some(id) => wallet::statement(&state.core, &caller.actor, id).await?,
+        None => None,
+    };
+    found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))
+}
+
+/// A statement with its lines.
+#[utoipa::path(
+    get,
+    path = "/v1/remittances/{id}",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Statement id")),
+    responses(
+        (status = 200, description = "The statement", body = Remittance),
+        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+    )
+)]
+pub async fn get_remittance(
+    caller: Caller,
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<Json<Remittance>> {
+    let statement = find(&state, &caller, id).await?;
+    let mut view = Remittance::summary(&statement.record);
+    view.lines = Some(statement.lines);
+    Ok(Json(view))
+}
+
+/// The statement as CSV: a header row, one row per line (the JSON lines' fields and
+/// values), and a totals row whose `id` is `total`.
+#[utoipa::path(
+    get,
+    path = "/v1/remittances/{id}/statement.csv",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Statement id")),
+    responses(
+        (status = 200, description = "The statement", content_type = "text/csv", body = String),
+        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+    )
+)]
+pub async fn statement_csv(
+    caller: Caller,
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<Response> {
+    let statement = find(&state, &caller, id).await?;
+    let bytes = csv::render(&statement).map_err(|e| ApiError::Internal(anyhow::Error::from(e)))?;
+    Ok(download(bytes, "text/csv; charset=utf-8", &statement.file_name("csv")))
+}
+
+/// The statement as a PDF: the number, the billing entity, every line and the totals.
+#[utoipa::path(
+    get,
+    path = "/v1/remittances/{id}/statement.pdf",
+    tag = "Wallet",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Statement id")),
+    responses(
+        (status = 200, description = "The statement", content_type = "application/pdf", body = Vec<u8>),
+        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+    )
+)]
+pub async fn statement_pdf(
+    caller: Caller,
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<Response> {
+    let statement = find(&state, &caller, id).await?;
+    let bytes = pdf::render(&statement);
+    Ok(download(bytes, "application/pdf", &statement.file_name("pdf")))
+}
+
+fn download(bytes: Vec<u8>, kind: &str, file_name: &str) -> Response {
+    let disposition = format!("attachment; filename=\"{file_name}\"");
+    ([(header::CONTENT_TYPE, kind.to_owned()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+}

@@ -1,0 +1,371 @@
+//! The wallet (decisions 10): the ledger of what each brand earns, the statements
+//! (remittances) that pay it, and the leases of the monthly runs.
+//!
+//! An entry is written in the transaction of what earns it (an order's completion, a
+//! customer's credit choice); `order_id` is unique, so an order never earns twice. Its
+//! status is derived from the time and from `remittance_id`, so no job flips rows.
+//! Issuing a statement is one transaction per brand under the brand's lock: the next
+//! number, the statement, its entries marked paid and its mail all commit together or not
+//! at all, and a second run finds nothing left to pay.
+
+use sqlx::FromRow;
+
+use super::{enqueue_mail, on_conn, on_pool, Conn, Dialect, NewMail, Store, StoreError, Ts};
+use crate::domain::wallet::{EntryType, LineMoney};
+
+/// An entry to write with what earned it.
+#[derive(Debug, Clone)]
+pub struct NewLedgerEntry {
+    pub brand_id: i64,
+    pub kind: EntryType,
+    pub order_id: i64,
+    pub listing_id: i64,
+    pub title: String,
+    pub quantity: i64,
+    pub money: LineMoney,
+    pub delivered_at: Ts,
+    pub available_at: Ts,
+}
+
+/// A stored entry.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct EntryRecord {
+    pub id: i64,
+    #[sqlx(rename = "type")]
+    pub kind: String,
+    pub order_id: i64,
+    pub listing_id: i64,
+    pub title: String,
+    pub quantity: i64,
+    pub gross_pence: i64,
+    pub commission_pence: i64,
+    pub vat_pence: i64,
+    pub delivery_pence: i64,
+    pub amount_pence: i64,
+    pub delivered_at: Ts,
+    pub available_at: Ts,
+    pub remittance_id: Option<i64>,
+}
+
+impl EntryRecord {
+    pub fn money(&self) -> LineMoney {
+        LineMoney {
+            gross: self.gross_pence,
+            commission: self.commission_pence,
+            vat: self.vat_pence,
+            delivery: self.delivery_pence,
+            amount: self.amount_pence,
+        }
+    }
+}
+
+/// A brand's balances in pence at an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
+pub struct Balances {
+    pub available: i64,
+    pub pending: i64,
+    pub paid: i64,
+}
+
+/// A stored statement, without its lines.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct RemittanceRecord {
+    pub id: i64,
+    pub brand_slug: String,
+    pub number: i64,
+    pub period_end: Ts,
+    pub issued_at: Ts,
+    /// The billing entity at issue, as JSON.
+    pub billing: String,
+    pub line_count: i64,
+    pub gross_pence: i64,
+    pub commission_pence: i64,
+    pub vat_pence: i64,
+    pub delivery_pence: i64,
+    pub amount_pence: i64,
+}
+
+impl RemittanceRecord {
+    pub fn totals(&self) -> LineMoney {
+        LineMoney {
+            gross: self.gross_pence,
+            commission: self.commission_pence,
+            vat: self.vat_pence,
+            delivery: self.delivery_pence,
+            amount: self.amount_pence,
+        }
+    }
+}
+
+/// The mail of an issued statement, queued in the statement's transaction.
+#[derive(Debug, Clone)]
+pub struct StatementMail {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+    pub file_name: String,
+    pub pdf: Vec<u8>,
+}
+
+const ENTRY_COLUMNS: &str = "id, type, order_id, listing_id, title, quantity, gross_pence, commission_pence, vat_pence,
+    delivery_pence, amount_pence, delivered_at, available_at, remittance_id";
+
+const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, r.number, r.period_end, r.issued_at, r.billing,
+    r.line_count, r.gross_pence, r.commission_pence, r.vat_pence, r.delivery_pence, r.amount_pence";
+
+/// Serialises the statements of one brand: two runs (two nodes) take turns, and the second
+/// finds the entries paid. `NO KEY UPDATE` leaves rows that merely reference the brand (a
+/// new entry, a new listing) free to be written meanwhile.
+const STATEMENT_LOCK: Dialect =
+    Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR NO KEY UPDATE" };
+
+/// Writes `entry` on `conn`, the transaction of what earned it.
+pub(super) async fn insert_entry(conn: Conn<'_>, entry: &NewLedgerEntry) -> Result<(), StoreError> {
+    on_conn!(conn, |c| {
+        sqlx::query(
+            "INSERT INTO ledger_entries (brand_id, type, order_id, listing_id, title, quantity, gross_pence,
+                 commission_pence, vat_pence, delivery_pence, amount_pence, delivered_at, available_at, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(entry.brand_id)
+        .bind(entry.kind.as_str())
+        .bind(entry.order_id)
+        .bind(entry.listing_id)
+        .bind(&entry.title)
+        .bind(entry.quantity)
+        .bind(entry.money.gross)
+        .bind(entry.money.commission)
+        .bind(entry.money.vat)
+        .bind(entry.money.delivery)
+        .bind(entry.money.amount)
+        .bind(entry.delivered_at)
+        .bind(entry.available_at)
+        .bind(Ts::now())
+        .execute(&mut *c)
+        .await?;
+        Ok(())
+    })
+}
+
+impl Store {
+    /// The brand's balances at `now`.
+    pub async fn wallet_balances(&self, brand_id: i64, now: Ts) -> Result<Balances, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(
+                "SELECT
+                   CAST(COALESCE(SUM(CASE WHEN remittance_id IS NULL AND available_at <= $2 THEN amount_pence ELSE 0 END), 0) AS BIGINT) AS available,
+                   CAST(COALESCE(SUM(CASE WHEN remittance_id IS NULL AND available_at > $2 THEN amount_pence ELSE 0 END), 0) AS BIGINT) AS pending,
+                   CAST(COALESCE(SUM(CASE WHEN remittance_id IS NOT NULL THEN amount_pence ELSE 0 END), 0) AS BIGINT) AS paid
+                 FROM ledger_entries WHERE brand_id = $1",
+            )
+            .bind(brand_id)
+            .bind(now)
+            .fetch_one(pool)
+            .await?)
+        })
+    }
+
+    /// Up to `limit` of the brand's entries after entry `after`, oldest first.
+    pub async fn wallet_entries(&self, brand_id: i64, after: i64, limit: i64) -> Result<Vec<EntryRecord>, StoreError> {
+        let sql =
+            format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE brand_id = $1 AND id > $2 ORDER BY id LIMIT $3");
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&sql).bind(brand_id).bind(after).bind(limit).fetch_all(pool).await?)
+        })
+    }
+
+    /// The brands with entries available at `as_of` and not yet paid.
+    pub async fn brands_with_available_entries(&self, as_of: Ts) -> Result<Vec<i64>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar(
+                "SELECT DISTINCT brand_id FROM ledger_entries
+                 WHERE remittance_id IS NULL AND available_at <= $1 ORDER BY brand_id",
+            )
+            .bind(as_of)
+            .fetch_all(pool)
+            .await?)
+        })
+    }
+
+    /// Issues the brand's statement of every entry available at `as_of` and not yet paid,
+    /// numbered next in the brand's sequence, with `billing` (JSON) as its billing entity;
+    /// `mail` may queue the statement's mail in the same transaction. `None` (and nothing
+    /// written, no number taken) when nothing is left to pay.
+    pub async fn issue_remittance<F>(
+        &self,
+        brand_id: i64,
+        as_of: Ts,
+        billing: &str,
+        mail: F,
+    ) -> Result<Option<RemittanceRecord>, StoreError>
+    where
+        F: FnOnce(&RemittanceRecord, &[EntryRecord]) -> Option<StatementMail>,
+    {
+        let lock = STATEMENT_LOCK.of(self);
+        let detail = format!(
+            "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id WHERE r.id = $1"
+        );
+        let lines = format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id");
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+            // A write first: on SQLite it takes the write lock before anything is read, so
+            // another process's run cannot slip in between.
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO remittances (brand_id, number, period_end, issued_at, billing, line_count, gross_pence,
+                                          commission_pence, vat_pence, delivery_pence, amount_pence)
+                 VALUES ($1, (SELECT COALESCE(MAX(number), 0) + 1 FROM remittances WHERE brand_id = $1), $2, $3, $4,
+                         0, 0, 0, 0, 0, 0)
+                 RETURNING id",
+            )
+            .bind(brand_id)
+            .bind(as_of)
+            .bind(Ts::now())
+            .bind(billing)
+            .fetch_one(&mut *tx)
+            .await?;
+            let paid = sqlx::query(
+                "UPDATE ledger_entries SET remittance_id = $1
+                 WHERE brand_id = $2 AND remittance_id IS NULL AND available_at <= $3",
+            )
+            .bind(id)
+            .bind(brand_id)
+            .bind(as_of)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if paid == 0 {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            sqlx::query(
+                "UPDATE remittances SET (line_count, gross_pence, commission_pence, vat_pence, delivery_pence, amount_pence) =
+                   (SELECT COUNT(*), CAST(SUM(gross_pence) AS BIGINT), CAST(SUM(commission_pence) AS BIGINT),
+                           CAST(SUM(vat_pence) AS BIGINT), CAST(SUM(delivery_pence) AS BIGINT),
+                           CAST(SUM(amount_pence) AS BIGINT)
+                    FROM ledger_entries WHERE remittance_id = $1)
+                 WHERE id = $1",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            let record: RemittanceRecord = sqlx::query_as(&detail).bind(id).fetch_one(&mut *tx).await?;
+            let entries: Vec<EntryRecord> = sqlx::query_as(&lines).bind(id).fetch_all(&mut *tx).await?;
+            if let Some(m) = mail(&record, &entries) {
+                let queued = NewMail {
+                    brand_id: Some(brand_id),
+                    to: &m.to,
+                    subject: &m.subject,
+                    text: &m.text,
+                    attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
+                };
+                enqueue_mail((&mut *tx).into(), &queued).await?;
+            }
+            tx.commit().await?;
+            Ok(Some(record))
+        })
+    }
+
+    /// One page of the brand's statements, newest first, and how many it has in all.
+    pub async fn remittances(
+        &self,
+        brand_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<RemittanceRecord>, i64), StoreError> {
+        let sql = format!(
+            "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
+             WHERE r.brand_id = $1 ORDER BY r.number DESC LIMIT $2 OFFSET $3"
+        );
+        on_pool!(self, read, |pool| {
+            let page = sqlx::query_as(&sql).bind(brand_id).bind(limit).bind(offset).fetch_all(pool).await?;
+            let total = sqlx::query_scalar("SELECT COUNT(*) FROM remittances WHERE brand_id = $1")
+                .bind(brand_id)
+                .fetch_one(pool)
+                .await?;
+            Ok((page, total))
+        })
+    }
+
+    /// A statement of the brand with its lines (oldest entry first), or `None`.
+    pub async fn remittance(
+        &self,
+        brand_id: i64,
+        id: i64,
+    ) -> Result<Option<(RemittanceRecord, Vec<EntryRecord>)>, StoreError> {
+        let detail = format!(
+            "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
+             WHERE r.id = $1 AND r.brand_id = $2"
+        );
+        let lines = format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id");
+        on_pool!(self, read, |pool| {
+            let mut conn = pool.begin().await?;
+            let Some(record) = sqlx::query_as(&detail).bind(id).bind(brand_id).fetch_optional(&mut *conn).await? else {
+                return Ok(None);
+            };
+            let entries = sqlx::query_as(&lines).bind(id).fetch_all(&mut *conn).await?;
+            Ok(Some((record, entries)))
+        })
+    }
+
+    /// On the scheduler's very first start (no run recorded), records the run due at
+    /// `period_end` as done: a new deployment pays from its first 1st of the month on, and
+    /// does not issue on start a statement for a month it was not running.
+    pub async fn start_remittance_schedule(&self, period_end: Ts) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query(
+                "INSERT INTO remittance_runs (period_end, lease_owner, finished_at)
+                 SELECT $1, 'baseline', $2 WHERE NOT EXISTS (SELECT 1 FROM remittance_runs)
+                 ON CONFLICT (period_end) DO NOTHING",
+            )
+            .bind(period_end)
+            .bind(Ts::now())
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Takes the lease of the run for `period_end` until `lease_until`, unless it is done or
+    /// another node holds a live lease. Answers whether `owner` now holds it.
+    pub async fn claim_remittance_run(
+        &self,
+        period_end: Ts,
+        owner: &str,
+        now: Ts,
+        lease_until: Ts,
+    ) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let claimed: Option<Ts> = sqlx::query_scalar(
+                "INSERT INTO remittance_runs (period_end, lease_owner, leased_until) VALUES ($1, $2, $3)
+                 ON CONFLICT (period_end) DO UPDATE SET lease_owner = excluded.lease_owner,
+                     leased_until = excluded.leased_until
+                 WHERE remittance_runs.finished_at IS NULL AND remittance_runs.leased_until <= $4
+                 RETURNING period_end",
+            )
+            .bind(period_end)
+            .bind(owner)
+            .bind(lease_until)
+            .bind(now)
+            .fetch_optional(pool)
+            .await?;
+            Ok(claimed.is_some())
+        })
+    }
+
+    /// Marks `owner`'s run of `period_end` done.
+    pub async fn finish_remittance_run(&self, period_end: Ts, owner: &str) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query(
+                "UPDATE remittance_runs SET finished_at = $3, leased_until = NULL
+                 WHERE period_end = $1 AND lease_owner = $2",
+            )
+            .bind(period_end)
+            .bind(owner)
+            .bind(Ts::now())
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,159 @@
+//! The wallet and remittance (decisions 10): what each sale earns the brand, its balances,
+//! and the statements that pay it, issued monthly (or when the operator runs them) and
+//! mailed to the billing `invoice_email`.
+
+pub mod csv;
+pub mod pdf;
+pub mod statement;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::domain::money::Pence;
+use crate::domain::user::Actor;
+use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
+use crate::store::{Balances, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, Store, StoreError, Ts};
+use statement::{pounds, Entry, Remittance, Statement};
+
+/// The entry a delivered clearance order earns: the money of the sale as it sold.
+pub fn sale_entry(order: &OrderRecord, delivered_at: Ts, hold: Hold) -> NewLedgerEntry {
+    let delivery = u32::try_from(order.delivery_contribution_gbp).unwrap_or(0);
+    let money = LineMoney::sale(Pence::new(order.unit_price_pence), delivery, order.quantity);
+    entry(order, EntryType::Sale, money, delivered_at, hold)
+}
+
+/// The entry a sold exchange item earns when its customer chooses credit: the base, the
+/// price it sold for. It is held from the delivery like a sale.
+pub fn trade_in_entry(order: &OrderRecord, delivered_at: Ts, hold: Hold) -> NewLedgerEntry {
+    entry(order, EntryType::TradeIn, LineMoney::trade_in(Pence::new(order.total_pence())), delivered_at, hold)
+}
+
+fn entry(order: &OrderRecord, kind: EntryType, money: LineMoney, delivered_at: Ts, hold: Hold) -> NewLedgerEntry {
+    NewLedgerEntry {
+        brand_id: order.brand_id,
+        kind,
+        order_id: order.id,
+        listing_id: order.listing_id,
+        title: order.title.clone(),
+        quantity: order.quantity,
+        money,
+        delivered_at,
+        available_at: Ts::from(hold.available_at(delivered_at.get())),
+    }
+}
+
+/// A brand's wallet at an instant.
+#[derive(Debug, Clone, Copy)]
+pub struct Wallet {
+    pub balances: Balances,
+    pub hold: Hold,
+    /// The day of the next monthly run.
+    pub next_payout_date: NaiveDate,
+}
+
+impl Wallet {
+    /// Everything ever earned: available + pending + paid.
+    pub fn lifetime(&self) -> i64 {
+        self.balances.available + self.balances.pending + self.balances.paid
+    }
+}
+
+pub async fn wallet(core: &super::Core, actor: &Actor) -> Result<Wallet, StoreError> {
+    let now = Utc::now();
+    let balances = core.store.wallet_balances(actor.brand_id, Ts::from(now)).await?;
+    Ok(Wallet { balances, hold: core.config.hold(), next_payout_date: next_run(now).date_naive() })
+}
+
+/// One page of entries: up to `limit` after entry `after` (oldest first), and whether more
+/// follow.
+pub async fn entries(
+    core: &super::Core,
+    actor: &Actor,
+    after: i64,
+    limit: u32,
+) -> Result<(Vec<Entry>, bool), StoreError> {
+    let mut rows = core.store.wallet_entries(actor.brand_id, after, i64::from(limit) + 1).await?;
+    let has_more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let now = Utc::now();
+    Ok((rows.iter().map(|r| Entry::at(r, now)).collect(), has_more))
+}
+
+/// One page of the brand's statements, newest first, and how many there are.
+pub async fn remittances(
+    core: &super::Core,
+    actor: &Actor,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Remittance>, i64), StoreError> {
+    let (records, total) = core.store.remittances(actor.brand_id, limit, offset).await?;
+    Ok((records.iter().map(Remittance::summary).collect(), total))
+}
+
+/// A statement of the brand, with its lines.
+pub async fn statement(core: &super::Core, actor: &Actor, id: i64) -> Result<Option<Statement>, StoreError> {
+    Ok(core.store.remittance(actor.brand_id, id).await?.map(|(record, lines)| Statement::new(record, &lines)))
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot record the billing entity: {0}")]
+    Billing(#[from] serde_json::Error),
+}
+
+/// Issues, for every brand with entries available at `as_of` and not yet paid, one
+/// statement of them, brand by brand (each in its own transaction, so memory does not grow
+/// with the number of brands and a run that dies leaves whole statements or none). With
+/// `mail`, each statement's PDF is queued to the brand's `invoice_email` in the same
+/// transaction. Running it again (or on another node at the same time) issues nothing
+/// twice: the entries are paid. Answers the statements issued.
+pub async fn run(store: &Store, as_of: DateTime<Utc>, mail: bool) -> Result<Vec<RemittanceRecord>, RunError> {
+    let as_of = Ts::from(as_of);
+    let mut issued = Vec::new();
+    for brand_id in store.brands_with_available_entries(as_of).await? {
+        let billing = store.billing(brand_id).await?.unwrap_or_default();
+        let recipient = billing.invoice_email.trim().to_owned();
+        let snapshot = serde_json::to_string(&billing)?;
+        let to_mail = |record: &RemittanceRecord, lines: &[crate::store::EntryRecord]| {
+            (mail && !recipient.is_empty()).then(|| statement_mail(&Statement::new(record.clone(), lines), &recipient))
+        };
+        if let Some(record) = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await? {
+            tracing::info!(
+                brand_id,
+                remittance = record.id,
+                number = record.number,
+                lines = record.line_count,
+                "statement issued"
+            );
+            issued.push(record);
+        }
+    }
+    Ok(issued)
+}
+
+/// The mail of an issued statement: a short summary, the PDF attached.
+fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
+    let number = statement.number();
+    let totals = statement.totals();
+    StatementMail {
+        to: to.to_owned(),
+        subject: format!("Remittance statement {number} for {}", statement.brand()),
+        text: format!(
+            "Remittance statement {number} for {brand} is attached.\n\n\
+             Period to: {period}\nLines: {lines}\nGross: {gross} GBP\nCommission: {commission} GBP\n\
+             VAT: {vat} GBP\nDelivery: {delivery} GBP\nAmount payable: {amount} GBP\n",
+            brand = statement.brand(),
+            period = statement.period_end(),
+            lines = statement.lines.len(),
+            gross = pounds(totals.gross),
+            commission = pounds(totals.commission),
+            vat = pounds(totals.vat),
+            delivery = pounds(totals.delivery),
+            amount = pounds(totals.amount),
+        ),
+        file_name: statement.file_name("pdf"),
+        pdf: pdf::render(statement),
+    }
+}
