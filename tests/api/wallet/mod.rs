@@ -5,6 +5,7 @@
 mod entries;
 mod invariants;
 mod runs;
+mod schedule;
 mod statements;
 
 use chrono::{DateTime, TimeDelta, Utc};

@@ -1,0 +1,66 @@
+//! The monthly scheduler (decisions 10.4): nothing is issued on a deployment's first start;
+//! a month whose run did not happen (the service was down at midnight) is run when a node
+//! comes back, as of the 1st, 00:00 UTC, once.
+
+use std::time::Duration;
+
+use chrono::{Datelike, NaiveDate};
+use serde_json::json;
+
+use super::{delivered_sale, hours_ago};
+use crate::helpers::{json, on_raw, spawn_app_on};
+use crate::marketplace::OPS_TOKEN;
+use crate::webhooks::webhook_app;
+
+#[tokio::test]
+async fn a_missed_month_is_run_when_a_node_comes_back_and_a_first_start_issues_nothing() {
+    let app = webhook_app(|c| {
+        c.ops_token = Some(OPS_TOKEN.into());
+        c.remittance_poll_ms = 50;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    // Delivered 40 days ago: available well before this month's 1st.
+    delivered_sale(&app, &partner, json!(100), 0, 1, hours_ago(40 * 24)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let list = json(app.get("/v1/remittances", &partner.key).await).await;
+    assert_eq!(list["meta"]["total"], 0, "a first start must not issue: {list}");
+
+    // The last run on record is last month's: this month's was missed.
+    let today = chrono::Utc::now().date_naive();
+    let this_month = NaiveDate::from_ymd_opt(today.year(), today.month(), 1).unwrap();
+    let last_month = this_month - chrono::Months::new(1);
+    let (db, dir) = app.stop_and_keep().await;
+    let raw = db.raw().await;
+    raw.execute("DELETE FROM remittance_runs").await;
+    raw.execute(&format!(
+        "INSERT INTO remittance_runs (period_end, lease_owner, finished_at)
+         VALUES ('{last_month}T00:00:00.000000Z', 'earlier', '{last_month}T00:00:05.000000Z')"
+    ))
+    .await;
+
+    let app = spawn_app_on(db, dir, |c| {
+        c.ops_token = Some(OPS_TOKEN.into());
+        c.remittance_poll_ms = 50;
+    })
+    .await;
+    let mut list = json!(null);
+    for _ in 0..100 {
+        list = json(app.get("/v1/remittances", &partner.key).await).await;
+        if list["meta"]["total"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(list["meta"]["total"], 1, "{list}");
+    assert_eq!(list["data"][0]["period_end"], format!("{this_month}T00:00:00.000000Z"));
+    let done: i64 =
+        on_raw!(&raw, |pool| sqlx::query_scalar("SELECT COUNT(*) FROM remittance_runs WHERE finished_at IS NOT NULL")
+            .fetch_one(pool)
+            .await
+            .unwrap());
+    assert_eq!(done, 2, "this month's run is recorded done");
+    // Later polls find the month done and issue nothing more.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(json(app.get("/v1/remittances", &partner.key).await).await["meta"]["total"], 1);
+}
