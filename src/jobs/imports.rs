@@ -18,6 +18,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
 use crate::config::Config;
 use crate::domain::listing::PhotoSource;
+use crate::media::original::{self, Refusal};
 use crate::media::{sanitize_filename, sniff, ImageKind, MediaName, MediaStore, MAX_IMAGE_BYTES};
 use crate::net::{refusal, ClientSettings, Outbound, Redirects, Refused};
 use crate::store::{ClaimedImport, NewPhoto, Store};
@@ -172,8 +173,17 @@ impl ImportWorker {
         }
     }
 
-    /// Stores a fetched image and records it as the listing's photo.
+    /// Stores a fetched image, cleaned as an upload is ([`original::prepare`]: decoded,
+    /// upright, re-encoded without metadata), and records it as the listing's photo.
     async fn keep(&self, import: &ClaimedImport, fetched: Fetched) -> Result<(), ImportFailure> {
+        let prepared = tokio::task::spawn_blocking(move || original::prepare(&fetched.bytes)).await.map_err(|e| {
+            tracing::error!(error = %e, "preparing an imported image failed");
+            ImportFailure::passing("storage_failed")
+        })?;
+        let fetched = prepared.map_err(|refusal| match refusal {
+            Refusal::TooManyPixels { .. } => ImportFailure::permanent("image_too_large"),
+            Refusal::Unsupported | Refusal::Undecodable(_) => ImportFailure::permanent("unsupported_mime"),
+        })?;
         let name = MediaName::original(fetched.kind);
         let byte_size = fetched.bytes.len() as i64;
         if let Err(e) = self.media.put(&name, Bytes::from(fetched.bytes)).await {

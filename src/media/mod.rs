@@ -1,11 +1,12 @@
 //! Photos as files: the media store (a small trait with a filesystem and an S3-compatible
 //! implementation), the names the service gives them, and the image work (type sniffing,
-//! base64, thumbnails).
+//! base64, the cleaned original, thumbnails).
 //!
 //! Handlers and jobs hold an `Arc<dyn MediaStore>` chosen at start by [`from_config`].
 
 pub mod base64;
 mod fs;
+pub mod original;
 mod s3;
 pub mod sniff;
 pub mod thumbnail;

@@ -6,7 +6,8 @@ use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use image::codecs::jpeg::JpegEncoder;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 use super::ImageKind;
 
@@ -64,8 +65,10 @@ fn make_unguarded(bytes: &[u8], kind: ImageKind) -> Result<Thumbnails, String> {
     Ok(Thumbnails { medium: encode(&medium)?, large: encode(&large)? })
 }
 
-/// Decodes with the limits; the bare decode the performance figures compare against.
+/// Decodes with the limits and turns the image upright by its EXIF orientation (JPEG,
+/// WebP); the bare decode the performance figures compare against.
 pub fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
+    let unreadable = |e: image::ImageError| format!("cannot decode the {} image: {e}", kind.extension());
     // Photos stored before the pixel budget was enforced are held to it here.
     let (width, height) = ImageReader::with_format(Cursor::new(bytes), kind.format())
         .into_dimensions()
@@ -78,8 +81,14 @@ pub fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
     limits.max_image_height = Some(MAX_DIMENSION);
     limits.max_alloc = Some(MAX_ALLOC);
     let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.format());
-    reader.limits(limits);
-    reader.decode().map_err(|e| format!("cannot decode the {} image: {e}", kind.extension()))
+    reader.limits(limits.clone());
+    let mut decoder = reader.into_decoder().map_err(unreadable)?;
+    limits.reserve(decoder.total_bytes()).map_err(unreadable)?;
+    // An orientation that cannot be read is no orientation: the pixels are still the photo.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).map_err(unreadable)?;
+    image.apply_orientation(orientation);
+    Ok(image)
 }
 
 fn scaled(image: &DynamicImage, max: u32) -> DynamicImage {

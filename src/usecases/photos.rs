@@ -5,7 +5,8 @@ use axum::body::Bytes;
 use super::Core;
 use crate::domain::listing::PhotoSource;
 use crate::domain::user::Actor;
-use crate::media::{sanitize_filename, sniff, MediaName};
+use crate::media::original::{self, Refusal};
+use crate::media::{sanitize_filename, MediaName};
 use crate::store::{NewPhoto, PhotoRecord, StoreError};
 
 /// A photo as uploaded: its bytes (decoded, within the size limit) and the name given.
@@ -18,37 +19,34 @@ pub struct PhotoUpload {
 /// Why a photo was not stored.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadPhotoError {
-    /// Not a readable JPEG, PNG, WebP or GIF.
+    /// Not a readable JPEG, PNG, WebP or GIF (by its header, or its pixels).
     #[error("not a readable image")]
     UnsupportedImage,
-    /// More pixels than [`sniff::MAX_PIXELS`], by its header: never decoded.
+    /// More pixels than [`crate::media::sniff::MAX_PIXELS`], by its header: never decoded.
     #[error("{width}×{height} pixels is over the budget")]
     TooManyPixels { width: u32, height: u32 },
     #[error("cannot store a photo: {0}")]
     Media(#[from] std::io::Error),
-    #[error("identifying a photo failed: {0}")]
+    #[error("preparing a photo failed: {0}")]
     Task(#[from] tokio::task::JoinError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// Stores a photo of the actor's brand, typed from its bytes (not its name) and with a
-/// header that must parse; its thumbnails are made in the background.
+/// Stores a photo of the actor's brand, typed from its bytes (not its name), decoded,
+/// turned upright and re-encoded without its metadata ([`original::prepare`]): the bytes
+/// uploaded are never served back. Its thumbnails are made in the background.
 pub async fn upload(core: &Core, actor: &Actor, upload: PhotoUpload) -> Result<PhotoRecord, UploadPhotoError> {
     let PhotoUpload { bytes, filename } = upload;
-    // Reading the header is decoder work: off the async threads.
-    let (bytes, identified) = tokio::task::spawn_blocking(move || {
-        let identified = sniff::identify(&bytes);
-        (bytes, identified)
-    })
-    .await?;
-    let (kind, width, height) = identified.ok_or(UploadPhotoError::UnsupportedImage)?;
-    if !sniff::within_pixel_budget(width, height) {
-        return Err(UploadPhotoError::TooManyPixels { width, height });
-    }
-    let name = MediaName::original(kind);
-    let byte_size = bytes.len() as i64;
-    core.media.put(&name, Bytes::from(bytes)).await?;
+    // Decoding and encoding are CPU work: off the async threads.
+    let prepared = tokio::task::spawn_blocking(move || original::prepare(&bytes)).await?;
+    let photo = prepared.map_err(|refusal| match refusal {
+        Refusal::TooManyPixels { width, height } => UploadPhotoError::TooManyPixels { width, height },
+        Refusal::Unsupported | Refusal::Undecodable(_) => UploadPhotoError::UnsupportedImage,
+    })?;
+    let name = MediaName::original(photo.kind);
+    let byte_size = photo.bytes.len() as i64;
+    core.media.put(&name, Bytes::from(photo.bytes)).await?;
     let photo = core
         .store
         .insert_photo(NewPhoto {
@@ -56,11 +54,11 @@ pub async fn upload(core: &Core, actor: &Actor, upload: PhotoUpload) -> Result<P
             user_id: Some(actor.user_id),
             source: PhotoSource::Upload,
             name: name.as_str(),
-            mime: kind.mime(),
+            mime: photo.kind.mime(),
             filename: &sanitize_filename(filename.as_deref()),
             byte_size,
-            width: i64::from(width),
-            height: i64::from(height),
+            width: i64::from(photo.width),
+            height: i64::from(photo.height),
         })
         .await?;
     core.photo_jobs.wake_thumbnails();

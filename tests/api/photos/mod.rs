@@ -3,6 +3,7 @@
 
 mod bench;
 mod imports;
+mod metadata;
 mod origin;
 mod restart;
 mod s3;

@@ -1,0 +1,125 @@
+//! What the service keeps and serves as a photo's original: never the bytes a client sent.
+//!
+//! An upload (or an imported image) is typed from its bytes, held to the pixel budget by
+//! its header, decoded under the limits of [`thumbnail::decode`], turned upright by its EXIF
+//! orientation, and encoded again in its own format. So nothing but pixels survives: no
+//! EXIF (the GPS position of a customer's home where a trade-in was photographed, a
+//! camera's serial number), no comments or colour-profile payloads, no bytes after the
+//! image (a `GIF89a…<script>` polyglot). JPEG is re-encoded at quality 90; PNG, WebP
+//! (lossless) and GIF (its first frame) keep every pixel.
+
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use image::codecs::jpeg::JpegEncoder;
+use image::{DynamicImage, ImageFormat};
+
+use super::{sniff, thumbnail, ImageKind};
+
+const JPEG_QUALITY: u8 = 90;
+
+/// A photo ready to store.
+#[derive(Debug)]
+pub struct Original {
+    pub kind: ImageKind,
+    pub bytes: Vec<u8>,
+    /// As served: after the orientation was applied.
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Why bytes do not make a photo.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Not a JPEG, PNG, WebP or GIF whose header parses.
+    #[error("not a readable image")]
+    Unsupported,
+    /// More pixels than [`sniff::MAX_PIXELS`], by its header: never decoded.
+    #[error("{width}×{height} pixels is over the budget")]
+    TooManyPixels { width: u32, height: u32 },
+    /// The header parses but the pixels do not decode.
+    #[error("{0}")]
+    Undecodable(String),
+}
+
+/// The photo `bytes` make, cleaned. CPU work (a decode and an encode): call it off the
+/// async threads. Never panics on any input.
+pub fn prepare(bytes: &[u8]) -> Result<Original, Refusal> {
+    let (kind, width, height) = sniff::identify(bytes).ok_or(Refusal::Unsupported)?;
+    if !sniff::within_pixel_budget(width, height) {
+        return Err(Refusal::TooManyPixels { width, height });
+    }
+    catch_unwind(AssertUnwindSafe(|| {
+        let image = thumbnail::decode(bytes, kind).map_err(Refusal::Undecodable)?;
+        let bytes = encode(&image, kind).map_err(Refusal::Undecodable)?;
+        Ok(Original { kind, bytes, width: image.width(), height: image.height() })
+    }))
+    .unwrap_or_else(|_| Err(Refusal::Undecodable("the codec panicked".to_owned())))
+}
+
+/// `image` in `kind`'s format, with nothing but its pixels.
+fn encode(image: &DynamicImage, kind: ImageKind) -> Result<Vec<u8>, String> {
+    let mut out = Cursor::new(Vec::new());
+    let written = match kind {
+        ImageKind::Jpeg => JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY).encode_image(&image.to_rgb8()),
+        ImageKind::Png => image.write_to(&mut out, ImageFormat::Png),
+        // The WebP and GIF encoders take 8-bit RGB(A) only.
+        ImageKind::Webp if image.color().has_alpha() => {
+            DynamicImage::ImageRgba8(image.to_rgba8()).write_to(&mut out, ImageFormat::WebP)
+        }
+        ImageKind::Webp => DynamicImage::ImageRgb8(image.to_rgb8()).write_to(&mut out, ImageFormat::WebP),
+        ImageKind::Gif => DynamicImage::ImageRgba8(image.to_rgba8()).write_to(&mut out, ImageFormat::Gif),
+    };
+    written.map_err(|e| format!("cannot encode the {} image: {e}", kind.extension()))?;
+    Ok(out.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{Rgb, RgbImage};
+
+    fn encoded(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
+        let mut out = Cursor::new(Vec::new());
+        image.write_to(&mut out, format).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn every_type_keeps_its_format_and_lossless_ones_their_pixels() {
+        let image = DynamicImage::ImageRgb8(RgbImage::from_fn(9, 7, |x, y| Rgb([x as u8 * 20, y as u8 * 30, 77])));
+        for (format, kind) in [
+            (ImageFormat::Jpeg, ImageKind::Jpeg),
+            (ImageFormat::Png, ImageKind::Png),
+            (ImageFormat::WebP, ImageKind::Webp),
+            (ImageFormat::Gif, ImageKind::Gif),
+        ] {
+            let original = prepare(&encoded(&image, format)).unwrap();
+            assert_eq!((original.kind, original.width, original.height), (kind, 9, 7));
+            assert_eq!(sniff::sniff(&original.bytes), Some(kind));
+            if matches!(kind, ImageKind::Png | ImageKind::Webp) {
+                let back = image::load_from_memory(&original.bytes).unwrap().to_rgb8();
+                assert_eq!(back, image.to_rgb8(), "{kind:?} is lossless");
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_after_the_image_are_not_kept() {
+        let image = DynamicImage::ImageRgb8(RgbImage::from_pixel(4, 4, Rgb([1, 2, 3])));
+        let mut polyglot = encoded(&image, ImageFormat::Gif);
+        polyglot.extend_from_slice(b"<script>alert(document.cookie)</script>");
+        let original = prepare(&polyglot).unwrap();
+        assert!(!original.bytes.windows(7).any(|w| w == b"<script"));
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        assert_eq!(prepare(b"hello").unwrap_err(), Refusal::Unsupported);
+        let image = DynamicImage::ImageRgb8(RgbImage::from_pixel(64, 64, Rgb([9, 9, 9])));
+        let mut png = encoded(&image, ImageFormat::Png);
+        let len = png.len();
+        png.truncate(len - 30); // the header stands, the pixels are cut
+        assert!(matches!(prepare(&png), Err(Refusal::Undecodable(_))));
+    }
+}
