@@ -55,7 +55,7 @@ def free_port():
 
 def fresh_postgres(admin_url):
     """Creates an empty database on the server of `admin_url`; returns its URL."""
-    name = f"rehome_bench_{os.getpid()}_{int(time.time())}"
+    name = f"rehome_bench_{os.getpid()}_{time.time_ns()}"
     subprocess.run(["psql", admin_url, "-q", "-c", f"CREATE DATABASE {name}"], check=True)
     return admin_url.rsplit("/", 1)[0] + "/" + name
 
