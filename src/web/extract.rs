@@ -128,7 +128,7 @@ impl FromRequestParts<AppState> for SignedIn {
 }
 
 /// True when `presented` is the non-empty `expected` token (constant time).
-fn tokens_match(presented: &str, expected: &str) -> bool {
+pub(crate) fn tokens_match(presented: &str, expected: &str) -> bool {
     !expected.is_empty() && bool::from(presented.as_bytes().ct_eq(expected.as_bytes()))
 }
 

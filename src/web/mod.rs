@@ -8,11 +8,16 @@
 //! ([`extract::SignedInForm`]). [`pages`] holds the layout every page shares.
 
 pub mod account;
+pub mod bulk;
 pub mod cookies;
 pub mod extract;
+pub mod integrations;
 pub mod invite;
+pub mod operations;
 pub mod pages;
+pub mod people;
 pub mod qr;
+pub mod records;
 pub mod signin;
 
 use axum::extract::Request;
@@ -46,6 +51,11 @@ pub fn router() -> Router<AppState> {
         .merge(signin::router())
         .merge(account::router())
         .merge(invite::router())
+        .merge(integrations::router())
+        .merge(operations::router())
+        .merge(people::router())
+        .merge(records::router())
+        .merge(bulk::router())
         .route("/assets/dashboard.css", get(stylesheet))
         .fallback(not_found)
         .layer(middleware::from_fn(security_headers))

@@ -49,11 +49,62 @@ impl Chrome {
     }
 }
 
-/// The navigation, in the order of decisions 9.3. Issue 15 adds Listings, Bulk import,
-/// Settings, Integrations, Deliveries, Redemptions, Collections, Team, Wallet and Audit log
-/// here as their pages arrive (Team, Integrations and Audit log for admins only).
-fn nav(_is_admin: bool) -> Vec<NavLink> {
-    vec![NavLink { href: super::HOME, text: "Home" }]
+/// The navigation, in the order of decisions 9.3; the admin-only pages (Integrations, Team,
+/// Audit log) are not linked for members.
+fn nav(is_admin: bool) -> Vec<NavLink> {
+    const LINKS: [(&str, &str, bool); 10] = [
+        ("/dashboard/listings", "Listings", false),
+        ("/dashboard/bulk-import", "Bulk import", false),
+        ("/dashboard/settings", "Settings", false),
+        ("/dashboard/integrations", "Integrations", true),
+        ("/dashboard/deliveries", "Deliveries", false),
+        ("/dashboard/redemptions", "Redemptions", false),
+        ("/dashboard/collections", "Collections", false),
+        ("/dashboard/team", "Team", true),
+        ("/dashboard/wallet", "Wallet", false),
+        ("/dashboard/audit-log", "Audit log", true),
+    ];
+    LINKS
+        .iter()
+        .filter(|(_, _, admin_only)| is_admin || !admin_only)
+        .map(|&(href, text, _)| NavLink { href, text })
+        .collect()
+}
+
+/// The reasons a use case gave, to show each beside its field (decisions 9.5: the API's
+/// codes).
+#[derive(Debug, Clone, Default)]
+pub struct FieldErrors(pub Vec<crate::domain::FieldError>);
+
+impl FieldErrors {
+    /// The codes given for `field`, joined; `None` when it has none.
+    pub fn get(&self, field: &str) -> Option<String> {
+        let codes: Vec<&str> = self.0.iter().filter(|e| e.field == field).map(|e| e.code.as_str()).collect();
+        (!codes.is_empty()).then(|| codes.join(", "))
+    }
+
+    /// Every reason, for a form whose fields do not each have a place.
+    pub fn all(&self) -> String {
+        self.0.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Admin actions (decisions 9.4): a member who posts one anyway is refused.
+pub fn require_admin(session: &LiveSession) -> Result<(), super::extract::PageError> {
+    if session.is_admin() {
+        Ok(())
+    } else {
+        Err(super::extract::PageError::Forbidden)
+    }
+}
+
+/// `2026-11-25 15:34` for tables.
+pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M").to_string()
 }
 
 /// Renders `page` as an HTML answer with `status`.

@@ -3,6 +3,7 @@
 
 mod headers;
 mod invite_accept;
+mod pages;
 mod sessions;
 mod sign_in;
 mod two_step;

@@ -1,0 +1,253 @@
+//! Integrations (admins): API keys (create with the secret shown once, revoke) and the
+//! webhook endpoint (URL, enabled, rotate the signing secret, send a test event). Every
+//! action calls the use case the API calls, with the same body.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::extract::{PageError, SignedIn, SignedInForm};
+use super::pages::{render, require_admin, when, Chrome, FieldErrors};
+use crate::app::AppState;
+use crate::domain::key_request::key_prefix;
+use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError};
+use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::webhooks::{self, ConfigureError, RotateError};
+
+const PAGE: &str = "/dashboard/integrations";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/integrations", get(page))
+        .route("/integrations/keys/new", get(new_key_page))
+        .route("/integrations/keys", post(create_key))
+        .route("/integrations/keys/{id}/revoke", post(revoke_key))
+        .route("/integrations/webhook", post(save_webhook))
+        .route("/integrations/webhook/rotate", post(rotate_secret))
+        .route("/integrations/webhook/test", post(send_test))
+}
+
+/// A key as its row shows it.
+pub struct KeyRow {
+    pub id: i64,
+    pub label: String,
+    pub prefix: String,
+    pub scopes: String,
+    pub created: String,
+    pub last_used: String,
+    pub active: bool,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/integrations.html")]
+pub struct IntegrationsPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub keys: Vec<KeyRow>,
+    /// A key just created: its label and secret, shown this once.
+    pub new_key: Option<(String, String)>,
+    pub webhook_url: String,
+    pub webhook_enabled: bool,
+    pub webhook_configured: bool,
+    /// A signing secret just created or rotated, shown this once.
+    pub signing_secret: Option<String>,
+    pub notice: Option<String>,
+    pub errors: FieldErrors,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/new_key.html")]
+pub struct NewKeyPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub label: String,
+    pub errors: FieldErrors,
+}
+
+/// What to show besides the current keys and endpoint.
+#[derive(Default)]
+struct Shown {
+    new_key: Option<(String, String)>,
+    signing_secret: Option<String>,
+    notice: Option<String>,
+    errors: FieldErrors,
+    /// The URL and enabled flag as posted (a refused form keeps them).
+    posted: Option<(String, bool)>,
+}
+
+async fn integrations(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    shown: Shown,
+) -> Result<Response, PageError> {
+    let actor = session.actor();
+    let now = chrono::Utc::now();
+    let keys = keys::keys(&state.core, &actor)
+        .await?
+        .into_iter()
+        .map(|k| KeyRow {
+            active: k.revoked_at.is_none() && k.expires_at.is_none_or(|at| at.get() > now),
+            id: k.id,
+            prefix: key_prefix(&k.lookup),
+            label: k.label,
+            scopes: k.scopes,
+            created: when(k.created_at.get()),
+            last_used: k.last_used_at.map_or_else(|| "never".to_owned(), |t| when(t.get())),
+        })
+        .collect();
+    let endpoint = webhooks::endpoint(&state.core, &actor).await?;
+    let (stored_url, stored_enabled) = endpoint.as_ref().map_or((String::new(), true), |e| (e.url.clone(), e.enabled));
+    let (webhook_url, webhook_enabled) = shown.posted.unwrap_or((stored_url, stored_enabled));
+    let page = IntegrationsPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        keys,
+        new_key: shown.new_key,
+        webhook_url,
+        webhook_enabled,
+        webhook_configured: endpoint.is_some(),
+        signing_secret: shown.signing_secret,
+        notice: shown.notice,
+        errors: shown.errors,
+    };
+    Ok(render(status, &page))
+}
+
+async fn page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    integrations(&state, &session, StatusCode::OK, Shown::default()).await
+}
+
+async fn new_key_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let page = NewKeyPage {
+        chrome: Chrome::signed_in(&session),
+        csrf: session.record.csrf_token.clone(),
+        label: String::new(),
+        errors: FieldErrors::default(),
+    };
+    Ok(render(StatusCode::OK, &page))
+}
+
+#[derive(Debug, Deserialize)]
+struct KeyForm {
+    #[serde(default)]
+    label: String,
+}
+
+async fn create_key(State(state): State<AppState>, posted: SignedInForm<KeyForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = object(json!({"label": form.label}));
+    match keys::create(&state.core, &session.actor(), &body).await {
+        Ok(issued) => {
+            let shown = Shown {
+                new_key: Some((issued.key.label, issued.secret)),
+                notice: Some("Key created. Copy its secret now: it is not shown again.".to_owned()),
+                ..Shown::default()
+            };
+            integrations(&state, &session, StatusCode::CREATED, shown).await
+        }
+        Err(CreateKeyError::Invalid(errors)) => {
+            let page = NewKeyPage {
+                chrome: Chrome::signed_in(&session),
+                csrf: session.record.csrf_token.clone(),
+                label: form.label,
+                errors: FieldErrors(errors),
+            };
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+        }
+        Err(e @ (CreateKeyError::Random(_) | CreateKeyError::Store(_))) => Err(PageError::Internal(e.to_string())),
+    }
+}
+
+async fn revoke_key(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    match keys::revoke(&state.core, &session.actor(), id).await {
+        Ok(_) | Err(RevokeKeyError::NotFound) => Ok(Redirect::to(PAGE).into_response()),
+        Err(RevokeKeyError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// A form with nothing but its CSRF token.
+#[derive(Debug, Deserialize)]
+pub struct Empty {}
+
+#[derive(Debug, Deserialize)]
+struct WebhookForm {
+    #[serde(default)]
+    url: String,
+    /// A checkbox: present when ticked.
+    enabled: Option<String>,
+}
+
+async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<WebhookForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let enabled = form.enabled.is_some();
+    let body = object(json!({"url": form.url, "enabled": enabled}));
+    let shown = match webhooks::configure(&state.core, &session.actor(), &body).await {
+        Ok(configured) => Shown {
+            signing_secret: configured.secret_created.then(|| configured.endpoint.signing_secret.clone()),
+            notice: Some("Webhook saved.".to_owned()),
+            ..Shown::default()
+        },
+        Err(ConfigureError::Invalid(errors)) => {
+            let shown = Shown { errors: FieldErrors(errors), posted: Some((form.url, enabled)), ..Shown::default() };
+            return integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await;
+        }
+        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::Store(_))) => {
+            return Err(PageError::Internal(e.to_string()))
+        }
+    };
+    integrations(&state, &session, StatusCode::OK, shown).await
+}
+
+async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let shown = match webhooks::rotate_secret(&state.core, &session.actor(), &Map::new()).await {
+        Ok(endpoint) => Shown {
+            signing_secret: Some(endpoint.signing_secret),
+            notice: Some("Signing secret rotated.".to_owned()),
+            ..Shown::default()
+        },
+        Err(RotateError::NotConfigured) => {
+            Shown { notice: Some("Set an endpoint URL first.".to_owned()), ..Shown::default() }
+        }
+        Err(RotateError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
+        Err(e @ (RotateError::Randomness(_) | RotateError::Store(_))) => {
+            return Err(PageError::Internal(e.to_string()))
+        }
+    };
+    integrations(&state, &session, StatusCode::OK, shown).await
+}
+
+async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
+        Ok(event_id) => format!("Test event {event_id} queued; see Deliveries."),
+        Err(e) => format!("No test event was sent: {e}."),
+    };
+    integrations(&state, &session, StatusCode::OK, Shown { notice: Some(notice), ..Shown::default() }).await
+}
+
+/// A JSON object literal as the use cases take bodies.
+pub fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}

@@ -1,0 +1,388 @@
+//! The day-to-day pages: Settings (the payout options; the brand, billing and warehouses
+//! shown), Deliveries (the webhook log, replay), Collections (schedule a date inside the
+//! buyer window). Members see them read-only; their actions are admins'.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::extract::{PageError, SignedIn, SignedInForm};
+use super::integrations::{object, Empty};
+use super::pages::{render, require_admin, when, Chrome, FieldErrors};
+use crate::app::AppState;
+use crate::domain::collection::CollectionRequest;
+use crate::domain::payout::PayoutOptionsPatch;
+use crate::domain::webhook::DeliveryStatus;
+use crate::store::CollectionFilter;
+use crate::usecases::marketplace::collections::{self, ScheduleError};
+use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
+use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::{settings, warehouses, webhooks};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/settings", get(settings_page))
+        .route("/settings/payouts", post(save_payouts))
+        .route("/deliveries", get(deliveries_page))
+        .route("/deliveries/{event_id}/replay", post(replay))
+        .route("/collections", get(collections_page).post(schedule))
+}
+
+/// A form value as the API would receive it: a whole number as a JSON number, anything
+/// else as the text given (which the use case then refuses with the API's code).
+fn number_or_text(text: &str) -> Value {
+    text.trim().parse::<i64>().map_or_else(|_| Value::String(text.to_owned()), Value::from)
+}
+
+// ---- Settings ----
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/settings.html")]
+pub struct SettingsPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub credit: bool,
+    pub cash: bool,
+    pub boost: String,
+    pub validity: String,
+    pub notice: Option<&'static str>,
+    pub errors: FieldErrors,
+    /// `(label, value)` of the brand profile and the billing entity.
+    pub brand: Vec<(&'static str, String)>,
+    pub billing: Vec<(&'static str, String)>,
+    /// `(label, city, default)`.
+    pub warehouses: Vec<(String, String, bool)>,
+}
+
+struct PayoutsShown {
+    credit: bool,
+    cash: bool,
+    boost: String,
+    validity: String,
+}
+
+async fn settings_view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    shown: Option<PayoutsShown>,
+    notice: Option<&'static str>,
+    errors: FieldErrors,
+) -> Result<Response, PageError> {
+    let actor = session.actor();
+    let shown = match shown {
+        Some(shown) => shown,
+        None => {
+            let o = payouts::options(&state.core, &actor).await?;
+            PayoutsShown {
+                credit: o.credit_enabled,
+                cash: o.cash_enabled,
+                boost: o.credit_boost_percent.to_string(),
+                validity: o.code_validity_days.to_string(),
+            }
+        }
+    };
+    let profile = settings::profile(&state.core, &actor).await?;
+    let billing = settings::billing(&state.core, &actor).await?;
+    let page = SettingsPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        credit: shown.credit,
+        cash: shown.cash,
+        boost: shown.boost,
+        validity: shown.validity,
+        notice,
+        errors,
+        brand: vec![
+            ("Display name", profile.display_name),
+            ("Support email", profile.support_email),
+            ("Support phone", profile.support_phone),
+        ],
+        billing: vec![
+            ("Company name", billing.company_name),
+            (
+                "Address",
+                [billing.address_1, billing.address_2, billing.city, billing.postcode].join(" ").trim().to_owned(),
+            ),
+            ("Country", billing.country),
+            ("Company number", billing.company_number),
+            ("VAT number", billing.vat_number),
+            ("Invoice email", billing.invoice_email),
+        ],
+        warehouses: warehouses::list(&state.core, &actor)
+            .await?
+            .into_iter()
+            .map(|w| (w.label, w.city, w.is_default))
+            .collect(),
+    };
+    Ok(render(status, &page))
+}
+
+async fn settings_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    settings_view(&state, &session, StatusCode::OK, None, None, FieldErrors::default()).await
+}
+
+#[derive(Debug, Deserialize)]
+struct PayoutsForm {
+    credit_enabled: Option<String>,
+    cash_enabled: Option<String>,
+    #[serde(default)]
+    credit_boost_percent: String,
+    #[serde(default)]
+    code_validity_days: String,
+}
+
+async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<PayoutsForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = object(json!({
+        "credit_enabled": form.credit_enabled.is_some(),
+        "cash_enabled": form.cash_enabled.is_some(),
+        "credit_boost_percent": number_or_text(&form.credit_boost_percent),
+        "code_validity_days": number_or_text(&form.code_validity_days),
+    }));
+    let shown = PayoutsShown {
+        credit: form.credit_enabled.is_some(),
+        cash: form.cash_enabled.is_some(),
+        boost: form.credit_boost_percent,
+        validity: form.code_validity_days,
+    };
+    let errors = match PayoutOptionsPatch::parse(&body) {
+        Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
+            Ok(_) => {
+                return settings_view(
+                    &state,
+                    &session,
+                    StatusCode::OK,
+                    None,
+                    Some("Payout options saved."),
+                    FieldErrors::default(),
+                )
+                .await
+            }
+            Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
+            Err(OptionsChangeError::Store(e)) => return Err(e.into()),
+        },
+        Err(errors) => errors,
+    };
+    settings_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(shown), None, FieldErrors(errors)).await
+}
+
+// ---- Deliveries ----
+
+pub struct DeliveryRow {
+    pub event_id: String,
+    pub event_type: String,
+    pub status: &'static str,
+    pub attempts: i64,
+    pub last: String,
+    pub next_attempt: String,
+    pub created: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/deliveries.html")]
+pub struct DeliveriesPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub status: &'static str,
+    pub rows: Vec<DeliveryRow>,
+    pub total: i64,
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeliveriesQuery {
+    status: Option<String>,
+}
+
+const DELIVERIES_SHOWN: i64 = 100;
+
+async fn deliveries_view(
+    state: &AppState,
+    session: &LiveSession,
+    status_filter: Option<&str>,
+    notice: Option<String>,
+) -> Result<Response, PageError> {
+    let status = status_filter.and_then(|s| s.parse::<DeliveryStatus>().ok());
+    let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, 0).await?;
+    let rows = page
+        .deliveries
+        .into_iter()
+        .map(|d| DeliveryRow {
+            event_id: d.event_id,
+            event_type: d.event_type,
+            status: d.status.as_str(),
+            attempts: d.attempts,
+            last: match (d.last_status_code, d.last_error) {
+                (Some(code), _) => format!("HTTP {code}"),
+                (None, Some(error)) => error.as_str().to_owned(),
+                (None, None) => String::new(),
+            },
+            next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
+            created: when(d.created_at),
+        })
+        .collect();
+    let view = DeliveriesPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        status: status.map_or("any", DeliveryStatus::as_str),
+        rows,
+        total: page.total,
+        notice,
+    };
+    Ok(render(StatusCode::OK, &view))
+}
+
+async fn deliveries_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Query(query): Query<DeliveriesQuery>,
+) -> Result<Response, PageError> {
+    deliveries_view(&state, &session, query.status.as_deref(), None).await
+}
+
+async fn replay(
+    State(state): State<AppState>,
+    Path(event_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let notice = match webhooks::replay(&state.core, &session.actor(), &event_id).await {
+        Ok(_) => format!("Event {event_id} queued for delivery."),
+        Err(e) => format!("Event {event_id} was not replayed: {e}."),
+    };
+    deliveries_view(&state, &session, None, Some(notice)).await
+}
+
+// ---- Collections ----
+
+pub struct CollectionRow {
+    pub order_id: i64,
+    pub reference: String,
+    pub listing_id: i64,
+    pub quantity: i64,
+    pub window_start: String,
+    pub window_end: String,
+    /// `None` while unscheduled.
+    pub scheduled_for: Option<String>,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/collections.html")]
+pub struct CollectionsPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub unscheduled: Vec<CollectionRow>,
+    pub scheduled: Vec<CollectionRow>,
+    /// `(id, label, default)`.
+    pub warehouses: Vec<(String, String, bool)>,
+    pub notice: Option<String>,
+    /// The order the errors are about, and the errors.
+    pub failed: Option<(i64, FieldErrors)>,
+}
+
+impl CollectionsPage {
+    /// The reasons shown beside the date field of `order_id`'s row.
+    pub fn error_for(&self, order_id: &i64) -> Option<String> {
+        self.failed.as_ref().filter(|(id, _)| id == order_id).map(|(_, errors)| errors.all())
+    }
+}
+
+const COLLECTIONS_SHOWN: i64 = 100;
+
+async fn collections_view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    notice: Option<String>,
+    failed: Option<(i64, FieldErrors)>,
+) -> Result<Response, PageError> {
+    let actor = session.actor();
+    let (orders, _) = collections::list(&state.core, &actor, CollectionFilter::Any, COLLECTIONS_SHOWN, 0).await?;
+    let (mut unscheduled, mut scheduled) = (Vec::new(), Vec::new());
+    for order in orders {
+        let row = CollectionRow {
+            order_id: order.order_id,
+            reference: crate::domain::order::order_reference(order.order_id),
+            listing_id: order.listing_id,
+            quantity: order.quantity,
+            window_start: order.window.start.to_string(),
+            window_end: order.window.end.to_string(),
+            scheduled_for: order.collection.as_ref().map(|c| c.scheduled_for.clone()),
+        };
+        if row.scheduled_for.is_some() {
+            scheduled.push(row);
+        } else {
+            unscheduled.push(row);
+        }
+    }
+    let page = CollectionsPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        unscheduled,
+        scheduled,
+        warehouses: warehouses::list(&state.core, &actor)
+            .await?
+            .into_iter()
+            .map(|w| (w.id, w.label, w.is_default))
+            .collect(),
+        notice,
+        failed,
+    };
+    Ok(render(status, &page))
+}
+
+async fn collections_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    collections_view(&state, &session, StatusCode::OK, None, None).await
+}
+
+#[derive(Debug, Deserialize)]
+struct ScheduleForm {
+    #[serde(default)]
+    order_id: String,
+    #[serde(default)]
+    scheduled_for: String,
+    #[serde(default)]
+    warehouse_id: String,
+}
+
+async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let order_id = form.order_id.trim().parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let mut body = object(json!({"order_id": order_id, "scheduled_for": form.scheduled_for}));
+    if !form.warehouse_id.is_empty() {
+        body.insert("warehouse_id".to_owned(), Value::String(form.warehouse_id));
+    }
+    let field = |code: &str| vec![crate::domain::FieldError::new("scheduled_for", code)];
+    let errors = match CollectionRequest::parse(&body) {
+        Ok(request) => match collections::schedule(&state.core, &session.actor(), &request).await {
+            Ok(c) => {
+                let notice = format!("Collection of {} scheduled for {}.", c.order_reference, c.scheduled_for);
+                return collections_view(&state, &session, StatusCode::OK, Some(notice), None).await;
+            }
+            Err(ScheduleError::OutsideWindow) => field("scheduled_for_invalid"),
+            Err(ScheduleError::UnknownWarehouse) => field("warehouse_id_invalid"),
+            Err(ScheduleError::AlreadyScheduled) => field("collection_exists"),
+            Err(ScheduleError::OrderNotFound) => field("order_not_found"),
+            Err(e @ (ScheduleError::Store(_) | ScheduleError::Internal(_))) => {
+                return Err(PageError::Internal(e.to_string()))
+            }
+        },
+        Err(errors) => errors,
+    };
+    collections_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some((order_id, FieldErrors(errors))))
+        .await
+}

@@ -1,0 +1,186 @@
+//! Team (invite with the link shown, remove; admins) and the audit log (admins).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::extract::{PageError, SignedIn, SignedInForm};
+use super::integrations::{object, Empty};
+use super::pages::{render, require_admin, when, Chrome, FieldErrors};
+use crate::app::AppState;
+use crate::usecases::people::audit;
+use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::people::team::{self, InviteError, RemoveError};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/team", get(team_page))
+        .route("/team/invite", get(invite_page).post(invite))
+        .route("/team/{user_id}/remove", post(remove))
+        .route("/audit-log", get(audit_page))
+}
+
+pub struct MemberRow {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub status: String,
+    pub last_sign_in: String,
+    pub is_self: bool,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/team.html")]
+pub struct TeamPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub members: Vec<MemberRow>,
+    /// The invitation just made: `(email, link, expiry)`.
+    pub invited: Option<(String, String, String)>,
+    pub notice: Option<String>,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/invite_member.html")]
+pub struct InviteMemberPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub email: String,
+    pub name: String,
+    pub role: String,
+    pub errors: FieldErrors,
+}
+
+async fn team_view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    invited: Option<(String, String, String)>,
+    notice: Option<String>,
+) -> Result<Response, PageError> {
+    let members = team::members(&state.core, &session.actor())
+        .await?
+        .into_iter()
+        .map(|m| MemberRow {
+            is_self: m.id == session.record.user_id,
+            id: m.id,
+            name: m.name,
+            email: m.email,
+            role: m.role,
+            status: m.status,
+            last_sign_in: m.last_login_at.map_or_else(|| "never".to_owned(), |t| when(t.get())),
+        })
+        .collect();
+    let page = TeamPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        members,
+        invited,
+        notice,
+    };
+    Ok(render(status, &page))
+}
+
+async fn team_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    team_view(&state, &session, StatusCode::OK, None, None).await
+}
+
+fn invite_form(session: &LiveSession, status: StatusCode, form: InviteForm, errors: FieldErrors) -> Response {
+    let page = InviteMemberPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        email: form.email,
+        name: form.name,
+        role: form.role,
+        errors,
+    };
+    render(status, &page)
+}
+
+async fn invite_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let blank = InviteForm { email: String::new(), name: String::new(), role: "member".to_owned() };
+    Ok(invite_form(&session, StatusCode::OK, blank, FieldErrors::default()))
+}
+
+#[derive(Debug, Deserialize)]
+struct InviteForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    role: String,
+}
+
+async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = object(json!({"email": form.email, "display_name": form.name, "role": form.role}));
+    let errors = match team::invite(&state.core, &session.actor(), &body).await {
+        Ok(invited) => {
+            let shown = (invited.member.email, invited.invite_url, when(invited.invite_expires_at.get()));
+            return team_view(&state, &session, StatusCode::CREATED, Some(shown), None).await;
+        }
+        // The API's field names, shown beside the form's fields.
+        Err(InviteError::Invalid(errors)) => errors,
+        Err(InviteError::EmailTaken) => vec![crate::domain::FieldError::new("email", "email_taken")],
+        Err(e @ (InviteError::Random(_) | InviteError::Store(_))) => return Err(PageError::Internal(e.to_string())),
+    };
+    Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let notice = match team::remove(&state.core, &session.actor(), user_id, None).await {
+        Ok(moved) => format!("Member removed; {moved} listing(s) moved to you."),
+        Err(RemoveError::Store(e)) => return Err(e.into()),
+        Err(e) => format!("Not removed: {e}."),
+    };
+    team_view(&state, &session, StatusCode::OK, None, Some(notice)).await
+}
+
+pub struct AuditRow {
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub ip: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/audit_log.html")]
+pub struct AuditLogPage {
+    pub chrome: Chrome,
+    pub rows: Vec<AuditRow>,
+    pub has_more: bool,
+}
+
+async fn audit_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let page = audit::page(&state.core, &session.actor(), 100, None).await?;
+    let rows = page
+        .entries
+        .into_iter()
+        .map(|e| AuditRow {
+            at: when(e.at.get()),
+            actor: e.actor_display,
+            action: e.action,
+            target: e.target.unwrap_or_default(),
+            ip: e.ip.unwrap_or_default(),
+        })
+        .collect();
+    Ok(render(StatusCode::OK, &AuditLogPage { chrome: Chrome::signed_in(&session), rows, has_more: page.has_more }))
+}

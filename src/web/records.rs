@@ -1,0 +1,284 @@
+//! What the brand has and is owed: Listings (filters, search, pages), Redemptions (list,
+//! redeem a code), Wallet (balances, entries, statements with their CSV and PDF).
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+
+use super::extract::{PageError, SignedIn, SignedInForm};
+use super::pages::{render, require_admin, when, Chrome};
+use crate::app::AppState;
+use crate::domain::credit_code::RedeemRequest;
+use crate::domain::listing::{Channel, ListingStatus};
+use crate::store::ListingFilter;
+use crate::usecases::listings;
+use crate::usecases::marketplace::credits::{self, RedeemError};
+use crate::usecases::marketplace::redemptions;
+use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::wallet::statement::{pounds, Entry, Remittance};
+use crate::usecases::wallet::{self, csv, pdf};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/listings", get(listings_page))
+        .route("/redemptions", get(redemptions_page))
+        .route("/redemptions/redeem", post(redeem))
+        .route("/wallet", get(wallet_page))
+        .route("/wallet/statements/{file}", get(statement_file))
+}
+
+// ---- Listings ----
+
+pub struct ListingRow {
+    pub id: i64,
+    pub title: String,
+    pub status: &'static str,
+    pub channel: &'static str,
+    pub category: String,
+    pub price: String,
+    pub views: i64,
+    pub created: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/listings.html")]
+pub struct ListingsPage {
+    pub chrome: Chrome,
+    pub rows: Vec<ListingRow>,
+    pub q: String,
+    pub status: String,
+    pub channel: String,
+    pub page: i64,
+    pub pages: i64,
+    pub total: i64,
+    /// The query string of the filters, for the page links.
+    pub filters: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct ListingsQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    channel: String,
+    page: Option<String>,
+}
+
+const PER_PAGE: i64 = 25;
+
+async fn listings_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Query(query): Query<ListingsQuery>,
+) -> Result<Response, PageError> {
+    let status = query.status.parse::<ListingStatus>().ok();
+    let channel = query.channel.parse::<Channel>().ok();
+    let words: Vec<String> = query.q.split_whitespace().take(8).map(|w| w.chars().take(64).collect()).collect();
+    let page = query.page.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=100_000).contains(p)).unwrap_or(1);
+    let filter = ListingFilter { status, channel, sku: None, words };
+    let found = listings::list(&state.core, &session.actor(), filter, PER_PAGE, (page - 1) * PER_PAGE).await?;
+    let rows = found
+        .listings
+        .into_iter()
+        .map(|l| ListingRow {
+            id: l.id,
+            title: l.title,
+            status: l.status.as_str(),
+            channel: l.channel.as_str(),
+            category: l.category,
+            price: pounds(l.sale_price.unwrap_or(l.regular_price).get()),
+            views: l.view_count,
+            created: when(l.created_at.get()),
+        })
+        .collect();
+    let filters = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", &query.q)
+        .append_pair("status", status.map_or("", ListingStatus::as_str))
+        .append_pair("channel", channel.map_or("", Channel::as_str))
+        .finish();
+    let view = ListingsPage {
+        chrome: Chrome::signed_in(&session),
+        rows,
+        q: query.q,
+        status: status.map_or("", ListingStatus::as_str).to_owned(),
+        channel: channel.map_or("", Channel::as_str).to_owned(),
+        page,
+        pages: (found.total + PER_PAGE - 1) / PER_PAGE,
+        total: found.total,
+        filters,
+    };
+    Ok(render(StatusCode::OK, &view))
+}
+
+// ---- Redemptions ----
+
+pub struct RedemptionRow {
+    pub id: String,
+    pub customer: String,
+    pub choice: String,
+    pub value: String,
+    pub code: String,
+    pub expires: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/redemptions.html")]
+pub struct RedemptionsPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub rows: Vec<RedemptionRow>,
+    pub code: String,
+    pub notice: Option<String>,
+    pub error: Option<String>,
+}
+
+async fn redemptions_view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    code: String,
+    notice: Option<String>,
+    error: Option<String>,
+) -> Result<Response, PageError> {
+    let page = redemptions::page(&state.core, &session.actor(), None, None, 100)
+        .await
+        .map_err(|e| PageError::Internal(e.to_string()))?;
+    let rows = page
+        .redemptions
+        .into_iter()
+        .rev()
+        .map(|r| RedemptionRow {
+            id: r.id,
+            customer: r.customer_id,
+            choice: r.credit_destination.map_or(r.customer_choice.clone(), |d| format!("{} ({d})", r.customer_choice)),
+            value: pounds(r.value_pence),
+            code: r.code.unwrap_or_default(),
+            expires: r.expires_at.unwrap_or_default(),
+        })
+        .collect();
+    let view = RedemptionsPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        rows,
+        code,
+        notice,
+        error,
+    };
+    Ok(render(status, &view))
+}
+
+async fn redemptions_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    redemptions_view(&state, &session, StatusCode::OK, String::new(), None, None).await
+}
+
+#[derive(Debug, Deserialize)]
+struct RedeemForm {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    order_reference: String,
+}
+
+async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let mut body = super::integrations::object(serde_json::json!({"code": form.code}));
+    if !form.order_reference.trim().is_empty() {
+        body.insert("order_reference".to_owned(), serde_json::Value::String(form.order_reference.clone()));
+    }
+    let outcome = match RedeemRequest::parse(&body) {
+        Err(errors) => Err(errors.iter().map(|e| e.code.clone()).collect::<Vec<_>>().join(", ")),
+        Ok(request) => match credits::redeem(&state.core, &session.actor(), &request).await {
+            Ok(checked) => {
+                Ok(format!("Code {} redeemed: {} GBP.", checked.code, pounds(checked.redemption.value_pence)))
+            }
+            Err(RedeemError::Store(e)) => return Err(e.into()),
+            Err(e) => Err(redeem_code(&e).to_owned()),
+        },
+    };
+    match outcome {
+        Ok(notice) => redemptions_view(&state, &session, StatusCode::OK, String::new(), Some(notice), None).await,
+        Err(error) => {
+            redemptions_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form.code, None, Some(error)).await
+        }
+    }
+}
+
+/// The API's code for a refused redemption.
+fn redeem_code(e: &RedeemError) -> &'static str {
+    match e {
+        RedeemError::NotFound => "credit_code_not_found",
+        RedeemError::AlreadyRedeemed => "credit_code_already_redeemed",
+        RedeemError::Expired => "credit_code_expired",
+        RedeemError::Store(_) => "internal_error",
+    }
+}
+
+// ---- Wallet ----
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/wallet.html")]
+pub struct WalletPage {
+    pub chrome: Chrome,
+    pub available: String,
+    pub pending: String,
+    pub paid: String,
+    pub lifetime: String,
+    pub hold_hours: u32,
+    pub next_payout_date: String,
+    pub entries: Vec<Entry>,
+    pub statements: Vec<Remittance>,
+}
+
+impl WalletPage {
+    pub fn gbp(&self, pence: &i64) -> String {
+        pounds(*pence)
+    }
+}
+
+async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    let actor = session.actor();
+    let w = wallet::wallet(&state.core, &actor).await?;
+    let (mut entries, _) = wallet::entries(&state.core, &actor, 0, 100).await?;
+    entries.reverse();
+    let (statements, _) = wallet::remittances(&state.core, &actor, 100, 0).await?;
+    let b = w.balances;
+    let page = WalletPage {
+        chrome: Chrome::signed_in(&session),
+        available: pounds(b.available),
+        pending: pounds(b.pending),
+        paid: pounds(b.paid),
+        lifetime: pounds(w.lifetime()),
+        hold_hours: w.hold.get(),
+        next_payout_date: w.next_payout_date.to_string(),
+        entries,
+        statements,
+    };
+    Ok(render(StatusCode::OK, &page))
+}
+
+/// `<id>.csv` or `<id>.pdf` of a statement of the brand.
+async fn statement_file(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Path(file): Path<String>,
+) -> Result<Response, PageError> {
+    let not_found = || PageError::Redirect("/dashboard/wallet");
+    let (id, extension) = file.rsplit_once('.').ok_or_else(not_found)?;
+    let id = id.parse::<i64>().map_err(|_| not_found())?;
+    let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
+    let (bytes, kind) = match extension {
+        "csv" => (csv::render(&statement).map_err(|e| PageError::Internal(e.to_string()))?, "text/csv; charset=utf-8"),
+        "pdf" => (pdf::render(&statement), "application/pdf"),
+        _ => return Err(not_found()),
+    };
+    let disposition = format!("attachment; filename=\"{}\"", statement.file_name(extension));
+    Ok(([(header::CONTENT_TYPE, kind.to_owned()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response())
+}

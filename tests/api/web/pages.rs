@@ -1,0 +1,301 @@
+//! The dashboard's pages over real HTTP (decisions 9): each page behind the session, with
+//! the security headers and the navigation; admin forms refused without a CSRF token or to
+//! a member (403, nothing changed); each action goes through the API's use case, with its
+//! validation codes shown beside the field.
+
+use std::time::Duration;
+
+use rehome::domain::user::Role;
+use serde_json::json;
+
+use super::{admin, set_password, Browser, Page, PASSWORD};
+use crate::helpers::{json, TestApp};
+use crate::marketplace::{complete, listing, market_app, order};
+
+const PAGES: [&str; 10] = [
+    "/dashboard/listings",
+    "/dashboard/bulk-import",
+    "/dashboard/settings",
+    "/dashboard/integrations",
+    "/dashboard/deliveries",
+    "/dashboard/redemptions",
+    "/dashboard/collections",
+    "/dashboard/team",
+    "/dashboard/wallet",
+    "/dashboard/audit-log",
+];
+const NAV: [&str; 10] = [
+    "Listings",
+    "Bulk import",
+    "Settings",
+    "Integrations",
+    "Deliveries",
+    "Redemptions",
+    "Collections",
+    "Team",
+    "Wallet",
+    "Audit log",
+];
+const ADMIN_ONLY: [&str; 3] = ["/dashboard/integrations", "/dashboard/team", "/dashboard/audit-log"];
+
+fn nav_links(page: &Page) -> Vec<String> {
+    let nav = page.body.split("<nav aria-label=\"Dashboard\">").nth(1).and_then(|rest| rest.split("</nav>").next());
+    nav.unwrap_or_default().split("\">").skip(1).filter_map(|s| s.split("</a>").next()).map(str::to_owned).collect()
+}
+
+async fn member(app: &TestApp, partner: &crate::helpers::Partner) -> Browser {
+    let (member_id, _) = app.user(partner, "Mo Member", Role::Member).await;
+    set_password(app, member_id).await;
+    let mut browser = Browser::new(app);
+    browser.sign_in(&format!("mo.member@{}.example", partner.slug), PASSWORD).await.assert_redirect("/dashboard");
+    browser
+}
+
+#[tokio::test]
+async fn every_page_needs_a_session_and_carries_the_headers_and_the_navigation() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut anonymous = Browser::new(&app);
+    for path in PAGES {
+        anonymous.get(path).await.assert_redirect("/dashboard/login");
+    }
+    let mut browser = Browser::signed_in(&app, &email).await;
+    for path in PAGES {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        let csp = page.headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(page.headers["referrer-policy"], "same-origin");
+        assert_eq!(nav_links(&page), NAV, "{path}");
+        assert!(page.body.contains(">Sign out</button>"));
+    }
+    // A member: the admin pages are neither linked nor served.
+    let mut mo = member(&app, &partner).await;
+    let page = mo.get("/dashboard/listings").await;
+    let expected: Vec<&str> =
+        NAV.iter().copied().filter(|t| !["Integrations", "Team", "Audit log"].contains(t)).collect();
+    assert_eq!(nav_links(&page), expected);
+    for path in ADMIN_ONLY {
+        assert_eq!(mo.get(path).await.status, 403, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn admin_forms_without_a_token_or_from_a_member_are_refused_and_change_nothing() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let payouts = [("credit_boost_percent", "150"), ("code_validity_days", "30"), ("credit_enabled", "on")];
+    assert_eq!(ada.post("/dashboard/settings/payouts", &payouts).await.status, 403, "no token");
+    let forged = [("csrf", "not-the-token"), ("label", "x")];
+    assert_eq!(ada.post("/dashboard/integrations/keys", &forged).await.status, 403, "wrong token");
+
+    let mut mo = member(&app, &partner).await;
+    let csrf = mo.get("/dashboard/settings").await.csrf();
+    let page = mo.get("/dashboard/settings").await;
+    assert!(!page.body.contains(">Save</button>"), "no Save for a member");
+    let mut with_token = payouts.to_vec();
+    with_token.push(("csrf", &csrf));
+    assert_eq!(mo.post("/dashboard/settings/payouts", &with_token).await.status, 403, "a member");
+    assert_eq!(mo.post("/dashboard/integrations/keys", &[("csrf", &csrf), ("label", "x")]).await.status, 403);
+
+    let options = json(app.get("/v1/partner/settings/payouts", &partner.key).await).await;
+    assert_eq!(options["credit_boost_percent"], 100, "{options}");
+    assert_eq!(options["cash_enabled"], true);
+    let keys = json(app.get("/v1/partner/settings/integrations/keys", &partner.key).await).await;
+    assert!(keys["data"].as_array().unwrap().iter().all(|k| k["label"] == ""), "no key made by a form: {keys}");
+}
+
+#[tokio::test]
+async fn payouts_are_saved_and_a_bad_value_is_shown_beside_its_field() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/settings").await.csrf();
+    let bad = [
+        ("csrf", csrf.as_str()),
+        ("credit_enabled", "on"),
+        ("credit_boost_percent", "250"),
+        ("code_validity_days", "30"),
+    ];
+    let page = ada.post("/dashboard/settings/payouts", &bad).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("id=\"boost-error\" role=\"alert\">credit_boost_percent_invalid<"), "{}", page.body);
+    assert!(page.body.contains("value=\"250\""), "the value given is kept");
+    let good = [
+        ("csrf", csrf.as_str()),
+        ("credit_enabled", "on"),
+        ("credit_boost_percent", "120"),
+        ("code_validity_days", "30"),
+    ];
+    let page = ada.post("/dashboard/settings/payouts", &good).await;
+    assert_eq!(page.status, 200);
+    let options = json(app.get("/v1/partner/settings/payouts", &partner.key).await).await;
+    assert_eq!(
+        options,
+        json!({"brand_id": "acme", "credit_enabled": true, "cash_enabled": false, "credit_boost_percent": 120, "code_validity_days": 30})
+    );
+}
+
+#[tokio::test]
+async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
+    let app = market_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let form = ada.get("/dashboard/integrations/keys/new").await;
+    let page = ada.post("/dashboard/integrations/keys", &[("csrf", &form.csrf()), ("label", &"x".repeat(101))]).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("role=\"alert\">label_too_long<"), "{}", page.body);
+    let page = ada.post("/dashboard/integrations/keys", &[("csrf", &form.csrf()), ("label", "Stock sync")]).await;
+    assert_eq!(page.status, 201);
+    let secret = page.text_of("new-key-secret");
+    assert_eq!(app.get("/v1/listings/options", &secret).await.status(), 200, "the key works");
+    assert!(!ada.get("/dashboard/integrations").await.body.contains(&secret), "shown once");
+    let key_id = page
+        .body
+        .split("/dashboard/integrations/keys/")
+        .filter_map(|s| s.split('/').next())
+        .find_map(|id| id.parse::<i64>().ok())
+        .unwrap();
+    let revoked = ada.post(&format!("/dashboard/integrations/keys/{key_id}/revoke"), &[("csrf", &form.csrf())]).await;
+    revoked.assert_redirect("/dashboard/integrations");
+    let mut status = 200;
+    for _ in 0..40 {
+        status = app.get("/v1/listings/options", &secret).await.status().as_u16();
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 401, "revoked");
+}
+
+#[tokio::test]
+async fn an_invitation_shows_its_link_and_a_member_is_removed() {
+    let app = market_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/team/invite").await.csrf();
+    let taken = [("csrf", csrf.as_str()), ("email", email.as_str()), ("name", "Again"), ("role", "member")];
+    let page = ada.post("/dashboard/team/invite", &taken).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("role=\"alert\">email_taken<"), "{}", page.body);
+    let fields = [("csrf", csrf.as_str()), ("email", "sam@acme.example"), ("name", "Sam Stock"), ("role", "member")];
+    let page = ada.post("/dashboard/team/invite", &fields).await;
+    assert_eq!(page.status, 201);
+    let link = page.text_of("invitation-link");
+    let path = link.strip_prefix(&app.base).expect("a link to this server");
+    assert_eq!(Browser::new(&app).get(path).await.status, 200, "the invitation opens");
+    let sam = page
+        .body
+        .split("/dashboard/team/")
+        .filter_map(|s| s.split('/').next())
+        .find_map(|id| id.parse::<i64>().ok())
+        .unwrap();
+    let page = ada.post(&format!("/dashboard/team/{sam}/remove"), &[("csrf", csrf.as_str())]).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Member removed"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn a_collection_is_scheduled_inside_the_window_and_a_date_outside_is_shown_as_refused() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let listing_id = listing(&app, &partner, json!({"channel": "clearance", "quantity": 2})).await;
+    let placed = order(&app, json!({"listing_id": listing_id, "buyer_window_start": "2026-12-10"})).await;
+    let order_id = placed["id"].as_i64().unwrap().to_string();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains(&format!("name=\"order_id\" value=\"{order_id}\"")), "{}", page.body);
+    let csrf = page.csrf();
+    let outside = [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", "2026-12-25")];
+    let page = ada.post("/dashboard/collections", &outside).await;
+    assert_eq!(page.status, 422);
+    assert!(
+        page.body.contains(&format!("id=\"error-{order_id}\" role=\"alert\">scheduled_for_invalid<")),
+        "{}",
+        page.body
+    );
+    let inside = [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", "2026-12-12")];
+    let page = ada.post("/dashboard/collections", &inside).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let listed = json(app.get("/v1/partner/collections?status=scheduled", &partner.key).await).await;
+    assert_eq!(listed["data"][0]["collection"]["scheduled_for"], "2026-12-12", "{listed}");
+}
+
+#[tokio::test]
+async fn the_wallet_shows_balances_and_serves_statements() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let listing_id = listing(&app, &partner, json!({"channel": "clearance", "price_gbp": 100})).await;
+    let order_id = order(&app, json!({"listing_id": listing_id})).await["id"].as_i64().unwrap();
+    complete(&app, order_id, json!({"completed_at": "2026-11-01T10:00:00Z"})).await;
+    let issued = crate::wallet::run(&app, None).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/wallet").await;
+    assert_eq!(page.text_of("paid"), "82.00");
+    let csv = ada.get(&format!("/dashboard/wallet/statements/{}.csv", issued[0])).await;
+    assert_eq!(csv.status, 200);
+    assert!(csv.body.starts_with("id,type,order_id"), "{}", csv.body);
+    // Another brand's statement is not served.
+    let (_, other) = admin(&app, "other").await;
+    let mut eve = Browser::signed_in(&app, &other).await;
+    assert_eq!(
+        eve.get(&format!("/dashboard/wallet/statements/{}.pdf", issued[0])).await.location(),
+        Some("/dashboard/wallet")
+    );
+}
+
+/// A multipart form of `fields` and a `file` named `name`.
+fn multipart(fields: &[(&str, &str)], name: &str, file: &[u8]) -> (String, Vec<u8>) {
+    let boundary = "rehome-test-boundary-7f3a";
+    let mut body = Vec::new();
+    for (key, value) in fields {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: text/csv\r\n\r\n").as_bytes(),
+    );
+    body.extend_from_slice(file);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+#[tokio::test]
+async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let ada = Browser::signed_in(&app, &email).await;
+    let csrf = {
+        let mut b = Browser::at(&app.base);
+        b.cookies = ada.cookies.clone();
+        b.get("/dashboard/bulk-import").await.csrf()
+    };
+    let csv = b"title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\nBad sofa,-5,fair,3-Seater Sofas,None\n";
+    let cookie = ada.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+    let post = |fields: Vec<(&'static str, String)>| {
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (kind, body) = multipart(&fields, "stock.csv", csv);
+        app.client
+            .post(app.url("/dashboard/bulk-import"))
+            .header("cookie", &cookie)
+            .header("content-type", kind)
+            .body(body)
+            .send()
+    };
+    let forged = post(vec![("action", "import".to_owned())]).await.unwrap();
+    assert_eq!(forged.status(), 403);
+    let checked = post(vec![("csrf", csrf.clone()), ("action", "validate".to_owned())]).await.unwrap();
+    assert_eq!(checked.status(), 200);
+    let body = checked.text().await.unwrap();
+    assert!(body.contains("<strong>B3</strong> (price_gbp): price_gbp_invalid"), "{body}");
+    assert!(body.contains("would be created"), "{body}");
+    let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
+    assert_eq!(listings["meta"]["total"], 0, "validating and a forged import wrote nothing");
+    let imported = post(vec![("csrf", csrf), ("action", "import".to_owned())]).await.unwrap();
+    assert_eq!(imported.status(), 200);
+    let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
+    assert_eq!(listings["meta"]["total"], 1, "the valid row");
+}
