@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The partner dashboard in a real headless Chromium (decisions 9): every page's main path
+and a failure path, by the accessible names of section 9.3, as an admin and as a member.
+No page may load anything from another origin or log a console error.
+
+Seeds a brand with the CLI (an admin and a member with passwords, an API key) and over the
+API and the operator API (listings, a delivered sale, a trade-in with a credit code, an
+order to collect, a statement), then drives the pages. Optionally saves screenshots of the
+main pages. Usage:
+
+    python3 tests/browser/dashboard.py [--binary target/debug/rehome] [--screenshots DIR]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from urllib.parse import urlsplit
+
+from harness import start_server
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ADMIN = "ada@acme.example"
+MEMBER = "mo@acme.example"
+PASSWORD = "correct horse battery staple"
+OPS = "ops-token-for-the-browser-test-0123"
+NAV = ["Listings", "Bulk import", "Settings", "Integrations", "Deliveries", "Redemptions", "Collections",
+       "Team", "Wallet", "Audit log"]
+
+
+def cli(binary, workdir, *args, stdin=""):
+    env = dict(os.environ, REHOME_DATABASE_URL="sqlite://rehome.db")
+    env.pop("REHOME_DATA_KEY", None)
+    done = subprocess.run([binary, *args], cwd=workdir, env=env, input=stdin, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"rehome {' '.join(args)} failed: {done.stderr}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def seed_people(binary, workdir):
+    cli(binary, workdir, "brands", "create", "acme", "--name", "Acme Sofas")
+    admin = cli(binary, workdir, "users", "create", "--brand", "acme", "--name", "Ada Admin", "--email", ADMIN)
+    cli(binary, workdir, "users", "set-password", admin, stdin=PASSWORD + "\n")
+    member = cli(binary, workdir, "users", "create", "--brand", "acme", "--name", "Mo Member", "--email", MEMBER,
+                 "--role", "member")
+    cli(binary, workdir, "users", "set-password", member, stdin=PASSWORD + "\n")
+    return cli(binary, workdir, "keys", "create", "--user", admin, "--rate-limit", "10000")
+
+
+def call(base, method, path, token, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read() or b"null")
+
+
+def seed_market(base, key):
+    """A listing, a sale delivered 3 days ago (then a statement), a trade-in paid in credit,
+    and an order to collect."""
+    def listing(**fields):
+        body = {"title": "Oak frame sofa", "price_gbp": 450, "condition": "excellent", "category": "3-Seater Sofas",
+                "faults": ["None"], "channel": "clearance", "quantity": 3}
+        body.update(fields)
+        return call(base, "POST", "/v1/listings", key, body)["id"]
+
+    call(base, "POST", "/v1/partner/settings/warehouses", key, {"label": "Leeds DC", "address_1": "1 Dock Road",
+         "city": "Leeds", "postcode": "LS1 4AP"})
+    sold = listing(title="Grey velvet sofa")
+    order = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": sold})["id"]
+    delivered = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=3)).isoformat()
+    call(base, "POST", f"/ops/v1/orders/{order}/complete", OPS, {"completed_at": delivered})
+    call(base, "POST", "/ops/v1/remittances/run", OPS, {})
+    start = (datetime.date.today() + datetime.timedelta(days=3)).isoformat()
+    collect = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": sold, "buyer_window_start": start})["id"]
+    exchange = listing(title="Trade-in armchair", channel="exchange", quantity=1, category="Armchairs")
+    traded = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": exchange})["id"]
+    call(base, "POST", f"/ops/v1/orders/{traded}/complete", OPS, {})
+    call(base, "POST", f"/ops/v1/orders/{traded}/payout-choice", OPS,
+         {"customer_id": "cus_1", "customer_choice": "credit", "credit_destination": "code"})
+    return collect, start
+
+
+class Watch:
+    """Collects console errors and requests to other origins of a page."""
+
+    def __init__(self, page, origin):
+        self.problems = []
+        self.allowed_status = set()
+        page.on("console", self.on_console)
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("request", lambda r: None if r.url.startswith(origin + "/") or r.url.startswith("data:")
+                else self.problems.append(f"request to another origin: {r.url}"))
+
+    def on_console(self, message):
+        if message.type != "error":
+            return
+        # A refused form answers 4xx, which Chromium logs as a failed load: expected there.
+        if any(f"status of {s}" in message.text for s in self.allowed_status):
+            return
+        self.problems.append(f"console error: {message.text}")
+
+
+def sign_in(page, base, email):
+    page.goto(base + "/dashboard/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+
+
+def submit(page, watch, button, status=None):
+    """Clicks `button`, allowing the failed-load console message of `status` meanwhile."""
+    if status:
+        watch.allowed_status.add(status)
+    button.click()
+    page.wait_for_load_state()
+    watch.allowed_status.discard(status)
+
+
+def check_admin(page, base, watch, collect_order, window_start, shots):
+    problems = []
+
+    def need(condition, what):
+        if not condition:
+            problems.append(what)
+
+    def shot(name):
+        if shots:
+            page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=True)
+
+    sign_in(page, base, ADMIN)
+    nav = page.get_by_role("navigation", name="Dashboard")
+    for text in NAV:
+        need(nav.get_by_role("link", name=text, exact=True).count() == 1, f"no navigation link {text!r}")
+    need(page.get_by_role("button", name="Sign out").count() == 1, "no Sign out")
+
+    # Listings: the seeded ones, and a search.
+    nav.get_by_role("link", name="Listings").click()
+    page.wait_for_load_state()
+    need(page.get_by_text("Grey velvet sofa").count() >= 1, "listings page misses a listing")
+    page.get_by_label("Search title or SKU").fill("armchair")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_load_state()
+    need(page.get_by_text("Trade-in armchair").count() == 1 and page.get_by_text("Grey velvet sofa").count() == 0,
+         "the search did not filter")
+    shot("listings")
+
+    # Integrations: a key with its secret shown once, revoked; the webhook.
+    page.goto(base + "/dashboard/integrations")
+    page.get_by_role("button", name="Create key").click()
+    page.wait_for_load_state()
+    page.get_by_label("Label").fill("Stock sync")
+    submit(page, watch, page.get_by_role("button", name="Create", exact=True), 201)
+    secret = page.locator("#new-key-secret").inner_text() if page.locator("#new-key-secret").count() else ""
+    need(secret.startswith("rhk_"), f"no key secret shown: {secret!r}")
+    revoke = page.get_by_role("button", name="Revoke")
+    need(revoke.count() == 2, f"expected two active keys with Revoke, got {revoke.count()}")
+    page.get_by_label("Endpoint URL").fill("https://")
+    submit(page, watch, page.get_by_role("button", name="Save", exact=True), 422)
+    need(page.get_by_role("alert").filter(has_text="url_invalid").count() == 1, "a bad webhook URL is not shown")
+    page.get_by_label("Endpoint URL").fill("https://127.0.0.1:9/hooks")
+    page.get_by_label("Enabled").check()
+    submit(page, watch, page.get_by_role("button", name="Save", exact=True))
+    need(page.locator("#signing-secret").count() == 1, "no signing secret shown after the first save")
+    submit(page, watch, page.get_by_role("button", name="Rotate secret"))
+    need(page.locator("#signing-secret").count() == 1, "no new secret after rotating")
+    submit(page, watch, page.get_by_role("button", name="Send test event"))
+    need(page.get_by_text(re.compile("Test event evt_")).count() == 1, "the test event was not queued")
+    shot("integrations")
+    page.get_by_role("button", name="Revoke").first.click()
+    page.wait_for_load_state()
+    need(page.get_by_role("button", name="Revoke").count() == 1, "revoking left the key active")
+
+    # Deliveries: the test event, replayed.
+    page.goto(base + "/dashboard/deliveries")
+    replay = page.get_by_role("button", name="Replay")
+    need(replay.count() >= 1, "no delivery with Replay")
+    if replay.count():
+        submit(page, watch, replay.first)
+        need(page.get_by_text(re.compile("queued for delivery")).count() == 1, "replay did not say it queued")
+    shot("deliveries")
+
+    # Settings: a refused boost shown beside its field, then saved.
+    page.goto(base + "/dashboard/settings")
+    page.get_by_label("Credit boost (%)").fill("250")
+    submit(page, watch, page.get_by_role("button", name="Save"), 422)
+    need(page.locator("#boost-error").inner_text() == "credit_boost_percent_invalid", "the boost error is not beside it")
+    page.get_by_label("Credit boost (%)").fill("120")
+    page.get_by_label("Code validity (days)").fill("90")
+    page.get_by_label("Cash", exact=True).uncheck()
+    page.get_by_label("Credit", exact=True).check()
+    submit(page, watch, page.get_by_role("button", name="Save"))
+    need(page.get_by_text("Payout options saved.").count() == 1, "payouts not saved")
+    shot("settings")
+
+    # Collections: a date outside the window refused, one inside scheduled.
+    page.goto(base + "/dashboard/collections")
+    dates = page.get_by_label("Collection date")
+    need(dates.count() == 2, f"expected two orders to schedule, got {dates.count()}")
+    start = datetime.date.fromisoformat(window_start)
+    dates.last.fill((start - datetime.timedelta(days=1)).isoformat())
+    submit(page, watch, page.get_by_role("button", name="Schedule").last, 422)
+    need(page.get_by_role("alert").filter(has_text="scheduled_for_invalid").count() == 1,
+         "a date outside the buyer window is not refused beside the row")
+    page.get_by_label("Collection date").last.fill((start + datetime.timedelta(days=2)).isoformat())
+    submit(page, watch, page.get_by_role("button", name="Schedule").last)
+    need(page.get_by_text(re.compile("scheduled for")).count() == 1, "the collection was not scheduled")
+    need(page.get_by_label("Collection date").count() == 1, "the scheduled order is still offered")
+    shot("collections")
+
+    # Team: an invitation with its link, then removing the member.
+    page.goto(base + "/dashboard/team")
+    page.get_by_role("button", name="Invite").click()
+    page.wait_for_load_state()
+    page.get_by_label("Email").fill("sam@acme.example")
+    page.get_by_label("Name").fill("Sam Stock")
+    page.get_by_label("Role").select_option("member")
+    submit(page, watch, page.get_by_role("button", name="Send invite"), 201)
+    link = page.locator("#invitation-link")
+    need(link.count() == 1 and "/dashboard/invite/" in link.inner_text(), "no invitation link shown")
+    shot("team")
+    removes = page.get_by_role("button", name="Remove")
+    need(removes.count() == 2, f"expected Remove on the two other members, got {removes.count()}")
+    submit(page, watch, removes.last)
+    need(page.get_by_text(re.compile("Member removed")).count() == 1, "removing did not say so")
+
+    # Redemptions: the trade-in listed; a wrong code refused.
+    page.goto(base + "/dashboard/redemptions")
+    need(page.get_by_text("credit (code)").count() == 1, "the credit redemption is not listed")
+    page.get_by_label("Credit code").fill("RH-0000-0000-0000-0000")
+    submit(page, watch, page.get_by_role("button", name="Redeem"), 422)
+    need(page.locator("#code-error").inner_text() == "credit_code_not_found", "a wrong code is not shown as such")
+
+    # Wallet: balances, the statement and its PDF.
+    page.goto(base + "/dashboard/wallet")
+    need(page.locator("#paid").inner_text() == "369.00", f"paid is {page.locator('#paid').inner_text()}")
+    pdf = page.get_by_role("link", name="PDF")
+    need(pdf.count() == 1, "no statement PDF link")
+    if pdf.count():
+        answer = page.request.get(base + pdf.get_attribute("href"))
+        need(answer.headers.get("content-type") == "application/pdf", "the statement is not a PDF")
+    shot("wallet")
+
+    # Bulk import: a row's error by cell.
+    page.goto(base + "/dashboard/bulk-import")
+    csv_path = os.path.join(shots or tempfile.gettempdir(), "stock.csv")
+    with open(csv_path, "w") as f:
+        f.write("title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\n"
+                "Bad sofa,-5,fair,3-Seater Sofas,None\n")
+    page.get_by_label("File").set_input_files(csv_path)
+    submit(page, watch, page.get_by_role("button", name="Validate"))
+    need(page.get_by_text("price_gbp_invalid").count() == 1, "the bad cell's error is not shown")
+    shot("bulk-import")
+
+    # Audit log: what was just done is there.
+    page.goto(base + "/dashboard/audit-log")
+    need(page.get_by_role("cell", name=re.compile("key")).count() >= 1, "the audit log shows no key action")
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_load_state()
+    return problems
+
+
+def check_member(page, base, watch):
+    problems = []
+    sign_in(page, base, MEMBER)
+    nav = page.get_by_role("navigation", name="Dashboard")
+    for text in NAV:
+        admin_only = text in ("Integrations", "Team", "Audit log")
+        count = nav.get_by_role("link", name=text, exact=True).count()
+        if count != (0 if admin_only else 1):
+            problems.append(f"member navigation: {text!r} appears {count} time(s)")
+    page.goto(base + "/dashboard/settings")
+    if page.get_by_role("button", name="Save").count():
+        problems.append("a member is offered Save on Settings")
+    # A forged admin POST with the member's own token: refused.
+    token = page.locator("input[name=csrf]").first.get_attribute("value")
+    answer = page.request.post(base + "/dashboard/settings/payouts",
+                               form={"csrf": token, "credit_boost_percent": "200", "code_validity_days": "5"})
+    if answer.status != 403:
+        problems.append(f"a member's forged payouts POST answered {answer.status}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "rehome"))
+    parser.add_argument("--screenshots")
+    args = parser.parse_args()
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        sys.exit("no chromium found (apt-get install chromium, or set CHROMIUM)")
+    binary = os.path.abspath(args.binary)
+    if args.screenshots:
+        os.makedirs(args.screenshots, exist_ok=True)
+    os.environ["REHOME_OPS_TOKEN"] = OPS
+    os.environ["REHOME_ALLOW_PRIVATE_NETWORK"] = "true"
+    with tempfile.TemporaryDirectory() as workdir:
+        key = seed_people(binary, workdir)
+        server, base = start_server(binary, workdir)
+        try:
+            collect, start = seed_market(base, key)
+            origin = "{0.scheme}://{0.netloc}".format(urlsplit(base))
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                watch = Watch(page, origin)
+                problems = check_admin(page, base, watch, collect, start, args.screenshots)
+                member_page = browser.new_page()
+                member_watch = Watch(member_page, origin)
+                problems += check_member(member_page, base, member_watch)
+                problems += watch.problems + member_watch.problems
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    if problems:
+        for problem in problems:
+            print("FAIL:", problem)
+        sys.exit(1)
+    print("dashboard: every page's main and failure paths passed in Chromium")
+
+
+if __name__ == "__main__":
+    main()
