@@ -190,6 +190,9 @@ async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result
     let addr = server.local_addr();
     if demo {
         let demo = accounts::demo_access(&store).await.context("seeding the demo brand")?;
+        crate::usecases::demo::sample_data(&server.state().core, &demo.admin)
+            .await
+            .context("seeding the demo's sample data")?;
         let key = demo.key;
         println!("Demo brand '{}' is ready. Its admin's API key (shown once):", accounts::DEMO_BRAND);
         println!();

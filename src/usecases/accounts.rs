@@ -6,7 +6,7 @@ use crate::domain::apikey::{random_base62, NewKey};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::key_request::MAX_LABEL_LEN;
 use crate::domain::team::normalise_email;
-use crate::domain::user::{valid_slug, Role, Scopes};
+use crate::domain::user::{valid_slug, Actor, Role, Scopes, Via};
 use crate::store::{
     BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
 };
@@ -165,6 +165,8 @@ pub struct DemoAccess {
     pub email: &'static str,
     /// A new random password (the previous one stops working).
     pub password: String,
+    /// The demo admin, to seed the sample data as.
+    pub admin: Actor,
 }
 
 /// Seeds the demo brand and admin when missing, and gives the admin a new read/write key
@@ -181,7 +183,16 @@ pub async fn demo_access(store: &Store) -> Result<DemoAccess, DemoError> {
     let key = create_key(store, user.id, Scopes { read: true, write: true }, None, None).await?;
     let password = random_base62(20).map_err(AccountError::Random)?;
     passwords::set_password(store, user.id, &password).await?;
-    Ok(DemoAccess { key, email: DEMO_EMAIL, password })
+    let admin = Actor {
+        brand_id: brand.id,
+        brand_slug: DEMO_BRAND.to_owned(),
+        user_id: user.id,
+        user_name: user.name,
+        role: Role::Admin,
+        via: Via::Operator,
+        ip: None,
+    };
+    Ok(DemoAccess { key, email: DEMO_EMAIL, password, admin })
 }
 
 /// Why the demo could not be seeded.

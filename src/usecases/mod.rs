@@ -11,6 +11,7 @@
 
 pub mod accounts;
 pub mod bulk;
+pub mod demo;
 pub mod listings;
 pub mod marketplace;
 pub mod options;

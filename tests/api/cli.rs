@@ -157,4 +157,25 @@ async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work()
     let home = browser.get("/dashboard").await;
     assert_eq!(home.status, 200);
     assert!(home.body.contains("Demo Admin"), "{}", home.body);
+
+    // Decisions 12.2: every dashboard page shows something.
+    let api = |path: &'static str| {
+        let request = reqwest::Client::new().get(format!("{base}{path}")).bearer_auth(key).send();
+        async move { request.await.unwrap().json::<serde_json::Value>().await.unwrap() }
+    };
+    let listings = api("/v1/listings?status=any").await;
+    assert!(listings["data"].as_array().unwrap().len() >= 3, "{listings}");
+    assert!(
+        listings["data"].as_array().unwrap().iter().any(|l| l["image_url"].as_str().is_some_and(|u| !u.is_empty())),
+        "a listing with a photo: {listings}"
+    );
+    assert_eq!(api("/v1/redemptions").await["data"].as_array().unwrap().len(), 1);
+    assert!(!api("/v1/partner/collections?status=unscheduled").await["data"].as_array().unwrap().is_empty());
+    let wallet = api("/v1/wallet").await;
+    assert!(wallet["lifetime_pence"].as_i64().unwrap() > 0 && wallet["paid_pence"].as_i64().unwrap() > 0, "{wallet}");
+    assert_eq!(api("/v1/remittances").await["meta"]["total"], 1);
+    for page in ["/dashboard/listings", "/dashboard/wallet", "/dashboard/collections", "/dashboard/redemptions"] {
+        assert_eq!(browser.get(page).await.status, 200, "{page}");
+    }
+    assert!(browser.get("/dashboard/listings").await.body.contains("Grey velvet 3-seater sofa"));
 }
