@@ -13,6 +13,7 @@ pub mod cookies;
 pub mod extract;
 pub mod integrations;
 pub mod invite;
+pub mod listing;
 pub mod operations;
 pub mod pages;
 pub mod people;
@@ -56,6 +57,7 @@ pub fn router() -> Router<AppState> {
         .merge(people::router())
         .merge(records::router())
         .merge(bulk::router())
+        .merge(listing::router())
         .route("/assets/dashboard.css", get(stylesheet))
         .fallback(not_found)
         .layer(middleware::from_fn(security_headers))

@@ -47,6 +47,7 @@ pub struct ListingRow {
 #[template(path = "dashboard/listings.html")]
 pub struct ListingsPage {
     pub chrome: Chrome,
+    pub is_admin: bool,
     pub rows: Vec<ListingRow>,
     pub q: String,
     pub status: String,
@@ -103,6 +104,7 @@ async fn listings_page(
         .finish();
     let view = ListingsPage {
         chrome: Chrome::signed_in(&session),
+        is_admin: session.is_admin(),
         rows,
         q: query.q,
         status: status.map_or("", ListingStatus::as_str).to_owned(),

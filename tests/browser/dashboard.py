@@ -31,6 +31,10 @@ ADMIN = "ada@acme.example"
 MEMBER = "mo@acme.example"
 PASSWORD = "correct horse battery staple"
 OPS = "ops-token-for-the-browser-test-0123"
+# A 2x2 PNG (red, green, blue, white).
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a730000001249444154789c63f8cfc0c000c2"
+    "0cff8100001fee05fb0bd9688b0000000049454e44ae426082")
 NAV = ["Listings", "Bulk import", "Settings", "Integrations", "Deliveries", "Redemptions", "Collections",
        "Team", "Wallet", "Audit log"]
 
@@ -136,6 +140,9 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
         if shots:
             page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=True)
 
+    photo_path = os.path.join(shots or tempfile.gettempdir(), "sofa.png")
+    with open(photo_path, "wb") as f:
+        f.write(PNG)
     sign_in(page, base, ADMIN)
     nav = page.get_by_role("navigation", name="Dashboard")
     for text in NAV:
@@ -152,6 +159,31 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     need(page.get_by_text("Trade-in armchair").count() == 1 and page.get_by_text("Grey velvet sofa").count() == 0,
          "the search did not filter")
     shot("listings")
+
+    # A new listing with a photo: a bad price shown beside its field, then created.
+    page.get_by_role("button", name="New listing").click()
+    page.wait_for_load_state()
+    page.get_by_label("Title").fill("Blue corner sofa")
+    page.get_by_label("Price (GBP)", exact=True).fill("12.345")
+    page.get_by_label("Quantity").fill("2")
+    page.get_by_label("Category").select_option("Corner Sofas")
+    page.get_by_label("Condition").select_option("excellent")
+    page.get_by_label("None of the above").check()
+    page.get_by_label("Photo").set_input_files(photo_path)
+    submit(page, watch, page.get_by_role("button", name="Create listing"), 422)
+    need(page.locator("#price_gbp-error").inner_text() == "price_gbp_invalid", "a bad price is not shown beside it")
+    page.get_by_label("Price (GBP)", exact=True).fill("640")
+    page.get_by_label("Photo").set_input_files(photo_path)
+    submit(page, watch, page.get_by_role("button", name="Create listing"))
+    need(page.get_by_role("heading", name="Blue corner sofa").count() == 1, f"not on the new listing's page: {page.url}")
+    need(page.get_by_text("524.80").count() == 1, "the payout per unit is not shown")
+    need(page.get_by_role("img", name=re.compile("Photo 1 of Blue corner sofa")).count() == 1, "the photo is not shown")
+    shot("listing")
+    page.get_by_role("button", name="Edit listing").click()
+    page.wait_for_load_state()
+    page.get_by_label("SKU").fill("BLUE-1")
+    submit(page, watch, page.get_by_role("button", name="Save listing"))
+    need(page.get_by_text("Listing saved.").count() == 1, "the edit was not saved")
 
     # Integrations: a key with its secret shown once, revoked; the webhook.
     page.goto(base + "/dashboard/integrations")

@@ -299,3 +299,81 @@ async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
     let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
     assert_eq!(listings["meta"]["total"], 1, "the valid row");
 }
+
+#[tokio::test]
+async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let ada = Browser::signed_in(&app, &email).await;
+    let cookie = ada.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+    let csrf = {
+        let mut b = Browser::at(&app.base);
+        b.cookies = ada.cookies.clone();
+        b.get("/dashboard/listings/new").await.csrf()
+    };
+    let png = crate::photos::image_bytes(image::ImageFormat::Png, 60, 40);
+    let send = |path: String, fields: Vec<(&'static str, String)>, photo: Option<Vec<u8>>| {
+        let boundary = "rehome-listing-form";
+        let mut body = Vec::new();
+        for (key, value) in &fields {
+            body.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
+            );
+        }
+        if let Some(bytes) = photo {
+            body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"sofa.png\"\r\nContent-Type: image/png\r\n\r\n").as_bytes());
+            body.extend_from_slice(&bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        app.client
+            .post(app.url(&path))
+            .header("cookie", &cookie)
+            .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+            .body(body)
+            .send()
+    };
+    let fields = |price: &str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("title", "Grey velvet sofa".to_owned()),
+            ("price_gbp", price.to_owned()),
+            ("channel", "clearance".to_owned()),
+            ("quantity", "2".to_owned()),
+            ("category", "3-Seater Sofas".to_owned()),
+            ("condition", "excellent".to_owned()),
+            ("faults", "None".to_owned()),
+            ("delivery_contribution_gbp", "30".to_owned()),
+            ("status", "active".to_owned()),
+        ]
+    };
+    let refused = send("/dashboard/listings/new".into(), fields("19.999"), None).await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let body = refused.text().await.unwrap();
+    assert!(body.contains("id=\"price_gbp-error\" role=\"alert\">price_gbp_invalid<"), "{body}");
+    assert!(body.contains("value=\"19.999\""), "the value given is kept");
+
+    let response = send("/dashboard/listings/new".into(), fields("450"), Some(png)).await.unwrap();
+    // The client follows the 303 to the listing's page.
+    assert_eq!(response.status(), 200);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("<dt>Your payout per unit</dt><dd>339.00</dd>"), "450 - 67.50 - 13.50 - 30: {page}");
+    let listings = json(app.get("/v1/listings", &partner.key).await).await;
+    let listing = &listings["data"][0];
+    assert_eq!(listing["title"], "Grey velvet sofa");
+    let id = listing["id"].as_i64().unwrap();
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(detail["images"].as_array().map(Vec::len), Some(1), "the photo is the listing's: {detail}");
+
+    let mut edit = fields("399.99");
+    edit.push(("sku", "SOFA-1".to_owned()));
+    let saved = send(format!("/dashboard/listings/{id}"), edit, None).await.unwrap();
+    assert_eq!(saved.status(), 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!((detail["price_pence"].as_i64(), detail["sku"].as_str()), (Some(39_999), Some("SOFA-1")), "{detail}");
+
+    // A member may look, not create.
+    let mut mo = member(&app, &partner).await;
+    assert_eq!(mo.get(&format!("/dashboard/listings/{id}")).await.status, 200);
+    assert_eq!(mo.get("/dashboard/listings/new").await.status, 403);
+}
