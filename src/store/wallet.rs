@@ -47,18 +47,6 @@ pub struct EntryRecord {
     pub remittance_id: Option<i64>,
 }
 
-impl EntryRecord {
-    pub fn money(&self) -> LineMoney {
-        LineMoney {
-            gross: self.gross_pence,
-            commission: self.commission_pence,
-            vat: self.vat_pence,
-            delivery: self.delivery_pence,
-            amount: self.amount_pence,
-        }
-    }
-}
-
 /// A brand's balances in pence at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
 pub struct Balances {

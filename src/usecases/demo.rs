@@ -9,7 +9,9 @@ use std::io::Cursor;
 use anyhow::Context;
 use chrono::{TimeDelta, Utc};
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
+
+use crate::domain::reader::object;
 
 use super::marketplace::{orders, payouts};
 use super::photos::{self, PhotoUpload};
@@ -91,13 +93,6 @@ async fn listing(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<i64>
     let saved =
         listings::create(core, admin, &object(body)).await.map_err(|e| anyhow::anyhow!("demo listing: {e:?}"))?;
     Ok(saved.record.id)
-}
-
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
 }
 
 /// A 640×480 PNG: a grey sofa-ish block on a warm wall.

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use super::extract::{tokens_match, PageError, SignedIn};
-use super::pages::{render, require_admin, Chrome};
+use super::extract::{admin_multipart, PageError, SignedIn};
+use super::pages::{render, Chrome};
 use crate::app::AppState;
 use crate::import::{ImportError, Mode, Upload, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
 use crate::usecases::bulk::{self, BulkError, CheckedRow, RowError};
@@ -122,10 +122,7 @@ async fn upload(
     multipart: Multipart,
 ) -> Result<Response, PageError> {
     let posted = read_form(multipart).await?;
-    if !tokens_match(&posted.csrf, &session.record.csrf_token) {
-        return Err(PageError::Forbidden);
-    }
-    require_admin(&session)?;
+    admin_multipart(&session, &posted.csrf)?;
     if posted.file.is_empty() {
         return Ok(view(
             &session,

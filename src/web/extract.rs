@@ -128,8 +128,17 @@ impl FromRequestParts<AppState> for SignedIn {
 }
 
 /// True when `presented` is the non-empty `expected` token (constant time).
-pub(crate) fn tokens_match(presented: &str, expected: &str) -> bool {
+fn tokens_match(presented: &str, expected: &str) -> bool {
     !expected.is_empty() && bool::from(presented.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+/// A multipart form's check (its token is a field among the others): the session's token,
+/// then an admin's action (decisions 9.2, 9.4).
+pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), PageError> {
+    if !tokens_match(presented, &session.record.csrf_token) {
+        return Err(PageError::Forbidden);
+    }
+    super::pages::require_admin(session)
 }
 
 /// Reads the url-encoded body, checks its `csrf` field against `expected`, then parses it.

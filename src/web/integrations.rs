@@ -8,7 +8,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
+
+use crate::domain::reader::object;
 
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
@@ -242,12 +244,4 @@ async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -
         Err(e) => format!("No test event was sent: {e}."),
     };
     integrations(&state, &session, StatusCode::OK, Shown { notice: Some(notice), ..Shown::default() }).await
-}
-
-/// A JSON object literal as the use cases take bodies.
-pub fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
 }

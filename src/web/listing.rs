@@ -12,7 +12,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{Map, Value};
 
-use super::extract::{tokens_match, PageError, SignedIn};
+use super::extract::{admin_multipart, PageError, SignedIn};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
@@ -275,10 +275,7 @@ async fn create(
     multipart: Multipart,
 ) -> Result<Response, PageError> {
     let posted = read_form(multipart).await?;
-    if !tokens_match(&posted.csrf, &session.record.csrf_token) {
-        return Err(PageError::Forbidden);
-    }
-    require_admin(&session)?;
+    admin_multipart(&session, &posted.csrf)?;
     let actor = session.actor();
     let mut body = body_of(&posted, false);
     if let Some((bytes, filename)) = posted.photo.clone() {
@@ -324,10 +321,7 @@ async fn update(
 ) -> Result<Response, PageError> {
     let id = listing_id(&id)?;
     let posted = read_form(multipart).await?;
-    if !tokens_match(&posted.csrf, &session.record.csrf_token) {
-        return Err(PageError::Forbidden);
-    }
-    require_admin(&session)?;
+    admin_multipart(&session, &posted.csrf)?;
     let body = body_of(&posted, true);
     match listings::update(&state.core, &session.actor(), id, &body, None).await {
         Ok(_) => listing_view(&state, &session, id, Some("Listing saved.")).await,

@@ -11,11 +11,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{PageError, SignedIn, SignedInForm};
-use super::integrations::{object, Empty};
+use super::integrations::Empty;
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::collection::CollectionRequest;
 use crate::domain::payout::PayoutOptionsPatch;
+use crate::domain::reader::object;
 use crate::domain::webhook::DeliveryStatus;
 use crate::store::CollectionFilter;
 use crate::usecases::marketplace::collections::{self, ScheduleError};

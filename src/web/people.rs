@@ -9,9 +9,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::extract::{PageError, SignedIn, SignedInForm};
-use super::integrations::{object, Empty};
+use super::integrations::Empty;
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
+use crate::domain::reader::object;
 use crate::usecases::people::audit;
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::people::team::{self, InviteError, RemoveError};

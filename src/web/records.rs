@@ -191,7 +191,7 @@ struct RedeemForm {
 async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let mut body = super::integrations::object(serde_json::json!({"code": form.code}));
+    let mut body = crate::domain::reader::object(serde_json::json!({"code": form.code}));
     if !form.order_reference.trim().is_empty() {
         body.insert("order_reference".to_owned(), serde_json::Value::String(form.order_reference.clone()));
     }
