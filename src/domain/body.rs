@@ -56,9 +56,10 @@ pub enum FieldType {
     Timestamp,
     /// One of these strings.
     Choice(&'static [&'static str]),
-    /// A list of at most `max` items of `item`.
+    /// A list of `min` to `max` items of `item`.
     List {
         item: &'static FieldType,
+        min: usize,
         max: usize,
     },
     /// An object of these fields.
@@ -142,7 +143,11 @@ fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
         FieldType::Integer { min, max } => {
             ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(*min as f64)).maximum(Some(*max as f64))
         }
-        FieldType::Money => ObjectBuilder::new().schema_type(Type::Number).exclusive_minimum(Some(0.0)),
+        FieldType::Money => ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .exclusive_minimum(Some(0.0))
+            .maximum(Some(crate::domain::money::MAX_PRICE.get() as f64 / 100.0))
+            .multiple_of(Some(0.01)),
         FieldType::Number => ObjectBuilder::new().schema_type(Type::Number),
         FieldType::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
         FieldType::Date => {
@@ -155,8 +160,10 @@ fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
             ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied()))
         }
         FieldType::Object(fields) => object_of(fields),
-        FieldType::List { item, max } => {
-            return ArrayBuilder::new().items(field_schema(item, None)).max_items(Some(*max)).description(doc).into();
+        FieldType::List { item, min, max } => {
+            let list = ArrayBuilder::new().items(field_schema(item, None)).max_items(Some(*max));
+            let list = if *min > 0 { list.min_items(Some(*min)) } else { list };
+            return list.description(doc).into();
         }
     };
     builder.description(doc).into()
@@ -192,7 +199,7 @@ mod tests {
         fields: &[
             Field::required("title", FieldType::Text { max: 10 }, "A title."),
             Field::optional("n", FieldType::Integer { min: 1, max: 5 }, "A number."),
-            Field::optional("pieces", FieldType::List { item: &FieldType::Object(PIECE), max: 3 }, "Pieces."),
+            Field::optional("pieces", FieldType::List { item: &FieldType::Object(PIECE), min: 0, max: 3 }, "Pieces."),
         ],
         example: r#"{"title": "x"}"#,
     };

@@ -27,7 +27,7 @@ pub static KEY_BODY: BodySpec = BodySpec {
         ),
         Field::optional(
             "scopes",
-            FieldType::List { item: &FieldType::Choice(&["read", "write"]), max: 2 },
+            FieldType::List { item: &FieldType::Choice(&["read", "write"]), min: 1, max: 2 },
             "A non-empty list of `read` and/or `write`; default both (`scopes_invalid`).",
         ),
         Field::optional(
@@ -87,7 +87,7 @@ impl KeyRequest {
         };
         let user_id = match r.raw("user_id") {
             None | Some(Value::Null) => None,
-            Some(value) => match value.as_i64().filter(|id| *id >= 1) {
+            Some(value) => match crate::domain::reader::integral(value).filter(|id| *id >= 1) {
                 Some(id) => Some(id),
                 None => r.fail("user_id", "invalid"),
             },

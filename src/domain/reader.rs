@@ -72,9 +72,9 @@ impl<'a> BodyReader<'a> {
         }
     }
 
-    /// A JSON integer within `range`.
+    /// A JSON integer within `range` (`12.0` is the integer 12, as JSON Schema counts it).
     pub fn integer(&mut self, field: &'static str, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
-        match self.value(field)?.as_i64() {
+        match integral(self.value(field)?) {
             Some(n) if range.contains(&n) => Some(n),
             _ => self.fail(field, "invalid"),
         }
@@ -124,6 +124,37 @@ impl<'a> BodyReader<'a> {
             Err(self.errors)
         }
     }
+}
+
+/// The integer a JSON number is: `12`, `12.0` and `1.2e1` are 12; `12.5` is none.
+pub fn integral(value: &Value) -> Option<i64> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    if let Some(i) = n.as_i64() {
+        return Some(i);
+    }
+    // A fraction or exponent: integral when the decimal text says so exactly.
+    let text = n.to_string();
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (text.as_str(), 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let fraction = fraction.trim_end_matches('0');
+    let shift = i32::try_from(fraction.len()).ok()?;
+    let digits: i128 = format!("{whole}{fraction}").parse().ok()?;
+    let scale = exponent - shift;
+    let value = if scale >= 0 {
+        digits.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?)?
+    } else {
+        let divisor = 10i128.checked_pow(u32::try_from(-scale).ok()?)?;
+        if digits % divisor != 0 {
+            return None;
+        }
+        digits / divisor
+    };
+    i64::try_from(value).ok()
 }
 
 /// Whether a text field may span several lines.
@@ -203,6 +234,16 @@ pub fn object(value: Value) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_may_be_written_with_a_zero_fraction_or_an_exponent() {
+        let n = |text: &str| integral(&serde_json::from_str(text).unwrap());
+        assert_eq!(
+            (n("12"), n("12.0"), n("1.2e1"), n("-3.000"), n("120E-1")),
+            (Some(12), Some(12), Some(12), Some(-3), Some(12))
+        );
+        assert_eq!((n("12.5"), n("1e-1"), n("1e40"), n("\"12\"")), (None, None, None, None));
+    }
     use serde_json::json;
 
     use super::object as body;

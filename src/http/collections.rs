@@ -23,7 +23,7 @@ use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleEr
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(list_collections, schedule_collection),
-    components(schemas(Collection, CollectionOrder, CollectionPage, CollectionMeta, CollectionRequest)),
+    components(schemas(Collection, CollectionOrder, CollectionPage, CollectionMeta, CollectionRequest, CollectionStatusParam)),
     tags((name = "Collections", description = "Collecting sold clearance items inside the buyer's delivery window"))
 )]
 pub struct CollectionsApi;
@@ -67,18 +67,27 @@ pub struct CollectionPage {
     pub meta: CollectionMeta,
 }
 
+/// The `status` filter of the collections list (documentation of the query parameter).
+#[derive(Debug, Clone, Copy, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum CollectionStatusParam {
+    Unscheduled,
+    Scheduled,
+    Any,
+}
+
 /// The query of `GET /v1/partner/collections`, as read.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 struct CollectionQuery {
     /// `unscheduled`, `scheduled` or `any` (default).
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<CollectionStatusParam>)]
     status: (&'static str, CollectionFilter),
     /// 1-indexed page; default 1.
-    #[param(value_type = Option<u32>)]
+    #[param(value_type = Option<u32>, minimum = 1)]
     page: u32,
     /// 1 to 100; default 20.
-    #[param(value_type = Option<u32>)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     per_page: u32,
 }
 

@@ -71,7 +71,8 @@ impl<'a> QueryParams<'a> {
 
     pub fn page(&mut self) -> Page {
         Page {
-            page: self.number("page", 1, u32::MAX),
+            // A 32-bit signed integer, as the documented schema (`format: int32`) says.
+            page: self.number("page", 1, i32::MAX as u32),
             per_page: self.number("per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE),
         }
     }

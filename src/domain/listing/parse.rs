@@ -140,7 +140,7 @@ pub(super) fn delivery_contribution(value: &Value) -> Parsed<u32> {
 
 /// A JSON integer; whether it suits the channel is checked with the merged listing.
 pub(super) fn quantity(value: &Value) -> Parsed<i64> {
-    value.as_i64().map(Some).ok_or("invalid")
+    crate::domain::reader::integral(value).map(Some).ok_or("invalid")
 }
 
 /// A real calendar date written `YYYY-MM-DD`, in the service's years
@@ -234,7 +234,7 @@ pub(super) fn images(value: &Value) -> Parsed<Vec<String>> {
 pub(super) fn attachment_ids(value: &Value) -> Parsed<Vec<i64>> {
     let mut ids = Vec::new();
     for item in array(value)? {
-        let id = item.as_i64().filter(|id| *id > 0).ok_or("invalid")?;
+        let id = crate::domain::reader::integral(item).filter(|id| *id > 0).ok_or("invalid")?;
         if !ids.contains(&id) {
             ids.push(id);
         }

@@ -44,7 +44,7 @@ pub const LISTING_BODY: BodySpec = BodySpec {
         ),
         Field::required(
             "faults",
-            FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, max: MAX_ITEMS },
+            FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, min: 1, max: MAX_ITEMS },
             "At least one of `Rips or tears`, `Fire Label`, `None` (`None` alone). Required on create.",
         ),
         Field::optional(
@@ -89,23 +89,23 @@ pub const LISTING_BODY: BodySpec = BodySpec {
         ),
         Field::optional(
             "measurements",
-            FieldType::List { item: &FieldType::Object(MEASUREMENT_FIELDS), max: MAX_ITEMS },
+            FieldType::List { item: &FieldType::Object(MEASUREMENT_FIELDS), min: 0, max: MAX_ITEMS },
             "Up to 20 pieces.",
         ),
         Field::optional(
             "exposed_to",
-            FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, max: MAX_ITEMS },
+            FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, min: 0, max: MAX_ITEMS },
             "`Dogs`, `Cats`, `Smoke` or `None` (`None` alone).",
         ),
         Field::optional(
             "images",
-            FieldType::List { item: &FieldType::Text { max: IMAGE_URL_MAX }, max: MAX_ITEMS },
+            FieldType::List { item: &FieldType::Text { max: IMAGE_URL_MAX }, min: 0, max: MAX_ITEMS },
             "Up to 20 absolute http(s) URLs, imported in the background; first is the cover. Giving `images` or \
 `attachment_ids` replaces the listing's images (photos first).",
         ),
         Field::optional(
             "attachment_ids",
-            FieldType::List { item: &FieldType::Integer { min: 1, max: i64::MAX }, max: MAX_ITEMS },
+            FieldType::List { item: &FieldType::Integer { min: 1, max: i64::MAX }, min: 0, max: MAX_ITEMS },
             "Up to 20 photos from `upload-photo` of the caller's brand.",
         ),
         Field::optional("sku", FieldType::Text { max: SKU_MAX }, "Up to 64 characters."),
@@ -135,7 +135,7 @@ pub const BULK_DELETE_BODY: BodySpec = BodySpec {
     doc: "The listings to move to the trash.",
     fields: &[Field::required(
         "ids",
-        FieldType::List { item: &FieldType::Integer { min: 1, max: i64::MAX }, max: MAX_BULK_IDS },
+        FieldType::List { item: &FieldType::Integer { min: 1, max: i64::MAX }, min: 1, max: MAX_BULK_IDS },
         "1 to 100 listing ids.",
     )],
     example: r#"{"ids": [101, 102]}"#,
@@ -170,7 +170,8 @@ impl BulkDelete {
             Some(Value::Array(items)) if items.len() > MAX_BULK_IDS => return Err(BulkDeleteRefused::TooMany),
             Some(value) => value.as_array(),
         };
-        let ids = match items.and_then(|items| items.iter().map(Value::as_i64).collect::<Option<Vec<_>>>()) {
+        let id = |v: &Value| crate::domain::reader::integral(v).filter(|id| *id >= 1);
+        let ids = match items.and_then(|items| items.iter().map(id).collect::<Option<Vec<_>>>()) {
             Some(ids) => Some(ids),
             None => r.fail("ids", "invalid"),
         };
@@ -207,6 +208,8 @@ mod tests {
         assert_eq!(refused(json!({"ids": ["1"]})), ["ids_invalid"]);
         assert_eq!(refused(json!({"ids": [1.5]})), ["ids_invalid"]);
         assert_eq!(refused(json!({"ids": 1})), ["ids_invalid"]);
+        assert_eq!(refused(json!({"ids": [0]})), ["ids_invalid"], "the schema says ids are 1 or more");
+        assert_eq!(refused(json!({"ids": [3, -1]})), ["ids_invalid"]);
         assert_eq!(refused(json!({"ids": [1], "force": true})), ["force_unknown"]);
         assert_eq!(refused(json!({"ids": "x", "force": true})), ["ids_invalid", "force_unknown"]);
     }

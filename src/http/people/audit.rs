@@ -104,10 +104,11 @@ pub struct AuditLogPage {
 #[into_params(parameter_in = Query)]
 struct AuditQuery {
     /// 1 to 100; default 50 (`limit_invalid`).
-    #[param(value_type = Option<u32>)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     limit: u32,
     /// An entry id (`meta.next_after` of the previous page): entries older than it
     /// (`after_invalid` unless a positive integer).
+    #[param(minimum = 1)]
     after: Option<i64>,
 }
 

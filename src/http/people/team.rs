@@ -121,6 +121,7 @@ pub struct Removed {
 struct RemovalQuery {
     /// The active member of the brand who becomes the seller of the removed member's
     /// listings; default the caller's user (`transfer_to_invalid`).
+    #[param(minimum = 1)]
     transfer_to: Option<i64>,
 }
 
