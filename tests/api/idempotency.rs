@@ -203,3 +203,26 @@ async fn many_keys_at_once_each_run_once_and_replay_their_own_answer() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_wrong_method_is_405_whatever_its_key() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let keyed = |method: Method| {
+        app.request(method, "/v1/partner/settings/integrations/keys", &partner.key)
+            .header("Idempotency-Key", "same-key-1")
+            .json(&json!({"label": "Stock sync"}))
+            .send()
+    };
+    assert_eq!(keyed(Method::POST).await.unwrap().status(), 201);
+    // Not a repeat of the POST, nor its key reused for another request: no such operation.
+    assert_error(keyed(Method::PATCH).await.unwrap(), 405, "method_not_allowed").await;
+    assert_error(keyed(Method::PUT).await.unwrap(), 405, "method_not_allowed").await;
+    let unknown = app
+        .request(Method::POST, "/v1/no-such-thing", &partner.key)
+        .header("Idempotency-Key", "same-key-1")
+        .send()
+        .await
+        .unwrap();
+    assert_error(unknown, 404, "not_found").await;
+}

@@ -21,6 +21,7 @@ use crate::http::body::payload_too_large;
 use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, StoreError, Ts};
 
 mod log;
+mod routes;
 pub use log::IdempotencyLog;
 
 /// How long a request may hold its key before another node may take the key over (the
@@ -38,16 +39,17 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let Some(Identity::Key(caller)) = request.extensions().get::<Identity>() else {
         return next.run(request).await;
     };
+    let uri =
+        request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |OriginalUri(uri)| uri.clone());
+    // A method the route does not take, or no route: 405 or 404 as without a key.
+    if !routes::is_write(request.method(), uri.path()) {
+        return next.run(request).await;
+    }
     let Some(key) = value.to_str().ok().filter(|k| valid_key(k.as_bytes())).map(str::to_owned) else {
         return invalid_key().into_response();
     };
     let key_id = caller.key_id;
-    let path = request
-        .extensions()
-        .get::<OriginalUri>()
-        .map_or_else(|| request.uri().clone(), |OriginalUri(uri)| uri.clone())
-        .path_and_query()
-        .map_or_else(String::new, |p| p.as_str().to_owned());
+    let path = uri.path_and_query().map_or_else(String::new, |p| p.as_str().to_owned());
     let (parts, body) = request.into_parts();
     let bytes = match to_bytes(body, state.config.max_body_bytes).await {
         Ok(bytes) => bytes,
