@@ -19,6 +19,7 @@ pub mod pages;
 pub mod people;
 pub mod qr;
 pub mod records;
+pub mod settings;
 pub mod signin;
 
 use axum::extract::Request;
@@ -54,6 +55,7 @@ pub fn router() -> Router<AppState> {
         .merge(invite::router())
         .merge(integrations::router())
         .merge(operations::router())
+        .merge(settings::router())
         .merge(people::router())
         .merge(records::router())
         .merge(bulk::router())

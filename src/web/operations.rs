@@ -1,6 +1,5 @@
-//! The day-to-day pages: Settings (the payout options; the brand, billing and warehouses
-//! shown), Deliveries (the webhook log, replay), Collections (schedule a date inside the
-//! buyer window). Members see them read-only; their actions are admins'.
+//! The day-to-day pages: Deliveries (the webhook log, replay) and Collections (schedule a
+//! date inside the buyer window). Members see them read-only; their actions are admins'.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -15,164 +14,18 @@ use super::integrations::Empty;
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::collection::CollectionRequest;
-use crate::domain::payout::PayoutOptionsPatch;
 use crate::domain::reader::object;
 use crate::domain::webhook::DeliveryStatus;
 use crate::store::CollectionFilter;
 use crate::usecases::marketplace::collections::{self, ScheduleError};
-use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 use crate::usecases::people::sessions::LiveSession;
-use crate::usecases::{settings, warehouses, webhooks};
+use crate::usecases::{warehouses, webhooks};
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/settings", get(settings_page))
-        .route("/settings/payouts", post(save_payouts))
         .route("/deliveries", get(deliveries_page))
         .route("/deliveries/{event_id}/replay", post(replay))
         .route("/collections", get(collections_page).post(schedule))
-}
-
-/// A form value as the API would receive it: a whole number as a JSON number, anything
-/// else as the text given (which the use case then refuses with the API's code).
-fn number_or_text(text: &str) -> Value {
-    text.trim().parse::<i64>().map_or_else(|_| Value::String(text.to_owned()), Value::from)
-}
-
-// ---- Settings ----
-
-#[derive(askama::Template)]
-#[template(path = "dashboard/settings.html")]
-pub struct SettingsPage {
-    pub chrome: Chrome,
-    pub csrf: String,
-    pub is_admin: bool,
-    pub credit: bool,
-    pub cash: bool,
-    pub boost: String,
-    pub validity: String,
-    pub notice: Option<&'static str>,
-    pub errors: FieldErrors,
-    /// `(label, value)` of the brand profile and the billing entity.
-    pub brand: Vec<(&'static str, String)>,
-    pub billing: Vec<(&'static str, String)>,
-    /// `(label, city, default)`.
-    pub warehouses: Vec<(String, String, bool)>,
-}
-
-struct PayoutsShown {
-    credit: bool,
-    cash: bool,
-    boost: String,
-    validity: String,
-}
-
-async fn settings_view(
-    state: &AppState,
-    session: &LiveSession,
-    status: StatusCode,
-    shown: Option<PayoutsShown>,
-    notice: Option<&'static str>,
-    errors: FieldErrors,
-) -> Result<Response, PageError> {
-    let actor = session.actor();
-    let shown = match shown {
-        Some(shown) => shown,
-        None => {
-            let o = payouts::options(&state.core, &actor).await?;
-            PayoutsShown {
-                credit: o.credit_enabled,
-                cash: o.cash_enabled,
-                boost: o.credit_boost_percent.to_string(),
-                validity: o.code_validity_days.to_string(),
-            }
-        }
-    };
-    let profile = settings::profile(&state.core, &actor).await?;
-    let billing = settings::billing(&state.core, &actor).await?;
-    let page = SettingsPage {
-        chrome: Chrome::signed_in(session),
-        csrf: session.record.csrf_token.clone(),
-        is_admin: session.is_admin(),
-        credit: shown.credit,
-        cash: shown.cash,
-        boost: shown.boost,
-        validity: shown.validity,
-        notice,
-        errors,
-        brand: vec![
-            ("Display name", profile.display_name),
-            ("Support email", profile.support_email),
-            ("Support phone", profile.support_phone),
-        ],
-        billing: vec![
-            ("Company name", billing.company_name),
-            (
-                "Address",
-                [billing.address_1, billing.address_2, billing.city, billing.postcode].join(" ").trim().to_owned(),
-            ),
-            ("Country", billing.country),
-            ("Company number", billing.company_number),
-            ("VAT number", billing.vat_number),
-            ("Invoice email", billing.invoice_email),
-        ],
-        warehouses: warehouses::list(&state.core, &actor)
-            .await?
-            .into_iter()
-            .map(|w| (w.label, w.city, w.is_default))
-            .collect(),
-    };
-    Ok(render(status, &page))
-}
-
-async fn settings_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    settings_view(&state, &session, StatusCode::OK, None, None, FieldErrors::default()).await
-}
-
-#[derive(Debug, Deserialize)]
-struct PayoutsForm {
-    credit_enabled: Option<String>,
-    cash_enabled: Option<String>,
-    #[serde(default)]
-    credit_boost_percent: String,
-    #[serde(default)]
-    code_validity_days: String,
-}
-
-async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<PayoutsForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
-    let body = object(json!({
-        "credit_enabled": form.credit_enabled.is_some(),
-        "cash_enabled": form.cash_enabled.is_some(),
-        "credit_boost_percent": number_or_text(&form.credit_boost_percent),
-        "code_validity_days": number_or_text(&form.code_validity_days),
-    }));
-    let shown = PayoutsShown {
-        credit: form.credit_enabled.is_some(),
-        cash: form.cash_enabled.is_some(),
-        boost: form.credit_boost_percent,
-        validity: form.code_validity_days,
-    };
-    let errors = match PayoutOptionsPatch::parse(&body) {
-        Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
-            Ok(_) => {
-                return settings_view(
-                    &state,
-                    &session,
-                    StatusCode::OK,
-                    None,
-                    Some("Payout options saved."),
-                    FieldErrors::default(),
-                )
-                .await
-            }
-            Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
-            Err(OptionsChangeError::Store(e)) => return Err(e.into()),
-        },
-        Err(errors) => errors,
-    };
-    settings_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(shown), None, FieldErrors(errors)).await
 }
 
 // ---- Deliveries ----

@@ -377,3 +377,70 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     assert_eq!(mo.get(&format!("/dashboard/listings/{id}")).await.status, 200);
     assert_eq!(mo.get("/dashboard/listings/new").await.status, 403);
 }
+
+#[tokio::test]
+async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/settings").await.csrf();
+    let bad = [
+        ("csrf", csrf.as_str()),
+        ("company_name", "Acme Sofas Ltd"),
+        ("postcode", "not a postcode"),
+        ("country", "United Kingdom"),
+    ];
+    let page = ada.post("/dashboard/settings/billing", &bad).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("id=\"billing-postcode-error\" role=\"alert\">postcode_invalid<"), "{}", page.body);
+    let good = [
+        ("csrf", csrf.as_str()),
+        ("company_name", "Acme Sofas Ltd"),
+        ("postcode", "sw1a1aa"),
+        ("country", "uk"),
+        ("invoice_email", "ap@acme.example"),
+    ];
+    assert_eq!(ada.post("/dashboard/settings/billing", &good).await.status, 200);
+    let billing = json(app.get("/v1/partner/settings/billing", &partner.key).await).await;
+    assert_eq!(
+        (billing["billing"]["postcode"].as_str(), billing["billing"]["country"].as_str()),
+        (Some("SW1A 1AA"), Some("United Kingdom")),
+        "{billing}"
+    );
+
+    let profile = [("csrf", csrf.as_str()), ("display_name", "Acme Sofas"), ("support_email", "help@acme.example")];
+    assert_eq!(ada.post("/dashboard/settings/brand", &profile).await.status, 200);
+    let brand = json(app.get("/v1/partner/settings/brand", &partner.key).await).await;
+    assert_eq!(brand["profile"]["display_name"], "Acme Sofas", "{brand}");
+
+    let refused = ada.post("/dashboard/settings/warehouses", &[("csrf", csrf.as_str()), ("city", "Leeds")]).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("id=\"warehouse-label-error\""), "{}", refused.body);
+    for label in ["Leeds DC", "Bristol yard"] {
+        let added = ada
+            .post("/dashboard/settings/warehouses", &[("csrf", csrf.as_str()), ("label", label), ("city", "Leeds")])
+            .await;
+        assert_eq!(added.status, 200, "{}", added.body);
+    }
+    let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
+    let second = list["warehouses"].as_array().unwrap().iter().find(|w| w["label"] == "Bristol yard").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        ada.post(&format!("/dashboard/settings/warehouses/{second}/default"), &[("csrf", csrf.as_str())]).await.status,
+        200
+    );
+    let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
+    let default = list["warehouses"].as_array().unwrap().iter().find(|w| w["is_default"] == true).unwrap();
+    assert_eq!(default["label"], "Bristol yard");
+    // A member sees the sections, cannot change them.
+    let mut mo = member(&app, &partner).await;
+    let page = mo.get("/dashboard/settings").await;
+    assert!(!page.body.contains("Update billing") && page.body.contains("Acme Sofas Ltd"));
+    let token = page.csrf();
+    assert_eq!(
+        mo.post("/dashboard/settings/billing", &[("csrf", token.as_str()), ("company_name", "Mine")]).await.status,
+        403
+    );
+}

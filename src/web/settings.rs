@@ -1,0 +1,366 @@
+//! Settings: the payout options, the brand profile, the billing entity and the warehouses
+//! (add, make default, delete). The brand, billing and warehouse forms are drawn from the
+//! API's own body tables (`PROFILE_BODY`, `BILLING_BODY`, `WAREHOUSE_BODY`), so they hold
+//! exactly the fields the API takes, and post to the same use cases. Read-only for members.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::extract::{PageError, SignedIn, SignedInForm};
+use super::integrations::Empty;
+use super::pages::{render, require_admin, Chrome, FieldErrors};
+use crate::app::AppState;
+use crate::domain::body::{BodySpec, FieldType};
+use crate::domain::payout::PayoutOptionsPatch;
+use crate::domain::reader::object;
+use crate::domain::settings::{BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY};
+use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
+use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::settings::{self, PatchError};
+use crate::usecases::warehouses::{self, ChangeError, CreateError};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/settings", get(page))
+        .route("/settings/payouts", post(save_payouts))
+        .route("/settings/brand", post(save_profile))
+        .route("/settings/billing", post(save_billing))
+        .route("/settings/warehouses", post(add_warehouse))
+        .route("/settings/warehouses/{id}/default", post(make_default))
+        .route("/settings/warehouses/{id}/delete", post(delete_warehouse))
+}
+
+/// One field of a form drawn from a body table.
+pub struct FormField {
+    /// `<section>-<name>`: unique on the page.
+    pub id: String,
+    pub name: &'static str,
+    pub label: String,
+    /// `text`, `textarea` or `checkbox`.
+    pub kind: &'static str,
+    pub value: String,
+    pub error: Option<String>,
+}
+
+/// The fields of `spec`, with `values` (the current ones, or those posted) and `errors`.
+fn form(section: &str, spec: &BodySpec, values: &Map<String, Value>, errors: &FieldErrors) -> Vec<FormField> {
+    spec.fields
+        .iter()
+        .map(|f| FormField {
+            id: format!("{section}-{}", f.name),
+            name: f.name,
+            label: label(f.name),
+            kind: match f.ty {
+                FieldType::Lines { .. } => "textarea",
+                FieldType::Boolean => "checkbox",
+                _ => "text",
+            },
+            value: match values.get(f.name) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            },
+            error: errors.get(f.name),
+        })
+        .collect()
+}
+
+/// `company_number` → "Company number", `vat_number` → "VAT number".
+fn label(name: &str) -> String {
+    let words: Vec<String> = name
+        .split('_')
+        .enumerate()
+        .map(|(i, w)| match w {
+            "vat" | "url" => w.to_uppercase(),
+            _ if i == 0 => w[..1].to_uppercase() + &w[1..],
+            _ => w.to_owned(),
+        })
+        .collect();
+    words.join(" ")
+}
+
+/// A form post as the API body: every field of `spec` given, as text (a ticked checkbox is
+/// `true`, an unticked one `false`).
+fn body(spec: &BodySpec, posted: &HashMap<String, String>) -> Map<String, Value> {
+    let mut body = Map::new();
+    for f in spec.fields {
+        let value = match f.ty {
+            FieldType::Boolean => Value::Bool(posted.contains_key(f.name)),
+            _ => match posted.get(f.name) {
+                Some(text) => Value::String(text.clone()),
+                None => continue,
+            },
+        };
+        body.insert(f.name.to_owned(), value);
+    }
+    body
+}
+
+pub struct WarehouseRow {
+    pub id: String,
+    pub label: String,
+    pub place: String,
+    pub default: bool,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/settings.html")]
+pub struct SettingsPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub credit: bool,
+    pub cash: bool,
+    pub boost: String,
+    pub validity: String,
+    pub notice: Option<&'static str>,
+    /// The payouts form's reasons.
+    pub errors: FieldErrors,
+    pub brand: Vec<FormField>,
+    pub billing: Vec<FormField>,
+    pub warehouses: Vec<WarehouseRow>,
+    pub new_warehouse: Vec<FormField>,
+    /// The add-a-warehouse form was refused: show it open.
+    pub warehouse_form_open: bool,
+    /// A reason about the warehouse list itself (a delete refused).
+    pub warehouse_error: Option<String>,
+}
+
+/// What a refused form brings back: its section, the values posted and the reasons.
+#[derive(Default)]
+struct Refused {
+    payouts: Option<(PayoutsShown, FieldErrors)>,
+    brand: Option<(Map<String, Value>, FieldErrors)>,
+    billing: Option<(Map<String, Value>, FieldErrors)>,
+    warehouse: Option<(Map<String, Value>, FieldErrors)>,
+    warehouse_error: Option<String>,
+}
+
+struct PayoutsShown {
+    credit: bool,
+    cash: bool,
+    boost: String,
+    validity: String,
+}
+
+fn as_map<T: serde::Serialize>(value: &T) -> Map<String, Value> {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+async fn view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    notice: Option<&'static str>,
+    refused: Refused,
+) -> Result<Response, PageError> {
+    let actor = session.actor();
+    let (shown, errors) = match refused.payouts {
+        Some(refused) => refused,
+        None => {
+            let o = payouts::options(&state.core, &actor).await?;
+            let shown = PayoutsShown {
+                credit: o.credit_enabled,
+                cash: o.cash_enabled,
+                boost: o.credit_boost_percent.to_string(),
+                validity: o.code_validity_days.to_string(),
+            };
+            (shown, FieldErrors::default())
+        }
+    };
+    let (brand_values, brand_errors) = match refused.brand {
+        Some(refused) => refused,
+        None => (as_map(&settings::profile(&state.core, &actor).await?), FieldErrors::default()),
+    };
+    let (billing_values, billing_errors) = match refused.billing {
+        Some(refused) => refused,
+        None => (as_map(&settings::billing(&state.core, &actor).await?), FieldErrors::default()),
+    };
+    let (warehouse_values, warehouse_errors) = refused.warehouse.unwrap_or_default();
+    let warehouses = warehouses::list(&state.core, &actor)
+        .await?
+        .into_iter()
+        .map(|w| WarehouseRow {
+            place: [w.address_1.as_str(), w.city.as_str(), w.postcode.as_str()]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            id: w.id,
+            label: w.label,
+            default: w.is_default,
+        })
+        .collect();
+    let page = SettingsPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        credit: shown.credit,
+        cash: shown.cash,
+        boost: shown.boost,
+        validity: shown.validity,
+        notice,
+        errors,
+        brand: form("brand", &PROFILE_BODY, &brand_values, &brand_errors),
+        billing: form("billing", &BILLING_BODY, &billing_values, &billing_errors),
+        warehouses,
+        warehouse_form_open: !warehouse_errors.is_empty(),
+        new_warehouse: form("warehouse", &WAREHOUSE_BODY, &warehouse_values, &warehouse_errors),
+        warehouse_error: refused.warehouse_error,
+    };
+    Ok(render(status, &page))
+}
+
+async fn page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    view(&state, &session, StatusCode::OK, None, Refused::default()).await
+}
+
+/// A form value as the API would receive it: a whole number as a JSON number, anything
+/// else as the text given (which the use case then refuses with the API's code).
+fn number_or_text(text: &str) -> Value {
+    text.trim().parse::<i64>().map_or_else(|_| Value::String(text.to_owned()), Value::from)
+}
+
+#[derive(Debug, Deserialize)]
+struct PayoutsForm {
+    credit_enabled: Option<String>,
+    cash_enabled: Option<String>,
+    #[serde(default)]
+    credit_boost_percent: String,
+    #[serde(default)]
+    code_validity_days: String,
+}
+
+async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<PayoutsForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = object(json!({
+        "credit_enabled": form.credit_enabled.is_some(),
+        "cash_enabled": form.cash_enabled.is_some(),
+        "credit_boost_percent": number_or_text(&form.credit_boost_percent),
+        "code_validity_days": number_or_text(&form.code_validity_days),
+    }));
+    let shown = PayoutsShown {
+        credit: form.credit_enabled.is_some(),
+        cash: form.cash_enabled.is_some(),
+        boost: form.credit_boost_percent,
+        validity: form.code_validity_days,
+    };
+    let errors = match PayoutOptionsPatch::parse(&body) {
+        Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
+            Ok(_) => {
+                return view(&state, &session, StatusCode::OK, Some("Payout options saved."), Refused::default()).await
+            }
+            Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
+            Err(OptionsChangeError::Store(e)) => return Err(e.into()),
+        },
+        Err(errors) => errors,
+    };
+    let refused = Refused { payouts: Some((shown, FieldErrors(errors))), ..Refused::default() };
+    view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+}
+
+/// A settings section's form: the CSRF token and the section's fields.
+type SectionForm = SignedInForm<HashMap<String, String>>;
+
+async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = body(&PROFILE_BODY, &form);
+    match settings::update_profile(&state.core, &session.actor(), &body, None).await {
+        Ok(_) => view(&state, &session, StatusCode::OK, Some("Brand saved."), Refused::default()).await,
+        Err(PatchError::Invalid(errors)) => {
+            let refused = Refused { brand: Some((body, FieldErrors(errors))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+        Err(PatchError::PreconditionFailed) => Err(PageError::Internal("no precondition was given".into())),
+        Err(PatchError::Store(e)) => Err(e.into()),
+    }
+}
+
+async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    let body = body(&BILLING_BODY, &form);
+    match settings::update_billing(&state.core, &session.actor(), &body, None).await {
+        Ok(_) => view(&state, &session, StatusCode::OK, Some("Billing saved."), Refused::default()).await,
+        Err(PatchError::Invalid(errors)) => {
+            let refused = Refused { billing: Some((body, FieldErrors(errors))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+        Err(PatchError::PreconditionFailed) => Err(PageError::Internal("no precondition was given".into())),
+        Err(PatchError::Store(e)) => Err(e.into()),
+    }
+}
+
+async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    // Blank fields are left out: the warehouse is new.
+    let mut body = body(&WAREHOUSE_BODY, &form);
+    body.retain(|_, v| !matches!(v, Value::String(s) if s.trim().is_empty()));
+    match warehouses::create(&state.core, &session.actor(), &body).await {
+        Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse added."), Refused::default()).await,
+        Err(CreateError::Invalid(errors)) => {
+            let values = self::body(&WAREHOUSE_BODY, &form);
+            let refused = Refused { warehouse: Some((values, FieldErrors(errors))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+        Err(CreateError::Contended) => {
+            let refused =
+                Refused { warehouse_error: Some("warehouses_contended: try again".into()), ..Refused::default() };
+            view(&state, &session, StatusCode::CONFLICT, None, refused).await
+        }
+        Err(CreateError::Store(e)) => Err(e.into()),
+    }
+}
+
+async fn make_default(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let outcome =
+        warehouses::set_default(&state.core, &session.actor(), &id).await.map(|_| "Default warehouse changed.");
+    changed(&state, &session, outcome).await
+}
+
+async fn delete_warehouse(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let outcome = warehouses::delete(&state.core, &session.actor(), &id).await.map(|_| "Warehouse deleted.");
+    changed(&state, &session, outcome).await
+}
+
+async fn changed(
+    state: &AppState,
+    session: &LiveSession,
+    outcome: Result<&'static str, ChangeError>,
+) -> Result<Response, PageError> {
+    let error = match outcome {
+        Ok(notice) => return view(state, session, StatusCode::OK, Some(notice), Refused::default()).await,
+        Err(ChangeError::NotFound) => "warehouse_not_found",
+        Err(ChangeError::Contended) => "warehouses_contended: try again",
+        Err(ChangeError::Store(e)) => return Err(e.into()),
+    };
+    let refused = Refused { warehouse_error: Some(error.to_owned()), ..Refused::default() };
+    view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+}
