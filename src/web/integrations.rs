@@ -16,7 +16,7 @@ use super::extract::{PageError, SignedIn, SignedInForm};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::key_request::key_prefix;
-use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError};
+use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::{self, ConfigureError, RotateError};
 
@@ -28,6 +28,7 @@ pub fn router() -> Router<AppState> {
         .route("/integrations/keys/new", get(new_key_page))
         .route("/integrations/keys", post(create_key))
         .route("/integrations/keys/{id}/revoke", post(revoke_key))
+        .route("/integrations/keys/{id}/roll", post(roll_key))
         .route("/integrations/webhook", post(save_webhook))
         .route("/integrations/webhook/rotate", post(rotate_secret))
         .route("/integrations/webhook/test", post(send_test))
@@ -180,6 +181,31 @@ async fn revoke_key(
         Ok(_) | Err(RevokeKeyError::NotFound) => Ok(Redirect::to(PAGE).into_response()),
         Err(RevokeKeyError::Store(e)) => Err(e.into()),
     }
+}
+
+/// Replaces a key with a new one (shown once); the old one keeps working for 24 hours at
+/// most, the API's default.
+async fn roll_key(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let shown = match keys::roll(&state.core, &session.actor(), id, &Map::new()).await {
+        Ok(issued) => Shown {
+            new_key: Some((issued.key.label, issued.secret)),
+            notice: Some("Key rolled: the old one stops working within 24 hours. Copy the new secret now.".to_owned()),
+            ..Shown::default()
+        },
+        Err(RollKeyError::NotFound | RollKeyError::Inactive) => {
+            Shown { notice: Some("That key is no longer active.".to_owned()), ..Shown::default() }
+        }
+        Err(RollKeyError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
+        Err(e @ (RollKeyError::Random(_) | RollKeyError::Store(_))) => return Err(PageError::Internal(e.to_string())),
+    };
+    integrations(&state, &session, StatusCode::OK, shown).await
 }
 
 /// A form with nothing but its CSRF token.

@@ -24,6 +24,8 @@ use crate::usecases::{warehouses, webhooks};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/deliveries", get(deliveries_page))
+        .route("/deliveries/replay-dead", post(replay_dead))
+        .route("/deliveries/{event_id}", get(delivery_page))
         .route("/deliveries/{event_id}/replay", post(replay))
         .route("/collections", get(collections_page).post(schedule))
 }
@@ -38,6 +40,27 @@ pub struct DeliveryRow {
     pub last: String,
     pub next_attempt: String,
     pub created: String,
+}
+
+fn delivery_row(d: crate::store::DeliveryRecord) -> DeliveryRow {
+    DeliveryRow {
+        event_id: d.event_id,
+        event_type: d.event_type,
+        status: d.status.as_str(),
+        attempts: d.attempts,
+        last: answer(d.last_status_code, d.last_error),
+        next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
+        created: when(d.created_at),
+    }
+}
+
+/// `HTTP 503`, or the failure class when there was no answer.
+fn answer(status: Option<i64>, error: Option<crate::domain::webhook::FailureClass>) -> String {
+    match (status, error) {
+        (Some(code), _) => format!("HTTP {code}"),
+        (None, Some(error)) => error.as_str().to_owned(),
+        (None, None) => String::new(),
+    }
 }
 
 #[derive(askama::Template)]
@@ -67,23 +90,7 @@ async fn deliveries_view(
 ) -> Result<Response, PageError> {
     let status = status_filter.and_then(|s| s.parse::<DeliveryStatus>().ok());
     let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, 0).await?;
-    let rows = page
-        .deliveries
-        .into_iter()
-        .map(|d| DeliveryRow {
-            event_id: d.event_id,
-            event_type: d.event_type,
-            status: d.status.as_str(),
-            attempts: d.attempts,
-            last: match (d.last_status_code, d.last_error) {
-                (Some(code), _) => format!("HTTP {code}"),
-                (None, Some(error)) => error.as_str().to_owned(),
-                (None, None) => String::new(),
-            },
-            next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
-            created: when(d.created_at),
-        })
-        .collect();
+    let rows = page.deliveries.into_iter().map(delivery_row).collect();
     let view = DeliveriesPage {
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
@@ -116,6 +123,63 @@ async fn replay(
         Err(e) => format!("Event {event_id} was not replayed: {e}."),
     };
     deliveries_view(&state, &session, None, Some(notice)).await
+}
+
+async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let body = object(serde_json::json!({"status": "dead"}));
+    let notice = match webhooks::replay_dead(&state.core, &session.actor(), &body).await {
+        Ok(n) => format!("{n} dead event(s) queued for delivery."),
+        Err(e) => format!("Nothing was replayed: {e}."),
+    };
+    deliveries_view(&state, &session, Some("dead"), Some(notice)).await
+}
+
+pub struct AttemptRow {
+    pub at: String,
+    pub url: String,
+    pub outcome: String,
+    pub duration_ms: i64,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/delivery.html")]
+pub struct DeliveryPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub is_admin: bool,
+    pub event: DeliveryRow,
+    pub attempts: Vec<AttemptRow>,
+}
+
+async fn delivery_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Path(event_id): Path<String>,
+) -> Result<Response, PageError> {
+    let (record, attempts) = match webhooks::delivery(&state.core, &session.actor(), &event_id).await {
+        Ok(found) => found,
+        Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::Redirect("/dashboard/deliveries")),
+        Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
+    };
+    let attempts = attempts
+        .into_iter()
+        .map(|a| AttemptRow {
+            at: when(a.attempted_at),
+            url: a.url,
+            outcome: answer(a.status_code, a.error),
+            duration_ms: a.duration_ms,
+        })
+        .collect();
+    let page = DeliveryPage {
+        chrome: Chrome::signed_in(&session),
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        event: delivery_row(record),
+        attempts,
+    };
+    Ok(render(StatusCode::OK, &page))
 }
 
 // ---- Collections ----

@@ -444,3 +444,34 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
         403
     );
 }
+
+#[tokio::test]
+async fn an_events_attempts_are_shown_and_a_key_is_rolled_with_its_new_secret_shown_once() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let hook = json!({"url": "http://127.0.0.1:9/hook", "enabled": true});
+    assert_eq!(app.patch("/v1/partner/settings/integrations/webhook", &partner.key, &hook).await.status(), 200);
+    let sent = json(app.post("/v1/partner/settings/integrations/webhook/test", &partner.key, &json!({})).await).await;
+    let event_id = sent["event_id"].as_str().expect("the test event's id").to_owned();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let mut page = ada.get(&format!("/dashboard/deliveries/{event_id}")).await;
+    for _ in 0..50 {
+        if page.body.contains("connection_failed") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        page = ada.get(&format!("/dashboard/deliveries/{event_id}")).await;
+    }
+    assert!(page.body.contains("<td>connection_failed</td>"), "an attempt with its failure: {}", page.body);
+    let csrf = page.csrf();
+    let replayed = ada.post("/dashboard/deliveries/replay-dead", &[("csrf", csrf.as_str())]).await;
+    assert!(replayed.body.contains("0 dead event(s) queued"), "{}", replayed.body);
+
+    let keys = json(app.get("/v1/partner/settings/integrations/keys", &partner.key).await).await;
+    let key_id = keys["data"][0]["id"].as_i64().unwrap();
+    let rolled = ada.post(&format!("/dashboard/integrations/keys/{key_id}/roll"), &[("csrf", csrf.as_str())]).await;
+    assert_eq!(rolled.status, 200);
+    let secret = rolled.text_of("new-key-secret");
+    assert_eq!(app.get("/v1/listings/options", &secret).await.status(), 200, "the new key works");
+    assert_eq!(app.get("/v1/listings/options", &partner.key).await.status(), 200, "the old one still works for now");
+}
