@@ -11,7 +11,6 @@
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use image::codecs::jpeg::JpegEncoder;
 use image::{DynamicImage, ImageFormat};
 
 use super::{sniff, thumbnail, ImageKind};
@@ -57,11 +56,27 @@ pub fn prepare(bytes: &[u8]) -> Result<Original, Refusal> {
     .unwrap_or_else(|_| Err(Refusal::Undecodable("the codec panicked".to_owned())))
 }
 
+/// A JPEG of `image`'s pixels with `jpeg-encoder` (AVX2 when the CPU has it): about four
+/// times faster than the `image` crate's encoder on a 12-megapixel photo, which matters as
+/// the upload waits for it.
+fn jpeg(image: &DynamicImage) -> Result<Vec<u8>, String> {
+    let rgb = image.to_rgb8();
+    let (width, height) = (u16::try_from(rgb.width()), u16::try_from(rgb.height()));
+    let (Ok(width), Ok(height)) = (width, height) else {
+        return Err("the image is too wide or tall for JPEG".to_owned());
+    };
+    let mut out = Vec::new();
+    jpeg_encoder::Encoder::new(&mut out, JPEG_QUALITY)
+        .encode(rgb.as_raw(), width, height, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| format!("cannot encode the jpg image: {e}"))?;
+    Ok(out)
+}
+
 /// `image` in `kind`'s format, with nothing but its pixels.
 fn encode(image: &DynamicImage, kind: ImageKind) -> Result<Vec<u8>, String> {
     let mut out = Cursor::new(Vec::new());
     let written = match kind {
-        ImageKind::Jpeg => JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY).encode_image(&image.to_rgb8()),
+        ImageKind::Jpeg => return jpeg(image),
         ImageKind::Png => image.write_to(&mut out, ImageFormat::Png),
         // The WebP and GIF encoders take 8-bit RGB(A) only.
         ImageKind::Webp if image.color().has_alpha() => {

@@ -164,6 +164,21 @@ fn bench_thumbnails_of_a_twelve_megapixel_jpeg() {
         assert_eq!((made.large.width, made.medium.width), (1024, 300));
     }
     let make = started.elapsed() / runs;
+    // What an upload now costs before it is stored: decode, orient, re-encode (issue 18).
+    let started = Instant::now();
+    let mut cleaned = 0;
+    for _ in 0..runs {
+        let original = rehome::media::original::prepare(&jpeg).unwrap();
+        assert_eq!((original.width, original.height), (4000, 3000));
+        cleaned = original.bytes.len();
+    }
+    let prepare = started.elapsed() / runs;
+    println!(
+        "original cleaned (decode + re-encode q90) {:?} ({:.0}% over the decode), {} bytes stored",
+        prepare,
+        (prepare.as_secs_f64() / decode.as_secs_f64() - 1.0) * 100.0,
+        cleaned
+    );
     println!(
         "bare decode {:?} ({:.2}/s); decode + both thumbnails + encode {:?} ({:.2}/s, {:.0}% over the decode)",
         decode,
