@@ -279,27 +279,36 @@ async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Res
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = body(&PROFILE_BODY, &form);
-    match settings::update_profile(&state.core, &session.actor(), &body, None).await {
-        Ok(_) => view(&state, &session, StatusCode::OK, Some("Brand saved."), Refused::default()).await,
-        Err(PatchError::Invalid(errors)) => {
-            let refused = Refused { brand: Some((body, FieldErrors(errors))), ..Refused::default() };
-            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
-        }
-        Err(PatchError::PreconditionFailed) => Err(PageError::Internal("no precondition was given".into())),
-        Err(PatchError::Store(e)) => Err(e.into()),
-    }
+    let outcome = settings::update_profile(&state.core, &session.actor(), &body, None).await.map(drop);
+    let back = |refused| Refused { brand: Some(refused), ..Refused::default() };
+    section_saved(&state, &session, outcome, body, back, "Brand saved.").await
 }
 
 async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = body(&BILLING_BODY, &form);
-    match settings::update_billing(&state.core, &session.actor(), &body, None).await {
-        Ok(_) => view(&state, &session, StatusCode::OK, Some("Billing saved."), Refused::default()).await,
+    let outcome = settings::update_billing(&state.core, &session.actor(), &body, None).await.map(drop);
+    let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
+    section_saved(&state, &session, outcome, body, back, "Billing saved.").await
+}
+
+/// The page after a section's save: with `notice`, or with the values posted and the
+/// reasons beside their fields (`back` puts them in the section).
+async fn section_saved(
+    state: &AppState,
+    session: &LiveSession,
+    outcome: Result<(), PatchError>,
+    body: Map<String, Value>,
+    back: impl FnOnce((Map<String, Value>, FieldErrors)) -> Refused,
+    notice: &'static str,
+) -> Result<Response, PageError> {
+    match outcome {
+        Ok(()) => view(state, session, StatusCode::OK, Some(notice), Refused::default()).await,
         Err(PatchError::Invalid(errors)) => {
-            let refused = Refused { billing: Some((body, FieldErrors(errors))), ..Refused::default() };
-            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+            view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, back((body, FieldErrors(errors)))).await
         }
+        // No condition is given from the dashboard.
         Err(PatchError::PreconditionFailed) => Err(PageError::Internal("no precondition was given".into())),
         Err(PatchError::Store(e)) => Err(e.into()),
     }

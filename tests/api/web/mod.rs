@@ -123,6 +123,42 @@ impl Browser {
         self.read(response).await
     }
 
+    /// Posts a multipart form of `fields` and, when given, one file: `(field, file name,
+    /// media type, bytes)`.
+    pub async fn post_multipart(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        file: Option<(&str, &str, &str, &[u8])>,
+    ) -> Page {
+        let boundary = "rehome-test-boundary-7f3a";
+        let mut body = Vec::new();
+        for (key, value) in fields {
+            body.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
+            );
+        }
+        if let Some((field, name, kind, bytes)) = file {
+            let head = format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{name}\"\r\nContent-Type: {kind}\r\n\r\n"
+            );
+            body.extend_from_slice(head.as_bytes());
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("cookie", self.cookie_header())
+            .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+            .body(body)
+            .send()
+            .await
+            .expect("POST");
+        self.read(response).await
+    }
+
     /// Opens the sign-in page and submits it.
     pub async fn sign_in(&mut self, email: &str, password: &str) -> Page {
         let form = self.get("/dashboard/login").await;

@@ -246,56 +246,24 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     );
 }
 
-/// A multipart form of `fields` and a `file` named `name`.
-fn multipart(fields: &[(&str, &str)], name: &str, file: &[u8]) -> (String, Vec<u8>) {
-    let boundary = "rehome-test-boundary-7f3a";
-    let mut body = Vec::new();
-    for (key, value) in fields {
-        body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
-        );
-    }
-    body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: text/csv\r\n\r\n").as_bytes(),
-    );
-    body.extend_from_slice(file);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
 #[tokio::test]
 async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
     let app = market_app().await;
     let (partner, email) = admin(&app, "acme").await;
-    let ada = Browser::signed_in(&app, &email).await;
-    let csrf = {
-        let mut b = Browser::at(&app.base);
-        b.cookies = ada.cookies.clone();
-        b.get("/dashboard/bulk-import").await.csrf()
-    };
-    let csv = b"title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\nBad sofa,-5,fair,3-Seater Sofas,None\n";
-    let cookie = ada.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
-    let post = |fields: Vec<(&'static str, String)>| {
-        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let (kind, body) = multipart(&fields, "stock.csv", csv);
-        app.client
-            .post(app.url("/dashboard/bulk-import"))
-            .header("cookie", &cookie)
-            .header("content-type", kind)
-            .body(body)
-            .send()
-    };
-    let forged = post(vec![("action", "import".to_owned())]).await.unwrap();
-    assert_eq!(forged.status(), 403);
-    let checked = post(vec![("csrf", csrf.clone()), ("action", "validate".to_owned())]).await.unwrap();
-    assert_eq!(checked.status(), 200);
-    let body = checked.text().await.unwrap();
-    assert!(body.contains("<strong>B3</strong> (price_gbp): price_gbp_invalid"), "{body}");
-    assert!(body.contains("would be created"), "{body}");
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/bulk-import").await.csrf();
+    let csv: &[u8] = b"title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\nBad sofa,-5,fair,3-Seater Sofas,None\n";
+    let file = Some(("file", "stock.csv", "text/csv", csv));
+    let forged = ada.post_multipart("/dashboard/bulk-import", &[("action", "import")], file).await;
+    assert_eq!(forged.status, 403);
+    let checked = ada.post_multipart("/dashboard/bulk-import", &[("csrf", &csrf), ("action", "validate")], file).await;
+    assert_eq!(checked.status, 200);
+    assert!(checked.body.contains("<strong>B3</strong> (price_gbp): price_gbp_invalid"), "{}", checked.body);
+    assert!(checked.body.contains("would be created"), "{}", checked.body);
     let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
     assert_eq!(listings["meta"]["total"], 0, "validating and a forged import wrote nothing");
-    let imported = post(vec![("csrf", csrf), ("action", "import".to_owned())]).await.unwrap();
-    assert_eq!(imported.status(), 200);
+    let imported = ada.post_multipart("/dashboard/bulk-import", &[("csrf", &csrf), ("action", "import")], file).await;
+    assert_eq!(imported.status, 200);
     let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
     assert_eq!(listings["meta"]["total"], 1, "the valid row");
 }
@@ -304,36 +272,11 @@ async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
 async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     let app = market_app().await;
     let (partner, email) = admin(&app, "acme").await;
-    let ada = Browser::signed_in(&app, &email).await;
-    let cookie = ada.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
-    let csrf = {
-        let mut b = Browser::at(&app.base);
-        b.cookies = ada.cookies.clone();
-        b.get("/dashboard/listings/new").await.csrf()
-    };
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/listings/new").await.csrf();
     let png = crate::photos::image_bytes(image::ImageFormat::Png, 60, 40);
-    let send = |path: String, fields: Vec<(&'static str, String)>, photo: Option<Vec<u8>>| {
-        let boundary = "rehome-listing-form";
-        let mut body = Vec::new();
-        for (key, value) in &fields {
-            body.extend_from_slice(
-                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
-            );
-        }
-        if let Some(bytes) = photo {
-            body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"sofa.png\"\r\nContent-Type: image/png\r\n\r\n").as_bytes());
-            body.extend_from_slice(&bytes);
-            body.extend_from_slice(b"\r\n");
-        }
-        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-        app.client
-            .post(app.url(&path))
-            .header("cookie", &cookie)
-            .header("content-type", format!("multipart/form-data; boundary={boundary}"))
-            .body(body)
-            .send()
-    };
-    let fields = |price: &str| {
+    let photo = Some(("photo", "sofa.png", "image/png", png.as_slice()));
+    let fields = |price: &'static str| {
         vec![
             ("csrf", csrf.clone()),
             ("title", "Grey velvet sofa".to_owned()),
@@ -347,28 +290,31 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
             ("status", "active".to_owned()),
         ]
     };
-    let refused = send("/dashboard/listings/new".into(), fields("19.999"), None).await.unwrap();
-    assert_eq!(refused.status(), 422);
-    let body = refused.text().await.unwrap();
-    assert!(body.contains("id=\"price_gbp-error\" role=\"alert\">price_gbp_invalid<"), "{body}");
-    assert!(body.contains("value=\"19.999\""), "the value given is kept");
+    let refused_fields = fields("19.999");
+    let refused_fields: Vec<(&str, &str)> = refused_fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let refused = ada.post_multipart("/dashboard/listings/new", &refused_fields, None).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("id=\"price_gbp-error\" role=\"alert\">price_gbp_invalid<"), "{}", refused.body);
+    assert!(refused.body.contains("value=\"19.999\""), "the value given is kept");
 
-    let response = send("/dashboard/listings/new".into(), fields("450"), Some(png)).await.unwrap();
-    // The client follows the 303 to the listing's page.
-    assert_eq!(response.status(), 200);
-    let page = response.text().await.unwrap();
-    assert!(page.contains("<dt>Your payout per unit</dt><dd>339.00</dd>"), "450 - 67.50 - 13.50 - 30: {page}");
+    let good = fields("450");
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let created = ada.post_multipart("/dashboard/listings/new", &good, photo).await;
     let listings = json(app.get("/v1/listings", &partner.key).await).await;
     let listing = &listings["data"][0];
     assert_eq!(listing["title"], "Grey velvet sofa");
     let id = listing["id"].as_i64().unwrap();
+    created.assert_redirect(&format!("/dashboard/listings/{id}"));
+    let page = ada.get(&format!("/dashboard/listings/{id}")).await.body;
+    assert!(page.contains("<dt>Your payout per unit</dt><dd>339.00</dd>"), "450 - 67.50 - 13.50 - 30: {page}");
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!(detail["images"].as_array().map(Vec::len), Some(1), "the photo is the listing's: {detail}");
 
     let mut edit = fields("399.99");
     edit.push(("sku", "SOFA-1".to_owned()));
-    let saved = send(format!("/dashboard/listings/{id}"), edit, None).await.unwrap();
-    assert_eq!(saved.status(), 200);
+    let edit: Vec<(&str, &str)> = edit.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let saved = ada.post_multipart(&format!("/dashboard/listings/{id}"), &edit, None).await;
+    assert_eq!(saved.status, 200);
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!((detail["price_pence"].as_i64(), detail["sku"].as_str()), (Some(39_999), Some("SOFA-1")), "{detail}");
 
