@@ -107,6 +107,10 @@ const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, r.number, r.period
 const STATEMENT_LOCK: Dialect =
     Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR NO KEY UPDATE" };
 
+/// Makes a read transaction see one snapshot: PostgreSQL's default (read committed) takes
+/// one per statement; a SQLite transaction reads one snapshot from its first read on.
+const SNAPSHOT: Dialect = Dialect { sqlite: "SELECT 1", postgres: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" };
+
 /// Writes `entry` on `conn`, the transaction of what earned it.
 pub(super) async fn insert_entry(conn: Conn<'_>, entry: &NewLedgerEntry) -> Result<(), StoreError> {
     on_conn!(conn, |c| {
@@ -265,12 +269,18 @@ impl Store {
             "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
              WHERE r.brand_id = $1 ORDER BY r.number DESC LIMIT $2 OFFSET $3"
         );
+        let snapshot = SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
-            let page = sqlx::query_as(&sql).bind(brand_id).bind(limit).bind(offset).fetch_all(pool).await?;
+            // One snapshot for the page and the count: a statement issued between the two
+            // reads must not give a total without its row.
+            let mut tx = pool.begin().await?;
+            sqlx::query(snapshot).execute(&mut *tx).await?;
+            let page = sqlx::query_as(&sql).bind(brand_id).bind(limit).bind(offset).fetch_all(&mut *tx).await?;
             let total = sqlx::query_scalar("SELECT COUNT(*) FROM remittances WHERE brand_id = $1")
                 .bind(brand_id)
-                .fetch_one(pool)
+                .fetch_one(&mut *tx)
                 .await?;
+            tx.commit().await?;
             Ok((page, total))
         })
     }
