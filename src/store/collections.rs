@@ -5,7 +5,7 @@ use sqlx::FromRow;
 
 use chrono::NaiveDate;
 
-use super::{on_pool, record_audit, Store, StoreError, Ts};
+use super::{on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::collection::CollectionStatus;
 use crate::domain::event::Event;
@@ -81,11 +81,20 @@ impl Store {
              {from} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
         );
         let count = format!("SELECT COUNT(*) {from}");
+        let snapshot = READ_SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
             let clearance = Channel::Clearance.as_str();
-            let rows =
-                sqlx::query_as(&page).bind(brand_id).bind(clearance).bind(limit).bind(offset).fetch_all(pool).await?;
-            let total: i64 = sqlx::query_scalar(&count).bind(brand_id).bind(clearance).fetch_one(pool).await?;
+            let mut tx = pool.begin().await?;
+            sqlx::query(snapshot).execute(&mut *tx).await?;
+            let rows = sqlx::query_as(&page)
+                .bind(brand_id)
+                .bind(clearance)
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(&mut *tx)
+                .await?;
+            let total: i64 = sqlx::query_scalar(&count).bind(brand_id).bind(clearance).fetch_one(&mut *tx).await?;
+            tx.commit().await?;
             Ok((rows, total))
         })
     }

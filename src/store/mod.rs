@@ -149,6 +149,12 @@ impl Dialect {
     }
 }
 
+/// The first statement of a read transaction that must see one snapshot (a page and its
+/// count): PostgreSQL's default (read committed) takes one per statement; a SQLite
+/// transaction reads one snapshot from its first read on.
+pub(crate) const READ_SNAPSHOT: Dialect =
+    Dialect { sqlite: "SELECT 1", postgres: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" };
+
 /// True for a `postgres://` or `postgresql://` URL.
 pub fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")

@@ -10,7 +10,7 @@
 
 use sqlx::FromRow;
 
-use super::{enqueue_mail, on_conn, on_pool, Conn, Dialect, NewMail, Store, StoreError, Ts};
+use super::{enqueue_mail, on_conn, on_pool, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::wallet::{EntryType, LineMoney};
 
 /// An entry to write with what earned it.
@@ -106,10 +106,6 @@ const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, r.number, r.period
 /// new entry, a new listing) free to be written meanwhile.
 const STATEMENT_LOCK: Dialect =
     Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR NO KEY UPDATE" };
-
-/// Makes a read transaction see one snapshot: PostgreSQL's default (read committed) takes
-/// one per statement; a SQLite transaction reads one snapshot from its first read on.
-const SNAPSHOT: Dialect = Dialect { sqlite: "SELECT 1", postgres: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" };
 
 /// Writes `entry` on `conn`, the transaction of what earned it.
 pub(super) async fn insert_entry(conn: Conn<'_>, entry: &NewLedgerEntry) -> Result<(), StoreError> {
@@ -269,7 +265,7 @@ impl Store {
             "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
              WHERE r.brand_id = $1 ORDER BY r.number DESC LIMIT $2 OFFSET $3"
         );
-        let snapshot = SNAPSHOT.of(self);
+        let snapshot = READ_SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
             // One snapshot for the page and the count: a statement issued between the two
             // reads must not give a total without its row.

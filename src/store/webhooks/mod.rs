@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts};
+use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::event::Event;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
@@ -264,16 +264,26 @@ impl Store {
             "{} WHERE e.brand_id = $1 AND ($2 IS NULL OR e.status = $2) ORDER BY e.seq DESC LIMIT $3 OFFSET $4",
             *DELIVERY_SELECT
         );
+        let snapshot = READ_SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
-            let rows: Vec<DeliveryRow> =
-                sqlx::query_as(&select).bind(brand_id).bind(status).bind(limit).bind(offset).fetch_all(pool).await?;
+            // One snapshot: the worker moves events between statuses all the time.
+            let mut tx = pool.begin().await?;
+            sqlx::query(snapshot).execute(&mut *tx).await?;
+            let rows: Vec<DeliveryRow> = sqlx::query_as(&select)
+                .bind(brand_id)
+                .bind(status)
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(&mut *tx)
+                .await?;
             let total = sqlx::query_scalar(
                 "SELECT COUNT(*) FROM webhook_events WHERE brand_id = $1 AND ($2 IS NULL OR status = $2)",
             )
             .bind(brand_id)
             .bind(status)
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await?;
+            tx.commit().await?;
             let rows = rows.into_iter().map(DeliveryRecord::try_from).collect::<Result<_, _>>()?;
             Ok((rows, total))
         })
