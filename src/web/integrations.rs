@@ -55,7 +55,6 @@ pub struct IntegrationsPage {
     pub new_key: Option<(String, String)>,
     pub webhook_url: String,
     pub webhook_enabled: bool,
-    pub webhook_configured: bool,
     /// A signing secret just created or rotated, shown this once.
     pub signing_secret: Option<String>,
     pub notice: Option<String>,
@@ -113,7 +112,6 @@ async fn integrations(
         new_key: shown.new_key,
         webhook_url,
         webhook_enabled,
-        webhook_configured: endpoint.is_some(),
         signing_secret: shown.signing_secret,
         notice: shown.notice,
         errors: shown.errors,

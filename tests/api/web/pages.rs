@@ -142,6 +142,11 @@ async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
     let app = market_app().await;
     let (_, email) = admin(&app, "acme").await;
     let mut ada = Browser::signed_in(&app, &email).await;
+    // The webhook's buttons are there before an endpoint is; they say what is missing.
+    let page = ada.get("/dashboard/integrations").await;
+    assert!(page.body.contains(">Rotate secret</button>") && page.body.contains(">Send test event</button>"));
+    let rotated = ada.post("/dashboard/integrations/webhook/rotate", &[("csrf", &page.csrf())]).await;
+    assert!(rotated.body.contains("Set an endpoint URL first."), "{}", rotated.body);
     let form = ada.get("/dashboard/integrations/keys/new").await;
     let page = ada.post("/dashboard/integrations/keys", &[("csrf", &form.csrf()), ("label", &"x".repeat(101))]).await;
     assert_eq!(page.status, 422);
