@@ -18,7 +18,7 @@ use crate::http::auth::Caller;
 use crate::http::listings::PageMeta;
 use crate::http::query::QueryParams;
 use crate::usecases::wallet::statement::{Entry, Remittance, Statement, Totals};
-use crate::usecases::wallet::{self, csv, pdf};
+use crate::usecases::wallet::{self, Format};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -252,9 +252,7 @@ pub async fn statement_csv(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    let statement = find(&state, &caller, id).await?;
-    let bytes = csv::render(&statement).map_err(|e| ApiError::Internal(anyhow::Error::from(e)))?;
-    Ok(download(bytes, "text/csv; charset=utf-8", &statement.file_name("csv")))
+    download(&find(&state, &caller, id).await?, Format::Csv)
 }
 
 /// The statement as a PDF: the number, the billing entity, every line and the totals.
@@ -274,12 +272,12 @@ pub async fn statement_pdf(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    let statement = find(&state, &caller, id).await?;
-    let bytes = pdf::render(&statement);
-    Ok(download(bytes, "application/pdf", &statement.file_name("pdf")))
+    download(&find(&state, &caller, id).await?, Format::Pdf)
 }
 
-fn download(bytes: Vec<u8>, kind: &str, file_name: &str) -> Response {
-    let disposition = format!("attachment; filename=\"{file_name}\"");
-    ([(header::CONTENT_TYPE, kind.to_owned()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+fn download(statement: &Statement, format: Format) -> ApiResult<Response> {
+    let doc = wallet::document(statement, format).map_err(|e| ApiError::Internal(anyhow::Error::from(e)))?;
+    let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
+    Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
+        .into_response())
 }

@@ -8,6 +8,8 @@
 //! number, the statement, its entries marked paid and its mail all commit together or not
 //! at all, and a second run finds nothing left to pay.
 
+use std::sync::LazyLock;
+
 use sqlx::FromRow;
 
 use super::{enqueue_mail, on_conn, on_pool, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT};
@@ -101,6 +103,18 @@ const ENTRY_COLUMNS: &str = "id, type, order_id, listing_id, title, quantity, gr
 const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, r.number, r.period_end, r.issued_at, r.billing,
     r.line_count, r.gross_pence, r.commission_pence, r.vat_pence, r.delivery_pence, r.amount_pence";
 
+/// A statement of a brand: `$1` its id, `$2` the brand.
+static REMITTANCE_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
+         WHERE r.id = $1 AND r.brand_id = $2"
+    )
+});
+
+/// A statement's lines, oldest entry first: `$1` its id.
+static LINES_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id"));
+
 /// Serialises the statements of one brand: two runs (two nodes) take turns, and the second
 /// finds the entries paid. `NO KEY UPDATE` leaves rows that merely reference the brand (a
 /// new entry, a new listing) free to be written meanwhile.
@@ -190,10 +204,7 @@ impl Store {
         F: FnOnce(&RemittanceRecord, &[EntryRecord]) -> Option<StatementMail>,
     {
         let lock = STATEMENT_LOCK.of(self);
-        let detail = format!(
-            "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id WHERE r.id = $1"
-        );
-        let lines = format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id");
+        let (detail, lines) = (REMITTANCE_SQL.as_str(), LINES_SQL.as_str());
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
@@ -237,8 +248,8 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
-            let record: RemittanceRecord = sqlx::query_as(&detail).bind(id).fetch_one(&mut *tx).await?;
-            let entries: Vec<EntryRecord> = sqlx::query_as(&lines).bind(id).fetch_all(&mut *tx).await?;
+            let record: RemittanceRecord = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
+            let entries: Vec<EntryRecord> = sqlx::query_as(lines).bind(id).fetch_all(&mut *tx).await?;
             if let Some(m) = mail(&record, &entries) {
                 let queued = NewMail {
                     brand_id: Some(brand_id),
@@ -287,17 +298,13 @@ impl Store {
         brand_id: i64,
         id: i64,
     ) -> Result<Option<(RemittanceRecord, Vec<EntryRecord>)>, StoreError> {
-        let detail = format!(
-            "SELECT {REMITTANCE_COLUMNS} FROM remittances r JOIN brands b ON b.id = r.brand_id
-             WHERE r.id = $1 AND r.brand_id = $2"
-        );
-        let lines = format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id");
+        let (detail, lines) = (REMITTANCE_SQL.as_str(), LINES_SQL.as_str());
         on_pool!(self, read, |pool| {
             let mut conn = pool.begin().await?;
-            let Some(record) = sqlx::query_as(&detail).bind(id).bind(brand_id).fetch_optional(&mut *conn).await? else {
+            let Some(record) = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_optional(&mut *conn).await? else {
                 return Ok(None);
             };
-            let entries = sqlx::query_as(&lines).bind(id).fetch_all(&mut *conn).await?;
+            let entries = sqlx::query_as(lines).bind(id).fetch_all(&mut *conn).await?;
             Ok(Some((record, entries)))
         })
     }

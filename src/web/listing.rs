@@ -13,7 +13,7 @@ use axum::Router;
 use serde_json::{Map, Value};
 
 use super::extract::{admin_multipart, PageError, SignedIn};
-use super::pages::{render, require_admin, when, Chrome, FieldErrors};
+use super::pages::{form_number, render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::UnitMoney;
@@ -258,8 +258,7 @@ fn body_of(posted: &Posted, editing: bool) -> Map<String, Value> {
             }
             Value::Null
         } else if numeric {
-            serde_json::from_str::<serde_json::Number>(text)
-                .map_or_else(|_| Value::String(text.to_owned()), Value::Number)
+            form_number(text)
         } else {
             Value::String(text.to_owned())
         };

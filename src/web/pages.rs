@@ -102,6 +102,15 @@ pub fn require_admin(session: &LiveSession) -> Result<(), super::extract::PageEr
     }
 }
 
+/// A numeric form field as the API would receive it: a JSON number (its decimal text kept
+/// exactly) when the text is one, else the text as given, which the use case then refuses
+/// with the API's code.
+pub fn form_number(text: &str) -> serde_json::Value {
+    let trimmed = text.trim();
+    serde_json::from_str::<serde_json::Number>(trimmed)
+        .map_or_else(|_| serde_json::Value::String(text.to_owned()), serde_json::Value::Number)
+}
+
 /// `2026-11-25 15:34` for tables.
 pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%Y-%m-%d %H:%M").to_string()

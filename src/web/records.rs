@@ -19,7 +19,7 @@ use crate::usecases::marketplace::credits::{self, RedeemError};
 use crate::usecases::marketplace::redemptions;
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::wallet::statement::{pounds, Entry, Remittance};
-use crate::usecases::wallet::{self, csv, pdf};
+use crate::usecases::wallet::{self, Format};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -276,11 +276,9 @@ async fn statement_file(
     let (id, extension) = file.rsplit_once('.').ok_or_else(not_found)?;
     let id = id.parse::<i64>().map_err(|_| not_found())?;
     let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
-    let (bytes, kind) = match extension {
-        "csv" => (csv::render(&statement).map_err(|e| PageError::Internal(e.to_string()))?, "text/csv; charset=utf-8"),
-        "pdf" => (pdf::render(&statement), "application/pdf"),
-        _ => return Err(not_found()),
-    };
-    let disposition = format!("attachment; filename=\"{}\"", statement.file_name(extension));
-    Ok(([(header::CONTENT_TYPE, kind.to_owned()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response())
+    let format = Format::from_extension(extension).ok_or_else(not_found)?;
+    let doc = wallet::document(&statement, format).map_err(|e| PageError::Internal(e.to_string()))?;
+    let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
+    Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
+        .into_response())
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
-use super::pages::{render, require_admin, Chrome, FieldErrors};
+use super::pages::{form_number, render, require_admin, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::payout::PayoutOptionsPatch;
@@ -227,12 +227,6 @@ async fn page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Res
     view(&state, &session, StatusCode::OK, None, Refused::default()).await
 }
 
-/// A form value as the API would receive it: a whole number as a JSON number, anything
-/// else as the text given (which the use case then refuses with the API's code).
-fn number_or_text(text: &str) -> Value {
-    text.trim().parse::<i64>().map_or_else(|_| Value::String(text.to_owned()), Value::from)
-}
-
 #[derive(Debug, Deserialize)]
 struct PayoutsForm {
     credit_enabled: Option<String>,
@@ -249,8 +243,8 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
     let body = object(json!({
         "credit_enabled": form.credit_enabled.is_some(),
         "cash_enabled": form.cash_enabled.is_some(),
-        "credit_boost_percent": number_or_text(&form.credit_boost_percent),
-        "code_validity_days": number_or_text(&form.code_validity_days),
+        "credit_boost_percent": form_number(&form.credit_boost_percent),
+        "code_validity_days": form_number(&form.code_validity_days),
     }));
     let shown = PayoutsShown {
         credit: form.credit_enabled.is_some(),

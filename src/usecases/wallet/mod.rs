@@ -94,6 +94,39 @@ pub async fn statement(core: &super::Core, actor: &Actor, id: i64) -> Result<Opt
     Ok(core.store.remittance(actor.brand_id, id).await?.map(|(record, lines)| Statement::new(record, &lines)))
 }
 
+/// A statement's downloadable forms (decisions 10.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Pdf,
+}
+
+impl Format {
+    pub fn from_extension(extension: &str) -> Option<Self> {
+        match extension {
+            "csv" => Some(Self::Csv),
+            "pdf" => Some(Self::Pdf),
+            _ => None,
+        }
+    }
+}
+
+/// A statement as a file: its bytes, media type and file name.
+pub struct Document {
+    pub bytes: Vec<u8>,
+    pub content_type: &'static str,
+    pub file_name: String,
+}
+
+/// `statement` rendered as `format`.
+pub fn document(statement: &Statement, format: Format) -> Result<Document, ::csv::Error> {
+    let (bytes, content_type, extension) = match format {
+        Format::Csv => (csv::render(statement)?, "text/csv; charset=utf-8", "csv"),
+        Format::Pdf => (pdf::render(statement), "application/pdf", "pdf"),
+    };
+    Ok(Document { bytes, content_type, file_name: statement.file_name(extension) })
+}
+
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
