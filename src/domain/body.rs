@@ -6,9 +6,11 @@
 //! accepted.
 
 use serde::Serialize;
-use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
+
+use crate::domain::reader::{self, Lines};
 
 /// One field-level reason of a `validation_failed` error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -73,6 +75,9 @@ pub struct Field {
     pub ty: FieldType,
     /// Required when the body creates something (or always, for bodies that create nothing).
     pub required: bool,
+    /// `null` stands for "absent" (or "clear", in a PATCH): true of optional fields unless
+    /// [`Field::not_null`] says otherwise; never of booleans, which have no blank.
+    pub nullable: bool,
     /// What the field means and its reasons, in Markdown.
     pub doc: &'static str,
 }
@@ -80,12 +85,17 @@ pub struct Field {
 impl Field {
     /// An optional field.
     pub const fn optional(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: false, doc }
+        Self { name, ty, required: false, nullable: !matches!(ty, FieldType::Boolean), doc }
+    }
+
+    /// The field refuses `null` (`<field>_invalid`).
+    pub const fn not_null(self) -> Self {
+        Self { nullable: false, ..self }
     }
 
     /// A required field.
     pub const fn required(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: true, doc }
+        Self { name, ty, required: true, nullable: false, doc }
     }
 }
 
@@ -114,7 +124,17 @@ impl BodySpec {
 
     /// The body's JSON schema: an object of exactly these fields, no other properties.
     pub fn schema(&self) -> RefOr<Schema> {
-        let mut object = object_of(self.fields).description(Some(self.doc));
+        self.described(object_of(self.fields, true))
+    }
+
+    /// The schema of a PATCH of what this body creates: the same fields, none of them
+    /// required (those required on create still may not be blank), and at least one.
+    pub fn patch_schema(&self) -> RefOr<Schema> {
+        self.described(object_of(self.fields, false).min_properties(Some(1)))
+    }
+
+    fn described(&self, object: ObjectBuilder) -> RefOr<Schema> {
+        let mut object = object.description(Some(self.doc));
         if let Ok(example) = serde_json::from_str::<serde_json::Value>(self.example) {
             object = object.examples([example]);
         }
@@ -122,23 +142,45 @@ impl BodySpec {
     }
 }
 
-fn object_of(fields: &[Field]) -> ObjectBuilder {
+/// An object of exactly these fields; with `create`, the required ones are required.
+fn object_of(fields: &[Field], create: bool) -> ObjectBuilder {
     let mut object = ObjectBuilder::new()
         .schema_type(Type::Object)
         .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
     for field in fields {
-        object = object.property(field.name, field_schema(&field.ty, Some(field.doc)));
-        if field.required {
+        object = object.property(field.name, field_schema(&field.ty, Some(field.doc), field.required, field.nullable));
+        if field.required && create {
             object = object.required(field.name);
         }
     }
     object
 }
 
-fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
+/// A field's schema; `required` fields (and list items) may not be blank; `nullable` ones
+/// may be `null`.
+fn field_schema(ty: &FieldType, doc: Option<&str>, required: bool, nullable: bool) -> RefOr<Schema> {
+    let json_type = match ty {
+        FieldType::Text { .. } | FieldType::Lines { .. } | FieldType::Date | FieldType::Timestamp => Type::String,
+        FieldType::Choice(_) => Type::String,
+        FieldType::Integer { .. } => Type::Integer,
+        FieldType::Money | FieldType::Number => Type::Number,
+        FieldType::Boolean => Type::Boolean,
+        FieldType::List { .. } => Type::Array,
+        FieldType::Object(_) => Type::Object,
+    };
+    let json_type = if nullable { SchemaType::from_iter([json_type, Type::Null]) } else { json_type.into() };
     let builder = match ty {
         FieldType::Text { max } | FieldType::Lines { max } => {
-            ObjectBuilder::new().schema_type(Type::String).max_length(Some(*max))
+            let lines = if matches!(ty, FieldType::Text { .. }) { Lines::One } else { Lines::Many };
+            let text = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(*max))
+                .pattern(Some(reader::text_pattern(lines, required)));
+            if required {
+                text.min_length(Some(1))
+            } else {
+                text
+            }
         }
         FieldType::Integer { min, max } => {
             ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(*min as f64)).maximum(Some(*max as f64))
@@ -150,23 +192,30 @@ fn field_schema(ty: &FieldType, doc: Option<&str>) -> RefOr<Schema> {
             .multiple_of(Some(0.01)),
         FieldType::Number => ObjectBuilder::new().schema_type(Type::Number),
         FieldType::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
-        FieldType::Date => {
-            ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
-        }
+        FieldType::Date => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+            .pattern(Some(reader::YEAR_PATTERN)),
         FieldType::Timestamp => ObjectBuilder::new()
             .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .pattern(Some(reader::YEAR_PATTERN)),
         FieldType::Choice(values) => {
-            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied()))
+            let null = nullable.then_some(serde_json::Value::Null);
+            let values = values.iter().map(|v| serde_json::Value::from(*v)).chain(null);
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values))
         }
-        FieldType::Object(fields) => object_of(fields),
+        FieldType::Object(fields) => object_of(fields, true),
         FieldType::List { item, min, max } => {
-            let list = ArrayBuilder::new().items(field_schema(item, None)).max_items(Some(*max));
+            let list = ArrayBuilder::new()
+                .schema_type(json_type)
+                .items(field_schema(item, None, true, false))
+                .max_items(Some(*max));
             let list = if *min > 0 { list.min_items(Some(*min)) } else { list };
             return list.description(doc).into();
         }
     };
-    builder.description(doc).into()
+    builder.schema_type(json_type).description(doc).into()
 }
 
 /// Makes a parsing type the documented schema of its body: `documented_body!(ProfilePatch,
@@ -183,6 +232,26 @@ macro_rules! documented_body {
         impl utoipa::ToSchema for $ty {
             fn name() -> std::borrow::Cow<'static, str> {
                 std::borrow::Cow::Borrowed($spec.name)
+            }
+        }
+    };
+}
+
+/// A type standing for the PATCH body of what `$spec` creates, named `$name` in the document:
+/// `documented_patch_body!(ListingPatch, LISTING_BODY, "ListingPatch")`.
+#[macro_export]
+macro_rules! documented_patch_body {
+    ($ty:ident, $spec:expr, $name:literal) => {
+        #[doc = concat!("The PATCH body of `", stringify!($spec), "` in the OpenAPI document.")]
+        pub struct $ty;
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+                $spec.patch_schema()
+            }
+        }
+        impl utoipa::ToSchema for $ty {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($name)
             }
         }
     };

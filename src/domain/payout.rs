@@ -71,12 +71,14 @@ pub const PAYOUT_OPTIONS_BODY: BodySpec = BodySpec {
             "credit_boost_percent",
             FieldType::Integer { min: *BOOST_PERCENT.start(), max: *BOOST_PERCENT.end() },
             "Integer 100..200.",
-        ),
+        )
+        .not_null(),
         Field::optional(
             "code_validity_days",
             FieldType::Integer { min: *CODE_VALIDITY_DAYS.start(), max: *CODE_VALIDITY_DAYS.end() },
             "Integer 1..1095.",
-        ),
+        )
+        .not_null(),
     ],
     example: r#"{"credit_boost_percent": 120, "cash_enabled": false}"#,
 };
@@ -86,11 +88,6 @@ impl PayoutOptionsPatch {
     /// other fields are `<field>_unknown`. `null` is not a value here (`<field>_invalid`).
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
         let mut r = BodyReader::of(body, &PAYOUT_OPTIONS_BODY);
-        for field in PAYOUT_OPTIONS_BODY.names() {
-            if body.get(field).is_some_and(Value::is_null) {
-                r.fail::<()>(field, "invalid");
-            }
-        }
         let patch = Self {
             credit_enabled: r.boolean("credit_enabled"),
             cash_enabled: r.boolean("cash_enabled"),
@@ -332,8 +329,8 @@ mod tests {
         assert_eq!(
             codes,
             [
-                "cash_enabled_invalid",
                 "credit_enabled_invalid",
+                "cash_enabled_invalid",
                 "credit_boost_percent_invalid",
                 "code_validity_days_invalid",
                 "colour_unknown"

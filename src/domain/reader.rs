@@ -27,8 +27,20 @@ impl<'a> BodyReader<'a> {
         Self { body, spec, errors: Vec::new() }
     }
 
-    fn value(&self, field: &str) -> Option<&'a Value> {
-        self.body.get(field).filter(|v| !v.is_null())
+    /// The field's value; `null` is absent, unless the spec says the field refuses it
+    /// ([`Field::not_null`](crate::domain::body::Field::not_null), booleans): then `invalid`.
+    fn value(&mut self, field: &str) -> Option<&'a Value> {
+        match self.body.get(field) {
+            Some(Value::Null) => {
+                let refused = self.spec.fields.iter().any(|f| f.name == field && !f.nullable && !f.required);
+                if refused {
+                    self.fail(field, "invalid")
+                } else {
+                    None
+                }
+            }
+            other => other,
+        }
     }
 
     /// The field as sent, `null` included, for readers with rules of their own.
@@ -49,8 +61,8 @@ impl<'a> BodyReader<'a> {
 
     /// True when the field holds something other than `null` or a blank string.
     pub fn present(&self, field: &str) -> bool {
-        match self.value(field) {
-            None => false,
+        match self.body.get(field) {
+            None | Some(Value::Null) => false,
             Some(Value::String(s)) => !s.trim().is_empty(),
             Some(_) => true,
         }
@@ -80,7 +92,7 @@ impl<'a> BodyReader<'a> {
         }
     }
 
-    /// A JSON boolean (`null` counts as absent).
+    /// A JSON boolean. A yes-or-no has no blank: `null` is `invalid` (omit the field).
     pub fn boolean(&mut self, field: &'static str) -> Option<bool> {
         match self.value(field)? {
             Value::Bool(b) => Some(*b),
@@ -165,40 +177,109 @@ pub enum Lines {
     Many,
 }
 
-/// The one rule for text in every body: a JSON string, trimmed; blank is `Ok(None)`;
-/// another JSON type or a control character (other than line breaks and tabs in
-/// [`Lines::Many`] text) is `invalid`; more than `max_chars` characters is `too_long`.
-/// The `Err` is the reason's suffix.
+/// The one rule for text in every body: a JSON string of at most `max_chars` characters
+/// as sent (`too_long`); no control character (line breaks and tabs are allowed in
+/// [`Lines::Many`] text) nor bidirectional control anywhere (`invalid`); trimmed of
+/// whitespace and invisible characters, blank is `Ok(None)`, but text that was nothing but
+/// invisible characters is `invalid`. The `Err` is the reason's suffix. The OpenAPI
+/// document states the same rule as a pattern ([`text_pattern`]), so that a text the
+/// document admits is a text this accepts, and the reverse.
 pub fn text(value: &Value, max_chars: usize, lines: Lines) -> Result<Option<String>, &'static str> {
     let Value::String(text) = value else {
         return Err("invalid");
     };
-    let trimmed = text.trim();
-    let allowed_control = |c: char| lines == Lines::Many && matches!(c, '\n' | '\r' | '\t');
-    if trimmed.chars().any(|c| (c.is_control() && !allowed_control(c)) || is_bidi_control(c)) {
-        return Err("invalid");
-    }
-    // Text of nothing but invisible characters would show as blank where it is listed.
-    let text = trimmed.trim_matches(|c: char| c.is_whitespace() || is_invisible(c));
-    if text.is_empty() && !trimmed.is_empty() {
+    if text.chars().any(|c| is_refused(c, lines)) {
         return Err("invalid");
     }
     if text.chars().count() > max_chars {
         return Err("too_long");
     }
-    Ok((!text.is_empty()).then(|| text.to_owned()))
+    // Text of nothing but invisible characters would show as blank where it is listed.
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || is_invisible(c));
+    if trimmed.is_empty() {
+        return if text.chars().any(is_invisible) { Err("invalid") } else { Ok(None) };
+    }
+    Ok(Some(trimmed.to_owned()))
 }
 
-/// Embeddings, overrides and isolates of the bidirectional algorithm: they make text read
-/// in another order than it is stored (`U+202E` turns `exe.pdf` into `fdp.exe`).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
+/// Control characters (C0 and C1; in [`Lines::Many`] text line breaks and tabs are kept)
+/// and the embeddings, overrides and isolates of the bidirectional algorithm: they make
+/// text read in another order than it is stored (`U+202E` turns `exe.pdf` into `fdp.exe`).
+const REFUSED: &[(char, char)] =
+    &[('\u{0}', '\u{1F}'), ('\u{7F}', '\u{9F}'), ('\u{202A}', '\u{202E}'), ('\u{2066}', '\u{2069}')];
+/// What [`Lines::Many`] text keeps of the refused characters.
+const LINE_BREAKS: &[(char, char)] = &[('\t', '\n'), ('\r', '\r')];
 /// Characters that take no room: zero-width spaces and joiners, the word joiner, the byte
-/// order mark, the soft hyphen.
+/// order mark, the soft hyphen, the Mongolian vowel separator.
+const INVISIBLE: &[(char, char)] = &[
+    ('\u{AD}', '\u{AD}'),
+    ('\u{180E}', '\u{180E}'),
+    ('\u{200B}', '\u{200D}'),
+    ('\u{2060}', '\u{2060}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+];
+/// Unicode's white space (`char::is_whitespace`) that is not a control character.
+const SPACES: &[(char, char)] = &[
+    (' ', ' '),
+    ('\u{A0}', '\u{A0}'),
+    ('\u{1680}', '\u{1680}'),
+    ('\u{2000}', '\u{200A}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202F}', '\u{202F}'),
+    ('\u{205F}', '\u{205F}'),
+    ('\u{3000}', '\u{3000}'),
+];
+
+fn within(ranges: &[(char, char)], c: char) -> bool {
+    ranges.iter().any(|(low, high)| (*low..=*high).contains(&c))
+}
+
+fn is_refused(c: char, lines: Lines) -> bool {
+    within(REFUSED, c) && !(lines == Lines::Many && within(LINE_BREAKS, c))
+}
+
 fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}' | '\u{180E}')
+    within(INVISIBLE, c)
+}
+
+/// The rule of [`text`] as an ECMA-262 regular expression over the whole value, for the
+/// OpenAPI document: no refused character; and either blank (white space only, which reads
+/// as no value) or holding something visible. With `non_blank` (required fields, list
+/// items), something visible is required.
+pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
+    fn class(ranges: &[(char, char)]) -> String {
+        ranges
+            .iter()
+            .map(|(low, high)| {
+                if low == high {
+                    format!("\\u{:04x}", *low as u32)
+                } else {
+                    format!("\\u{:04x}-\\u{:04x}", *low as u32, *high as u32)
+                }
+            })
+            .collect()
+    }
+    let refused = match lines {
+        Lines::One => class(REFUSED),
+        Lines::Many => class(&[
+            ('\u{0}', '\u{8}'),
+            ('\u{B}', '\u{C}'),
+            ('\u{E}', '\u{1F}'),
+            ('\u{7F}', '\u{9F}'),
+            ('\u{202A}', '\u{202E}'),
+            ('\u{2066}', '\u{2069}'),
+        ]),
+    };
+    let spaces = match lines {
+        Lines::One => class(SPACES),
+        Lines::Many => class(SPACES) + &class(LINE_BREAKS),
+    };
+    let visible = format!("[^{refused}]*[^{refused}{spaces}{invisible}][^{refused}]*", invisible = class(INVISIBLE));
+    if non_blank {
+        format!("^{visible}$")
+    } else {
+        format!("^(?:[{spaces}]*|{visible})$")
+    }
 }
 
 /// The years a date or instant the service accepts may fall in: far enough for any order,
@@ -212,15 +293,18 @@ fn in_range(date: NaiveDate) -> bool {
 
 /// Exactly `YYYY-MM-DD`, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
 pub fn parse_date(text: &str) -> Option<NaiveDate> {
-    let text = text.trim();
     (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten().filter(|d| in_range(*d))
 }
 
 /// RFC 3339 with an offset, as UTC, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
+/// The year is the one written (`2100-12-31T23:00:00-05:00` is in 2100).
 pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
-    let at = DateTime::parse_from_rfc3339(text.trim()).ok()?.with_timezone(&Utc);
-    in_range(at.date_naive()).then_some(at)
+    let at = DateTime::parse_from_rfc3339(text).ok()?;
+    in_range(at.date_naive()).then(|| at.with_timezone(&Utc))
 }
+
+/// The years [`FIRST_YEAR`]..=[`LAST_YEAR`] as a pattern on the start of a date or instant.
+pub const YEAR_PATTERN: &str = "^(?:20[0-9]{2}|2100)-";
 
 /// The object of a JSON literal (`json!({...})`), as the readers take bodies: what the
 /// dashboard's forms and the demo build; anything but an object is an empty body.
@@ -262,6 +346,7 @@ mod tests {
             Field::optional("r", FieldType::Text { max: 10 }, ""),
             Field::optional("z", FieldType::Text { max: 10 }, ""),
             Field::optional("m", FieldType::Integer { min: 1, max: 10 }, ""),
+            Field::optional("k", FieldType::Integer { min: 1, max: 10 }, "").not_null(),
         ],
         example: "{}",
     };
@@ -300,6 +385,18 @@ mod tests {
         assert_eq!(r.text("s", 10).as_deref(), Some("hi"));
         assert_eq!(r.text("z", 10), None);
         assert!(r.finish(()).is_ok());
+    }
+
+    #[test]
+    fn booleans_and_not_null_fields_refuse_null() {
+        let b = body(json!({"b": null, "k": null, "m": null}));
+        let mut r = BodyReader::of(&b, &FIELDS);
+        assert_eq!((r.boolean("b"), r.integer("k", 1..=10), r.integer("m", 1..=10)), (None, None, None));
+        assert_eq!(codes(r.finish(())), ["b_invalid", "k_invalid"]);
+        let schema = serde_json::to_value(FIELDS.schema()).unwrap();
+        assert_eq!(schema["properties"]["b"]["type"], "boolean");
+        assert_eq!(schema["properties"]["k"]["type"], "integer");
+        assert_eq!(schema["properties"]["m"]["type"], json!(["integer", "null"]));
     }
 
     #[test]
@@ -351,5 +448,68 @@ mod tests {
         assert!(parse_date("9999-12-31").is_none());
         assert!(parse_instant("2026-11-21T10:00:00+01:00").is_some());
         assert!(parse_instant("9999-12-31T23:59:59Z").is_none() && parse_instant("1970-01-01T00:00:00Z").is_none());
+    }
+
+    #[test]
+    fn the_ends_of_one_line_text_are_no_exception_and_length_is_as_sent() {
+        assert_eq!(text(&Value::from("Sofa\n"), 100, Lines::One), Err("invalid"), "a control anywhere");
+        assert_eq!(text(&Value::from("\tSofa"), 100, Lines::One), Err("invalid"));
+        assert_eq!(text(&Value::from("  Sofa  "), 6, Lines::One), Err("too_long"), "counted as sent");
+        assert_eq!(text(&Value::from("  Sofa  "), 8, Lines::One), Ok(Some("Sofa".to_owned())));
+        assert!(parse_date(" 2026-01-01").is_none() && parse_instant("2026-01-01T00:00:00Z ").is_none());
+        assert!(parse_instant("2100-12-31T23:00:00-05:00").is_some(), "the year as written");
+    }
+
+    /// The characters each class of the rule is made of, and ordinary ones.
+    const CHARS: &[char] = &[
+        'a',
+        'Z',
+        'é',
+        '0',
+        '-',
+        ' ',
+        '\u{A0}',
+        '\u{2003}',
+        '\u{3000}',
+        '\u{2028}',
+        '\t',
+        '\n',
+        '\r',
+        '\u{B}',
+        '\u{0}',
+        '\u{1B}',
+        '\u{7F}',
+        '\u{85}',
+        '\u{9F}',
+        '\u{200B}',
+        '\u{200D}',
+        '\u{FEFF}',
+        '\u{AD}',
+        '\u{180E}',
+        '\u{2060}',
+        '\u{202A}',
+        '\u{202E}',
+        '\u{2066}',
+        '\u{2069}',
+        '\u{200E}',
+        '\u{1F600}',
+    ];
+
+    proptest::proptest! {
+        /// What the OpenAPI document's pattern admits is exactly what the reader accepts:
+        /// any text (blank included) for optional fields, non-blank text for required ones.
+        #[test]
+        fn the_documented_pattern_is_the_rule(
+            picks in proptest::collection::vec(0..CHARS.len(), 0..8),
+            many in proptest::bool::ANY,
+        ) {
+            let sent: String = picks.iter().map(|&i| CHARS[i]).collect();
+            let lines = if many { Lines::Many } else { Lines::One };
+            let read = text(&Value::from(sent.as_str()), 100, lines);
+            let optional = regex::Regex::new(&text_pattern(lines, false)).unwrap();
+            let required = regex::Regex::new(&text_pattern(lines, true)).unwrap();
+            proptest::prop_assert_eq!(optional.is_match(&sent), read.is_ok(), "{:?} {:?}", sent, read);
+            proptest::prop_assert_eq!(required.is_match(&sent), matches!(read, Ok(Some(_))), "{:?} {:?}", sent, read);
+        }
     }
 }

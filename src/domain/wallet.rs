@@ -162,7 +162,7 @@ pub const RUN_BODY: BodySpec = BodySpec {
         FieldType::Timestamp,
         "RFC 3339, not in the future; default now. Entries available at this instant are paid.",
     )],
-    example: r#"{"as_of": "2026-12-01T00:00:00Z"}"#,
+    example: r#"{"as_of": "2026-11-01T00:00:00Z"}"#,
 };
 
 /// `POST /ops/v1/remittances/run`: the instant whose available entries the run pays.

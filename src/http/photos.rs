@@ -57,7 +57,7 @@ optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.",
             "Shown only; default `upload.jpg`; cut to 100 characters. Never used as a path.",
         ),
     ],
-    example: r#"{"image_base64": "data:image/gif;base64,R0lGODlhAQABAAAAACw=", "filename": "sofa.jpg"}"#,
+    example: r#"{"image_base64": "data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==", "filename": "sofa.jpg"}"#,
 };
 
 /// Longest `image_base64` documented: a photo just under the limit, as base64, with room

@@ -9,7 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::settings::{Warehouse, WarehousePatch};
+use crate::domain::settings::{Warehouse, WarehouseChanges, WarehousePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
@@ -18,7 +18,14 @@ use crate::usecases::warehouses::{self, ChangeError, CreateError, UpdateError};
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(list_warehouses, create_warehouse, update_warehouse, delete_warehouse, set_default_warehouse),
-    components(schemas(WarehouseList, WarehouseResponse, Warehouse, WarehousePatch, WarehouseDeleted))
+    components(schemas(
+        WarehouseList,
+        WarehouseResponse,
+        Warehouse,
+        WarehousePatch,
+        WarehouseChanges,
+        WarehouseDeleted
+    ))
 )]
 pub struct WarehousesApi;
 
@@ -151,7 +158,7 @@ pub async fn create_warehouse(
     tag = "Settings",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Warehouse UUID")),
-    request_body = WarehousePatch,
+    request_body = WarehouseChanges,
     responses(
         (status = 200, description = "The warehouse after the change", body = WarehouseResponse),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \

@@ -18,7 +18,7 @@ pub use parse::{
     BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_DIMENSION_CM, MAX_ITEMS, SKU_MAX, TITLE_MAX,
     WAREHOUSE_LOCATION_MAX,
 };
-pub use spec::{BulkDelete, BulkDeleteRefused, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
+pub use spec::{BulkDelete, BulkDeleteRefused, ListingPatch, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
 pub use sync::SyncPosition;
 pub use validate::{referenced_ids, validate, References, ValidListing};
 

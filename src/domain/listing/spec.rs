@@ -125,6 +125,7 @@ pub const LISTING_BODY: BodySpec = BodySpec {
 };
 
 crate::documented_body!(ValidListing, LISTING_BODY);
+crate::documented_patch_body!(ListingPatch, LISTING_BODY, "ListingPatch");
 
 /// Most ids of one bulk delete.
 pub const MAX_BULK_IDS: usize = 100;

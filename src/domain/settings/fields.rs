@@ -62,10 +62,7 @@ impl<'a> Fields<'a> {
 
     /// A JSON boolean; anything else (`null` included) is `<field>_invalid`.
     pub fn boolean(&mut self, field: &'static str) -> Option<bool> {
-        match self.reader.raw(field)? {
-            Value::Bool(b) => Some(*b),
-            _ => self.fail(field, "invalid"),
-        }
+        self.reader.boolean(field)
     }
 
     /// Records `<field>_<suffix>`; returns `None` so readers can end with it.

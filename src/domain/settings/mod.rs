@@ -14,4 +14,6 @@ pub use profile::{BrandProfile, ProfilePatch, PROFILE_BODY};
 pub use shapes::{
     CompanyNumber, Country, Email, HexColour, PhoneNumber, PublicHttpsUrl, UkPostcode, UkVatNumber, UNITED_KINGDOM,
 };
-pub use warehouse::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch, WAREHOUSE_BODY};
+pub use warehouse::{
+    NewWarehouse, Warehouse, WarehouseChange, WarehouseChanges, WarehouseId, WarehousePatch, WAREHOUSE_BODY,
+};

@@ -85,10 +85,10 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
           change. Strings are trimmed; `\"\"` or `null` clears a field (not the label); an empty \
           `country` means `United Kingdom`. Other fields are refused (`<field>_unknown`).",
     fields: &[
-        Field::optional(
+        Field::required(
             "label",
             FieldType::Text { max: LABEL_MAX },
-            "Short name shown in the dashboard (`label_required`).",
+            "Short name shown in the dashboard (`label_required`). Required on create; never blank.",
         ),
         Field::optional("contact_name", FieldType::Text { max: CONTACT_NAME_MAX }, "Who to ask for at the warehouse."),
         Field::optional(
@@ -121,6 +121,7 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
     example: r#"{"label": "Leeds DC", "contact_email": "yard@acme.example", "address_1": "1 Dock Road", "city": "Leeds", "postcode": "LS1 4AP", "is_default": true}"#,
 };
 crate::documented_body!(WarehousePatch, WAREHOUSE_BODY);
+crate::documented_patch_body!(WarehouseChanges, WAREHOUSE_BODY, "WarehousePatch");
 
 /// A valid partial update of a warehouse: `None` leaves a field as it is, `Some("")`
 /// clears it (an empty `country` goes back to `United Kingdom`). `is_default: Some(true)`

@@ -96,7 +96,13 @@ fn add_idempotency(operation: &mut Operation) {
 the same key, method, path and body within 24 hours answers the first 2xx answer again (with \
 `Idempotent-Replayed: true`) and changes nothing. Scoped to the API key; only 2xx answers are kept.",
         ))
-        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(255))))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(255))
+                .pattern(Some("^[\\x21-\\x7e]+$")),
+        ))
         .build();
     operation.parameters.get_or_insert_with(Vec::new).push(parameter);
     for (status, text) in [

@@ -9,32 +9,33 @@ use axum::http::Method;
 
 static WRITES: LazyLock<WriteRoutes> = LazyLock::new(|| WriteRoutes::of(&crate::http::docs::document()));
 
-/// `(method, path template split at '/')` of every documented POST, PATCH and DELETE.
-struct WriteRoutes(Vec<(Method, Vec<String>)>);
+/// Every documented path template (split at '/') with its write methods (POST, PATCH, DELETE).
+struct WriteRoutes(Vec<(Vec<String>, Vec<Method>)>);
 
 impl WriteRoutes {
     fn of(document: &utoipa::openapi::OpenApi) -> Self {
         let mut routes = Vec::new();
         for (path, item) in &document.paths.paths {
             let segments: Vec<String> = path.split('/').map(str::to_owned).collect();
-            for (method, operation) in
-                [(Method::POST, &item.post), (Method::PATCH, &item.patch), (Method::DELETE, &item.delete)]
-            {
-                if operation.is_some() {
-                    routes.push((method, segments.clone()));
-                }
-            }
+            let methods = [(Method::POST, &item.post), (Method::PATCH, &item.patch), (Method::DELETE, &item.delete)]
+                .into_iter()
+                .filter_map(|(method, operation)| operation.is_some().then_some(method))
+                .collect();
+            routes.push((segments, methods));
         }
         Self(routes)
     }
 
+    /// The router picks the template whose literal segments match first (`/v1/listings/bulk-commit`
+    /// is that route, not `/v1/listings/{id}`), then the method decides.
     fn allows(&self, method: &Method, path: &str) -> bool {
         let given: Vec<&str> = path.split('/').collect();
-        self.0.iter().any(|(m, template)| {
-            m == method
-                && template.len() == given.len()
+        let matching = self.0.iter().filter(|(template, _)| {
+            template.len() == given.len()
                 && template.iter().zip(&given).all(|(t, g)| t == g || (t.starts_with('{') && !g.is_empty()))
-        })
+        });
+        let literals = |template: &[String]| template.iter().map(|t| !t.starts_with('{')).collect::<Vec<bool>>();
+        matching.max_by_key(|(template, _)| literals(template)).is_some_and(|(_, methods)| methods.contains(method))
     }
 }
 
@@ -56,5 +57,8 @@ mod tests {
         assert!(!is_write(&Method::POST, "/v1/listings/42/extra"));
         assert!(!is_write(&Method::POST, "/v1/nope"));
         assert!(!is_write(&Method::PATCH, "/v1/listings/"), "an empty id is no id");
+        assert!(is_write(&Method::POST, "/v1/listings/bulk-commit"));
+        assert!(!is_write(&Method::DELETE, "/v1/listings/bulk-commit"), "the literal route, not {{id}}, takes it");
+        assert!(!is_write(&Method::PATCH, "/v1/listings/bulk-validate"));
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::listing::{BulkDelete, BulkDeleteRefused, Measurement, SyncPosition, ValidListing};
+use crate::domain::listing::{BulkDelete, BulkDeleteRefused, ListingPatch, Measurement, SyncPosition, ValidListing};
 use crate::domain::precondition::listing_etag;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -40,6 +40,7 @@ pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
         ImageImport,
         Measurement,
         ValidListing,
+        ListingPatch,
         Deleted,
         BulkDelete,
         BulkDeleteResult,
@@ -335,7 +336,7 @@ pub async fn create_listing(
         ("id" = i64, Path, description = "Listing id"),
         ("If-Match" = Option<String>, Header, description = "Change only if the listing still has this `ETag` (from a GET or an earlier PATCH); `*` matches any current version")
     ),
-    request_body = ValidListing,
+    request_body = ListingPatch,
     responses(
         (status = 200, description = "The updated listing", body = ListingDetail, headers(
             ("ETag" = String, description = "The listing's new entity tag")

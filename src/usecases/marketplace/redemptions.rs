@@ -49,7 +49,7 @@ pub async fn page(
             None
         }
     };
-    let cursor = match after.map(str::trim).filter(|a| !a.is_empty()) {
+    let cursor = match after {
         None => RedemptionCursor { since, after: None },
         Some(after) => match core.store.redemption_created_at(actor.brand_id, after).await? {
             Some(created_at) => RedemptionCursor { since: Some(created_at), after: Some(after.to_owned()) },
