@@ -224,7 +224,7 @@ impl From<PlaceOrderError> for ApiError {
     tag = "Operator",
     security(("ops" = [])),
     params(("id" = i64, Path, description = "Order id")),
-    request_body(content = Completion, description = "Optional; an empty body means now"),
+    request_body(content = Option<Completion>, description = "Optional; an empty body means now", content_type = "application/json"),
     responses(
         (status = 200, description = "The completed order", body = Order),
         (status = 400, description = "`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`", body = ErrorBody),

@@ -161,7 +161,7 @@ pub async fn create_key(
     tag = "Team and keys",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "The key's id")),
-    request_body(content = RollRequest, description = "May be empty (or `{}`): the default overlap of 24 hours"),
+    request_body(content = Option<RollRequest>, description = "May be empty (or `{}`): the default overlap of 24 hours", content_type = "application/json"),
     responses(
         (status = 201, description = "The new key and its secret", body = CreatedKey),
         (status = 400, description = "`invalid_body` or `validation_failed`: `expires_in_hours_invalid`, \

@@ -229,7 +229,7 @@ pub async fn patch_webhook(
     path = "/v1/partner/settings/integrations/webhook/rotate-secret",
     tag = "Webhooks",
     security(("bearer" = [])),
-    request_body(content = SecretRotation, description = "May be empty (or `{}`): no overlap"),
+    request_body(content = Option<SecretRotation>, description = "May be empty (or `{}`): no overlap", content_type = "application/json"),
     responses(
         (status = 200, description = "The endpoint with its new `signing_secret`", body = WebhookSettings),
         (status = 400, description = "`invalid_body` or `validation_failed`: `expire_previous_in_hours_invalid`, \
