@@ -17,12 +17,13 @@ use super::pages::{form_number, render, require_admin, when, Chrome, FieldErrors
 use crate::app::AppState;
 use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::UnitMoney;
-use crate::domain::taxonomy::{CATEGORIES, CONDITIONS, FAULTS};
+use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
 use crate::store::ListingRecord;
 use crate::usecases::listings::{self, CreateListingError, GetListingError, UpdateListingError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::photos::{self, PhotoUpload, UploadPhotoError};
 use crate::usecases::wallet::statement::pounds;
+use crate::usecases::warehouses;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -44,6 +45,19 @@ impl Values {
         self.get("faults").split(',').any(|f| f == *fault)
     }
 
+    pub fn has_exposure(&self, exposure: &&str) -> bool {
+        self.get("exposed_to").split(',').any(|f| f == *exposure)
+    }
+
+    /// The text of a measurement row's part: `measurement(2, "w_cm")`.
+    pub fn measurement(&self, row: &usize, part: &str) -> &str {
+        self.get(&format!("measurement_{row}_{part}"))
+    }
+
+    fn put(&mut self, name: impl Into<String>, value: String) {
+        self.0.insert(name.into(), value);
+    }
+
     fn of(record: &ListingRecord) -> Self {
         let f = &record.fields;
         let mut v = HashMap::new();
@@ -59,9 +73,26 @@ impl Values {
         put("category", f.category.clone());
         put("condition", f.condition.as_str().to_owned());
         put("faults", f.faults.join(","));
+        put("exposed_to", f.exposed_to.join(","));
         put("delivery_contribution_gbp", f.delivery_contribution_gbp.to_string());
         put("sku", f.sku.clone().unwrap_or_default());
         put("description", f.description.clone().unwrap_or_default());
+        put("rrp_gbp", f.rrp.map(|p| pounds(p.get())).unwrap_or_default());
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        put("brand", text(&f.brand));
+        put("colour", text(&f.colour));
+        put("fabric", text(&f.fabric));
+        put("age_years", text(&f.age_years));
+        put("available_from", text(&f.available_from));
+        put("warehouse_id", text(&f.warehouse_id));
+        put("warehouse_location", text(&f.warehouse_location));
+        for (row, piece) in f.measurements.iter().take(MEASUREMENT_ROWS).enumerate() {
+            let row = row + 1;
+            put(&format!("measurement_{row}_type"), piece.item_type.clone());
+            put(&format!("measurement_{row}_w_cm"), piece.w_cm.to_string());
+            put(&format!("measurement_{row}_d_cm"), piece.d_cm.to_string());
+            put(&format!("measurement_{row}_h_cm"), piece.h_cm.to_string());
+        }
         Self(v)
     }
 }
@@ -78,7 +109,44 @@ pub struct ListingFormPage {
     pub categories: &'static [&'static str],
     pub conditions: Vec<(&'static str, &'static str)>,
     pub faults: Vec<(&'static str, &'static str)>,
+    pub exposures: Vec<(&'static str, &'static str)>,
     pub deliveries: &'static [u32],
+    pub colours: &'static [&'static str],
+    pub fabrics: &'static [&'static str],
+    pub ages: Vec<String>,
+    pub item_types: &'static [&'static str],
+    /// `(id, label)` of the brand's warehouses.
+    pub warehouses: Vec<(String, String)>,
+    pub measurement_rows: Vec<usize>,
+}
+
+/// Pieces the form offers to measure (a listing has up to 20; the API takes them all).
+const MEASUREMENT_ROWS: usize = 3;
+
+/// The form page with the brand's warehouses to choose from.
+async fn form_page(
+    state: &AppState,
+    session: &LiveSession,
+    id: Option<i64>,
+    values: Values,
+    errors: FieldErrors,
+) -> Result<ListingFormPage, PageError> {
+    let warehouses = warehouses::list(&state.core, &session.actor()).await?;
+    let mut page = ListingFormPage::new(session, id, values, errors);
+    page.warehouses = warehouses.into_iter().map(|w| (w.id, w.label)).collect();
+    Ok(page)
+}
+
+/// The form page answered: 200 for a fresh form, 422 for a refused one.
+async fn form_answer(
+    state: &AppState,
+    session: &LiveSession,
+    id: Option<i64>,
+    values: Values,
+    errors: FieldErrors,
+) -> Result<Response, PageError> {
+    let status = if errors.0.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    Ok(render(status, &form_page(state, session, id, values, errors).await?))
 }
 
 impl ListingFormPage {
@@ -92,14 +160,29 @@ impl ListingFormPage {
             categories: CATEGORIES,
             conditions: CONDITIONS.iter().map(|c| (c.value, c.label)).collect(),
             faults: FAULTS.iter().map(|c| (c.value, c.label)).collect(),
+            exposures: EXPOSURES.iter().map(|c| (c.value, c.label)).collect(),
             deliveries: DELIVERY_CONTRIBUTIONS_GBP,
+            colours: COLOURS,
+            fabrics: FABRICS,
+            ages: ages(),
+            item_types: ITEM_TYPES,
+            warehouses: Vec::new(),
+            measurement_rows: (1..=MEASUREMENT_ROWS).collect(),
         }
     }
 
     /// The reasons of fields the form has no place for (measurements, images…), joined.
     pub fn other_errors(&self) -> String {
-        let shown = |field: &str| TEXT_FIELDS.contains(&field) || ["faults", "photo", "listing"].contains(&field);
+        let shown = |field: &str| {
+            TEXT_FIELDS.contains(&field)
+                || ["faults", "exposed_to", "measurements", "photo", "listing"].contains(&field)
+        };
         self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `(field, label, values)` of the taxonomy fields chosen from a list.
+    pub fn taxonomy_selects(&self) -> [(&'static str, &'static str, &'static [&'static str]); 2] {
+        [("colour", "Colour", self.colours), ("fabric", "Fabric", self.fabrics)]
     }
 
     pub fn delivery_selected(&self, amount: &u32) -> bool {
@@ -178,14 +261,14 @@ async fn detail(
     listing_view(&state, &session, listing_id(&id)?, None).await
 }
 
-async fn new_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn new_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
     require_admin(&session)?;
     let mut values = Values::default();
     values.0.insert("channel".into(), "clearance".into());
     values.0.insert("quantity".into(), "1".into());
     values.0.insert("delivery_contribution_gbp".into(), "0".into());
     values.0.insert("status".into(), "active".into());
-    Ok(render(StatusCode::OK, &ListingFormPage::new(&session, None, values, FieldErrors::default())))
+    form_answer(&state, &session, None, values, FieldErrors::default()).await
 }
 
 async fn edit_page(
@@ -200,7 +283,7 @@ async fn edit_page(
         Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
         Err(GetListingError::Store(e)) => return Err(e.into()),
     };
-    Ok(render(StatusCode::OK, &ListingFormPage::new(&session, Some(id), Values::of(&record), FieldErrors::default())))
+    form_answer(&state, &session, Some(id), Values::of(&record), FieldErrors::default()).await
 }
 
 /// The multipart form: its text fields (faults gathered into one list) and its photo.
@@ -208,10 +291,12 @@ struct Posted {
     csrf: String,
     values: Values,
     faults: Vec<String>,
+    exposed_to: Vec<String>,
     photo: Option<(Vec<u8>, String)>,
 }
 
-const TEXT_FIELDS: [&str; 11] = [
+/// The form's one-value fields, by the API's names.
+const TEXT_FIELDS: [&str; 19] = [
     "title",
     "price_gbp",
     "sale_price_gbp",
@@ -223,10 +308,27 @@ const TEXT_FIELDS: [&str; 11] = [
     "delivery_contribution_gbp",
     "sku",
     "description",
+    "rrp_gbp",
+    "brand",
+    "colour",
+    "fabric",
+    "age_years",
+    "available_from",
+    "warehouse_id",
+    "warehouse_location",
 ];
 
+/// The parts of a measurement row (`measurement_<row>_<part>`), by the API's names.
+const MEASUREMENT_PARTS: [&str; 4] = ["type", "w_cm", "d_cm", "h_cm"];
+
 async fn read_form(mut multipart: Multipart) -> Result<Posted, PageError> {
-    let mut posted = Posted { csrf: String::new(), values: Values::default(), faults: Vec::new(), photo: None };
+    let mut posted = Posted {
+        csrf: String::new(),
+        values: Values::default(),
+        faults: Vec::new(),
+        exposed_to: Vec::new(),
+        photo: None,
+    };
     while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
         let name = field.name().unwrap_or_default().to_owned();
         let filename = field.file_name().map(str::to_owned);
@@ -234,15 +336,37 @@ async fn read_form(mut multipart: Multipart) -> Result<Posted, PageError> {
         match name.as_str() {
             "csrf" => posted.csrf = String::from_utf8_lossy(&bytes).into_owned(),
             "faults" => posted.faults.push(String::from_utf8_lossy(&bytes).into_owned()),
+            "exposed_to" => posted.exposed_to.push(String::from_utf8_lossy(&bytes).into_owned()),
             "photo" if !bytes.is_empty() => posted.photo = Some((bytes.to_vec(), filename.unwrap_or_default())),
-            other if TEXT_FIELDS.contains(&other) => {
+            other if TEXT_FIELDS.contains(&other) || is_measurement_part(other) => {
                 posted.values.0.insert(other.to_owned(), String::from_utf8_lossy(&bytes).into_owned());
             }
             _ => {}
         }
     }
-    posted.values.0.insert("faults".to_owned(), posted.faults.join(","));
+    posted.values.put("faults", posted.faults.join(","));
+    posted.values.put("exposed_to", posted.exposed_to.join(","));
     Ok(posted)
+}
+
+fn is_measurement_part(name: &str) -> bool {
+    (1..=MEASUREMENT_ROWS).any(|row| MEASUREMENT_PARTS.iter().any(|part| name == format!("measurement_{row}_{part}")))
+}
+
+/// The rows of the form with anything in them, as the API's `measurements` (dimensions as
+/// JSON numbers, their text kept; the API's reasons name what is wrong).
+fn measurements_of(values: &Values) -> Vec<Value> {
+    (1..=MEASUREMENT_ROWS)
+        .filter(|row| MEASUREMENT_PARTS.iter().any(|part| !values.measurement(row, part).trim().is_empty()))
+        .map(|row| {
+            let mut piece = Map::new();
+            piece.insert("type".to_owned(), Value::String(values.measurement(&row, "type").trim().to_owned()));
+            for part in &MEASUREMENT_PARTS[1..] {
+                piece.insert((*part).to_owned(), form_number(values.measurement(&row, part).trim()));
+            }
+            Value::Object(piece)
+        })
+        .collect()
 }
 
 /// The API body of the form: numbers as JSON numbers (their text kept exactly), the rest as
@@ -251,9 +375,15 @@ fn body_of(posted: &Posted, editing: bool) -> Map<String, Value> {
     let mut body = Map::new();
     for name in TEXT_FIELDS {
         let text = posted.values.get(name).trim();
-        let numeric = matches!(name, "price_gbp" | "sale_price_gbp" | "quantity" | "delivery_contribution_gbp");
+        let numeric =
+            matches!(name, "price_gbp" | "sale_price_gbp" | "rrp_gbp" | "quantity" | "delivery_contribution_gbp");
         let value = if text.is_empty() {
-            if !editing || !matches!(name, "sale_price_gbp" | "sku" | "description") {
+            // Required fields and the warehouse (which always has one) cannot be cleared.
+            let clearable = !matches!(
+                name,
+                "title" | "price_gbp" | "channel" | "status" | "quantity" | "category" | "condition" | "warehouse_id"
+            );
+            if !editing || !clearable {
                 continue;
             }
             Value::Null
@@ -265,6 +395,13 @@ fn body_of(posted: &Posted, editing: bool) -> Map<String, Value> {
         body.insert(name.to_owned(), value);
     }
     body.insert("faults".to_owned(), Value::Array(posted.faults.iter().cloned().map(Value::String).collect()));
+    let measurements = measurements_of(&posted.values);
+    if editing || !posted.exposed_to.is_empty() {
+        body.insert("exposed_to".to_owned(), posted.exposed_to.iter().cloned().map(Value::String).collect());
+    }
+    if editing || !measurements.is_empty() {
+        body.insert("measurements".to_owned(), Value::Array(measurements));
+    }
     body
 }
 
@@ -283,10 +420,10 @@ async fn create(
                 body.insert("attachment_ids".to_owned(), Value::from(vec![photo.id]));
             }
             Err(UploadPhotoError::UnsupportedImage) => {
-                return refused(&session, None, posted, "photo", "unsupported_mime")
+                return refused(&state, &session, None, posted, "photo", "unsupported_mime").await
             }
             Err(UploadPhotoError::TooManyPixels { .. }) => {
-                return refused(&session, None, posted, "photo", "image_too_large")
+                return refused(&state, &session, None, posted, "photo", "image_too_large").await
             }
             Err(e) => return Err(PageError::Internal(e.to_string())),
         }
@@ -294,14 +431,14 @@ async fn create(
     match listings::create(&state.core, &actor, &body).await {
         Ok(saved) => Ok(Redirect::to(&format!("/dashboard/listings/{}", saved.record.id)).into_response()),
         Err(CreateListingError::Invalid(errors)) => {
-            let page = ListingFormPage::new(&session, None, posted.values, FieldErrors(errors));
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+            form_answer(&state, &session, None, posted.values, FieldErrors(errors)).await
         }
         Err(CreateListingError::Store(e)) => Err(e.into()),
     }
 }
 
-fn refused(
+async fn refused(
+    state: &AppState,
     session: &LiveSession,
     id: Option<i64>,
     posted: Posted,
@@ -309,7 +446,7 @@ fn refused(
     code: &str,
 ) -> Result<Response, PageError> {
     let errors = FieldErrors(vec![crate::domain::FieldError::new(field, code)]);
-    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &ListingFormPage::new(session, id, posted.values, errors)))
+    form_answer(state, session, id, posted.values, errors).await
 }
 
 async fn update(
@@ -324,15 +461,16 @@ async fn update(
     let body = body_of(&posted, true);
     match listings::update(&state.core, &session.actor(), id, &body, None).await {
         Ok(_) => listing_view(&state, &session, id, Some("Listing saved.")).await,
-        Err(UpdateListingError::Invalid(errors)) => Ok(render(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &ListingFormPage::new(&session, Some(id), posted.values, FieldErrors(errors)),
-        )),
-        Err(UpdateListingError::NotOwner) => refused(&session, Some(id), posted, "listing", "forbidden_not_owner"),
-        Err(UpdateListingError::EditConflict | UpdateListingError::PreconditionFailed) => {
-            refused(&session, Some(id), posted, "listing", "edit_conflict")
+        Err(UpdateListingError::Invalid(errors)) => {
+            form_answer(&state, &session, Some(id), posted.values, FieldErrors(errors)).await
         }
-        Err(UpdateListingError::NoFields) => refused(&session, Some(id), posted, "listing", "no_fields"),
+        Err(UpdateListingError::NotOwner) => {
+            refused(&state, &session, Some(id), posted, "listing", "forbidden_not_owner").await
+        }
+        Err(UpdateListingError::EditConflict | UpdateListingError::PreconditionFailed) => {
+            refused(&state, &session, Some(id), posted, "listing", "edit_conflict").await
+        }
+        Err(UpdateListingError::NoFields) => refused(&state, &session, Some(id), posted, "listing", "no_fields").await,
         Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
         Err(UpdateListingError::Store(e)) => Err(e.into()),
     }

@@ -323,6 +323,55 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!((detail["price_pence"].as_i64(), detail["sku"].as_str()), (Some(39_999), Some("SOFA-1")), "{detail}");
 
+    // The many-valued fields and the taxonomy: a bad dimension is shown, nothing is saved.
+    let form = ada.get(&format!("/dashboard/listings/{id}/edit")).await.body;
+    for label in ["Colour", "Fabric", "Age", "Warehouse", "RRP (GBP)", "Available from", "Piece 1 width", "Dogs"] {
+        assert!(form.contains(&format!(">{label}</label>")), "{label}: {form}");
+    }
+    let mut full = fields("399.99");
+    for (name, value) in [
+        ("rrp_gbp", "1200"),
+        ("colour", "Grey"),
+        ("fabric", "Velvet"),
+        ("age_years", "2 years old"),
+        ("exposed_to", "Dogs"),
+        ("exposed_to", "Cats"),
+        ("measurement_1_type", "3-Seater"),
+        ("measurement_1_w_cm", "210"),
+        ("measurement_1_d_cm", "wide"),
+        ("measurement_1_h_cm", "85"),
+    ] {
+        full.push((name, value.to_owned()));
+    }
+    let bad: Vec<(&str, &str)> = full.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let refused = ada.post_multipart(&format!("/dashboard/listings/{id}"), &bad, None).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("id=\"measurements-error\" role=\"alert\">"), "{}", refused.body);
+    assert!(refused.body.contains("value=\"wide\""), "the value given is kept");
+    let unchanged = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(unchanged["colour"], "", "{unchanged}");
+    for (name, value) in full.iter_mut() {
+        if *name == "measurement_1_d_cm" {
+            *value = "95".to_owned();
+        }
+    }
+    let good: Vec<(&str, &str)> = full.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &good, None).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!((detail["colour"].as_str(), detail["fabric"].as_str()), (Some("Grey"), Some("Velvet")), "{detail}");
+    assert_eq!(detail["exposed_to"], serde_json::json!(["Dogs", "Cats"]), "{detail}");
+    assert_eq!(detail["measurements"][0]["type"], "3-Seater", "{detail}");
+    assert_eq!(detail["measurements"][0]["d_cm"].as_f64(), Some(95.0), "{detail}");
+    let form = ada.get(&format!("/dashboard/listings/{id}/edit")).await.body;
+    assert!(form.contains("<option value=\"Grey\" selected>") && form.contains("value=\"210\""), "{form}");
+    // Cleared on edit: the colour and the pieces.
+    let plain = fields("399.99");
+    let plain: Vec<(&str, &str)> = plain.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &plain, None).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert!(detail["colour"] == "" && detail["measurements"] == serde_json::json!([]), "{detail}");
+    assert_eq!(detail["images"].as_array().map(Vec::len), Some(1), "the photo stays: {detail}");
+
     // A member may look, not create.
     let mut mo = member(&app, &partner).await;
     assert_eq!(mo.get(&format!("/dashboard/listings/{id}")).await.status, 200);
