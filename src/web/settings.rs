@@ -24,7 +24,7 @@ use crate::domain::settings::{BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY};
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::settings::{self, PatchError};
-use crate::usecases::warehouses::{self, ChangeError, CreateError};
+use crate::usecases::warehouses::{self, ChangeError, CreateError, UpdateError};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/settings/brand", post(save_profile))
         .route("/settings/billing", post(save_billing))
         .route("/settings/warehouses", post(add_warehouse))
+        .route("/settings/warehouses/{id}", post(update_warehouse))
         .route("/settings/warehouses/{id}/default", post(make_default))
         .route("/settings/warehouses/{id}/delete", post(delete_warehouse))
 }
@@ -109,6 +110,10 @@ pub struct WarehouseRow {
     pub label: String,
     pub place: String,
     pub default: bool,
+    /// The edit form's fields (all but `is_default`: "Make default" does that).
+    pub fields: Vec<FormField>,
+    /// Its edit was refused: show the form open.
+    pub open: bool,
 }
 
 #[derive(askama::Template)]
@@ -141,6 +146,8 @@ struct Refused {
     brand: Option<(Map<String, Value>, FieldErrors)>,
     billing: Option<(Map<String, Value>, FieldErrors)>,
     warehouse: Option<(Map<String, Value>, FieldErrors)>,
+    /// A refused edit: the warehouse's id, the values posted and the reasons.
+    warehouse_edit: Option<(String, Map<String, Value>, FieldErrors)>,
     warehouse_error: Option<String>,
 }
 
@@ -188,10 +195,21 @@ async fn view(
         None => (as_map(&settings::billing(&state.core, &actor).await?), FieldErrors::default()),
     };
     let (warehouse_values, warehouse_errors) = refused.warehouse.unwrap_or_default();
+    let mut edit = refused.warehouse_edit;
     let warehouses = warehouses::list(&state.core, &actor)
         .await?
         .into_iter()
-        .map(|w| WarehouseRow {
+        .enumerate()
+        .map(|(n, w)| {
+            let (values, errors) = match edit.take_if(|(id, _, _)| *id == w.id) {
+                Some((_, values, errors)) => (values, errors),
+                None => (as_map(&w), FieldErrors::default()),
+            };
+            let mut fields = form(&format!("warehouse-{}", n + 1), &WAREHOUSE_BODY, &values, &errors);
+            fields.retain(|f| f.name != "is_default");
+            (w, fields, !errors.is_empty())
+        })
+        .map(|(w, fields, open)| WarehouseRow {
             place: [w.address_1.as_str(), w.city.as_str(), w.postcode.as_str()]
                 .iter()
                 .filter(|s| !s.is_empty())
@@ -201,6 +219,8 @@ async fn view(
             id: w.id,
             label: w.label,
             default: w.is_default,
+            fields,
+            open,
         })
         .collect();
     let page = SettingsPage {
@@ -327,6 +347,28 @@ async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Re
             view(&state, &session, StatusCode::CONFLICT, None, refused).await
         }
         Err(CreateError::Store(e)) => Err(e.into()),
+    }
+}
+
+async fn update_warehouse(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SectionForm,
+) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    // Every field is given (a blank one clears it); the default is changed by its own button.
+    let mut body = body(&WAREHOUSE_BODY, &form);
+    body.remove("is_default");
+    match warehouses::update(&state.core, &session.actor(), &id, &body).await {
+        Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse saved."), Refused::default()).await,
+        Err(UpdateError::Invalid(errors)) => {
+            let refused = Refused { warehouse_edit: Some((id, body, FieldErrors(errors))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+        Err(UpdateError::NotFound) => changed(&state, &session, Err(ChangeError::NotFound)).await,
+        Err(UpdateError::Contended) => changed(&state, &session, Err(ChangeError::Contended)).await,
+        Err(UpdateError::Store(e)) => Err(e.into()),
     }
 }
 

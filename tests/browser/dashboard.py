@@ -168,7 +168,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     page.get_by_label("Quantity").fill("2")
     page.get_by_label("Category").select_option("Corner Sofas")
     page.get_by_label("Condition").select_option("excellent")
-    page.get_by_label("None of the above").check()
+    page.get_by_role("group", name="Faults").get_by_label("None of the above").check()
     page.get_by_label("Photo").set_input_files(photo_path)
     submit(page, watch, page.get_by_role("button", name="Create listing"), 422)
     need(page.locator("#price_gbp-error").inner_text() == "price_gbp_invalid", "a bad price is not shown beside it")

@@ -434,6 +434,34 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
     let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
     let default = list["warehouses"].as_array().unwrap().iter().find(|w| w["is_default"] == true).unwrap();
     assert_eq!(default["label"], "Bristol yard");
+    // An existing warehouse edited: a bad email is shown beside its field and changes
+    // nothing; a good edit is saved (and leaves the default where it is).
+    let leeds = list["warehouses"].as_array().unwrap().iter().find(|w| w["label"] == "Leeds DC").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let page = ada.get("/dashboard/settings").await.body;
+    assert!(page.contains("<summary>Edit Leeds DC</summary>"), "{page}");
+    let edit = |email: &'static str| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("label", "Leeds DC".to_owned()),
+            ("city", "York".to_owned()),
+            ("contact_email", email.to_owned()),
+        ]
+    };
+    let bad = edit("not an email");
+    let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let refused = ada.post(&format!("/dashboard/settings/warehouses/{leeds}"), &bad).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("contact_email-error\" role=\"alert\">contact_email_invalid<"), "{}", refused.body);
+    assert!(refused.body.contains("value=\"not an email\""), "the value given is kept");
+    let good = edit("yard@acme.example");
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(ada.post(&format!("/dashboard/settings/warehouses/{leeds}"), &good).await.status, 200);
+    let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
+    let saved = list["warehouses"].as_array().unwrap().iter().find(|w| w["id"] == leeds.as_str()).unwrap();
+    assert_eq!((saved["city"].as_str(), saved["is_default"].as_bool()), (Some("York"), Some(false)), "{saved}");
     // A member sees the sections, cannot change them.
     let mut mo = member(&app, &partner).await;
     let page = mo.get("/dashboard/settings").await;
