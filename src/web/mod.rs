@@ -22,8 +22,10 @@ pub mod records;
 pub mod settings;
 pub mod signin;
 
+use std::sync::LazyLock;
+
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -44,6 +46,9 @@ pub const LOGIN: &str = "/dashboard/login";
 pub const HOME: &str = "/dashboard";
 
 const STYLESHEET: &str = include_str!("assets/dashboard.css");
+/// The vendored htmx (see `src/web/assets/README.md`); versioned, so cached for good.
+const HTMX: &str = include_str!("assets/htmx-2.0.11.min.js");
+pub const HTMX_PATH: &str = "/dashboard/assets/htmx-2.0.11.min.js";
 
 /// The dashboard's routes, to nest at `/dashboard` outside the API's `/v1` gate (its pages
 /// do not count against the API's per-address limit; sign-in has limits of its own).
@@ -61,6 +66,7 @@ pub fn router() -> Router<AppState> {
         .merge(bulk::router())
         .merge(listing::router())
         .route("/assets/dashboard.css", get(stylesheet))
+        .route(HTMX_PATH.trim_start_matches("/dashboard"), get(htmx))
         .fallback(not_found)
         .layer(middleware::from_fn(security_headers))
 }
@@ -79,8 +85,43 @@ async fn security_headers(request: Request, next: Next) -> Response {
     response
 }
 
-async fn stylesheet() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=300")], STYLESHEET)
+async fn stylesheet(headers: HeaderMap) -> Response {
+    static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(STYLESHEET.as_bytes()));
+    asset(&headers, "text/css; charset=utf-8", "public, max-age=300", STYLESHEET, &GZIPPED)
+}
+
+/// A static asset, gzipped when the browser takes it (the assets hold no secret and echo
+/// nothing, so compressing them leaks nothing; pages, which hold CSRF tokens, are sent
+/// as they are).
+fn asset(
+    request: &HeaderMap,
+    content_type: &'static str,
+    cache: &'static str,
+    plain: &'static str,
+    gzipped: &'static Option<Vec<u8>>,
+) -> Response {
+    let takes_gzip = request
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|coding| coding.split(';').next().is_some_and(|c| c.trim() == "gzip")));
+    let common =
+        [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, cache), (header::VARY, "Accept-Encoding")];
+    match gzipped {
+        Some(bytes) if takes_gzip => (common, [(header::CONTENT_ENCODING, "gzip")], bytes.as_slice()).into_response(),
+        _ => (common, plain).into_response(),
+    }
+}
+
+fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).ok()?;
+    encoder.finish().ok()
+}
+
+async fn htmx(headers: HeaderMap) -> Response {
+    static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(HTMX.as_bytes()));
+    asset(&headers, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable", HTMX, &GZIPPED)
 }
 
 /// `/dashboard/` (with the slash) is the home too.

@@ -73,23 +73,31 @@ pub struct DeliveriesPage {
     pub rows: Vec<DeliveryRow>,
     pub total: i64,
     pub notice: Option<String>,
+    /// 1-based; `pages` of [`DELIVERIES_SHOWN`], at least 1.
+    pub page: i64,
+    pub pages: i64,
 }
 
 #[derive(Debug, Deserialize)]
 struct DeliveriesQuery {
     status: Option<String>,
+    page: Option<String>,
 }
 
+/// Events a page of deliveries shows, newest first.
 const DELIVERIES_SHOWN: i64 = 100;
 
 async fn deliveries_view(
     state: &AppState,
     session: &LiveSession,
     status_filter: Option<&str>,
+    page_number: i64,
     notice: Option<String>,
 ) -> Result<Response, PageError> {
     let status = status_filter.and_then(|s| s.parse::<DeliveryStatus>().ok());
-    let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, 0).await?;
+    let offset = (page_number - 1).saturating_mul(DELIVERIES_SHOWN);
+    let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, offset).await?;
+    let pages = ((page.total + DELIVERIES_SHOWN - 1) / DELIVERIES_SHOWN).max(1);
     let rows = page.deliveries.into_iter().map(delivery_row).collect();
     let view = DeliveriesPage {
         chrome: Chrome::signed_in(session),
@@ -99,6 +107,8 @@ async fn deliveries_view(
         rows,
         total: page.total,
         notice,
+        page: page_number,
+        pages,
     };
     Ok(render(StatusCode::OK, &view))
 }
@@ -108,7 +118,9 @@ async fn deliveries_page(
     SignedIn(session): SignedIn,
     Query(query): Query<DeliveriesQuery>,
 ) -> Result<Response, PageError> {
-    deliveries_view(&state, &session, query.status.as_deref(), None).await
+    // A page number that is not one (or past the last page) shows the first page / no rows.
+    let page = query.page.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=1_000_000).contains(p)).unwrap_or(1);
+    deliveries_view(&state, &session, query.status.as_deref(), page, None).await
 }
 
 async fn replay(
@@ -122,7 +134,7 @@ async fn replay(
         Ok(_) => format!("Event {event_id} queued for delivery."),
         Err(e) => format!("Event {event_id} was not replayed: {e}."),
     };
-    deliveries_view(&state, &session, None, Some(notice)).await
+    deliveries_view(&state, &session, None, 1, Some(notice)).await
 }
 
 async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
@@ -133,7 +145,7 @@ async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>)
         Ok(n) => format!("{n} dead event(s) queued for delivery."),
         Err(e) => format!("Nothing was replayed: {e}."),
     };
-    deliveries_view(&state, &session, Some("dead"), Some(notice)).await
+    deliveries_view(&state, &session, Some("dead"), 1, Some(notice)).await
 }
 
 pub struct AttemptRow {

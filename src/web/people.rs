@@ -1,6 +1,6 @@
 //! Team (invite with the link shown, remove; admins) and the audit log (admins).
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -166,12 +166,30 @@ pub struct AuditRow {
 pub struct AuditLogPage {
     pub chrome: Chrome,
     pub rows: Vec<AuditRow>,
-    pub has_more: bool,
+    /// The id after which the next (older) entries start, when there are more.
+    pub older: Option<i64>,
+    /// This page starts after an entry (it is not the newest page).
+    pub walking: bool,
 }
 
-async fn audit_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+#[derive(Debug, Deserialize)]
+struct AuditQuery {
+    after: Option<String>,
+}
+
+/// Entries a page of the audit log shows, newest first.
+const AUDIT_SHOWN: u32 = 100;
+
+async fn audit_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Query(query): Query<AuditQuery>,
+) -> Result<Response, PageError> {
     require_admin(&session)?;
-    let page = audit::page(&state.core, &session.actor(), 100, None).await?;
+    // A position that is not an entry id shows the newest entries.
+    let after = query.after.and_then(|a| a.parse::<i64>().ok()).filter(|a| *a > 0);
+    let page = audit::page(&state.core, &session.actor(), AUDIT_SHOWN, after).await?;
+    let older = page.entries.last().filter(|_| page.has_more).map(|e| e.id);
     let rows = page
         .entries
         .into_iter()
@@ -183,5 +201,6 @@ async fn audit_page(State(state): State<AppState>, SignedIn(session): SignedIn) 
             ip: e.ip.unwrap_or_default(),
         })
         .collect();
-    Ok(render(StatusCode::OK, &AuditLogPage { chrome: Chrome::signed_in(&session), rows, has_more: page.has_more }))
+    let view = AuditLogPage { chrome: Chrome::signed_in(&session), rows, older, walking: after.is_some() };
+    Ok(render(StatusCode::OK, &view))
 }

@@ -153,11 +153,23 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     nav.get_by_role("link", name="Listings").click()
     page.wait_for_load_state()
     need(page.get_by_text("Grey velvet sofa").count() >= 1, "listings page misses a listing")
+    # With htmx, typing filters the results in place (no page load: a mark set on the window
+    # survives) and the address follows the search.
+    need(page.evaluate("typeof htmx") == "object", "htmx is not loaded on the listings page")
+    page.evaluate("window.__sameDocument = true")
     page.get_by_label("Search title or SKU").fill("armchair")
-    page.get_by_role("button", name="Filter").click()
-    page.wait_for_load_state()
+    try:
+        page.get_by_text("Grey velvet sofa").wait_for(state="detached", timeout=5000)
+    except Exception:
+        pass
     need(page.get_by_text("Trade-in armchair").count() == 1 and page.get_by_text("Grey velvet sofa").count() == 0,
-         "the search did not filter")
+         "the search did not filter as it was typed")
+    need(page.evaluate("window.__sameDocument === true"), "the search reloaded the page instead of swapping results")
+    need("q=armchair" in page.url, f"the address does not follow the search: {page.url}")
+    # Without htmx's help (the form submitted as a plain GET) the same page is served.
+    page.goto(base + "/dashboard/listings?q=armchair")
+    need(page.get_by_text("Trade-in armchair").count() == 1 and page.get_by_text("Grey velvet sofa").count() == 0,
+         "the search page did not filter")
     shot("listings")
 
     # A new listing with a photo: a bad price shown beside its field, then created.
@@ -211,7 +223,17 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     page.wait_for_load_state()
     need(page.get_by_role("button", name="Revoke").count() == 1, "revoking left the key active")
 
-    # Deliveries: the test event, replayed.
+    # Deliveries: filtered in place by status (htmx), then the test event replayed.
+    page.goto(base + "/dashboard/deliveries")
+    page.evaluate("window.__sameDocument = true")
+    page.get_by_label("Status").select_option("delivered")
+    try:
+        page.get_by_role("button", name="Replay").first.wait_for(state="detached", timeout=5000)
+    except Exception:
+        pass
+    need(page.get_by_role("button", name="Replay").count() == 0, "the status filter did not apply in place")
+    need(page.evaluate("window.__sameDocument === true") and "status=delivered" in page.url,
+         "the status filter reloaded the page or lost the address")
     page.goto(base + "/dashboard/deliveries")
     replay = page.get_by_role("button", name="Replay")
     need(replay.count() >= 1, "no delivery with Replay")

@@ -503,3 +503,76 @@ async fn an_events_attempts_are_shown_and_a_key_is_rolled_with_its_new_secret_sh
     assert_eq!(app.get("/v1/listings/options", &secret).await.status(), 200, "the new key works");
     assert_eq!(app.get("/v1/listings/options", &partner.key).await.status(), 200, "the old one still works for now");
 }
+
+#[tokio::test]
+async fn deliveries_and_the_audit_log_are_paged_beyond_their_first_hundred() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let hook = json!({"url": "http://127.0.0.1:9/hook", "enabled": true});
+    assert_eq!(app.patch("/v1/partner/settings/integrations/webhook", &partner.key, &hook).await.status(), 200);
+    for n in 0..101 {
+        let sent = app.post("/v1/partner/settings/integrations/webhook/test", &partner.key, &json!({})).await;
+        assert_eq!(sent.status(), 200, "test event {n}");
+        let boost = json!({"credit_boost_percent": 110 + n % 2});
+        assert_eq!(app.patch("/v1/partner/settings/payouts", &partner.key, &boost).await.status(), 200);
+    }
+    let mut ada = Browser::signed_in(&app, &email).await;
+
+    let first = ada.get("/dashboard/deliveries").await;
+    assert!(first.body.contains("101 event(s), page 1 of 2, newest first."), "{}", first.body);
+    assert_eq!(first.body.matches("/replay\">").count(), 100, "a hundred rows");
+    assert!(first.body.contains("href=\"/dashboard/deliveries?status=any&amp;page=2\" rel=\"next\">Next page<"));
+    let second = ada.get("/dashboard/deliveries?status=any&page=2").await;
+    assert_eq!(second.body.matches("/replay\">").count(), 1, "the oldest event on page 2");
+    assert!(second.body.contains("rel=\"prev\">Previous page<") && !second.body.contains("Next page"));
+    for odd in ["page=0", "page=x", "page=-3"] {
+        let page = ada.get(&format!("/dashboard/deliveries?{odd}")).await;
+        assert_eq!(page.status, 200);
+        assert!(page.body.contains("page 1 of 2"), "{odd} shows the first page");
+    }
+
+    let newest = ada.get("/dashboard/audit-log").await;
+    let older = newest.body.split("/dashboard/audit-log?after=").nth(1).expect("an Older entries link");
+    let after: String = older.chars().take_while(char::is_ascii_digit).collect();
+    assert!(!newest.body.contains(">Newest entries<"));
+    let next = ada.get(&format!("/dashboard/audit-log?after={after}")).await;
+    assert_eq!(next.status, 200);
+    assert!(next.body.contains(">Newest entries<"), "{}", next.body);
+    let rows = |body: &str| body.matches("<tr><td>").count();
+    assert_eq!(rows(&newest.body), 100);
+    let audit = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    assert!(rows(&next.body) >= 1 && audit["meta"]["has_more"] == true, "{audit}");
+}
+
+#[tokio::test]
+async fn htmx_is_served_by_the_binary_and_configured_for_the_pages_csp() {
+    let app = market_app().await;
+    let (_partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/listings").await;
+    let script = "<script src=\"/dashboard/assets/htmx-2.0.11.min.js\" defer></script>";
+    assert!(page.body.contains(script), "{}", page.body);
+    for setting in ["\"includeIndicatorStyles\":false", "\"allowEval\":false", "\"historyCacheSize\":0"] {
+        assert!(page.body.contains(setting), "{setting}");
+    }
+    assert!(!ada.get("/dashboard/wallet").await.body.contains("htmx"), "only the pages that use it load it");
+    let asset = reqwest::get(format!("{}/dashboard/assets/htmx-2.0.11.min.js", app.base)).await.unwrap();
+    assert_eq!(asset.status(), 200);
+    assert_eq!(asset.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(asset.headers()["cache-control"], "public, max-age=31536000, immutable");
+    let body = asset.text().await.unwrap();
+    assert!(body.starts_with("var htmx=function(){") && body.len() > 40_000);
+    // Gzipped for a browser that takes it (static bytes: nothing secret to leak).
+    let client = reqwest::Client::new();
+    let url = format!("{}/dashboard/assets/htmx-2.0.11.min.js", app.base);
+    let gz = client.get(&url).header("accept-encoding", "gzip, deflate, br").send().await.unwrap();
+    assert_eq!(gz.headers()["content-encoding"], "gzip");
+    assert_eq!(gz.headers()["vary"], "Accept-Encoding");
+    let bytes = gz.bytes().await.unwrap();
+    assert!(bytes.starts_with(&[0x1f, 0x8b]) && bytes.len() < body.len() / 2, "{} bytes", bytes.len());
+    let mut unzipped = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut unzipped).unwrap();
+    assert_eq!(unzipped, body);
+    let page = ada.get("/dashboard/listings").await;
+    assert!(page.headers.get("content-encoding").is_none(), "pages (with their CSRF tokens) are not compressed");
+}
