@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use axum::extract::{Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{Map, Value};
 
-use super::extract::{admin_multipart, PageError, SignedIn};
+use super::extract::{admin_multipart, PageError, SignedIn, SignedInForm};
+use super::integrations::Empty;
 use super::pages::{form_number, render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
@@ -30,6 +31,9 @@ pub fn router() -> Router<AppState> {
         .route("/listings/new", get(new_page).post(create))
         .route("/listings/{id}", get(detail).post(update))
         .route("/listings/{id}/edit", get(edit_page))
+        .route("/listings/{id}/photos", post(add_photo))
+        .route("/listings/{id}/photos/{position}/remove", post(remove_photo))
+        .route("/listings/{id}/photos/{position}/cover", post(make_cover))
 }
 
 /// The form's fields as text, keyed by the API's field names (faults joined by commas).
@@ -206,6 +210,9 @@ pub struct ListingPage {
     /// `(url or "", status, error)` of each image, in order.
     pub images: Vec<(String, &'static str, String)>,
     pub notice: Option<&'static str>,
+    /// A photo change was refused: its reason.
+    pub photo_error: Option<String>,
+    pub csrf: String,
 }
 
 async fn listing_view(
@@ -214,6 +221,12 @@ async fn listing_view(
     id: i64,
     notice: Option<&'static str>,
 ) -> Result<Response, PageError> {
+    let mut page = listing_page(state, session, id).await?;
+    page.notice = notice;
+    Ok(render(StatusCode::OK, &page))
+}
+
+async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Result<ListingPage, PageError> {
     let record = match listings::get(&state.core, &session.actor(), id).await {
         Ok(record) => record,
         Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
@@ -244,9 +257,11 @@ async fn listing_view(
         views: record.view_count,
         money,
         images,
-        notice,
+        notice: None,
+        photo_error: None,
+        csrf: session.record.csrf_token.clone(),
     };
-    Ok(render(StatusCode::OK, &page))
+    Ok(page)
 }
 
 fn listing_id(id: &str) -> Result<i64, PageError> {
@@ -474,4 +489,149 @@ async fn update(
         Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
         Err(UpdateListingError::Store(e)) => Err(e.into()),
     }
+}
+
+/// What a change of a listing's photos does to its image list (in order).
+enum PhotoChange {
+    /// A newly uploaded photo goes last.
+    Add(i64),
+    Remove(usize),
+    /// To the front: the cover.
+    Cover(usize),
+}
+
+/// The listing's images after `change`, as the API's `attachment_ids` and `images` (which
+/// replace the list: uploaded photos first, then URLs, which are imported again).
+fn images_body(images: &[crate::store::ListingImage], change: PhotoChange) -> Option<Map<String, Value>> {
+    let mut sources: Vec<(Option<i64>, Option<String>)> =
+        images.iter().map(|i| (i.attachment_id, i.source_url.clone())).collect();
+    match change {
+        PhotoChange::Add(id) => sources.push((Some(id), None)),
+        PhotoChange::Remove(position) if position < sources.len() => {
+            sources.remove(position);
+        }
+        PhotoChange::Cover(position) if position < sources.len() => {
+            let cover = sources.remove(position);
+            sources.insert(0, cover);
+        }
+        PhotoChange::Remove(_) | PhotoChange::Cover(_) => return None,
+    }
+    let ids: Vec<Value> = sources.iter().filter_map(|(id, _)| id.map(Value::from)).collect();
+    let urls: Vec<Value> =
+        sources.iter().filter(|(id, _)| id.is_none()).filter_map(|(_, url)| url.clone().map(Value::from)).collect();
+    let mut body = Map::new();
+    body.insert("attachment_ids".to_owned(), Value::Array(ids));
+    body.insert("images".to_owned(), Value::Array(urls));
+    Some(body)
+}
+
+/// Applies a photo change through the listing update use case (the API's PATCH) and shows
+/// the listing with what came of it.
+async fn change_photos(
+    state: &AppState,
+    session: &LiveSession,
+    id: i64,
+    change: impl FnOnce(&[crate::store::ListingImage]) -> Option<Map<String, Value>>,
+    done: &'static str,
+) -> Result<Response, PageError> {
+    let record = match listings::get(&state.core, &session.actor(), id).await {
+        Ok(record) => record,
+        Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
+        Err(GetListingError::Store(e)) => return Err(e.into()),
+    };
+    let Some(body) = change(&record.images) else {
+        return photo_refused(state, session, id, "photo_not_found".to_owned()).await;
+    };
+    match listings::update(&state.core, &session.actor(), id, &body, None).await {
+        Ok(_) => listing_view(state, session, id, Some(done)).await,
+        Err(UpdateListingError::Invalid(errors)) => {
+            let codes = errors.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ");
+            photo_refused(state, session, id, codes).await
+        }
+        Err(UpdateListingError::NotOwner) => photo_refused(state, session, id, "forbidden_not_owner".into()).await,
+        Err(UpdateListingError::EditConflict | UpdateListingError::PreconditionFailed) => {
+            photo_refused(state, session, id, "edit_conflict".into()).await
+        }
+        Err(UpdateListingError::NoFields) => photo_refused(state, session, id, "no_fields".into()).await,
+        Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(UpdateListingError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// The listing's page, 422, with the reason beside its photos.
+async fn photo_refused(
+    state: &AppState,
+    session: &LiveSession,
+    id: i64,
+    reason: String,
+) -> Result<Response, PageError> {
+    let mut page = listing_page(state, session, id).await?;
+    page.photo_error = Some(reason);
+    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+}
+
+async fn add_photo(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Path(id): Path<String>,
+    mut multipart: Multipart,
+) -> Result<Response, PageError> {
+    let id = listing_id(&id)?;
+    let (mut csrf, mut photo) = (String::new(), None);
+    while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        let filename = field.file_name().map(str::to_owned);
+        let bytes = field.bytes().await.map_err(|_| PageError::BadForm)?;
+        match name.as_str() {
+            "csrf" => csrf = String::from_utf8_lossy(&bytes).into_owned(),
+            "photo" if !bytes.is_empty() => photo = Some((bytes.to_vec(), filename)),
+            _ => {}
+        }
+    }
+    admin_multipart(&session, &csrf)?;
+    let Some((bytes, filename)) = photo else {
+        return photo_refused(&state, &session, id, "photo_required".into()).await;
+    };
+    let actor = session.actor();
+    let uploaded = match photos::upload(&state.core, &actor, PhotoUpload { bytes, filename }).await {
+        Ok(photo) => photo,
+        Err(UploadPhotoError::UnsupportedImage) => {
+            return photo_refused(&state, &session, id, "unsupported_mime".into()).await
+        }
+        Err(UploadPhotoError::TooManyPixels { .. }) => {
+            return photo_refused(&state, &session, id, "image_too_large".into()).await
+        }
+        Err(e) => return Err(PageError::Internal(e.to_string())),
+    };
+    change_photos(&state, &session, id, |images| images_body(images, PhotoChange::Add(uploaded.id)), "Photo added.")
+        .await
+}
+
+async fn remove_photo(
+    State(state): State<AppState>,
+    Path((id, position)): Path<(String, String)>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let (id, position) = (listing_id(&id)?, photo_position(&position));
+    let change = |images: &[crate::store::ListingImage]| images_body(images, PhotoChange::Remove(position?));
+    change_photos(&state, &session, id, change, "Photo removed.").await
+}
+
+async fn make_cover(
+    State(state): State<AppState>,
+    Path((id, position)): Path<(String, String)>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let (id, position) = (listing_id(&id)?, photo_position(&position));
+    let change = |images: &[crate::store::ListingImage]| images_body(images, PhotoChange::Cover(position?));
+    change_photos(&state, &session, id, change, "Cover photo changed.").await
+}
+
+/// A photo's 1-based number on the page as a 0-based position; `None` if it is not one.
+fn photo_position(text: &str) -> Option<usize> {
+    text.parse::<usize>().ok().and_then(|n| n.checked_sub(1))
 }

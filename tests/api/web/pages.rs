@@ -372,10 +372,43 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     assert!(detail["colour"] == "" && detail["measurements"] == serde_json::json!([]), "{detail}");
     assert_eq!(detail["images"].as_array().map(Vec::len), Some(1), "the photo stays: {detail}");
 
-    // A member may look, not create.
+    // Its photos: one added, made the cover, the other removed; refusals shown.
+    let attachments = |detail: &serde_json::Value| -> Vec<i64> {
+        detail["image_imports"].as_array().unwrap().iter().filter_map(|i| i["attachment_id"].as_i64()).collect()
+    };
+    let first = attachments(&detail);
+    let photos = format!("/dashboard/listings/{id}/photos");
+    let token = [("csrf", csrf.as_str())];
+    let jpeg = crate::photos::image_bytes(image::ImageFormat::Jpeg, 50, 50);
+    let added = ada.post_multipart(&photos, &token, Some(("photo", "arm.jpg", "image/jpeg", jpeg.as_slice()))).await;
+    assert_eq!(added.status, 200);
+    assert!(added.body.contains("Photo added.") && added.body.contains("aria-label=\"Make photo 2 the cover\""));
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    let both = attachments(&detail);
+    assert_eq!((both.len(), both[0]), (2, first[0]), "{detail}");
+    let bad = ada.post_multipart(&photos, &token, Some(("photo", "x.png", "image/png", b"not an image"))).await;
+    assert_eq!(bad.status, 422);
+    assert!(bad.body.contains("id=\"photo-error\" role=\"alert\">unsupported_mime<"), "{}", bad.body);
+    assert_eq!(ada.post(&format!("{photos}/2/cover"), &token).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(attachments(&detail), [both[1], both[0]], "the new photo is the cover: {detail}");
+    let missing = ada.post(&format!("{photos}/9/remove"), &token).await;
+    assert_eq!(missing.status, 422);
+    assert!(missing.body.contains(">photo_not_found<"));
+    assert_eq!(ada.post(&format!("{photos}/2/remove"), &token).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(attachments(&detail), [both[1]], "{detail}");
+    assert_eq!(ada.post(&format!("{photos}/1/remove"), &[]).await.status, 403, "no token, nothing removed");
+
+    // A member may look, not create nor change photos.
     let mut mo = member(&app, &partner).await;
-    assert_eq!(mo.get(&format!("/dashboard/listings/{id}")).await.status, 200);
+    let page = mo.get(&format!("/dashboard/listings/{id}")).await;
+    assert_eq!(page.status, 200);
+    assert!(!page.body.contains("Upload photo") && !page.body.contains("Remove photo"));
+    assert_eq!(mo.post(&format!("{photos}/1/remove"), &[("csrf", page.csrf().as_str())]).await.status, 403);
     assert_eq!(mo.get("/dashboard/listings/new").await.status, 403);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(attachments(&detail), [both[1]], "{detail}");
 }
 
 #[tokio::test]
