@@ -11,6 +11,8 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py signin            # dashboard sign-in: one at a time, then with wrk
     python3 bench/http_bench.py integrators       # sync and q pages vs page 1; POST with/without Idempotency-Key
     python3 bench/http_bench.py creates           # POST /v1/listings by one brand and by many
+    python3 bench/http_bench.py readpath [--postgres URL]
+                                                  # issue 19: ratios against bench/baseline, a bare axum + sqlx server
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
@@ -585,8 +587,71 @@ def creates(server, args):
     print_table(rows, "GET /healthz (baseline)")
 
 
+def build_baseline():
+    """The bare axum + sqlx server of bench/baseline (its own crate, built only here)."""
+    manifest = os.path.join(ROOT, "bench", "baseline", "Cargo.toml")
+    subprocess.run(["cargo", "build", "--release", "--locked", "--manifest-path", manifest], check=True,
+                   env=dict(os.environ, CARGO_TARGET_DIR=target_dir()))
+    return os.path.join(target_dir(), "release", "rehome-bench-baseline")
+
+
+def readpath(server, args):
+    """Issue 19: rehome's read path as ratios of a bare server on the same stack and the same
+    database, measured in one run: fixed bytes vs /healthz, a one-row read vs a listing's
+    detail, and a page of 20 vs the detail. 100 brands x 1,000 listings."""
+    baseline_binary = build_baseline()
+    keys, ids = seed_listings(server, brands=100, per_brand=1000)
+    bare = subprocess.Popen([baseline_binary, f"127.0.0.1:{free_port()}", server.db], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    bare_base = "http://127.0.0.1:" + bare.args[1].rsplit(":", 1)[1]
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(bare_base + "/fixed", timeout=1):
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError("the baseline server did not start")
+                time.sleep(0.05)
+        table = "local ids = {" + ",".join(map(str, ids)) + "}\n"
+        bare_detail = write_script(server.workdir, "bare.lua", table +
+                                   "request = function() return wrk.format('GET', '/listings/' .. ids[math.random(#ids)]) end\n")
+        detail = write_script(server.workdir, "detail.lua", table +
+                              "request = function() return wrk.format('GET', '/v1/listings/' .. ids[math.random(#ids)]) end\n")
+        scenarios = [
+            ("bare: fixed bytes", bare_base, "/fixed", None, None),
+            ("rehome: GET /healthz", server.base, "/healthz", None, None),
+            ("bare: one-row read", bare_base, "/listings/1", None, bare_detail),
+            ("rehome: GET /v1/listings/{id}", server.base, "/v1/listings/1", keys[0], detail),
+            ("rehome: GET /v1/listings?per_page=20", server.base, "/v1/listings?per_page=20", keys[0], None),
+            ("rehome: GET /v1/listings/options", server.base, "/v1/listings/options", keys[0], None),
+        ]
+        time.sleep(1)
+        results = {name: [] for name, *_ in scenarios}
+        for i in range(args.runs):
+            for name, base, path, key, script in scenarios:
+                r = wrk(base + path, key, connections=args.connections, duration=args.duration, script=script)
+                results[name].append(r)
+                print(f"  run {i + 1} {name:<40} {r['rps']:>9.0f} req/s  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
+                      f"  non-2xx {r['errors']}", file=sys.stderr)
+        rows = {name: summarise(name, runs) for name, runs in results.items()}
+        ratio_of = {"rehome: GET /healthz": "bare: fixed bytes", "rehome: GET /v1/listings/{id}": "bare: one-row read",
+                    "rehome: GET /v1/listings?per_page=20": "rehome: GET /v1/listings/{id}"}
+        print(f"| scenario | req/s (median of {args.runs}) | ratio | p50 ms | p99 ms | non-2xx |")
+        print("|---|---:|---|---:|---:|---:|")
+        for name, *_ in scenarios:
+            r = rows[name]
+            against = ratio_of.get(name)
+            ratio = f"{r['rps'] / rows[against]['rps']:.2f} of {against}" if against else ""
+            print(f"| {name} | {r['rps']:.0f} | {ratio} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
+    finally:
+        bare.terminate()
+        bare.wait(timeout=10)
+
+
 SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk, "signin": signin, "integrators": integrators,
-             "creates": creates}
+             "creates": creates, "readpath": readpath}
 
 
 def main():

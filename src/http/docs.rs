@@ -82,7 +82,43 @@ pub fn document() -> utoipa::openapi::OpenApi {
     answers::SharedAnswers.modify(&mut doc);
     answers::CodeSamples.modify(&mut doc);
     answers::TagOrder.modify(&mut doc);
+    optional_bodies(&mut doc);
     doc
+}
+
+/// A body declared `Option<T>` (one that may be left out) comes out of utoipa as
+/// `oneOf: [null, T]`, which would admit a JSON `null` the server refuses: say instead
+/// that the body is not required, and is a `T` when sent.
+fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{Schema, SchemaType, Type};
+    use utoipa::openapi::{RefOr, Required};
+    let is_null = |schema: &RefOr<Schema>| matches!(schema, RefOr::T(Schema::Object(o)) if matches!(o.schema_type, SchemaType::Type(Type::Null)));
+    for item in doc.paths.paths.values_mut() {
+        for operation in [&mut item.post, &mut item.patch, &mut item.put, &mut item.delete].into_iter().flatten() {
+            let Some(body) = operation.request_body.as_mut() else { continue };
+            let mut optional = false;
+            for content in body.content.values_mut() {
+                if let Some(RefOr::T(Schema::OneOf(one_of))) = &content.schema {
+                    if let [a, b] = one_of.items.as_slice() {
+                        let kept = if is_null(a) {
+                            Some(b.clone())
+                        } else if is_null(b) {
+                            Some(a.clone())
+                        } else {
+                            None
+                        };
+                        if let Some(kept) = kept {
+                            content.schema = Some(kept);
+                            optional = true;
+                        }
+                    }
+                }
+            }
+            if optional {
+                body.required = Some(Required::False);
+            }
+        }
+    }
 }
 
 static OPENAPI_JSON: LazyLock<String> =
@@ -273,6 +309,18 @@ mod tests {
             if operation["requestBody"]["content"]["application/json"].is_object() {
                 assert!(sample.contains("-d '"), "{method} {path}: {sample}");
             }
+        }
+    }
+
+    #[test]
+    fn bodies_that_may_be_left_out_are_not_required_and_never_null() {
+        let doc = doc();
+        let roll = &doc["paths"]["/v1/partner/settings/integrations/keys/{id}/roll"]["post"]["requestBody"];
+        assert_eq!(roll["required"], false);
+        assert_eq!(roll["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/KeyRollInput");
+        for (method, path, operation) in operations(&doc) {
+            let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+            assert!(schema["oneOf"].is_null(), "{method} {path}: {schema}");
         }
     }
 
