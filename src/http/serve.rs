@@ -158,14 +158,14 @@ struct MinRate {
     started: Instant,
     received: u64,
     limits: ConnectionLimits,
-    deadline: Pin<Box<Sleep>>,
+    /// Armed the first time the body makes the reader wait: most requests (every GET)
+    /// never do, and need no timer.
+    deadline: Option<Pin<Box<Sleep>>>,
 }
 
 impl MinRate {
     fn new(inner: Incoming, limits: ConnectionLimits) -> Self {
-        let started = Instant::now();
-        let deadline = Box::pin(tokio::time::sleep_until(started + limits.body_grace));
-        Self { inner, started, received: 0, limits, deadline }
+        Self { inner, started: Instant::now(), received: 0, limits, deadline: None }
     }
 
     /// When the body will have arrived too slowly unless more comes: the grace period plus
@@ -186,16 +186,22 @@ impl hyper::body::Body for MinRate {
                 if let Some(data) = frame.data_ref() {
                     self.received += data.len() as u64;
                     let deadline = self.next_deadline();
-                    self.deadline.as_mut().reset(deadline);
+                    if let Some(armed) = self.deadline.as_mut() {
+                        armed.as_mut().reset(deadline);
+                    }
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => match self.deadline.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(BodyTooSlow.into()))),
-                Poll::Pending => Poll::Pending,
-            },
+            Poll::Pending => {
+                let deadline = self.next_deadline();
+                let armed = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                match armed.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(BodyTooSlow.into()))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{DateTime, Datelike, SubsecRound, Timelike, Utc};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgTypeInfo, PgValueRef, Postgres};
@@ -59,8 +59,39 @@ impl From<Ts> for DateTime<Utc> {
 /// `2026-11-21T10:04:05.123456Z`: the stored text on SQLite and the API's rendering.
 impl fmt::Display for Ts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.6fZ"))
+        // Written out field by field: chrono's `format` parses its pattern on every call,
+        // and every listing, event and page renders several of these.
+        let (date, time) = (self.0.date_naive(), self.0.time());
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            date.year(),
+            date.month(),
+            date.day(),
+            time.hour(),
+            time.minute(),
+            time.second(),
+            time.nanosecond() / 1_000 % 1_000_000
+        )
     }
+}
+
+/// The stored form `YYYY-MM-DDTHH:MM:SS.ffffffZ` read digit by digit; `None` for any
+/// other text.
+fn parse_stored(text: &str) -> Option<Ts> {
+    let b = text.as_bytes();
+    if b.len() != 27 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    if b[19] != b'.' || b[26] != b'Z' {
+        return None;
+    }
+    let number = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(number(0, 4)?).ok()?, number(5, 7)?, number(8, 10)?)?;
+    let time = chrono::NaiveTime::from_hms_micro_opt(number(11, 13)?, number(14, 16)?, number(17, 19)?, number(20, 26)?)?;
+    Some(Ts(date.and_time(time).and_utc()))
 }
 
 impl serde::Serialize for Ts {
@@ -86,10 +117,18 @@ impl<'q> Encode<'q, Sqlite> for Ts {
 }
 
 impl<'r> Decode<'r, Sqlite> for Ts {
-    /// Reads the fixed text this type writes, and any other form sqlx's own `DateTime`
-    /// encoding left in older rows.
+    /// Reads the fixed text this type writes (digit by digit), and the text sqlx's own
+    /// `DateTime` encoding left in older rows.
     fn decode(value: SqliteValueRef<'r>) -> Result<Self, BoxDynError> {
-        <DateTime<Utc> as Decode<'r, Sqlite>>::decode(value).map(Self::from)
+        let text = <&str as Decode<'r, Sqlite>>::decode(value)?;
+        if let Some(ts) = parse_stored(text) {
+            return Ok(ts);
+        }
+        // sqlx's own `DateTime` text (`2026-11-21 09:04:05.123456+00:00`), or RFC 3339.
+        let parsed = DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%:z")
+            .or_else(|_| DateTime::parse_from_rfc3339(text))
+            .map_err(|e| format!("not a timestamp: {text:?} ({e})"))?;
+        Ok(Self::from(parsed.with_timezone(&Utc)))
     }
 }
 
@@ -120,6 +159,28 @@ mod tests {
         let ts = Ts::parse("2026-11-21T10:04:05.1234567+01:00").unwrap();
         assert_eq!(ts.to_string(), "2026-11-21T09:04:05.123456Z");
         assert_eq!(Ts::parse("2026-11-21T10:04:05Z").unwrap().to_string(), "2026-11-21T10:04:05.000000Z");
+    }
+
+    #[test]
+    fn the_stored_form_is_read_back_exactly_and_anything_else_is_left_to_sqlx() {
+        for text in ["2026-11-21T09:04:05.123456Z", "2000-01-01T00:00:00.000000Z", "2100-12-31T23:59:59.999999Z"] {
+            let ts = parse_stored(text).unwrap();
+            assert_eq!(ts.to_string(), text);
+            assert_eq!(Some(ts), Ts::parse(text));
+        }
+        for other in ["2026-11-21T09:04:05Z", "2026-11-21 09:04:05.123456Z", "2026-13-21T09:04:05.123456Z", "2026-11-21T09:04:05.12345xZ"] {
+            assert_eq!(parse_stored(other), None, "{other}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rendering_and_reading_the_stored_form_round_trip(micros in 0i64..4_102_444_800_000_000) {
+            let ts = Ts::from_micros(micros).unwrap();
+            let text = ts.to_string();
+            proptest::prop_assert_eq!(&text, &ts.0.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string());
+            proptest::prop_assert_eq!(parse_stored(&text), Some(ts));
+        }
     }
 
     #[test]
