@@ -16,6 +16,9 @@ interleaved with the /healthz baseline, reporting medians.
     python3 bench/http_bench.py listings --postgres postgres://postgres@127.0.0.1:5432/postgres --nodes 2
                                                   # the same on a fresh PostgreSQL database, two nodes
 
+REHOME_BENCH_BINARY (a rehome binary) and REHOME_BENCH_BASELINE (a built bench/baseline)
+run other builds than this tree's, e.g. an older commit's for a before/after in one sitting.
+
 Needs wrk (Debian package `wrk`). Only loopback addresses are used.
 """
 
@@ -588,7 +591,10 @@ def creates(server, args):
 
 
 def build_baseline():
-    """The bare axum + sqlx server of bench/baseline (its own crate, built only here)."""
+    """The bare axum + sqlx server of bench/baseline (its own crate, built only here), or
+    the binary REHOME_BENCH_BASELINE names."""
+    if os.environ.get("REHOME_BENCH_BASELINE"):
+        return os.environ["REHOME_BENCH_BASELINE"]
     manifest = os.path.join(ROOT, "bench", "baseline", "Cargo.toml")
     subprocess.run(["cargo", "build", "--release", "--locked", "--manifest-path", manifest], check=True,
                    env=dict(os.environ, CARGO_TARGET_DIR=target_dir()))
@@ -669,7 +675,8 @@ def main():
         sys.exit("several nodes need --postgres")
     if not shutil.which("wrk") and args.scenario != "bulk":
         sys.exit("wrk is needed: apt-get install wrk")
-    binary = os.path.join(target_dir(), "release", "rehome") if args.no_build else build()
+    binary = os.environ.get("REHOME_BENCH_BINARY") or (
+        os.path.join(target_dir(), "release", "rehome") if args.no_build else build())
     workdir = tempfile.mkdtemp(prefix="rehome-bench-")
     if args.postgres:
         db, key = fresh_postgres(args.postgres), base64.b64encode(os.urandom(32)).decode()

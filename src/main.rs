@@ -1,5 +1,11 @@
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: a request allocates and frees many small
+/// blocks across threads, where glibc's malloc spent about a quarter of a listing read
+/// (consolidating its free lists among them; docs/performance.md, issue 19).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = rehome::cli::Cli::parse();

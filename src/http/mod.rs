@@ -28,7 +28,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -40,7 +40,7 @@ use crate::error::{panic_response, ApiError, Limited};
 use crate::limit::LimitKey;
 use auth::Identity;
 
-pub const REQUEST_ID: &str = "x-request-id";
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
@@ -84,7 +84,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(observe))
+        .layer(ObserveLayer)
         .with_state(state)
 }
 
@@ -138,10 +138,51 @@ fn client_ip(request: &Request) -> IpAddr {
 }
 
 /// Gives every request an id (echoing a well-formed incoming one), runs it inside a
-/// tracing span, and logs one line per response.
-async fn observe(mut request: Request, next: Next) -> Response {
+/// tracing span, and logs one line per response. A service of its own rather than
+/// `middleware::from_fn`, which boxes and clones the inner service on every request.
+#[derive(Clone, Copy)]
+struct ObserveLayer;
+
+impl<S> tower::Layer<S> for ObserveLayer {
+    type Service = Observe<S>;
+
+    fn layer(&self, inner: S) -> Observe<S> {
+        Observe { inner }
+    }
+}
+
+#[derive(Clone)]
+struct Observe<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Observe<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The ready service answers this request; a fresh clone waits for the next one.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(observe(request, inner))
+    }
+}
+
+async fn observe<S>(mut request: Request, mut inner: S) -> Result<Response, std::convert::Infallible>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
     let started = Instant::now();
-    let given = request.headers().get(REQUEST_ID).filter(|v| v.to_str().is_ok_and(well_formed_request_id));
+    let given = request.headers().get(&REQUEST_ID).filter(|v| v.to_str().is_ok_and(well_formed_request_id));
     let request_id = match given {
         Some(given) => given.clone(),
         None => {
@@ -155,7 +196,10 @@ async fn observe(mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let id_text = request_id.to_str().unwrap_or_default();
     let span = tracing::info_span!("request", request_id = %id_text, %method, %path);
-    let mut response = next.run(request).instrument(span.clone()).await;
+    let mut response = match inner.call(request).instrument(span.clone()).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    };
     response.headers_mut().insert(REQUEST_ID, request_id.clone());
     let key_id = response.extensions().get::<KeyId>().map(|k| k.0);
     let status = response.status().as_u16();
@@ -167,7 +211,7 @@ async fn observe(mut request: Request, next: Next) -> Response {
             tracing::info!(status, latency_ms, key_id, "response");
         }
     });
-    response
+    Ok(response)
 }
 
 /// A new request id: 32 hex digits, a random prefix drawn once per process and a counter.

@@ -90,7 +90,8 @@ fn parse_stored(text: &str) -> Option<Ts> {
         b[from..to].iter().try_fold(0u32, |n, d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
     };
     let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(number(0, 4)?).ok()?, number(5, 7)?, number(8, 10)?)?;
-    let time = chrono::NaiveTime::from_hms_micro_opt(number(11, 13)?, number(14, 16)?, number(17, 19)?, number(20, 26)?)?;
+    let time =
+        chrono::NaiveTime::from_hms_micro_opt(number(11, 13)?, number(14, 16)?, number(17, 19)?, number(20, 26)?)?;
     Some(Ts(date.and_time(time).and_utc()))
 }
 
@@ -168,7 +169,12 @@ mod tests {
             assert_eq!(ts.to_string(), text);
             assert_eq!(Some(ts), Ts::parse(text));
         }
-        for other in ["2026-11-21T09:04:05Z", "2026-11-21 09:04:05.123456Z", "2026-13-21T09:04:05.123456Z", "2026-11-21T09:04:05.12345xZ"] {
+        for other in [
+            "2026-11-21T09:04:05Z",
+            "2026-11-21 09:04:05.123456Z",
+            "2026-13-21T09:04:05.123456Z",
+            "2026-11-21T09:04:05.12345xZ",
+        ] {
             assert_eq!(parse_stored(other), None, "{other}");
         }
     }

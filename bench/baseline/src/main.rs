@@ -71,5 +71,15 @@ async fn main() {
         .route("/listings/{id}", get(listing))
         .with_state(pool);
     let listener = tokio::net::TcpListener::bind(&addr).await.expect("bind");
-    axum::serve(listener, app).await.expect("serve");
+    // rehome sets TCP_NODELAY on every connection (streamed answers must not wait for
+    // Nagle); the baseline does the same unless BASELINE_NAGLE=1.
+    if std::env::var_os("BASELINE_NAGLE").is_some() {
+        axum::serve(listener, app).await.expect("serve");
+    } else {
+        use axum::serve::ListenerExt;
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, app).await.expect("serve");
+    }
 }
