@@ -32,8 +32,7 @@ pub fn router() -> Router<AppState> {
         .route("/listings/{id}", get(detail).post(update))
         .route("/listings/{id}/edit", get(edit_page))
         .route("/listings/{id}/photos", post(add_photo))
-        .route("/listings/{id}/photos/{position}/remove", post(remove_photo))
-        .route("/listings/{id}/photos/{position}/cover", post(make_cover))
+        .route("/listings/{id}/photos/{position}/{action}", post(photo_action))
 }
 
 /// The form's fields as text, keyed by the API's field names (faults joined by commas).
@@ -607,28 +606,23 @@ async fn add_photo(
         .await
 }
 
-async fn remove_photo(
+/// "Remove" or "Make cover" (`/photos/{n}/remove`, `/photos/{n}/cover`) on the photo
+/// numbered `n` on the page.
+async fn photo_action(
     State(state): State<AppState>,
-    Path((id, position)): Path<(String, String)>,
+    Path((id, position, action)): Path<(String, String, String)>,
     posted: SignedInForm<Empty>,
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
     let (id, position) = (listing_id(&id)?, photo_position(&position));
-    let change = |images: &[crate::store::ListingImage]| images_body(images, PhotoChange::Remove(position?));
-    change_photos(&state, &session, id, change, "Photo removed.").await
-}
-
-async fn make_cover(
-    State(state): State<AppState>,
-    Path((id, position)): Path<(String, String)>,
-    posted: SignedInForm<Empty>,
-) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
-    let (id, position) = (listing_id(&id)?, photo_position(&position));
-    let change = |images: &[crate::store::ListingImage]| images_body(images, PhotoChange::Cover(position?));
-    change_photos(&state, &session, id, change, "Cover photo changed.").await
+    let (change, done): (fn(usize) -> PhotoChange, _) = match action.as_str() {
+        "remove" => (PhotoChange::Remove, "Photo removed."),
+        "cover" => (PhotoChange::Cover, "Cover photo changed."),
+        _ => return Err(PageError::Redirect("/dashboard/listings")),
+    };
+    let body = |images: &[crate::store::ListingImage]| images_body(images, change(position?));
+    change_photos(&state, &session, id, body, done).await
 }
 
 /// A photo's 1-based number on the page as a 0-based position; `None` if it is not one.

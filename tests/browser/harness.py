@@ -29,12 +29,18 @@ def start_server(binary: str, workdir: str, *extra: str):
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
+    wait_until_up(server, base)
+    return server, base
+
+
+def wait_until_up(server, base: str, seconds: float = 30):
+    """Returns once `base`/healthz answers 200; exits if the process ends or time runs out."""
+    deadline = time.time() + seconds
     while True:
         try:
             with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
                 if response.status == 200:
-                    return server, base
+                    return
         except OSError:
             pass
         if server.poll() is not None or time.time() > deadline:

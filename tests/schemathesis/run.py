@@ -19,11 +19,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "browser"))
-from harness import free_port  # noqa: E402
+from harness import free_port, wait_until_up  # noqa: E402
 
 
 def start(binary: str, workdir: str, ops_token: str):
@@ -54,17 +53,8 @@ def start(binary: str, workdir: str, ops_token: str):
         found = re.search(r"\b(rhk_[A-Za-z0-9]+)", line)
         if found:
             key = found.group(1)
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return server, base, key
-        except OSError:
-            pass
-        if server.poll() is not None or time.time() > deadline:
-            server.kill()
-            sys.exit(f"the server at {base} did not start")
-        time.sleep(0.1)
+    wait_until_up(server, base, max(1.0, deadline - time.time()))
+    return server, base, key
 
 
 def main() -> int:
