@@ -234,6 +234,26 @@ fn within(ranges: &[(char, char)], c: char) -> bool {
     ranges.iter().any(|(low, high)| (*low..=*high).contains(&c))
 }
 
+/// `ranges` with the characters of `holes` taken out (ranges of code points below U+D800).
+fn without(ranges: &[(char, char)], holes: &[(char, char)]) -> Vec<(char, char)> {
+    let mut left: Vec<(u32, u32)> = ranges.iter().map(|(a, b)| (*a as u32, *b as u32)).collect();
+    for (hole_low, hole_high) in holes.iter().map(|(a, b)| (*a as u32, *b as u32)) {
+        left = left
+            .into_iter()
+            .flat_map(|(low, high)| {
+                let below = (low < hole_low).then(|| (low, high.min(hole_low - 1)));
+                let above = (high > hole_high).then(|| (low.max(hole_high + 1), high));
+                if high < hole_low || low > hole_high {
+                    vec![(low, high)]
+                } else {
+                    below.into_iter().chain(above).collect()
+                }
+            })
+            .collect();
+    }
+    left.into_iter().filter_map(|(a, b)| Some((char::from_u32(a)?, char::from_u32(b)?))).collect()
+}
+
 fn is_refused(c: char, lines: Lines) -> bool {
     within(REFUSED, c) && !(lines == Lines::Many && within(LINE_BREAKS, c))
 }
@@ -261,14 +281,7 @@ pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
     }
     let refused = match lines {
         Lines::One => class(REFUSED),
-        Lines::Many => class(&[
-            ('\u{0}', '\u{8}'),
-            ('\u{B}', '\u{C}'),
-            ('\u{E}', '\u{1F}'),
-            ('\u{7F}', '\u{9F}'),
-            ('\u{202A}', '\u{202E}'),
-            ('\u{2066}', '\u{2069}'),
-        ]),
+        Lines::Many => class(&without(REFUSED, LINE_BREAKS)),
     };
     let spaces = match lines {
         Lines::One => class(SPACES),

@@ -114,8 +114,6 @@ pub struct ListingFormPage {
     pub faults: Vec<(&'static str, &'static str)>,
     pub exposures: Vec<(&'static str, &'static str)>,
     pub deliveries: &'static [u32],
-    pub colours: &'static [&'static str],
-    pub fabrics: &'static [&'static str],
     pub ages: Vec<String>,
     pub item_types: &'static [&'static str],
     /// `(id, label)` of the brand's warehouses.
@@ -165,8 +163,6 @@ impl ListingFormPage {
             faults: FAULTS.iter().map(|c| (c.value, c.label)).collect(),
             exposures: EXPOSURES.iter().map(|c| (c.value, c.label)).collect(),
             deliveries: DELIVERY_CONTRIBUTIONS_GBP,
-            colours: COLOURS,
-            fabrics: FABRICS,
             ages: ages(),
             item_types: ITEM_TYPES,
             warehouses: Vec::new(),
@@ -185,7 +181,7 @@ impl ListingFormPage {
 
     /// `(field, label, values)` of the taxonomy fields chosen from a list.
     pub fn taxonomy_selects(&self) -> [(&'static str, &'static str, &'static [&'static str]); 2] {
-        [("colour", "Colour", self.colours), ("fabric", "Fabric", self.fabrics)]
+        [("colour", "Colour", COLOURS), ("fabric", "Fabric", FABRICS)]
     }
 
     pub fn delivery_selected(&self, amount: &u32) -> bool {
@@ -225,12 +221,17 @@ async fn listing_view(
     Ok(render(StatusCode::OK, &page))
 }
 
+/// One of the brand's listings; a listing it does not have sends the browser to the list.
+async fn listing_of(state: &AppState, session: &LiveSession, id: i64) -> Result<ListingRecord, PageError> {
+    match listings::get(&state.core, &session.actor(), id).await {
+        Ok(record) => Ok(record),
+        Err(GetListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(GetListingError::Store(e)) => Err(e.into()),
+    }
+}
+
 async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Result<ListingPage, PageError> {
-    let record = match listings::get(&state.core, &session.actor(), id).await {
-        Ok(record) => record,
-        Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
-        Err(GetListingError::Store(e)) => return Err(e.into()),
-    };
+    let record = listing_of(state, session, id).await?;
     let f = &record.fields;
     let unit = UnitMoney::of(f.channel, f.price(), f.delivery_contribution_gbp);
     let mut money = vec![("Price", pounds(unit.price.get()))];
@@ -292,11 +293,7 @@ async fn edit_page(
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let id = listing_id(&id)?;
-    let record = match listings::get(&state.core, &session.actor(), id).await {
-        Ok(record) => record,
-        Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
-        Err(GetListingError::Store(e)) => return Err(e.into()),
-    };
+    let record = listing_of(&state, &session, id).await?;
     form_answer(&state, &session, Some(id), Values::of(&record), FieldErrors::default()).await
 }
 
@@ -533,11 +530,7 @@ async fn change_photos(
     change: impl FnOnce(&[crate::store::ListingImage]) -> Option<Map<String, Value>>,
     done: &'static str,
 ) -> Result<Response, PageError> {
-    let record = match listings::get(&state.core, &session.actor(), id).await {
-        Ok(record) => record,
-        Err(GetListingError::NotFound) => return Err(PageError::Redirect("/dashboard/listings")),
-        Err(GetListingError::Store(e)) => return Err(e.into()),
-    };
+    let record = listing_of(state, session, id).await?;
     let Some(body) = change(&record.images) else {
         return photo_refused(state, session, id, "photo_not_found".to_owned()).await;
     };

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
-use super::pages::{render, require_admin, when, Chrome, FieldErrors};
+use super::pages::{page_number, render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::collection::CollectionRequest;
 use crate::domain::reader::object;
@@ -119,7 +119,7 @@ async fn deliveries_page(
     Query(query): Query<DeliveriesQuery>,
 ) -> Result<Response, PageError> {
     // A page number that is not one (or past the last page) shows the first page / no rows.
-    let page = query.page.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=1_000_000).contains(p)).unwrap_or(1);
+    let page = page_number(query.page.as_deref(), 1_000_000);
     deliveries_view(&state, &session, query.status.as_deref(), page, None).await
 }
 

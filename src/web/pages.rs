@@ -102,6 +102,11 @@ pub fn require_admin(session: &LiveSession) -> Result<(), super::extract::PageEr
     }
 }
 
+/// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.
+pub fn page_number(text: Option<&str>, last: i64) -> i64 {
+    text.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=last).contains(p)).unwrap_or(1)
+}
+
 /// A numeric form field as the API would receive it: a JSON number (its decimal text kept
 /// exactly) when the text is one, else the text as given, which the use case then refuses
 /// with the API's code.

@@ -9,7 +9,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::extract::{PageError, SignedIn, SignedInForm};
-use super::pages::{render, require_admin, when, Chrome};
+use super::pages::{page_number, render, require_admin, when, Chrome};
 use crate::app::AppState;
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{Channel, ListingStatus};
@@ -80,7 +80,7 @@ async fn listings_page(
     let status = query.status.parse::<ListingStatus>().ok();
     let channel = query.channel.parse::<Channel>().ok();
     let words: Vec<String> = query.q.split_whitespace().take(8).map(|w| w.chars().take(64).collect()).collect();
-    let page = query.page.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=100_000).contains(p)).unwrap_or(1);
+    let page = page_number(query.page.as_deref(), 100_000);
     let filter = ListingFilter { status, channel, sku: None, words };
     let found = listings::list(&state.core, &session.actor(), filter, PER_PAGE, (page - 1) * PER_PAGE).await?;
     let rows = found
