@@ -239,18 +239,37 @@ async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
-    let write = SqlitePoolOptions::new()
+    let write = pool_checks(SqlitePoolOptions::new())
         .max_connections(1)
         .connect_with(options.clone())
         .await
         .with_context(|| format!("cannot open database {url}"))?;
     sqlx::migrate!("./migrations/sqlite").run(&write).await.context("running migrations")?;
-    let read = SqlitePoolOptions::new()
+    let read = pool_checks(SqlitePoolOptions::new())
         .max_connections(8)
         .connect_with(options.read_only(true))
         .await
         .with_context(|| format!("cannot open database {url}"))?;
     Ok(Db::Sqlite { read, write })
+}
+
+/// A connection idle for longer than this is checked (a round trip) before it is handed out.
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(30);
+
+/// How a pool checks a connection before handing it out: only after it sat idle for
+/// [`CHECK_IDLE_AFTER`] (a database restarted in the meantime, a firewall dropped it), not
+/// every time. sqlx's default pings before every acquire: a round trip to PostgreSQL, or a
+/// hand-off to SQLite's worker thread, on every request (issue 19). A connection that
+/// breaks between two uses fails its query, and sqlx closes it.
+fn pool_checks<DB: sqlx::Database>(options: sqlx::pool::PoolOptions<DB>) -> sqlx::pool::PoolOptions<DB> {
+    options.test_before_acquire(false).before_acquire(|conn, meta| {
+        Box::pin(async move {
+            if meta.idle_for > CHECK_IDLE_AFTER {
+                sqlx::Connection::ping(conn).await?;
+            }
+            Ok(true)
+        })
+    })
 }
 
 /// Connections per node: `max_connections` in the URL's query, else 10. Every node holds
@@ -263,7 +282,7 @@ async fn open_postgres(url: &str) -> anyhow::Result<Db> {
     // a table not yet analysed its cost estimate can trigger half a second of compiling for
     // a query that runs in a millisecond.
     let options = PgConnectOptions::from_str(&url).context("invalid PostgreSQL URL")?.options([("jit", "off")]);
-    let pool = PgPoolOptions::new()
+    let pool = pool_checks(PgPoolOptions::new())
         .max_connections(pool_size)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)

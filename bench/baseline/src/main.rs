@@ -1,7 +1,10 @@
 //! `rehome-bench-baseline ADDR DATABASE_URL`: the least a server on rehome's stack can do.
 //! `GET /fixed` answers fixed bytes; `GET /listings/{id}` reads ten columns of one row of
 //! rehome's `listings` table by id and answers them as JSON (404 if none). Pools as rehome
-//! opens them: SQLite read-only, 8 connections, WAL; PostgreSQL 10 connections, JIT off.
+//! opens them: SQLite read-only, 8 connections, WAL; PostgreSQL 10 connections, JIT off;
+//! a connection pinged before use only after 30 s idle. `BASELINE_SQLX_DEFAULTS=1` pings
+//! before every use instead (sqlx's default: a round trip, or a hand-off to SQLite's
+//! thread, per request).
 
 use std::str::FromStr;
 
@@ -49,6 +52,23 @@ async fn listing(State(pool): State<Pool>, Path(id): Path<i64>) -> Response {
     }
 }
 
+/// A connection idle longer than this is pinged before use, as rehome does.
+const CHECK_IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn pool_checks<DB: sqlx::Database>(options: sqlx::pool::PoolOptions<DB>) -> sqlx::pool::PoolOptions<DB> {
+    if std::env::var_os("BASELINE_SQLX_DEFAULTS").is_some() {
+        return options;
+    }
+    options.test_before_acquire(false).before_acquire(|conn, meta| {
+        Box::pin(async move {
+            if meta.idle_for > CHECK_IDLE_AFTER {
+                sqlx::Connection::ping(conn).await?;
+            }
+            Ok(true)
+        })
+    })
+}
+
 #[tokio::main]
 async fn main() {
     let mut args = std::env::args().skip(1);
@@ -58,13 +78,13 @@ async fn main() {
     };
     let pool = if url.starts_with("postgres") {
         let options = PgConnectOptions::from_str(&url).expect("PostgreSQL URL").options([("jit", "off")]);
-        Pool::Postgres(PgPoolOptions::new().max_connections(10).connect_with(options).await.expect("connect"))
+        Pool::Postgres(pool_checks(PgPoolOptions::new()).max_connections(10).connect_with(options).await.expect("connect"))
     } else {
         let options = SqliteConnectOptions::from_str(&url)
             .expect("SQLite URL")
             .journal_mode(SqliteJournalMode::Wal)
             .read_only(true);
-        Pool::Sqlite(SqlitePoolOptions::new().max_connections(8).connect_with(options).await.expect("open"))
+        Pool::Sqlite(pool_checks(SqlitePoolOptions::new()).max_connections(8).connect_with(options).await.expect("open"))
     };
     let app = Router::new()
         .route("/fixed", get(|| async { "ok\n" }))

@@ -142,7 +142,11 @@ pub enum Removal {
     NotOwner,
 }
 
-const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id, u.name AS seller_name, l.status, l.channel, l.title,
+/// The seller's name by a lookup of its own rather than a join: for the join PostgreSQL
+/// hashed the whole (small) users table on every read (pgbench: 10% more reads a second
+/// this way; docs/performance.md).
+const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id,
+    (SELECT u.name FROM users u WHERE u.id = l.user_id) AS seller_name, l.status, l.channel, l.title,
     l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence, l.rrp_pence,
     l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years, l.available_from,
     l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location, l.warehouse_id,
@@ -193,7 +197,7 @@ impl Store {
         let images_json = IMAGES_JSON.of(self);
         on_pool!(self, read, |pool| {
             let sql = format!(
-                "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l JOIN users u ON u.id = l.user_id
+                "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l
                  WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL"
             );
             let Some(row) = sqlx::query_as::<_, DetailRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
@@ -213,7 +217,7 @@ impl Store {
         let images_json = IMAGES_JSON.of(self);
         let list: Vec<String> = (0..skus.len()).map(|n| format!("${}", n + 2)).collect();
         let sql = format!(
-            "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l JOIN users u ON u.id = l.user_id
+            "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l
              WHERE l.brand_id = $1 AND l.deleted_at IS NULL AND l.sku IN ({}) ORDER BY l.id",
             list.join(", ")
         );
@@ -245,15 +249,18 @@ impl Store {
             "SELECT (SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}) AS total,
                     (SELECT {page_json} FROM
                        (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}
-                        ORDER BY l.created_at DESC, l.id DESC LIMIT ${next} OFFSET ${}) p) AS page",
-            next + 1
+                        ORDER BY l.created_at DESC, l.id DESC {}) p) AS page",
+            page_bounds(limit, offset, next)
         );
         on_pool!(self, read, |pool| {
             let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
             for value in &filtered.values {
                 query = query.bind(value.as_str());
             }
-            let (total, page) = query.bind(limit).bind(offset).fetch_one(pool).await?;
+            if offset > 0 {
+                query = query.bind(offset);
+            }
+            let (total, page) = query.fetch_one(pool).await?;
             Ok(ListingPage { listings: summaries(&page)?, total })
         })
     }
@@ -277,15 +284,16 @@ impl Store {
         let sql = format!(
             "SELECT {page_json} FROM
                (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND (l.updated_at, l.id) > ($2, $3){predicate}
-                ORDER BY l.updated_at, l.id LIMIT ${next}) p"
+                ORDER BY l.updated_at, l.id {}) p",
+            // One more than asked: whether it exists says if more follow.
+            page_bounds(limit + 1, 0, next)
         );
         on_pool!(self, read, |pool| {
             let mut query = sqlx::query_scalar::<_, String>(&sql).bind(brand_id).bind(after_at).bind(after.id);
             for value in &filtered.values {
                 query = query.bind(value.as_str());
             }
-            // One more than asked: whether it exists says if more follow.
-            let page = query.bind(limit + 1).fetch_one(pool).await?;
+            let page = query.fetch_one(pool).await?;
             let mut listings = summaries(&page)?;
             let has_more = listings.len() as i64 > limit;
             listings.truncate(usize::try_from(limit).unwrap_or(0));
@@ -329,6 +337,20 @@ impl FilterSql {
             next += 1;
         }
         Self { predicate, values, next }
+    }
+}
+
+/// `LIMIT n [OFFSET $k]` of a page: the size written into the statement, the offset bound
+/// as parameter `$next` when there is one. A size given as a parameter makes PostgreSQL's
+/// generic plan assume a tenth of the table, so it kept planning every execution afresh (a
+/// third of a page's cost, issue 19); with the size in the text the cached generic plan
+/// wins after five executions. Sizes are at most a few hundred distinct values (a page's
+/// bound), so the statements stay few.
+fn page_bounds(limit: i64, offset: i64, next: usize) -> String {
+    if offset > 0 {
+        format!("LIMIT {limit} OFFSET ${next}")
+    } else {
+        format!("LIMIT {limit}")
     }
 }
 
