@@ -114,7 +114,7 @@ impl Server {
         ));
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let worker = deliverer.spawn(stopped);
-        let router = crate::http::router(self.state.clone());
+        let app = crate::http::app(self.state.clone());
         let config = &self.state.config;
         let limits = ConnectionLimits {
             header_timeout: Duration::from_millis(config.header_timeout_ms),
@@ -122,7 +122,7 @@ impl Server {
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
         };
-        crate::http::serve::serve(self.listener, router, limits, async move {
+        crate::http::serve::serve(self.listener, app, limits, async move {
             shutdown.await;
             let _ = stop.send(true);
         })

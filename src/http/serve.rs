@@ -21,8 +21,9 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
-use axum::Router;
-use hyper::body::{Frame, Incoming, SizeHint};
+use axum::extract::Request;
+use axum::response::Response;
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -48,11 +49,26 @@ pub struct ConnectionLimits {
 #[error("the request body arrived too slowly")]
 pub struct BodyTooSlow;
 
-/// Serves `router` on `listener` until `shutdown` completes, then stops accepting, lets
+/// What `serve` answers requests with: the application.
+pub trait App:
+    tower::Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> App for S where
+    S: tower::Service<Request, Response = Response, Error = Infallible, Future: Send + 'static>
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting, lets
 /// requests in flight finish and returns once every connection has closed.
 pub async fn serve(
     listener: TcpListener,
-    router: Router,
+    app: impl App,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -79,9 +95,9 @@ pub async fn serve(
             connections.spawn(refuse(stream));
             continue;
         };
-        let (router, closed) = (router.clone(), closed.clone());
+        let (app, closed) = (app.clone(), closed.clone());
         connections.spawn(async move {
-            serve_connection(stream, peer, router, limits, closed).await;
+            serve_connection(stream, peer, app, limits, closed).await;
             drop(permit);
         });
     }
@@ -93,16 +109,19 @@ pub async fn serve(
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
-    router: Router,
+    app: impl App,
     limits: ConnectionLimits,
     mut closed: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        let mut request = request.map(|body| Body::new(MinRate::new(body, limits)));
+        // A request without a body (every GET) needs no rate watch over it.
+        let mut request =
+            request
+                .map(|body| if body.is_end_stream() { Body::empty() } else { Body::new(MinRate::new(body, limits)) });
         request.extensions_mut().insert(ConnectInfo(peer));
-        let router = router.clone();
-        async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|never| match never {})) }
+        let app = app.clone();
+        async move { Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|never| match never {})) }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);

@@ -7,9 +7,8 @@
 use std::time::Duration;
 
 use axum::body::{to_bytes, Body};
-use axum::extract::{OriginalUri, Request, State};
+use axum::extract::{OriginalUri, Request};
 use axum::http::{header, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 
@@ -28,22 +27,26 @@ pub use log::IdempotencyLog;
 /// holder's node died): longer than any request runs.
 const LEASE: Duration = Duration::from_secs(600);
 
-pub async fn idempotency(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn idempotency<S>(state: &AppState, request: Request, next: S) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
     if !matches!(*request.method(), Method::POST | Method::PATCH | Method::DELETE) {
-        return next.run(request).await;
+        return run(next, request).await;
     }
     let Some(value) = request.headers().get(HEADER) else {
-        return next.run(request).await;
+        return run(next, request).await;
     };
     // Without a usable key the handler answers 401 or 403 as it would anyway.
     let Some(Identity::Key(caller)) = request.extensions().get::<Identity>() else {
-        return next.run(request).await;
+        return run(next, request).await;
     };
     let uri =
         request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |OriginalUri(uri)| uri.clone());
     // A method the route does not take, or no route: 405 or 404 as without a key.
     if !routes::is_write(request.method(), uri.path()) {
-        return next.run(request).await;
+        return run(next, request).await;
     }
     let Some(key) = value.to_str().ok().filter(|k| valid_key(k.as_bytes())).map(str::to_owned) else {
         return invalid_key().into_response();
@@ -76,20 +79,20 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     // Run to the end even if the client goes away, so the key is always completed or
     // released, never left holding an answer nobody kept.
     let request = Request::from_parts(parts, Body::from(bytes));
-    let response = match tokio::spawn(next.run(request)).await {
+    let response = match tokio::spawn(run(next, request)).await {
         Ok(response) => response,
         Err(e) => {
-            release(&state, key_id, key).await;
+            release(state, key_id, key).await;
             return ApiError::Internal(anyhow::anyhow!("handler failed: {e}")).into_response();
         }
     };
     if !response.status().is_success() {
-        release(&state, key_id, key).await;
+        release(state, key_id, key).await;
         return response;
     }
     let (parts, body) = response.into_parts();
     let Ok(bytes) = to_bytes(body, usize::MAX).await else {
-        release(&state, key_id, key).await;
+        release(state, key_id, key).await;
         return ApiError::Internal(anyhow::anyhow!("cannot read the answer to keep")).into_response();
     };
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -100,6 +103,17 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         tracing::error!(error = %e, key_id, "cannot keep an idempotent answer");
     }
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The rest of the stack's answer to `request`.
+async fn run<S>(inner: S, request: Request) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
+    match tower::ServiceExt::oneshot(inner, request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
 }
 
 async fn release(state: &AppState, key_id: i64, key: String) {
