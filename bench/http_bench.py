@@ -607,19 +607,26 @@ def readpath(server, args):
     detail, and a page of 20 vs the detail. 100 brands x 1,000 listings."""
     baseline_binary = build_baseline()
     keys, ids = seed_listings(server, brands=100, per_brand=1000)
+    # The bare server twice: its pools as rehome opens them (a connection checked only after
+    # 30 s idle), and with sqlx's default (a ping before every use), for comparison.
     bare = subprocess.Popen([baseline_binary, f"127.0.0.1:{free_port()}", server.db], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+    bare_default = subprocess.Popen([baseline_binary, f"127.0.0.1:{free_port()}", server.db],
+                                    env=dict(os.environ, BASELINE_SQLX_DEFAULTS="1"),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     bare_base = "http://127.0.0.1:" + bare.args[1].rsplit(":", 1)[1]
+    bare_default_base = "http://127.0.0.1:" + bare_default.args[1].rsplit(":", 1)[1]
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(bare_base + "/fixed", timeout=1):
-                    break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("the baseline server did not start")
-                time.sleep(0.05)
+        for base in (bare_base, bare_default_base):
+            deadline = time.time() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(base + "/fixed", timeout=1):
+                        break
+                except OSError:
+                    if time.time() > deadline:
+                        raise RuntimeError("the baseline server did not start")
+                    time.sleep(0.05)
         table = "local ids = {" + ",".join(map(str, ids)) + "}\n"
         bare_detail = write_script(server.workdir, "bare.lua", table +
                                    "request = function() return wrk.format('GET', '/listings/' .. ids[math.random(#ids)]) end\n")
@@ -629,6 +636,7 @@ def readpath(server, args):
             ("bare: fixed bytes", bare_base, "/fixed", None, None),
             ("rehome: GET /healthz", server.base, "/healthz", None, None),
             ("bare: one-row read", bare_base, "/listings/1", None, bare_detail),
+            ("bare: one-row read, sqlx default pool", bare_default_base, "/listings/1", None, bare_detail),
             ("rehome: GET /v1/listings/{id}", server.base, "/v1/listings/1", keys[0], detail),
             ("rehome: GET /v1/listings?per_page=20", server.base, "/v1/listings?per_page=20", keys[0], None),
             ("rehome: GET /v1/listings/options", server.base, "/v1/listings/options", keys[0], None),
@@ -643,6 +651,7 @@ def readpath(server, args):
                       f"  non-2xx {r['errors']}", file=sys.stderr)
         rows = {name: summarise(name, runs) for name, runs in results.items()}
         ratio_of = {"rehome: GET /healthz": "bare: fixed bytes", "rehome: GET /v1/listings/{id}": "bare: one-row read",
+                    "bare: one-row read, sqlx default pool": "bare: one-row read",
                     "rehome: GET /v1/listings?per_page=20": "rehome: GET /v1/listings/{id}"}
         print(f"| scenario | req/s (median of {args.runs}) | ratio | p50 ms | p99 ms | non-2xx |")
         print("|---|---:|---|---:|---:|---:|")
@@ -652,8 +661,9 @@ def readpath(server, args):
             ratio = f"{r['rps'] / rows[against]['rps']:.2f} of {against}" if against else ""
             print(f"| {name} | {r['rps']:.0f} | {ratio} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
     finally:
-        bare.terminate()
-        bare.wait(timeout=10)
+        for process in (bare, bare_default):
+            process.terminate()
+            process.wait(timeout=10)
 
 
 SCENARIOS = {"foundation": foundation, "listings": listings, "bulk": bulk, "signin": signin, "integrators": integrators,
