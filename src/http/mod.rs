@@ -59,7 +59,7 @@ pub fn app(
        + Sync
        + 'static {
     let limit = DefaultBodyLimit::max(state.config.max_body_bytes);
-    Observe { inner: tower::Layer::layer(&limit, router(state)) }
+    observed(tower::Layer::layer(&limit, router(state)))
 }
 
 /// The routes: `/v1` behind its gate, the dashboard, probes, docs, media and the operator API.
@@ -83,7 +83,7 @@ fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
     // The gate wraps the `/v1` router as a whole, not each of its routes (see `app`).
-    let v1 = Gate { state: state.clone(), inner: v1 };
+    let v1 = gated(state.clone(), v1);
 
     // The operator API sits outside the `/v1` gate, behind its own token (absent without one).
     let ops = ops::router(&state);
@@ -115,33 +115,42 @@ async fn method_not_allowed() -> ApiError {
 #[derive(Clone, Copy)]
 struct KeyId(i64);
 
-/// The `/v1` gate: [`gate`] on every request, then `Idempotency-Key` (inside the gate: it
-/// needs the caller's key, and replays count against the quota). One service of its own
-/// rather than two `middleware::from_fn` layers, each of which boxed and cloned the inner
-/// service on every request.
+/// A service that runs `run(context, request, inner)` for every request: what
+/// `middleware::from_fn_with_state` does, without boxing and cloning the inner service on
+/// every request as that does. The edge's own layers are made of it.
 #[derive(Clone)]
-struct Gate<S> {
-    state: AppState,
+struct Around<C, S> {
+    context: C,
     inner: S,
+    run: fn(C, Request, S) -> BoxFuture<Response>,
 }
 
-impl<S> tower::Service<Request> for Gate<S>
+impl<C, S> tower::Service<Request> for Around<C, S>
 where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
+    C: Clone,
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone,
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = BoxFuture<Result<Response, Infallible>>;
+    type Future = futures_util::future::Map<BoxFuture<Response>, fn(Response) -> Result<Response, Infallible>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (state, inner) = (self.state.clone(), take_ready(&mut self.inner));
-        Box::pin(async move { Ok(gate(state, request, inner).await) })
+        (self.run)(self.context.clone(), request, take_ready(&mut self.inner)).map(Ok)
     }
+}
+
+/// The `/v1` gate around `inner`: [`gate`] on every request, then `Idempotency-Key`
+/// (inside the gate: it needs the caller's key, and replays count against the quota).
+fn gated<S>(state: AppState, inner: S) -> Around<AppState, S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    Around { context: state, inner, run: |state, request, inner| Box::pin(gate(state, request, inner)) }
 }
 
 /// The service that was polled ready, leaving a fresh clone for the next request.
@@ -150,6 +159,7 @@ fn take_ready<S: Clone>(service: &mut S) -> S {
     std::mem::replace(service, clone)
 }
 
+/// A boxed answer to come.
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Identifies the caller, spends one request of its quota, and writes the rate-limit
@@ -193,34 +203,17 @@ fn client_ip(request: &Request) -> IpAddr {
         .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
-/// Gives every request an id (echoing a well-formed incoming one), runs it inside a
-/// tracing span, answers a panic with 500, and logs one line per response. A service of
-/// its own rather than `middleware::from_fn`, which boxes and clones the inner service on
-/// every request.
-#[derive(Clone)]
-struct Observe<S> {
-    inner: S,
-}
-
-impl<S> tower::Service<Request> for Observe<S>
+/// Around `inner`: gives every request an id (echoing a well-formed incoming one), runs it
+/// inside a tracing span, answers a panic with 500, and logs one line per response.
+fn observed<S>(inner: S) -> Around<(), S>
 where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
     S::Future: Send + 'static,
 {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = BoxFuture<Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        Box::pin(observe(request, take_ready(&mut self.inner)))
-    }
+    Around { context: (), inner, run: |(), request, inner| Box::pin(observe(request, inner)) }
 }
 
-async fn observe<S>(mut request: Request, mut inner: S) -> Result<Response, Infallible>
+async fn observe<S>(mut request: Request, mut inner: S) -> Response
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
 {
@@ -262,7 +255,7 @@ where
             tracing::info!(status, latency_ms, key_id, "response");
         }
     });
-    Ok(response)
+    response
 }
 
 /// A new request id: 32 hex digits, a random prefix drawn once per process and a counter.
@@ -325,8 +318,8 @@ mod tests {
             }
         }
         let answers = [
-            Observe { inner: in_future }.oneshot(Request::new(axum::body::Body::empty())).await,
-            Observe { inner: PanicsWhenCalled }.oneshot(Request::new(axum::body::Body::empty())).await,
+            observed(in_future).oneshot(Request::new(axum::body::Body::empty())).await,
+            observed(PanicsWhenCalled).oneshot(Request::new(axum::body::Body::empty())).await,
         ];
         for answer in answers {
             let Ok(response) = answer;
