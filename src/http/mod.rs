@@ -50,13 +50,7 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// (request id and access log, a panic answered 500, the body limit). The edge wraps the
 /// router once: `Router::layer` would wrap every route in it, and each request cloned the
 /// boxed stack of its route (`/healthz` went from 38 allocations a request to 21; issue 19).
-pub fn app(
-    state: AppState,
-) -> impl tower::Service<Request, Response = Response, Error = Infallible, Future: Send + 'static>
-       + Clone
-       + Send
-       + Sync
-       + 'static {
+pub fn app(state: AppState) -> impl serve::App {
     let limit = DefaultBodyLimit::max(state.config.max_body_bytes);
     observed(tower::Layer::layer(&limit, router(state)))
 }
