@@ -43,7 +43,7 @@ pub async fn record_audit(conn: Conn<'_>, entry: &AuditEntry) -> Result<(), sqlx
 /// Commits `tx` with `audit` appended when the change happened (`Some`); otherwise lets it
 /// roll back, as nothing changed.
 pub(crate) async fn commit_audited<DB: sqlx::Database, T>(
-    mut tx: sqlx::Transaction<'_, DB>,
+    mut tx: super::pool::Transaction<DB>,
     changed: Option<T>,
     audit: &AuditEntry,
 ) -> Result<Option<T>, StoreError>
@@ -63,7 +63,9 @@ impl Store {
     pub async fn record_audit(&self, entry: &AuditEntry) -> Result<(), StoreError> {
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            Ok(record_audit((&mut *conn).into(), entry).await?)
+            record_audit((&mut *conn).into(), entry).await?;
+            conn.settle();
+            Ok(())
         })
     }
 

@@ -19,6 +19,7 @@ mod mail;
 mod orders;
 mod payouts;
 mod photos;
+pub(crate) mod pool;
 mod rate_limits;
 mod redemptions;
 mod sealer;
@@ -36,9 +37,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{PgConnection, Postgres, Sqlite, SqliteConnection};
+
+use pool::Pool;
 
 pub(crate) use audit::commit_audited;
 pub use audit::{record_audit, AuditRecord};
@@ -85,10 +88,10 @@ pub enum StoreError {
 enum Db {
     /// Reads go to a pool of connections; writes to a single connection, so SQLite's one
     /// writer is queued in-process instead of failing with SQLITE_BUSY on lock upgrades.
-    Sqlite { read: SqlitePool, write: SqlitePool },
+    Sqlite { read: Pool<Sqlite>, write: Pool<Sqlite> },
     /// One pool (`read` and `write` are clones of it): PostgreSQL takes concurrent writers,
     /// and every invariant is kept by constraints, conditional updates and row locks.
-    Postgres { read: PgPool, write: PgPool },
+    Postgres { read: Pool<Postgres>, write: Pool<Postgres> },
 }
 
 /// Runs `$body` with `$pool` bound to the chosen pool (`read` or `write`) of whichever
@@ -239,42 +242,28 @@ async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
-    let write = pool_checks(SqlitePoolOptions::new())
-        .max_connections(1)
-        .connect_with(options.clone())
+    let write = Pool::<Sqlite>::connect(options.clone(), 1, SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
-    sqlx::migrate!("./migrations/sqlite").run(&write).await.context("running migrations")?;
-    let read = pool_checks(SqlitePoolOptions::new())
-        .max_connections(8)
-        .connect_with(options.read_only(true))
+    let mut conn = write.acquire().await?;
+    sqlx::migrate!("./migrations/sqlite").run(&mut *conn).await.context("running migrations")?;
+    conn.settle();
+    drop(conn);
+    let read = Pool::<Sqlite>::connect(options.read_only(true), 8, SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
     Ok(Db::Sqlite { read, write })
 }
 
-/// A connection idle for longer than this is checked (a round trip) before it is handed out.
-const CHECK_IDLE_AFTER: Duration = Duration::from_secs(30);
+/// How long a SQLite caller waits for a connection (sqlx's default).
+const SQLITE_WAIT: Duration = Duration::from_secs(30);
 
-/// How a pool checks a connection before handing it out: only after it sat idle for
-/// [`CHECK_IDLE_AFTER`] (a database restarted in the meantime, a firewall dropped it), not
-/// every time. sqlx's default pings before every acquire: a round trip to PostgreSQL, or a
-/// hand-off to SQLite's worker thread, on every request (issue 19). A connection that
-/// breaks between two uses fails its query, and sqlx closes it.
-fn pool_checks<DB: sqlx::Database>(options: sqlx::pool::PoolOptions<DB>) -> sqlx::pool::PoolOptions<DB> {
-    options.test_before_acquire(false).before_acquire(|conn, meta| {
-        Box::pin(async move {
-            if meta.idle_for > CHECK_IDLE_AFTER {
-                sqlx::Connection::ping(conn).await?;
-            }
-            Ok(true)
-        })
-    })
-}
+/// How long a PostgreSQL caller waits for a connection, or for one to open.
+const POSTGRES_WAIT: Duration = Duration::from_secs(10);
 
 /// Connections per node: `max_connections` in the URL's query, else 10. Every node holds
 /// up to this many, so nodes × pool size must stay below the server's `max_connections`.
-const DEFAULT_PG_POOL: u32 = 10;
+const DEFAULT_PG_POOL: usize = 10;
 
 async fn open_postgres(url: &str) -> anyhow::Result<Db> {
     let (url, pool_size) = split_pool_size(url)?;
@@ -282,20 +271,19 @@ async fn open_postgres(url: &str) -> anyhow::Result<Db> {
     // a table not yet analysed its cost estimate can trigger half a second of compiling for
     // a query that runs in a millisecond.
     let options = PgConnectOptions::from_str(&url).context("invalid PostgreSQL URL")?.options([("jit", "off")]);
-    let pool = pool_checks(PgPoolOptions::new())
-        .max_connections(pool_size)
-        .acquire_timeout(Duration::from_secs(10))
-        .connect_with(options)
-        .await
-        .context("cannot connect to PostgreSQL")?;
+    let pool =
+        Pool::<Postgres>::connect(options, pool_size, POSTGRES_WAIT).await.context("cannot connect to PostgreSQL")?;
     // Several nodes may start at once: sqlx takes an advisory lock around migrations, so
     // one migrates and the others wait and find nothing left to do.
-    sqlx::migrate!("./migrations/postgres").run(&pool).await.context("running migrations")?;
+    let mut conn = pool.acquire().await?;
+    sqlx::migrate!("./migrations/postgres").run(&mut *conn).await.context("running migrations")?;
+    conn.settle();
+    drop(conn);
     Ok(Db::Postgres { read: pool.clone(), write: pool })
 }
 
 /// Takes `max_connections=N` out of a PostgreSQL URL's query (sqlx does not know it).
-fn split_pool_size(url: &str) -> anyhow::Result<(String, u32)> {
+fn split_pool_size(url: &str) -> anyhow::Result<(String, usize)> {
     let Some((base, query)) = url.split_once('?') else {
         return Ok((url.to_owned(), DEFAULT_PG_POOL));
     };

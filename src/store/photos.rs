@@ -83,7 +83,9 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            insert_photo((&mut *conn).into(), new, now).await
+            let inserted = insert_photo((&mut *conn).into(), new, now).await?;
+            conn.settle();
+            Ok(inserted)
         })
     }
 

@@ -2,7 +2,9 @@
 //! (see migrations/postgres/0001_schema.sql). A single SQLite node counts in memory instead,
 //! so these operations live on [`PgStore`], which only a PostgreSQL store hands out.
 
-use sqlx::PgPool;
+use sqlx::Postgres;
+
+use super::pool::Pool;
 
 use super::StoreError;
 
@@ -10,7 +12,7 @@ use super::StoreError;
 /// [`Store::postgres`](super::Store::postgres).
 #[derive(Clone, Debug)]
 pub struct PgStore {
-    pool: PgPool,
+    pool: Pool<Postgres>,
 }
 
 /// Requests taken from a shared quota, as the database's clock saw it.
@@ -34,7 +36,7 @@ impl RateTake {
 }
 
 impl PgStore {
-    pub(super) fn new(pool: PgPool) -> Self {
+    pub(super) fn new(pool: Pool<Postgres>) -> Self {
         Self { pool }
     }
 
@@ -42,9 +44,8 @@ impl PgStore {
     /// what callers do without an answer.
     #[cfg(test)]
     pub(crate) async fn unreachable() -> Self {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .connect_lazy("postgres://rehome@127.0.0.1:1/unreachable")
-            .expect("a valid URL");
+        let options = "postgres://rehome@127.0.0.1:1/unreachable".parse().expect("a valid URL");
+        let pool = Pool::<Postgres>::lazy(options, 1, std::time::Duration::from_secs(1)).expect("a pool");
         pool.close().await;
         Self { pool }
     }

@@ -138,7 +138,9 @@ impl Store {
         let sealer = self.sealer()?;
         on_pool!(self, write, |pool| {
             let mut conn = pool.acquire().await?;
-            insert_event((&mut *conn).into(), sealer, event).await
+            insert_event((&mut *conn).into(), sealer, event).await?;
+            conn.settle();
+            Ok(())
         })
     }
 
