@@ -444,4 +444,60 @@ mod tests {
         let opened = Pool::<Sqlite>::connect(options, 1, Duration::from_secs(5)).await;
         assert!(matches!(opened, Err(sqlx::Error::Database(_))), "{opened:?}");
     }
+
+    /// The PostgreSQL server of `REHOME_TEST_POSTGRES`, if set (CI sets it).
+    async fn postgres_pool(size: usize) -> Option<Pool<sqlx::Postgres>> {
+        let Some(url) = std::env::var("REHOME_TEST_POSTGRES").ok().filter(|u| !u.trim().is_empty()) else {
+            eprintln!("skipped: set REHOME_TEST_POSTGRES to a PostgreSQL URL");
+            return None;
+        };
+        Some(Pool::<sqlx::Postgres>::connect(url.parse().unwrap(), size, Duration::from_secs(5)).await.unwrap())
+    }
+
+    /// A transaction dropped open (a request that failed or went away) must not keep its
+    /// locks until its connection happens to serve again: the rollback is sent at once.
+    #[tokio::test]
+    async fn on_postgres_a_transaction_dropped_open_releases_its_locks_at_once() {
+        let Some(pool) = postgres_pool(2).await else { return };
+        let key: i64 = rand_key();
+        let mut other = pool.acquire().await.unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(key).execute(&mut *tx).await.unwrap();
+        let locked: bool =
+            sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(key).fetch_one(&mut *other).await.unwrap();
+        assert!(!locked, "held by the open transaction");
+        drop(tx);
+        let mut released = false;
+        for _ in 0..50 {
+            released =
+                sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(key).fetch_one(&mut *other).await.unwrap();
+            if released {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(released, "the dropped transaction still holds its lock");
+        sqlx::query("SELECT pg_advisory_unlock($1)").bind(key).execute(&mut *other).await.unwrap();
+        other.settle();
+    }
+
+    /// A statement abandoned mid-way (its request went away) leaves nothing behind for the
+    /// next user of the connection.
+    #[tokio::test]
+    async fn on_postgres_a_statement_abandoned_mid_way_leaves_the_connection_clean() {
+        let Some(pool) = postgres_pool(1).await else { return };
+        let slow = sqlx::query_scalar::<_, i32>("SELECT 7 FROM pg_sleep(0.3)").fetch_one(&pool);
+        assert!(tokio::time::timeout(Duration::from_millis(50), slow).await.is_err());
+        let n: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&pool).await.unwrap();
+        assert_eq!(n, 1);
+        let mut tx = pool.begin().await.unwrap();
+        let n: i32 = sqlx::query_scalar("SELECT 2").fetch_one(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(n, 2);
+    }
+
+    fn rand_key() -> i64 {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+        0x7265_686f_0000_0000 | i64::from(nanos)
+    }
 }
