@@ -38,9 +38,10 @@ impl Ts {
         DateTime::from_timestamp_micros(micros).map(Self)
     }
 
-    /// Parses RFC 3339 text (any offset, any fraction).
+    /// Parses RFC 3339 text (any offset, any fraction); the stored form first, digit by digit.
     pub fn parse(text: &str) -> Option<Self> {
-        DateTime::parse_from_rfc3339(text).ok().map(|t| Self::from(t.with_timezone(&Utc)))
+        parse_stored(text)
+            .or_else(|| DateTime::parse_from_rfc3339(text).ok().map(|t| Self::from(t.with_timezone(&Utc))))
     }
 }
 
@@ -59,20 +60,48 @@ impl From<Ts> for DateTime<Utc> {
 /// `2026-11-21T10:04:05.123456Z`: the stored text on SQLite and the API's rendering.
 impl fmt::Display for Ts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Written out field by field: chrono's `format` parses its pattern on every call,
-        // and every listing, event and page renders several of these.
+        match self.text() {
+            Some(text) => f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?),
+            None => {
+                let (date, time) = (self.0.date_naive(), self.0.time());
+                write!(
+                    f,
+                    "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+                    date.year(),
+                    date.month(),
+                    date.day(),
+                    time.hour(),
+                    time.minute(),
+                    time.second(),
+                    time.nanosecond() / 1_000 % 1_000_000
+                )
+            }
+        }
+    }
+}
+
+impl Ts {
+    /// The text of a year 0–9999 written digit by digit (`None` for others): every listing,
+    /// event and page renders several, and `write!` spent more on formatting machinery
+    /// than on the digits (issue 19).
+    fn text(&self) -> Option<[u8; 27]> {
         let (date, time) = (self.0.date_naive(), self.0.time());
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-            date.year(),
-            date.month(),
-            date.day(),
-            time.hour(),
-            time.minute(),
-            time.second(),
-            time.nanosecond() / 1_000 % 1_000_000
-        )
+        let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999)?;
+        let mut text = *b"0000-00-00T00:00:00.000000Z";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for i in (at..at + width).rev() {
+                text[i] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, date.month());
+        put(8, 2, date.day());
+        put(11, 2, time.hour());
+        put(14, 2, time.minute());
+        put(17, 2, time.second());
+        put(20, 6, time.nanosecond() / 1_000 % 1_000_000);
+        Some(text)
     }
 }
 
@@ -97,7 +126,10 @@ fn parse_stored(text: &str) -> Option<Ts> {
 
 impl serde::Serialize for Ts {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        match self.text() {
+            Some(text) => serializer.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?),
+            None => serializer.collect_str(self),
+        }
     }
 }
 
@@ -156,6 +188,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn years_beyond_four_digits_are_written_out_in_full() {
+        let far = chrono::NaiveDate::from_ymd_opt(12345, 1, 2).unwrap().and_hms_micro_opt(3, 4, 5, 6).unwrap();
+        let far = Ts::from(far.and_utc());
+        assert_eq!(far.to_string(), "12345-01-02T03:04:05.000006Z");
+        assert_eq!(serde_json::to_string(&far).unwrap(), "\"12345-01-02T03:04:05.000006Z\"");
+    }
+
+    #[test]
     fn renders_six_digits_and_z() {
         let ts = Ts::parse("2026-11-21T10:04:05.1234567+01:00").unwrap();
         assert_eq!(ts.to_string(), "2026-11-21T09:04:05.123456Z");
@@ -181,11 +221,22 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn rendering_and_reading_the_stored_form_round_trip(micros in 0i64..4_102_444_800_000_000) {
+        /// Years 0 to 9999, the ones written digit by digit.
+        fn rendering_and_reading_the_stored_form_round_trip(micros in -62_167_219_200_000_000i64..253_402_300_800_000_000) {
             let ts = Ts::from_micros(micros).unwrap();
             let text = ts.to_string();
             proptest::prop_assert_eq!(&text, &ts.0.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string());
             proptest::prop_assert_eq!(parse_stored(&text), Some(ts));
+            proptest::prop_assert_eq!(Ts::parse(&text), Some(ts));
+            proptest::prop_assert_eq!(serde_json::to_string(&ts).unwrap(), format!("\"{text}\""));
+        }
+
+        /// PostgreSQL's JSON form of an instant (an offset, a fraction of any length) is
+        /// read as RFC 3339.
+        #[test]
+        fn other_rfc3339_text_is_read_too(micros in 0i64..4_102_444_800_000_000) {
+            let ts = Ts::from_micros(micros).unwrap();
+            proptest::prop_assert_eq!(Ts::parse(&ts.0.format("%Y-%m-%dT%H:%M:%S%.f+00:00").to_string()), Some(ts));
         }
     }
 
