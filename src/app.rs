@@ -105,6 +105,7 @@ impl Server {
         let mut queue_workers = self.spawn_photo_workers(&stopped)?;
         queue_workers.extend(self.spawn_mail_worker(&stopped)?);
         queue_workers.push(spawn_idempotency_sweeper(self.state.store.clone(), stopped.clone()));
+        queue_workers.push(spawn_listing_count_folder(self.state.store.clone(), stopped.clone()));
         queue_workers.push(crate::jobs::remittances::spawn(
             self.state.store.clone(),
             self.state.config.mail_enabled(),
@@ -147,24 +148,49 @@ impl Server {
 
 /// Deletes expired idempotency keys every few minutes, a bounded batch at a time (every node
 /// does; deleting what another node deleted is harmless).
-fn spawn_idempotency_sweeper(
-    store: Store,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> tokio::task::JoinHandle<()> {
-    const EVERY: std::time::Duration = std::time::Duration::from_secs(300);
+fn spawn_idempotency_sweeper(store: Store, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
     const BATCH: i64 = 10_000;
+    spawn_batches(Duration::from_secs(300), BATCH, stop, "cannot sweep expired idempotency keys", move || {
+        let store = store.clone();
+        async move { store.sweep_idempotency(crate::store::Ts::now(), BATCH).await.map(|n| n as i64) }
+    })
+}
+
+/// Folds the brands' listing count rows every few seconds (every node does; folds are safe
+/// beside one another), so that a list page's total sums one or a few rows.
+fn spawn_listing_count_folder(store: Store, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+    const BATCH: i64 = 100;
+    spawn_batches(Duration::from_secs(5), BATCH, stop, "cannot fold listing counts", move || {
+        let store = store.clone();
+        async move { store.fold_listing_counts(BATCH).await.map(|n| n as i64) }
+    })
+}
+
+/// Every `every` until `stop`: runs `batch` again and again while it does a whole batch
+/// (`size` items), and logs `failure` with the error if it fails.
+fn spawn_batches<F, Fut>(
+    every: Duration,
+    size: i64,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    failure: &'static str,
+    mut batch: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<i64, crate::store::StoreError>> + Send,
+{
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 _ = stop.changed() => return,
-                () = tokio::time::sleep(EVERY) => {}
+                () = tokio::time::sleep(every) => {}
             }
             loop {
-                match store.sweep_idempotency(crate::store::Ts::now(), BATCH).await {
-                    Ok(n) if n == BATCH as u64 => continue,
+                match batch().await {
+                    Ok(n) if n == size => continue,
                     Ok(_) => break,
                     Err(e) => {
-                        tracing::warn!(error = %e, "cannot sweep expired idempotency keys");
+                        tracing::warn!(error = %e, "{failure}");
                         break;
                     }
                 }

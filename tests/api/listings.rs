@@ -414,6 +414,44 @@ async fn list_filters_by_status_and_channel() {
     assert_eq!(list(&app, &partner.key, "?status=draft&channel=exchange").await["meta"]["total"], 0);
 }
 
+/// The totals of pages filtered by status alone (or not at all) are read from counts the
+/// database keeps as listings are created, change status and are trashed; they must agree
+/// with the listings counted one by one (a filter on the channel counts them so).
+#[tokio::test]
+async fn list_totals_follow_creates_status_changes_and_trash_per_brand() {
+    let app = spawn_app().await;
+    let (acme, other) = (app.partner("acme").await, app.partner("other").await);
+    let totals = |key: String| {
+        let app = &app;
+        async move {
+            let mut totals = Vec::new();
+            for query in ["", "?status=draft", "?status=any", "?status=any&channel=exchange"] {
+                totals.push(list(app, &key, query).await["meta"]["total"].as_i64().unwrap());
+            }
+            totals
+        }
+    };
+    let mut acme_ids = Vec::new();
+    for changes in [json!({}), json!({}), json!({"status": "draft"})] {
+        acme_ids.push(create_id(&app, &acme.key, changes).await);
+    }
+    create_id(&app, &other.key, json!({})).await;
+    assert_eq!(totals(acme.key.clone()).await, [2, 1, 3, 3]);
+    assert_eq!(totals(other.key.clone()).await, [1, 0, 1, 1]);
+
+    let draft = format!("/v1/listings/{}", acme_ids[2]);
+    assert_eq!(app.patch(&draft, &acme.key, &json!({"status": "active"})).await.status(), 200);
+    assert_eq!(totals(acme.key.clone()).await, [3, 0, 3, 3], "a draft made active");
+    let first = format!("/v1/listings/{}", acme_ids[0]);
+    assert_eq!(app.patch(&first, &acme.key, &json!({"status": "draft"})).await.status(), 200);
+    assert_eq!(totals(acme.key.clone()).await, [2, 1, 3, 3], "an active listing made a draft");
+    assert_eq!(app.delete(&first, &acme.key).await.status(), 200);
+    assert_eq!(totals(acme.key.clone()).await, [2, 0, 2, 2], "a draft trashed");
+    assert_eq!(app.delete(&draft, &acme.key).await.status(), 200);
+    assert_eq!(totals(acme.key.clone()).await, [1, 0, 1, 1], "an active listing trashed");
+    assert_eq!(totals(other.key.clone()).await, [1, 0, 1, 1], "another brand's counts untouched");
+}
+
 #[tokio::test]
 async fn bad_list_parameters_are_validation_failed() {
     let app = spawn_app().await;

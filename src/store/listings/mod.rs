@@ -3,6 +3,7 @@
 //! are further scoped to the seller.
 
 mod clock;
+mod counts;
 mod rows;
 mod write;
 
@@ -245,8 +246,20 @@ impl Store {
         // JSON array in list order. Rows cross from the database thread one by one, so
         // folding the page into one value is what keeps a 100-row page cheap.
         let page_json = PAGE_JSON.of(self).replace("{order}", NEWEST_FIRST);
+        // Filtered by status alone (the default) or not at all, the total is the brand's count
+        // kept by triggers (migrations sqlite/0017, postgres/0009); otherwise the matches are
+        // counted. The status is the filter's first parameter, `$2`.
+        let total = match (&filter.channel, &filter.sku, filter.words.is_empty(), filter.status) {
+            (None, None, true, None) => "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c
+                 WHERE c.brand_id = $1"
+                .to_owned(),
+            (None, None, true, Some(_)) => "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c
+                 WHERE c.brand_id = $1 AND c.status = $2"
+                .to_owned(),
+            _ => format!("SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}"),
+        };
         let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}) AS total,
+            "SELECT ({total}) AS total,
                     (SELECT {page_json} FROM
                        (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}
                         ORDER BY l.created_at DESC, l.id DESC {}) p) AS page",

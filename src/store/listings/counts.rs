@@ -1,0 +1,103 @@
+//! The brands' counts of live listings by status (migrations sqlite/0017 and postgres/0009):
+//! rows of +1 and -1 that triggers on `listings` append, summed by a list page filtered by
+//! status alone (or not at all) for its `total`, and folded here so that a sum reads one or
+//! a few rows.
+
+use crate::store::{on_pool, Store, StoreError};
+
+impl Store {
+    /// Folds the count rows of up to `limit` (brand, status) pairs into one row each; returns
+    /// how many were folded. Safe beside writers and beside folds on other nodes: a fold
+    /// deletes the rows it sums in the transaction that writes their sum, and rows added
+    /// meanwhile (or deleted first by another fold) are not in that sum.
+    pub async fn fold_listing_counts(&self, limit: i64) -> Result<usize, StoreError> {
+        let counts: Vec<(i64, String)> = on_pool!(self, read, |pool| {
+            sqlx::query_as(
+                "SELECT brand_id, status FROM listing_counts GROUP BY brand_id, status HAVING COUNT(*) > 1 LIMIT $1",
+            )
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        });
+        for (brand_id, status) in &counts {
+            on_pool!(self, write, |pool| {
+                let mut tx = pool.begin().await?;
+                let rows: Vec<i64> =
+                    sqlx::query_scalar("DELETE FROM listing_counts WHERE brand_id = $1 AND status = $2 RETURNING live")
+                        .bind(brand_id)
+                        .bind(status)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                let live: i64 = rows.iter().sum();
+                if live != 0 {
+                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
+                        .bind(brand_id)
+                        .bind(status)
+                        .bind(live)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+            });
+        }
+        Ok(counts.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{on_pool, Store};
+
+    async fn rows(store: &Store) -> Vec<(i64, String, i64)> {
+        on_pool!(store, read, |pool| {
+            sqlx::query_as("SELECT brand_id, status, live FROM listing_counts ORDER BY brand_id, status, live")
+                .fetch_all(pool)
+                .await
+                .unwrap()
+        })
+    }
+
+    #[tokio::test]
+    async fn folding_keeps_every_sum_in_one_row_and_drops_the_zeros() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
+        let changes = [(1, "active", [1, 1, 1, 1, 1, -1, -1].as_slice()), (1, "draft", &[1]), (2, "active", &[1, -1])];
+        for (brand_id, status, lives) in changes {
+            for live in lives {
+                on_pool!(store, write, |pool| {
+                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
+                        .bind(brand_id)
+                        .bind(status)
+                        .bind(live)
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                });
+            }
+        }
+        assert_eq!(store.fold_listing_counts(100).await.unwrap(), 2, "two pairs had several rows");
+        assert_eq!(rows(&store).await, [(1, "active".to_owned(), 3), (1, "draft".to_owned(), 1)]);
+        assert_eq!(store.fold_listing_counts(100).await.unwrap(), 0, "nothing left to fold");
+    }
+
+    #[tokio::test]
+    async fn folding_goes_a_batch_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
+        for brand_id in 1..=3 {
+            for _ in 0..2 {
+                on_pool!(store, write, |pool| {
+                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, 'active', 1)")
+                        .bind(brand_id)
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                });
+            }
+        }
+        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 2);
+        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 1);
+        let sums: Vec<i64> = rows(&store).await.into_iter().map(|(_, _, live)| live).collect();
+        assert_eq!(sums, [2, 2, 2]);
+    }
+}
