@@ -46,6 +46,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use sqlx::Connection;
+
     use crate::store::{on_pool, Store};
 
     async fn rows(store: &Store) -> Vec<(i64, String, i64)> {
@@ -57,47 +59,63 @@ mod tests {
         })
     }
 
-    #[tokio::test]
-    async fn folding_keeps_every_sum_in_one_row_and_drops_the_zeros() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
+    async fn append(store: &Store, brand_id: i64, status: &str, live: i64) {
+        on_pool!(store, write, |pool| {
+            sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
+                .bind(brand_id)
+                .bind(status)
+                .bind(live)
+                .execute(pool)
+                .await
+                .unwrap();
+        });
+    }
+
+    async fn folding_keeps_every_sum_in_one_row_and_drops_the_zeros(store: &Store) {
         let changes = [(1, "active", [1, 1, 1, 1, 1, -1, -1].as_slice()), (1, "draft", &[1]), (2, "active", &[1, -1])];
         for (brand_id, status, lives) in changes {
-            for live in lives {
-                on_pool!(store, write, |pool| {
-                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
-                        .bind(brand_id)
-                        .bind(status)
-                        .bind(live)
-                        .execute(pool)
-                        .await
-                        .unwrap();
-                });
+            for &live in lives {
+                append(store, brand_id, status, live).await;
             }
         }
         assert_eq!(store.fold_listing_counts(100).await.unwrap(), 2, "two pairs had several rows");
-        assert_eq!(rows(&store).await, [(1, "active".to_owned(), 3), (1, "draft".to_owned(), 1)]);
+        assert_eq!(rows(store).await, [(1, "active".to_owned(), 3), (1, "draft".to_owned(), 1)]);
         assert_eq!(store.fold_listing_counts(100).await.unwrap(), 0, "nothing left to fold");
+        on_pool!(store, write, |pool| {
+            sqlx::query("DELETE FROM listing_counts").execute(pool).await.unwrap();
+        });
+        for brand_id in 1..=3 {
+            append(store, brand_id, "active", 1).await;
+            append(store, brand_id, "active", 1).await;
+        }
+        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 2, "a batch at a time");
+        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 1);
+        let sums: Vec<i64> = rows(store).await.into_iter().map(|(_, _, live)| live).collect();
+        assert_eq!(sums, [2, 2, 2]);
     }
 
     #[tokio::test]
-    async fn folding_goes_a_batch_at_a_time() {
+    async fn on_sqlite_folding_keeps_every_sum_in_one_row() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
-        for brand_id in 1..=3 {
-            for _ in 0..2 {
-                on_pool!(store, write, |pool| {
-                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, 'active', 1)")
-                        .bind(brand_id)
-                        .execute(pool)
-                        .await
-                        .unwrap();
-                });
-            }
-        }
-        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 2);
-        assert_eq!(store.fold_listing_counts(2).await.unwrap(), 1);
-        let sums: Vec<i64> = rows(&store).await.into_iter().map(|(_, _, live)| live).collect();
-        assert_eq!(sums, [2, 2, 2]);
+        folding_keeps_every_sum_in_one_row_and_drops_the_zeros(&store).await;
+    }
+
+    /// On a database of its own on the server of `REHOME_TEST_POSTGRES` (CI sets it).
+    #[tokio::test]
+    async fn on_postgres_folding_keeps_every_sum_in_one_row() {
+        let Some(admin) = std::env::var("REHOME_TEST_POSTGRES").ok().filter(|u| !u.trim().is_empty()) else {
+            eprintln!("skipped: set REHOME_TEST_POSTGRES to a PostgreSQL URL");
+            return;
+        };
+        let name = format!("rehome_counts_{}", std::process::id());
+        let mut server = sqlx::PgConnection::connect(&admin).await.unwrap();
+        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut server).await.unwrap();
+        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut server).await.unwrap();
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        let store = Store::open(&format!("{base}/{name}"), None).await.unwrap();
+        folding_keeps_every_sum_in_one_row_and_drops_the_zeros(&store).await;
+        store.close().await;
+        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut server).await.unwrap();
     }
 }
