@@ -709,6 +709,10 @@ def main():
         for node in server.nodes:
             node.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+        if args.postgres:
+            # The bench's own database; it held nothing but seeded data.
+            name = server.db.rsplit("/", 1)[1]
+            subprocess.run(["psql", args.postgres, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"])
 
 
 if __name__ == "__main__":
