@@ -37,11 +37,13 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 /// Up to `size` connections of one database, opened as needed.
 pub struct Pool<DB: Database> {
     inner: managed::Pool<Connector<DB>>,
+    /// How long a caller waits for a connection, a connection takes to open, and a check.
+    timeout: Duration,
 }
 
 impl<DB: Database> Clone for Pool<DB> {
     fn clone(&self) -> Self {
-        Self { inner: self.inner.clone() }
+        Self { inner: self.inner.clone(), timeout: self.timeout }
     }
 }
 
@@ -125,7 +127,7 @@ impl<DB: Database> Pool<DB> {
             .runtime(deadpool::Runtime::Tokio1)
             .build()
             .map_err(|e| sqlx::Error::Configuration(e.into()))?;
-        Ok(Self { inner })
+        Ok(Self { inner, timeout })
     }
 
     /// A connection of the pool, unsettled until [`PoolConnection::settle`] (it is
@@ -133,7 +135,7 @@ impl<DB: Database> Pool<DB> {
     pub async fn acquire(&self) -> Result<PoolConnection<DB>, sqlx::Error> {
         let mut object = self.inner.get().await.map_err(pool_error)?;
         object.unsettled = true;
-        Ok(PoolConnection { object: Some(object) })
+        Ok(PoolConnection { object: Some(object), check_timeout: self.timeout })
     }
 
     /// A transaction on a connection of the pool: committed by [`Transaction::commit`],
@@ -169,6 +171,8 @@ fn pool_error(error: PoolError<sqlx::Error>) -> sqlx::Error {
 pub struct PoolConnection<DB: Database> {
     /// `None` only once dropped.
     object: Option<managed::Object<Connector<DB>>>,
+    /// How long its check may take if it is returned unsettled (the pool's timeout).
+    check_timeout: Duration,
 }
 
 impl<DB: Database> PoolConnection<DB> {
@@ -199,12 +203,19 @@ impl<DB: Database> Drop for PoolConnection<DB> {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let timeout = self.check_timeout;
         runtime.spawn(async move {
             object.checks += 1;
-            match object.conn.ping().await {
-                Ok(()) => object.unsettled = false,
-                Err(error) => {
+            // Bounded: a connection whose peer went silent must not hold its place in the
+            // pool for ever.
+            match tokio::time::timeout(timeout, object.conn.ping()).await {
+                Ok(Ok(())) => object.unsettled = false,
+                Ok(Err(error)) => {
                     tracing::warn!(%error, "a pooled connection failed its check and is closed");
+                    drop(managed::Object::take(object));
+                }
+                Err(_) => {
+                    tracing::warn!("a pooled connection did not answer its check in time and is closed");
                     drop(managed::Object::take(object));
                 }
             }
@@ -447,11 +458,15 @@ mod tests {
 
     /// The PostgreSQL server of `REHOME_TEST_POSTGRES`, if set (CI sets it).
     async fn postgres_pool(size: usize) -> Option<Pool<sqlx::Postgres>> {
+        postgres_pool_waiting(size, Duration::from_secs(5)).await
+    }
+
+    async fn postgres_pool_waiting(size: usize, timeout: Duration) -> Option<Pool<sqlx::Postgres>> {
         let Some(url) = std::env::var("REHOME_TEST_POSTGRES").ok().filter(|u| !u.trim().is_empty()) else {
             eprintln!("skipped: set REHOME_TEST_POSTGRES to a PostgreSQL URL");
             return None;
         };
-        Some(Pool::<sqlx::Postgres>::connect(url.parse().unwrap(), size, Duration::from_secs(5)).await.unwrap())
+        Some(Pool::<sqlx::Postgres>::connect(url.parse().unwrap(), size, timeout).await.unwrap())
     }
 
     /// A transaction dropped open (a request that failed or went away) must not keep its
@@ -494,6 +509,20 @@ mod tests {
         let n: i32 = sqlx::query_scalar("SELECT 2").fetch_one(&mut *tx).await.unwrap();
         tx.commit().await.unwrap();
         assert_eq!(n, 2);
+    }
+
+    /// A connection whose check does not answer within the pool's timeout (here a statement
+    /// still running on the server) is closed, and the pool opens another in its place.
+    #[tokio::test]
+    async fn on_postgres_a_check_that_does_not_answer_in_time_closes_the_connection() {
+        let Some(pool) = postgres_pool_waiting(1, Duration::from_millis(300)).await else { return };
+        let backend = "SELECT pg_backend_pid()";
+        let first: i32 = sqlx::query_scalar(backend).fetch_one(&pool).await.unwrap();
+        let slow = sqlx::query("SELECT pg_sleep(3)").execute(&pool);
+        assert!(tokio::time::timeout(Duration::from_millis(50), slow).await.is_err());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let second: i32 = sqlx::query_scalar(backend).fetch_one(&pool).await.unwrap();
+        assert_ne!(first, second, "the unanswered connection was replaced");
     }
 
     fn rand_key() -> i64 {
