@@ -143,31 +143,43 @@ pub enum Removal {
     NotOwner,
 }
 
-/// The seller's name by a lookup of its own rather than a join: for the join PostgreSQL
-/// hashed the whole (small) users table on every read (pgbench: 10% more reads a second
-/// this way; docs/performance.md).
-const DETAIL_COLUMNS: &str = "l.id, l.brand_id, l.user_id,
-    (SELECT u.name FROM users u WHERE u.id = l.user_id) AS seller_name, l.status, l.channel, l.title,
-    l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence, l.rrp_pence,
-    l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years, l.available_from,
-    l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location, l.warehouse_id,
-    l.view_count, l.version, l.created_at, l.updated_at";
-
-/// The listing's images as one JSON array column, in order, in each backend's dialect.
-/// A ready image's `url` is the one recorded, else its photo's path under the service
-/// (`/media/<name>`, made absolute when rendered).
-const IMAGES_JSON: Dialect = Dialect {
-    sqlite: "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
-        'attachment_id', i.attachment_id, 'status', i.status,
-        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
-        ORDER BY i.position)
-     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json",
-    postgres: "(SELECT COALESCE(json_agg(json_build_object('position', i.position, 'source_url', i.source_url,
-        'attachment_id', i.attachment_id, 'status', i.status,
-        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
-        ORDER BY i.position), '[]')::text
-     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id) AS images_json",
+/// A listing and its images as one JSON array (see [`DetailRow`]), in each backend's
+/// dialect: one value crosses from the database rather than 31 columns (each a value the
+/// driver allocates on SQLite's thread, and a decode; issue 19). The seller's name by a
+/// lookup of its own rather than a join: for the join PostgreSQL hashed the whole (small)
+/// users table on every read (pgbench: 10% more reads a second this way). A ready image's
+/// `url` is the one recorded, else its photo's path under the service (`/media/<name>`,
+/// made absolute when rendered). The images are a JSON array inside the array; the JSON
+/// columns (measurements, exposed_to, faults) are text holding JSON.
+const DETAIL_JSON: Dialect = Dialect {
+    sqlite: "json_array(l.id, l.brand_id, l.user_id, (SELECT u.name FROM users u WHERE u.id = l.user_id), l.status,
+        l.channel, l.title, l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence,
+        l.rrp_pence, l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years,
+        l.available_from, l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location,
+        l.warehouse_id, l.view_count, l.version, l.created_at, l.updated_at,
+        (SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
+            'attachment_id', i.attachment_id, 'status', i.status,
+            'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+            ORDER BY i.position)
+         FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id))",
+    postgres: "json_build_array(l.id, l.brand_id, l.user_id, (SELECT u.name FROM users u WHERE u.id = l.user_id),
+        l.status, l.channel, l.title, l.description, l.category, l.condition, l.regular_price_pence,
+        l.sale_price_pence, l.rrp_pence, l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric,
+        l.age_years, l.available_from, l.quantity, l.measurements, l.exposed_to, l.faults, l.sku,
+        l.warehouse_location, l.warehouse_id, l.view_count, l.version, l.created_at, l.updated_at,
+        (SELECT COALESCE(json_agg(json_build_object('position', i.position, 'source_url', i.source_url,
+            'attachment_id', i.attachment_id, 'status', i.status,
+            'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+            ORDER BY i.position), '[]'::json)
+         FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id))::text",
 };
+
+/// The statement of [`Store::listing`] in each dialect, written once.
+static DETAIL_SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+    [DETAIL_JSON.sqlite, DETAIL_JSON.postgres].map(|detail| {
+        format!("SELECT {detail} FROM listings l WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL")
+    })
+});
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
@@ -195,17 +207,13 @@ const WALK_ORDER: &str = "p.updated_at, p.id";
 impl Store {
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
-        let images_json = IMAGES_JSON.of(self);
+        let sql = &DETAIL_SQL[usize::from(self.is_postgres())];
         on_pool!(self, read, |pool| {
-            let sql = format!(
-                "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l
-                 WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL"
-            );
-            let Some(row) = sqlx::query_as::<_, DetailRow>(&sql).bind(id).bind(brand_id).fetch_optional(pool).await?
+            let Some(json) = sqlx::query_scalar::<_, String>(sql).bind(id).bind(brand_id).fetch_optional(pool).await?
             else {
                 return Ok(None);
             };
-            Ok(Some(row.into_record()?))
+            Ok(Some(DetailRow::parse(&json)?.into_record()?))
         })
     }
 
@@ -215,19 +223,18 @@ impl Store {
         if skus.is_empty() {
             return Ok(Vec::new());
         }
-        let images_json = IMAGES_JSON.of(self);
         let list: Vec<String> = (0..skus.len()).map(|n| format!("${}", n + 2)).collect();
         let sql = format!(
-            "SELECT {DETAIL_COLUMNS}, {images_json} FROM listings l
-             WHERE l.brand_id = $1 AND l.deleted_at IS NULL AND l.sku IN ({}) ORDER BY l.id",
+            "SELECT {} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL AND l.sku IN ({}) ORDER BY l.id",
+            DETAIL_JSON.of(self),
             list.join(", ")
         );
         on_pool!(self, read, |pool| {
-            let mut query = sqlx::query_as::<_, DetailRow>(&sql).bind(brand_id);
+            let mut query = sqlx::query_scalar::<_, String>(&sql).bind(brand_id);
             for sku in skus {
                 query = query.bind(sku.as_str());
             }
-            query.fetch_all(pool).await?.into_iter().map(DetailRow::into_record).collect()
+            query.fetch_all(pool).await?.iter().map(|json| DetailRow::parse(json)?.into_record()).collect()
         })
     }
 

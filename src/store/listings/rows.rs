@@ -1,7 +1,5 @@
 //! Rows as the database returns them, and their conversion into records.
 
-use sqlx::FromRow;
-
 use super::{ListingImage, ListingRecord, ListingSummaryRecord};
 use crate::domain::listing::{ListingFields, Measurement};
 use crate::domain::money::Pence;
@@ -28,23 +26,11 @@ fn delivery(value: i64) -> Result<u32, StoreError> {
     u32::try_from(value).map_err(|_| corrupt("delivery contribution"))
 }
 
-/// A listing with its images as a JSON array (one statement).
-#[derive(FromRow)]
+/// A listing with its images, as the positional JSON array of `DETAIL_JSON` in the store
+/// (one value per statement). Instants are RFC 3339 text on either backend; the stored
+/// JSON columns (measurements, exposed_to, faults) are text holding JSON.
+#[derive(serde::Deserialize)]
 pub(super) struct DetailRow {
-    #[sqlx(flatten)]
-    pub(super) listing: ListingRow,
-    pub(super) images_json: String,
-}
-
-impl DetailRow {
-    pub(super) fn into_record(self) -> Result<ListingRecord, StoreError> {
-        let images: Vec<ListingImage> = parse_json(&self.images_json, "image list")?;
-        self.listing.into_record(images)
-    }
-}
-
-#[derive(FromRow)]
-pub(super) struct ListingRow {
     id: i64,
     brand_id: i64,
     user_id: i64,
@@ -73,12 +59,17 @@ pub(super) struct ListingRow {
     warehouse_id: Option<String>,
     view_count: i64,
     version: i64,
-    created_at: Ts,
-    updated_at: Ts,
+    created_at: String,
+    updated_at: String,
+    images: Vec<ListingImage>,
 }
 
-impl ListingRow {
-    pub(super) fn into_record(self, images: Vec<ListingImage>) -> Result<ListingRecord, StoreError> {
+impl DetailRow {
+    pub(super) fn parse(json: &str) -> Result<Self, StoreError> {
+        parse_json(json, "detail row")
+    }
+
+    pub(super) fn into_record(self) -> Result<ListingRecord, StoreError> {
         let measurements: Vec<Measurement> = parse_json(&self.measurements, "measurements")?;
         let fields = ListingFields {
             title: self.title,
@@ -112,9 +103,9 @@ impl ListingRow {
             fields,
             view_count: self.view_count,
             version: self.version,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            images,
+            created_at: Ts::parse(&self.created_at).ok_or_else(|| corrupt("created_at"))?,
+            updated_at: Ts::parse(&self.updated_at).ok_or_else(|| corrupt("updated_at"))?,
+            images: self.images,
         })
     }
 }
