@@ -143,43 +143,52 @@ pub enum Removal {
     NotOwner,
 }
 
-/// A listing and its images as one JSON array (see [`DetailRow`]), in each backend's
-/// dialect: one value crosses from the database rather than 31 columns (each a value the
-/// driver allocates on SQLite's thread, and a decode; issue 19). The seller's name by a
-/// lookup of its own rather than a join: for the join PostgreSQL hashed the whole (small)
-/// users table on every read (pgbench: 10% more reads a second this way). A ready image's
-/// `url` is the one recorded, else its photo's path under the service (`/media/<name>`,
-/// made absolute when rendered). The images are a JSON array inside the array; the JSON
-/// columns (measurements, exposed_to, faults) are text holding JSON.
-const DETAIL_JSON: Dialect = Dialect {
-    sqlite: "json_array(l.id, l.brand_id, l.user_id, (SELECT u.name FROM users u WHERE u.id = l.user_id), l.status,
-        l.channel, l.title, l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence,
-        l.rrp_pence, l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years,
-        l.available_from, l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location,
-        l.warehouse_id, l.view_count, l.version, l.created_at, l.updated_at,
-        (SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
-            'attachment_id', i.attachment_id, 'status', i.status,
-            'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
-            ORDER BY i.position)
-         FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id))",
-    postgres: "json_build_array(l.id, l.brand_id, l.user_id, (SELECT u.name FROM users u WHERE u.id = l.user_id),
-        l.status, l.channel, l.title, l.description, l.category, l.condition, l.regular_price_pence,
-        l.sale_price_pence, l.rrp_pence, l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric,
-        l.age_years, l.available_from, l.quantity, l.measurements, l.exposed_to, l.faults, l.sku,
-        l.warehouse_location, l.warehouse_id, l.view_count, l.version, l.created_at, l.updated_at,
-        (SELECT COALESCE(json_agg(json_build_object('position', i.position, 'source_url', i.source_url,
-            'attachment_id', i.attachment_id, 'status', i.status,
-            'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
-            ORDER BY i.position), '[]'::json)
-         FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id))::text",
+/// A listing's values in the order of [`DetailRow`]. The seller's name by a lookup of its
+/// own rather than a join: for the join PostgreSQL hashed the whole (small) users table on
+/// every read (pgbench: 10% more reads a second this way).
+const DETAIL_VALUES: &str = "l.id, l.brand_id, l.user_id, (SELECT u.name FROM users u WHERE u.id = l.user_id),
+    l.status, l.channel, l.title, l.description, l.category, l.condition, l.regular_price_pence, l.sale_price_pence,
+    l.rrp_pence, l.delivery_contribution_gbp, l.manufacturer_brand, l.colour, l.fabric, l.age_years,
+    l.available_from, l.quantity, l.measurements, l.exposed_to, l.faults, l.sku, l.warehouse_location,
+    l.warehouse_id, l.view_count, l.version, l.created_at, l.updated_at";
+
+/// The listing's images as one JSON array, in order. A ready image's `url` is the one
+/// recorded, else its photo's path under the service (`/media/<name>`, made absolute when
+/// rendered).
+const IMAGES_JSON: Dialect = Dialect {
+    sqlite: "(SELECT json_group_array(json_object('position', i.position, 'source_url', i.source_url,
+        'attachment_id', i.attachment_id, 'status', i.status,
+        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+        ORDER BY i.position)
+     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id)",
+    postgres: "(SELECT COALESCE(json_agg(json_build_object('position', i.position, 'source_url', i.source_url,
+        'attachment_id', i.attachment_id, 'status', i.status,
+        'url', CASE WHEN i.status = 'done' THEN COALESCE(i.url, '/media/' || p.name) END, 'error', i.error)
+        ORDER BY i.position), '[]'::json)
+     FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id)",
 };
 
-/// The statement of [`Store::listing`] in each dialect, written once.
+/// A listing and its images as one JSON array, [`DETAIL_VALUES`] then the images, in each
+/// backend's dialect (SQLite first): one value crosses from the database rather than 31
+/// columns (each a value the driver allocates on SQLite's thread, and a decode; issue 19).
+static DETAIL_JSON: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+    [
+        format!("json_array({DETAIL_VALUES}, {})", IMAGES_JSON.sqlite),
+        format!("json_build_array({DETAIL_VALUES}, {})::text", IMAGES_JSON.postgres),
+    ]
+});
+
+/// The statement of [`Store::listing`] in each dialect (SQLite first), written once.
 static DETAIL_SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-    [DETAIL_JSON.sqlite, DETAIL_JSON.postgres].map(|detail| {
+    DETAIL_JSON.clone().map(|detail| {
         format!("SELECT {detail} FROM listings l WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL")
     })
 });
+
+/// Which of a pair written per dialect (SQLite first) `store` runs.
+fn dialect(store: &Store) -> usize {
+    usize::from(store.is_postgres())
+}
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
@@ -207,7 +216,7 @@ const WALK_ORDER: &str = "p.updated_at, p.id";
 impl Store {
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
-        let sql = &DETAIL_SQL[usize::from(self.is_postgres())];
+        let sql = &DETAIL_SQL[dialect(self)];
         on_pool!(self, read, |pool| {
             let Some(json) = sqlx::query_scalar::<_, String>(sql).bind(id).bind(brand_id).fetch_optional(pool).await?
             else {
@@ -226,7 +235,7 @@ impl Store {
         let list: Vec<String> = (0..skus.len()).map(|n| format!("${}", n + 2)).collect();
         let sql = format!(
             "SELECT {} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL AND l.sku IN ({}) ORDER BY l.id",
-            DETAIL_JSON.of(self),
+            DETAIL_JSON[dialect(self)],
             list.join(", ")
         );
         on_pool!(self, read, |pool| {
@@ -256,14 +265,13 @@ impl Store {
         // Filtered by status alone (the default) or not at all, the total is the brand's count
         // kept by triggers (migrations sqlite/0017, postgres/0009); otherwise the matches are
         // counted. The status is the filter's first parameter, `$2`.
-        let total = match (&filter.channel, &filter.sku, filter.words.is_empty(), filter.status) {
-            (None, None, true, None) => "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c
-                 WHERE c.brand_id = $1"
-                .to_owned(),
-            (None, None, true, Some(_)) => "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c
-                 WHERE c.brand_id = $1 AND c.status = $2"
-                .to_owned(),
-            _ => format!("SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}"),
+        let total = if filter.channel.is_none() && filter.sku.is_none() && filter.words.is_empty() {
+            let status = if filter.status.is_some() { " AND c.status = $2" } else { "" };
+            format!(
+                "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c WHERE c.brand_id = $1{status}"
+            )
+        } else {
+            format!("SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}")
         };
         let sql = format!(
             "SELECT ({total}) AS total,
