@@ -4,7 +4,10 @@
 //!
 //! - **Headers**: a request's head must arrive within the header timeout; the same timer
 //!   runs while a keep-alive connection waits for its next request, so an idle
-//!   connection closes after it too.
+//!   connection closes after it too. One watchdog per connection keeps that time rather
+//!   than a timer armed and dropped around every request's head (hyper's
+//!   `header_read_timeout`, a boxed sleep in the timer wheel and an extra read per request):
+//!   the connection notes when it last fell idle, and the watchdog wakes once per timeout.
 //! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
 //!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
 //! - **Connections**: past the ceiling a new connection is answered `503
@@ -15,6 +18,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -24,7 +28,7 @@ use axum::extract::ConnectInfo;
 use axum::extract::Request;
 use axum::response::Response;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
@@ -114,25 +118,119 @@ async fn serve_connection(
     mut closed: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    let activity = Arc::new(Activity::new());
+    let served = activity.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         // A request without a body (every GET) needs no rate watch over it.
         let mut request =
             request
                 .map(|body| if body.is_end_stream() { Body::empty() } else { Body::new(MinRate::new(body, limits)) });
         request.extensions_mut().insert(ConnectInfo(peer));
-        let app = app.clone();
-        async move { Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|never| match never {})) }
+        served.busy();
+        let (app, served) = (app.clone(), served.clone());
+        async move {
+            let response = app.oneshot(request).await.unwrap_or_else(|never| match never {});
+            Ok::<_, Infallible>(response.map(|body| Served { body, activity: served }))
+        }
     });
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
-    let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+    let connection = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     tokio::pin!(connection);
+    let watchdog = header_watchdog(&activity, limits.header_timeout);
+    tokio::pin!(watchdog);
     tokio::select! {
         result = connection.as_mut() => log_end(result),
+        () = watchdog.as_mut() => tracing::debug!("connection closed: no request head within the header timeout"),
         () = closing(&mut closed) => {
             connection.as_mut().graceful_shutdown();
-            log_end(connection.await);
+            tokio::select! {
+                result = connection => log_end(result),
+                () = watchdog => tracing::debug!("connection closed: no request head within the header timeout"),
+            }
         }
+    }
+}
+
+/// Whether a connection is serving a request, or since when it has waited for the next.
+struct Activity {
+    opened: Instant,
+    /// Microseconds after `opened` at which the connection last fell idle (opened, or a
+    /// response finished), or [`Activity::BUSY`] while a request is being served.
+    idle_since: AtomicU64,
+}
+
+impl Activity {
+    const BUSY: u64 = u64::MAX;
+
+    fn new() -> Self {
+        Self { opened: Instant::now(), idle_since: AtomicU64::new(0) }
+    }
+
+    /// A request's head has arrived.
+    fn busy(&self) {
+        self.idle_since.store(Self::BUSY, Ordering::Relaxed);
+    }
+
+    /// Its response is done: the connection waits for the next head from now.
+    fn idle(&self) {
+        let micros = u64::try_from(self.opened.elapsed().as_micros()).unwrap_or(Self::BUSY - 1);
+        self.idle_since.store(micros, Ordering::Relaxed);
+    }
+
+    /// When the wait for the next head runs out, or `None` while a request is served.
+    fn head_due(&self, timeout: Duration) -> Option<Instant> {
+        match self.idle_since.load(Ordering::Relaxed) {
+            Self::BUSY => None,
+            micros => Some(self.opened + Duration::from_micros(micros) + timeout),
+        }
+    }
+}
+
+/// Completes when the connection has waited `timeout` for a request's head: from when it
+/// opened, or from its last response. It sleeps a timeout at a time; a request being
+/// served (however long it takes: bodies have their own watch) only moves it on.
+async fn header_watchdog(activity: &Activity, timeout: Duration) {
+    let mut wake = activity.opened + timeout;
+    loop {
+        tokio::time::sleep_until(wake).await;
+        let now = Instant::now();
+        wake = match activity.head_due(timeout) {
+            Some(due) if due <= now => return,
+            Some(due) => due,
+            None => now + timeout,
+        };
+    }
+}
+
+/// A response body that marks its connection idle once it is done with (written out, or
+/// dropped with the connection).
+struct Served {
+    body: Body,
+    activity: Arc<Activity>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.activity.idle();
+    }
+}
+
+impl hyper::body::Body for Served {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -230,5 +328,48 @@ impl hyper::body::Body for MinRate {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    const A_MOMENT: Duration = Duration::from_millis(1);
+
+    fn watch(activity: &Arc<Activity>) -> tokio::task::JoinHandle<()> {
+        let activity = activity.clone();
+        tokio::spawn(async move { header_watchdog(&activity, TIMEOUT).await })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_without_a_request_head_is_let_go_after_the_timeout() {
+        let activity = Arc::new(Activity::new());
+        let watchdog = watch(&activity);
+        tokio::time::sleep(TIMEOUT - A_MOMENT).await;
+        assert!(!watchdog.is_finished());
+        tokio::time::sleep(A_MOMENT * 2).await;
+        assert!(watchdog.is_finished());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_however_long_holds_the_connection_and_the_wait_restarts_after_it() {
+        let activity = Arc::new(Activity::new());
+        let watchdog = watch(&activity);
+        tokio::time::sleep(TIMEOUT / 2).await;
+        activity.busy();
+        tokio::time::sleep(TIMEOUT * 5).await;
+        assert!(!watchdog.is_finished(), "a request being served is not cut off");
+        activity.idle();
+        tokio::time::sleep(TIMEOUT - A_MOMENT).await;
+        assert!(!watchdog.is_finished(), "the wait counts from the response, not from the last wake");
+        // A second request within the timeout moves the wait on again.
+        activity.busy();
+        activity.idle();
+        tokio::time::sleep(TIMEOUT - A_MOMENT).await;
+        assert!(!watchdog.is_finished());
+        tokio::time::sleep(A_MOMENT * 2).await;
+        assert!(watchdog.is_finished());
     }
 }

@@ -56,6 +56,51 @@ async fn half_a_request_head_or_an_idle_keep_alive_is_cut_off() {
     app.stop().await;
 }
 
+/// The head's timeout counts from when the connection last fell idle (opened, or its last
+/// response), never across a request: a keep-alive connection used within the timeout
+/// each time stays open however long it lives, and a request taking longer than the
+/// timeout (a body arriving steadily) is served whole.
+#[tokio::test]
+async fn the_head_timeout_restarts_after_each_response_and_spares_requests_in_progress() {
+    let app = spawn_app_with(|c| {
+        c.header_timeout_ms = 400;
+        c.body_grace_ms = 5_000;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
+        let mut answer = [0u8; 12];
+        stream.read_exact(&mut answer).await.expect("still open a second after it opened");
+        assert_eq!(&answer, b"HTTP/1.1 200");
+        let mut rest = [0u8; 4096];
+        // The rest of the short answer (its head and `ok` body) arrives in one segment.
+        tokio::time::timeout(Duration::from_millis(200), stream.read(&mut rest)).await.unwrap().unwrap();
+    }
+    // A body sent steadily for three times the head's timeout.
+    let body = br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
+    let head = format!(
+        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        partner.key,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let pieces = body.chunks(body.len().div_ceil(12));
+    for piece in pieces {
+        stream.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut answer = [0u8; 12];
+    stream.read_exact(&mut answer).await.expect("answered, not cut off");
+    assert_eq!(&answer, b"HTTP/1.1 201");
+    // Then idle: closed one timeout later.
+    assert!(until_closed(&mut stream, Duration::from_secs(10)).await.is_some(), "an idle connection is closed");
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn past_the_ceiling_a_connection_is_refused_at_once() {
     let app = spawn_app_with(|c| {
