@@ -1,7 +1,7 @@
 //! Liveness and readiness probes (outside `/v1`: no key, no rate limit).
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
@@ -14,8 +14,8 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The process is up and serving: fixed bytes, nothing built per request.
-async fn live() -> ([(header::HeaderName, &'static str); 1], &'static str) {
-    ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#)
+async fn live() -> ([(header::HeaderName, HeaderValue); 1], &'static str) {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], r#"{"status":"ok"}"#)
 }
 
 /// The process can reach its database.
