@@ -1,7 +1,8 @@
 //! `rehome-bench-baseline ADDR DATABASE_URL`: the least a server on rehome's stack can do.
 //! `GET /fixed` answers fixed bytes; `GET /listings/{id}` reads ten columns of one row of
 //! rehome's `listings` table by id and answers them as JSON (404 if none). Pools as rehome
-//! opens them: SQLite read-only, 8 connections, WAL; PostgreSQL 10 connections, JIT off;
+//! opens them: SQLite read-only, two connections per core (`BASELINE_SQLITE_READERS=N` for
+//! another count), WAL; PostgreSQL 10 connections, JIT off;
 //! a connection pinged before use only after 30 s idle. `BASELINE_SQLX_DEFAULTS=1` pings
 //! before every use instead (sqlx's default: a round trip, or a hand-off to SQLite's
 //! thread, per request).
@@ -84,7 +85,10 @@ async fn main() {
             .expect("SQLite URL")
             .journal_mode(SqliteJournalMode::Wal)
             .read_only(true);
-        Pool::Sqlite(pool_checks(SqlitePoolOptions::new()).max_connections(8).connect_with(options).await.expect("open"))
+        let readers = std::env::var("BASELINE_SQLITE_READERS").ok().and_then(|n| n.parse().ok()).unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(4, |cores| cores.get() as u32 * 2).clamp(2, 32)
+        });
+        Pool::Sqlite(pool_checks(SqlitePoolOptions::new()).max_connections(readers).connect_with(options).await.expect("open"))
     };
     let app = Router::new()
         .route("/fixed", get(|| async { "ok\n" }))
