@@ -206,20 +206,15 @@ where
     Around { context: (), inner, run: |(), request, inner| Box::pin(observe(request, inner)) }
 }
 
-async fn observe<S>(mut request: Request, mut inner: S) -> Response
+async fn observe<S>(request: Request, mut inner: S) -> Response
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
 {
     let started = Instant::now();
+    // Handlers see the id through the span, not the request's headers: a new one goes
+    // straight to the response.
     let given = request.headers().get(&REQUEST_ID).filter(|v| v.to_str().is_ok_and(well_formed_request_id));
-    let request_id = match given {
-        Some(given) => given.clone(),
-        None => {
-            let value = new_request_id();
-            request.headers_mut().insert(REQUEST_ID, value.clone());
-            value
-        }
-    };
+    let request_id = given.cloned().unwrap_or_else(new_request_id);
     let id_text = request_id.to_str().unwrap_or_default();
     // The fields are read only when the span is enabled (the access log's level).
     let span =
@@ -237,7 +232,7 @@ where
         Ok(Err(never)) => match never {},
         Err(panic) => span.in_scope(|| panic_response(panic)),
     };
-    response.headers_mut().insert(REQUEST_ID, request_id.clone());
+    response.headers_mut().insert(REQUEST_ID, request_id);
     let key_id = response.extensions().get::<KeyId>().map(|k| k.0);
     let status = response.status().as_u16();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
