@@ -32,6 +32,19 @@ async fn healthy(app: &TestApp) -> bool {
     fresh.get(app.url("/healthz")).send().await.is_ok_and(|r| r.status() == 200)
 }
 
+/// A valid listing, as a body to send slowly.
+const STEADY_BODY: &[u8] =
+    br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
+
+/// The head of a `POST /v1/listings` with `key` announcing `length` bytes of JSON, plus
+/// `extra` header lines.
+fn create_head(key: &str, length: usize, extra: &str) -> String {
+    format!(
+        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {length}\r\n{extra}\r\n"
+    )
+}
+
 #[tokio::test]
 async fn half_a_request_head_or_an_idle_keep_alive_is_cut_off() {
     let app = spawn_app_with(|c| c.header_timeout_ms = 300).await;
@@ -80,15 +93,8 @@ async fn the_head_timeout_restarts_after_each_response_and_spares_requests_in_pr
         tokio::time::timeout(Duration::from_millis(200), stream.read(&mut rest)).await.unwrap().unwrap();
     }
     // A body sent steadily for three times the head's timeout.
-    let body = br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
-    let head = format!(
-        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n",
-        partner.key,
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let pieces = body.chunks(body.len().div_ceil(12));
+    stream.write_all(create_head(&partner.key, STEADY_BODY.len(), "").as_bytes()).await.unwrap();
+    let pieces = STEADY_BODY.chunks(STEADY_BODY.len().div_ceil(12));
     for piece in pieces {
         stream.write_all(piece).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -141,26 +147,16 @@ async fn a_body_trickling_in_below_the_minimum_rate_is_refused_with_408() {
     .await;
     let partner = app.partner("acme").await;
     let mut stream = TcpStream::connect(app.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
-         Content-Length: 5000\r\n\r\n{{\"title\": ",
-        partner.key
-    );
+    let head = create_head(&partner.key, 5000, "") + r#"{"title": "#;
     stream.write_all(head.as_bytes()).await.unwrap();
     let answer = until_closed(&mut stream, Duration::from_secs(10)).await.expect("answered");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains(r#""code":"request_timeout""#), "{answer}");
     // A body that arrives in time, even in pieces, is read.
-    let body = br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
     let mut steady = TcpStream::connect(app.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        partner.key,
-        body.len()
-    );
+    let head = create_head(&partner.key, STEADY_BODY.len(), "Connection: close\r\n");
     steady.write_all(head.as_bytes()).await.unwrap();
-    for piece in body.chunks(40) {
+    for piece in STEADY_BODY.chunks(40) {
         steady.write_all(piece).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
