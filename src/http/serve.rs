@@ -6,8 +6,9 @@
 //!   runs while a keep-alive connection waits for its next request, so an idle
 //!   connection closes after it too. One watchdog per connection keeps that time rather
 //!   than a timer armed and dropped around every request's head (hyper's
-//!   `header_read_timeout`, a boxed sleep in the timer wheel and an extra read per request):
-//!   the connection notes when it last fell idle, and the watchdog wakes once per timeout.
+//!   `header_read_timeout`: a boxed sleep registered in the timer wheel and removed again
+//!   per request): the connection notes when it last fell idle, and the watchdog wakes
+//!   once per timeout.
 //! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
 //!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
 //! - **Connections**: past the ceiling a new connection is answered `503
