@@ -136,19 +136,32 @@ macro_rules! on_conn {
 }
 pub(crate) use on_conn;
 
-/// SQL text that differs between the backends, picked with [`Dialect::of`].
-pub(crate) struct Dialect {
-    pub sqlite: &'static str,
-    pub postgres: &'static str,
+/// SQL text that differs between the backends, picked with [`Dialect::of`]: written out
+/// (`&'static str`), or built once from other pieces (`String`).
+pub(crate) struct Dialect<T = &'static str> {
+    pub sqlite: T,
+    pub postgres: T,
+}
+
+impl<T> Dialect<T> {
+    /// The text `store` runs.
+    pub fn pick(&self, store: &Store) -> &T {
+        if store.is_postgres() {
+            &self.postgres
+        } else {
+            &self.sqlite
+        }
+    }
+
+    /// Both texts made into others alike.
+    pub fn map<U>(&self, f: impl Fn(&T) -> U) -> Dialect<U> {
+        Dialect { sqlite: f(&self.sqlite), postgres: f(&self.postgres) }
+    }
 }
 
 impl Dialect {
     pub fn of(&self, store: &Store) -> &'static str {
-        if store.is_postgres() {
-            self.postgres
-        } else {
-            self.sqlite
-        }
+        self.pick(store)
     }
 }
 

@@ -8,8 +8,9 @@
 //! second on PostgreSQL without it). The check is there for a connection left mid-use (a
 //! request dropped while its statement or transaction ran, an I/O error), and only such a
 //! connection needs it: here a connection is *unsettled* from the moment it is handed out
-//! until the work it was lent for completes, and it is checked before its next use only if
-//! it is still unsettled then, or sat idle longer than [`CHECK_IDLE_AFTER`]. A check that
+//! until the work it was lent for completes; one given back unsettled is checked at once,
+//! in the background (see `Drop for PoolConnection`), and any connection is checked before
+//! use if it sat idle longer than [`CHECK_IDLE_AFTER`]. A check that
 //! fails, or a connection older than [`MAX_LIFETIME`], drops the connection and the pool
 //! opens another.
 //!
@@ -264,8 +265,9 @@ impl<DB: Database> Transaction<DB> {
 impl<DB: Database> Drop for Transaction<DB> {
     fn drop(&mut self) {
         if self.open {
-            // Queued on the connection, which stays unsettled: the check before its next
-            // use sends it (PostgreSQL) or waits for it (SQLite's thread runs it in order).
+            // Queued on the connection, which stays unsettled: its check, run as it goes
+            // back to the pool, sends it (PostgreSQL) or waits for it (SQLite's thread runs
+            // it in order).
             DB::TransactionManager::start_rollback(&mut self.conn);
         }
     }

@@ -8,6 +8,7 @@ mod rows;
 mod write;
 
 use std::fmt::Write;
+use std::sync::LazyLock;
 
 use super::{on_pool, Dialect, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus, SyncPosition};
@@ -168,27 +169,20 @@ const IMAGES_JSON: Dialect = Dialect {
      FROM listing_images i LEFT JOIN photos p ON p.id = i.attachment_id WHERE i.listing_id = l.id)",
 };
 
-/// A listing and its images as one JSON array, [`DETAIL_VALUES`] then the images, in each
-/// backend's dialect (SQLite first): one value crosses from the database rather than 31
-/// columns (each a value the driver allocates on SQLite's thread, and a decode; issue 19).
-static DETAIL_JSON: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-    [
-        format!("json_array({DETAIL_VALUES}, {})", IMAGES_JSON.sqlite),
-        format!("json_build_array({DETAIL_VALUES}, {})::text", IMAGES_JSON.postgres),
-    ]
+/// A listing and its images as one JSON array, [`DETAIL_VALUES`] then the images: one value
+/// crosses from the database rather than 31 columns (each a value the driver allocates on
+/// SQLite's thread, and a decode; issue 19).
+static DETAIL_JSON: LazyLock<Dialect<String>> = LazyLock::new(|| Dialect {
+    sqlite: format!("json_array({DETAIL_VALUES}, {})", IMAGES_JSON.sqlite),
+    postgres: format!("json_build_array({DETAIL_VALUES}, {})::text", IMAGES_JSON.postgres),
 });
 
-/// The statement of [`Store::listing`] in each dialect (SQLite first), written once.
-static DETAIL_SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-    DETAIL_JSON.clone().map(|detail| {
+/// The statement of [`Store::listing`], written once.
+static DETAIL_SQL: LazyLock<Dialect<String>> = LazyLock::new(|| {
+    DETAIL_JSON.map(|detail| {
         format!("SELECT {detail} FROM listings l WHERE l.id = $1 AND l.brand_id = $2 AND l.deleted_at IS NULL")
     })
 });
-
-/// Which of a pair written per dialect (SQLite first) `store` runs.
-fn dialect(store: &Store) -> usize {
-    usize::from(store.is_postgres())
-}
 
 /// The columns of a summary, selected by the page subquery `p`...
 const SUMMARY_COLUMNS: &str = "l.id, l.title, l.status, l.channel, l.category, l.regular_price_pence,
@@ -216,7 +210,7 @@ const WALK_ORDER: &str = "p.updated_at, p.id";
 impl Store {
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
-        let sql = &DETAIL_SQL[dialect(self)];
+        let sql = DETAIL_SQL.pick(self);
         on_pool!(self, read, |pool| {
             let Some(json) = sqlx::query_scalar::<_, String>(sql).bind(id).bind(brand_id).fetch_optional(pool).await?
             else {
@@ -235,7 +229,7 @@ impl Store {
         let list: Vec<String> = (0..skus.len()).map(|n| format!("${}", n + 2)).collect();
         let sql = format!(
             "SELECT {} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL AND l.sku IN ({}) ORDER BY l.id",
-            DETAIL_JSON[dialect(self)],
+            DETAIL_JSON.pick(self),
             list.join(", ")
         );
         on_pool!(self, read, |pool| {
