@@ -37,7 +37,6 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
-use tracing::Instrument;
 
 use crate::app::AppState;
 use crate::error::{panic_response, ApiError, Limited};
@@ -46,13 +45,15 @@ use auth::Identity;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// Where the API is mounted; the router strips it before the API's own routes see a request.
+pub const V1: &str = "/v1";
+
 /// The whole application as one service: the routes inside the edge every request passes
-/// (request id and access log, a panic answered 500, the body limit). The edge wraps the
-/// router once: `Router::layer` would wrap every route in it, and each request cloned the
-/// boxed stack of its route (`/healthz` went from 38 allocations a request to 21; issue 19).
+/// (request id and access log, a panic answered 500). The edge wraps the router once:
+/// `Router::layer` would wrap every route in it, and each request cloned the boxed stack of
+/// its route (`/healthz` went from 38 allocations a request to 21; issue 19).
 pub fn app(state: AppState) -> impl serve::App {
-    let limit = DefaultBodyLimit::max(state.config.max_body_bytes);
-    observed(tower::Layer::layer(&limit, router(state)))
+    observed(router(state))
 }
 
 /// The routes: `/v1` behind its gate, the dashboard, probes, docs, media and the operator API.
@@ -75,19 +76,23 @@ fn router(state: AppState) -> Router {
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
+    // The body limit for axum's extractors (JSON, bytes, multipart) where bodies are read:
+    // the API, the dashboard and the operator API, not the probes, docs and media (it is an
+    // extension inserted into every request it wraps).
+    let limit = DefaultBodyLimit::max(state.config.max_body_bytes);
     // The gate wraps the `/v1` router as a whole, not each of its routes (see `app`).
-    let v1 = gated(state.clone(), v1);
+    let v1 = gated(state.clone(), tower::Layer::layer(&limit, v1));
 
     // The operator API sits outside the `/v1` gate, behind its own token (absent without one).
-    let ops = ops::router(&state);
+    let ops = ops::router(&state).map(|ops| ops.layer(limit));
     let app = Router::new()
         .merge(health::router())
         .merge(docs::page_router())
         .merge(photos::media_router())
-        .nest_service("/v1", v1)
+        .nest_service(V1, v1)
         // The dashboard: outside the `/v1` gate, so its pages never count against the API's
         // per-address limit (decisions 9.6).
-        .nest("/dashboard", crate::web::router())
+        .nest("/dashboard", crate::web::router().layer(limit))
         .route("/dashboard/", axum::routing::get(crate::web::to_home));
     let app = match ops {
         Some(ops) => app.nest("/ops/v1", ops),
@@ -198,67 +203,126 @@ fn client_ip(request: &Request) -> IpAddr {
 
 /// Around `inner`: gives every request an id (echoing a well-formed incoming one), runs it
 /// inside a tracing span, answers a panic with 500, and logs one line per response.
-fn observed<S>(inner: S) -> Around<(), S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    Around { context: (), inner, run: |(), request, inner| Box::pin(observe(request, inner)) }
+///
+/// A service and future of its own rather than an `async fn` in a box: every request
+/// passes it, and the boxed state machine cost a copy of the request and of the future at
+/// each step (about a tenth of a `/healthz` answer's instructions; issue 19).
+#[derive(Clone)]
+struct Observed<S> {
+    inner: S,
 }
 
-async fn observe<S>(request: Request, mut inner: S) -> Response
+fn observed<S>(inner: S) -> Observed<S> {
+    Observed { inner }
+}
+
+impl<S> tower::Service<Request> for Observed<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
 {
-    let started = Instant::now();
-    // Handlers see the id through the span, not the request's headers: a new one goes
-    // straight to the response.
-    let given = request.headers().get(&REQUEST_ID).filter(|v| v.to_str().is_ok_and(well_formed_request_id));
-    let request_id = given.cloned().unwrap_or_else(new_request_id);
-    let id_text = request_id.to_str().unwrap_or_default();
-    // The fields are read only when the span is enabled (the access log's level).
-    let span =
-        tracing::info_span!("request", request_id = %id_text, method = %request.method(), path = %request.uri().path());
-    let answered = {
-        let _entered = span.enter();
-        std::panic::catch_unwind(AssertUnwindSafe(|| inner.call(request)))
-    };
-    let answered = match answered {
-        Ok(future) => AssertUnwindSafe(future).catch_unwind().instrument(span.clone()).await,
-        Err(panic) => Err(panic),
-    };
-    let mut response = match answered {
-        Ok(Ok(response)) => response,
-        Ok(Err(never)) => match never {},
-        Err(panic) => span.in_scope(|| panic_response(panic)),
-    };
-    response.headers_mut().insert(REQUEST_ID, request_id);
-    let key_id = response.extensions().get::<KeyId>().map(|k| k.0);
-    let status = response.status().as_u16();
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    span.in_scope(|| {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Observing<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // Handlers see the id through the span, not the request's headers: a new one goes
+        // straight to the response.
+        let given = request.headers().get(&REQUEST_ID).filter(|v| v.to_str().is_ok_and(well_formed_request_id));
+        let request_id = given.cloned().unwrap_or_else(new_request_id);
+        let id_text = request_id.to_str().unwrap_or_default();
+        // The fields are read only when the span is enabled (the access log's level), and
+        // the clock only then too: the latency is for the log line.
+        let span = tracing::info_span!("request", request_id = %id_text, method = %request.method(), path = %request.uri().path());
+        let started = (!span.is_disabled()).then(Instant::now);
+        let called = {
+            let _entered = span.enter();
+            std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request)))
+        };
+        let (future, panic) = match called {
+            Ok(future) => (Some(future), None),
+            Err(panic) => (None, Some(panic)),
+        };
+        Observing { future, panic, span, request_id: Some(request_id), started }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer to one request under [`Observed`].
+    struct Observing<F> {
+        #[pin]
+        future: Option<F>,
+        // The panic of the inner service's `call`, answered at the first poll.
+        panic: Option<Box<dyn std::any::Any + Send>>,
+        span: tracing::Span,
+        // Taken when the answer is given.
+        request_id: Option<HeaderValue>,
+        started: Option<Instant>,
+    }
+}
+
+impl<F> Future for Observing<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let _entered = this.span.enter();
+        let answered = match this.future.as_mut().as_pin_mut() {
+            Some(future) => match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(Ok(response))) => Ok(response),
+                Ok(Poll::Ready(Err(never))) => match never {},
+                Err(panic) => Err(panic),
+            },
+            None => Err(this.panic.take().unwrap_or_else(|| Box::new("polled after its answer"))),
+        };
+        this.future.set(None);
+        let mut response = answered.unwrap_or_else(panic_response);
+        if let Some(request_id) = this.request_id.take() {
+            response.headers_mut().insert(REQUEST_ID, request_id);
+        }
+        let key_id = response.extensions().get::<KeyId>().map(|k| k.0);
+        let status = response.status().as_u16();
+        let latency_ms = this.started.map_or(0.0, |started| started.elapsed().as_secs_f64() * 1000.0);
         if status >= 500 {
             tracing::error!(status, latency_ms, key_id, "response");
         } else {
             tracing::info!(status, latency_ms, key_id, "response");
         }
-    });
-    response
+        Poll::Ready(Ok(response))
+    }
 }
 
 /// A new request id: 32 hex digits, a random prefix drawn once per process and a counter.
 /// Unique per process and across nodes (the prefix), without a system call per request
 /// (a UUID v4 asks the kernel for randomness every time, ~5% of a `/healthz` answer).
 fn new_request_id() -> HeaderValue {
-    static PREFIX: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| uuid::Uuid::new_v4().as_u64_pair().0);
+    static PREFIX: std::sync::LazyLock<[u8; 16]> =
+        std::sync::LazyLock::new(|| hex_digits(uuid::Uuid::new_v4().as_u64_pair().0));
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut id = [0u8; 32];
-    for (i, digit) in id.iter_mut().enumerate() {
-        let (word, shift) = if i < 16 { (*PREFIX, 60 - 4 * i) } else { (n, 60 - 4 * (i - 16)) };
-        *digit = b"0123456789abcdef"[((word >> shift) & 0xf) as usize];
-    }
+    id[..16].copy_from_slice(&*PREFIX);
+    id[16..].copy_from_slice(&hex_digits(n));
     HeaderValue::from_bytes(&id).unwrap_or_else(|_| HeaderValue::from_static("-"))
+}
+
+/// `n` as 16 lowercase hex digits, most significant first.
+fn hex_digits(n: u64) -> [u8; 16] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 16];
+    for (i, pair) in out.chunks_exact_mut(2).enumerate() {
+        let byte = n.to_be_bytes()[i];
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xf)];
+    }
+    out
 }
 
 /// Up to 128 visible characters from a conservative set, so logs and headers stay clean.
@@ -316,6 +380,13 @@ mod tests {
             let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
             let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
             assert_eq!(body["code"], "internal_error");
+        }
+    }
+
+    #[test]
+    fn hex_digits_are_the_number_in_lowercase_hex() {
+        for n in [0, 1, 0xf, 0x10, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef] {
+            assert_eq!(std::str::from_utf8(&hex_digits(n)).unwrap(), format!("{n:016x}"));
         }
     }
 

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use axum::body::{to_bytes, Body};
-use axum::extract::{OriginalUri, Request};
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
@@ -17,6 +17,7 @@ use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER,
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
+use crate::http::V1;
 use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, StoreError, Ts};
 
 mod log;
@@ -42,17 +43,18 @@ where
     let Some(Identity::Key(caller)) = request.extensions().get::<Identity>() else {
         return run(next, request).await;
     };
-    let uri =
-        request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |OriginalUri(uri)| uri.clone());
+    // The path and query as the client sent them: the router strips the API's prefix
+    // before the gate sees the request.
+    let uri = request.uri();
     // A method the route does not take, or no route: 405 or 404 as without a key.
-    if !routes::is_write(request.method(), uri.path()) {
+    if !routes::is_write(request.method(), &format!("{V1}{}", uri.path())) {
         return run(next, request).await;
     }
+    let path = format!("{V1}{}", uri.path_and_query().map_or(uri.path(), |p| p.as_str()));
     let Some(key) = value.to_str().ok().filter(|k| valid_key(k.as_bytes())).map(str::to_owned) else {
         return invalid_key().into_response();
     };
     let key_id = caller.key_id;
-    let path = uri.path_and_query().map_or_else(String::new, |p| p.as_str().to_owned());
     let (parts, body) = request.into_parts();
     let bytes = match to_bytes(body, state.config.max_body_bytes).await {
         Ok(bytes) => bytes,
