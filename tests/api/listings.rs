@@ -248,6 +248,28 @@ async fn image_urls_are_recorded_as_pending_imports() {
     assert_eq!(cleared["image_imports"], json!([]));
 }
 
+/// The store reads a listing's images in position order from an ordered subquery rather
+/// than sorting in the aggregate (issue 19): rows stored in the reverse of their positions
+/// still come back by position.
+#[tokio::test]
+async fn images_come_back_in_position_order_whatever_order_they_were_stored_in() {
+    let app = spawn_app_with(|c| c.photo_jobs_paused = true).await;
+    let partner = app.partner("acme").await;
+    let urls = ["https://img.example/a.jpg", "https://img.example/b.jpg", "https://img.example/c.jpg"];
+    let id = create(&app, &partner.key, listing(json!({"images": urls}))).await["id"].as_i64().unwrap();
+    // The first stored row takes the last position, the last the first.
+    app.db
+        .raw()
+        .await
+        .execute(&format!("UPDATE listing_images SET position = 10 - position WHERE listing_id = {id}"))
+        .await;
+    let read = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    let imports = read["image_imports"].as_array().unwrap();
+    let order: Vec<(i64, &str)> =
+        imports.iter().map(|i| (i["position"].as_i64().unwrap(), i["source_url"].as_str().unwrap())).collect();
+    assert_eq!(order, [(8, urls[2]), (9, urls[1]), (10, urls[0])]);
+}
+
 #[tokio::test]
 async fn descriptions_lose_scripts_styles_handlers_and_javascript_urls() {
     let app = spawn_app().await;
