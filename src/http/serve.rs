@@ -8,7 +8,8 @@
 //!   than a timer armed and dropped around every request's head (hyper's
 //!   `header_read_timeout`: a boxed sleep registered in the timer wheel and removed again
 //!   per request): the connection notes when it last fell idle, and the watchdog wakes
-//!   once per timeout.
+//!   once per timeout. The watchdog and the shutdown signal have a waker of their own, so
+//!   that the connection's reads and writes do not poll them.
 //! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
 //!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
 //! - **Connections**: past the ceiling a new connection is answered `503
@@ -19,15 +20,16 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::extract::Request;
 use axum::response::Response;
+use futures_util::task::AtomicWaker;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
@@ -139,18 +141,53 @@ async fn serve_connection(
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     tokio::pin!(connection);
-    let watchdog = header_watchdog(&activity, limits.header_timeout);
-    tokio::pin!(watchdog);
-    tokio::select! {
-        result = connection.as_mut() => log_end(result),
-        () = watchdog.as_mut() => tracing::debug!("connection closed: no request head within the header timeout"),
-        () = closing(&mut closed) => {
-            connection.as_mut().graceful_shutdown();
-            tokio::select! {
-                result = connection => log_end(result),
-                () = watchdog => tracing::debug!("connection closed: no request head within the header timeout"),
+    let head_timeout = header_watchdog(&activity, limits.header_timeout);
+    tokio::pin!(head_timeout);
+    let shutdown = closing(&mut closed);
+    tokio::pin!(shutdown);
+    // The watchdogs are polled only when their own timer or signal woke the task, not on
+    // every wake of the connection (each read and write: a `select!` polled the sleep and
+    // the shutdown signal at every one of them).
+    let watch = Arc::new(WatchWaker { woken: AtomicBool::new(true), task: AtomicWaker::new() });
+    let watch_waker = Waker::from(watch.clone());
+    let mut graceful = false;
+    let ended = std::future::poll_fn(|cx| {
+        // Registered before the check, so that a wake between the two is not lost.
+        watch.task.register(cx.waker());
+        if watch.woken.swap(false, Ordering::AcqRel) {
+            let mut watching = Context::from_waker(&watch_waker);
+            if head_timeout.as_mut().poll(&mut watching).is_ready() {
+                return Poll::Ready(None);
+            }
+            if !graceful && shutdown.as_mut().poll(&mut watching).is_ready() {
+                graceful = true;
+                connection.as_mut().graceful_shutdown();
             }
         }
+        connection.as_mut().poll(cx).map(Some)
+    })
+    .await;
+    match ended {
+        Some(result) => log_end(result),
+        None => tracing::debug!("connection closed: no request head within the header timeout"),
+    }
+}
+
+/// The waker of a connection's watchdogs: notes that one of them is due a poll and wakes
+/// the connection's task.
+struct WatchWaker {
+    woken: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for WatchWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.task.wake();
     }
 }
 

@@ -164,3 +164,34 @@ async fn a_body_trickling_in_below_the_minimum_rate_is_refused_with_408() {
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
     app.stop().await;
 }
+
+/// Shutting down closes an idle keep-alive connection at once and lets a request in
+/// progress finish: its body, still arriving, is read and answered, and then the server
+/// stops.
+#[tokio::test]
+async fn shutdown_closes_idle_connections_and_answers_the_request_in_progress() {
+    let app = spawn_app_with(|c| {
+        c.header_timeout_ms = 20_000;
+        c.body_grace_ms = 20_000;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let mut idle = TcpStream::connect(app.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
+    let mut answer = [0u8; 12];
+    idle.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    let mut busy = TcpStream::connect(app.addr).await.unwrap();
+    busy.write_all(create_head(&partner.key, STEADY_BODY.len(), "").as_bytes()).await.unwrap();
+    let (first, rest) = STEADY_BODY.split_at(STEADY_BODY.len() / 2);
+    busy.write_all(first).await.unwrap();
+    // Let the server take the head in and start on the body.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stopping = tokio::spawn(app.stop());
+    assert!(until_closed(&mut idle, Duration::from_secs(5)).await.is_some(), "the idle connection is closed");
+    assert!(!stopping.is_finished(), "a request is still in progress");
+    busy.write_all(rest).await.unwrap();
+    let answer = until_closed(&mut busy, Duration::from_secs(5)).await.expect("answered, then closed");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    tokio::time::timeout(Duration::from_secs(5), stopping).await.expect("the server stops").unwrap();
+}
