@@ -8,6 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
+use crate::http::Json;
 use crate::store::StoreError;
 
 /// The body of every error response.
@@ -188,7 +189,7 @@ impl IntoResponse for ApiError {
             Self::RateLimited { retry_after_secs, .. } => Some(*retry_after_secs),
             _ => None,
         };
-        let mut response = (status, axum::Json(self.body())).into_response();
+        let mut response = (status, Json(self.body())).into_response();
         if let Some(secs) = retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
         }
@@ -211,7 +212,12 @@ impl From<StoreError> for ApiError {
 /// The answer given when a handler panics: an opaque 500 in the usual shape.
 pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("handler panicked");
-    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(internal_body())).into_response()
+    internal_response()
+}
+
+/// `500 internal_error`, when nothing more can be said.
+pub fn internal_response() -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, Json(internal_body())).into_response()
 }
 
 #[cfg(test)]

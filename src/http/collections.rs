@@ -6,7 +6,9 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 

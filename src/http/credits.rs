@@ -4,7 +4,9 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -5,7 +5,9 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde_json::{json, Value};
 
 use crate::app::AppState;

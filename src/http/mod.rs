@@ -8,6 +8,7 @@ pub mod credits;
 pub mod docs;
 mod health;
 pub mod idempotency;
+mod json;
 pub mod limit;
 pub mod listings;
 pub mod ops;
@@ -42,6 +43,7 @@ use crate::app::AppState;
 use crate::error::{panic_response, ApiError, Limited};
 use crate::limit::LimitKey;
 use auth::Identity;
+pub use json::Json;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 

@@ -12,7 +12,9 @@ use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use chrono::Utc;
 use serde::Serialize;
 use serde_json::{Map, Value};

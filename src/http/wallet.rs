@@ -6,7 +6,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 

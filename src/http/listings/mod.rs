@@ -8,7 +8,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::header::ETAG;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -4,7 +4,9 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -7,7 +7,9 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
+
+use crate::http::Json;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
