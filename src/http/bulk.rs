@@ -9,8 +9,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
@@ -23,6 +21,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::listings;
 use crate::http::query::QueryParams;
+use crate::http::Json;
 use crate::import::{self, read_upload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS};
 use crate::usecases::bulk::{self, BulkError, RowError};
 

@@ -7,8 +7,6 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -19,6 +17,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
+use crate::http::Json;
 use crate::store::CollectionFilter;
 use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleError};
 

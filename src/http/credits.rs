@@ -5,8 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -17,6 +15,7 @@ use crate::domain::redemption::CURRENCY;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::http::Json;
 use crate::usecases::marketplace::credits::{self, CheckedCode, RedeemError};
 
 #[derive(utoipa::OpenApi)]

@@ -6,12 +6,11 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-
-use crate::http::Json;
 use serde_json::{json, Value};
 
 use crate::app::AppState;
 use crate::error::ApiError;
+use crate::http::Json;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/healthz", get(live)).route("/readyz", get(ready))

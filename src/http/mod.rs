@@ -117,7 +117,7 @@ struct KeyId(i64);
 
 /// A service that runs `run(context, request, inner)` for every request: what
 /// `middleware::from_fn_with_state` does, without boxing and cloning the inner service on
-/// every request as that does. The edge's own layers are made of it.
+/// every request as that does. The `/v1` gate is made of it.
 #[derive(Clone)]
 struct Around<C, S> {
     context: C,

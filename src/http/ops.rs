@@ -13,8 +13,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-
-use crate::http::Json;
 use chrono::Utc;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -31,6 +29,7 @@ use crate::domain::redemption::Redemption;
 use crate::domain::wallet::RunRequest;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
+use crate::http::Json;
 use crate::store::OrderRecord;
 use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
 use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};

@@ -11,8 +11,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-
-use crate::http::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -23,6 +21,7 @@ use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body;
+use crate::http::Json;
 use crate::media::base64::{self, DecodeError};
 use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
 use crate::store::PhotoRecord;

@@ -5,8 +5,6 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -15,6 +13,7 @@ use crate::domain::redemption::Redemption;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
+use crate::http::Json;
 use crate::usecases::marketplace::redemptions::{self, ListRedemptionsError};
 
 #[derive(utoipa::OpenApi)]

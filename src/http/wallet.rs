@@ -7,8 +7,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -19,6 +17,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::listings::PageMeta;
 use crate::http::query::QueryParams;
+use crate::http::Json;
 use crate::usecases::wallet::statement::{Entry, Remittance, Statement, Totals};
 use crate::usecases::wallet::{self, Format};
 

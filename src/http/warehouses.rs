@@ -5,8 +5,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch, post};
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -15,6 +13,7 @@ use crate::domain::settings::{Warehouse, WarehouseChanges, WarehousePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
+use crate::http::Json;
 use crate::usecases::warehouses::{self, ChangeError, CreateError, UpdateError};
 
 #[derive(utoipa::OpenApi)]

@@ -9,8 +9,6 @@ use axum::http::header::ETAG;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::routing::{get, post};
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -21,6 +19,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::{if_match, precondition_failed};
+use crate::http::Json;
 use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
 use params::{list_params, Paging};

@@ -4,8 +4,6 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -13,6 +11,7 @@ use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
+use crate::http::Json;
 use crate::store::{AuditRecord, Ts};
 use crate::usecases::people::audit;
 

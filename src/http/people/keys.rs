@@ -5,8 +5,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -16,6 +14,7 @@ use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
+use crate::http::Json;
 use crate::store::{KeyRecord, Ts};
 use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RevokeKeyError, RollKeyError};
 

@@ -6,8 +6,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::Router;
-
-use crate::http::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -18,6 +16,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
+use crate::http::Json;
 use crate::store::{MemberRecord, Ts};
 use crate::usecases::people::team::{self, InviteError, RemoveError, RoleError};
 

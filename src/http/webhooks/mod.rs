@@ -8,8 +8,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
-
-use crate::http::Json;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -19,6 +17,7 @@ use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRot
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
+use crate::http::Json;
 use crate::jobs::signature::secret_hint;
 use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
