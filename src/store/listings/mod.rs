@@ -161,7 +161,9 @@ const DETAIL_VALUES: &str = "l.id, l.brand_id, l.user_id, (SELECT u.name FROM us
 /// gives as it is read: an aggregate's own `ORDER BY` builds a temporary b-tree for every
 /// listing read, images or none (two fresh pages zeroed, a tenth of a detail read's
 /// instructions; issue 19). SQLite aggregates a subquery that has an `ORDER BY` in that
-/// order (it never flattens such a subquery into an aggregate); the API test
+/// order: it does not flatten such a subquery into an aggregate query, nor drop its
+/// `ORDER BY` when the outer query has an aggregate other than `count`, `min` or `max`
+/// (the rules in its `select.c`). The API test
 /// `images_come_back_in_position_order_whatever_order_they_were_stored_in` holds it to that.
 const IMAGES_JSON: Dialect = Dialect {
     sqlite: "(SELECT json_group_array(json_object('position', o.position, 'source_url', o.source_url,
