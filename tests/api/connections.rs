@@ -32,6 +32,14 @@ async fn healthy(app: &TestApp) -> bool {
     fresh.get(app.url("/healthz")).send().await.is_ok_and(|r| r.status() == 200)
 }
 
+/// Asks for `/healthz` on `stream` and reads its status line (`HTTP/1.1 200`).
+async fn healthz_status(stream: &mut TcpStream) -> std::io::Result<[u8; 12]> {
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await?;
+    let mut status = [0u8; 12];
+    stream.read_exact(&mut status).await?;
+    Ok(status)
+}
+
 /// A valid listing, as a body to send slowly.
 const STEADY_BODY: &[u8] =
     br#"{"title": "Steady sofa", "price_gbp": 120, "condition": "fair", "category": "Armchairs", "faults": ["None"]}"#;
@@ -56,9 +64,7 @@ async fn half_a_request_head_or_an_idle_keep_alive_is_cut_off() {
     }
     // An idle keep-alive connection, after one answered request.
     let mut idle = TcpStream::connect(app.addr).await.unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
-    let mut first = [0u8; 12];
-    idle.read_exact(&mut first).await.unwrap();
+    let first = healthz_status(&mut idle).await.unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
     assert!(healthy(&app).await, "others are served meanwhile");
     for stream in &mut slow {
@@ -84,9 +90,7 @@ async fn the_head_timeout_restarts_after_each_response_and_spares_requests_in_pr
     let mut stream = TcpStream::connect(app.addr).await.unwrap();
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
-        let mut answer = [0u8; 12];
-        stream.read_exact(&mut answer).await.expect("still open a second after it opened");
+        let answer = healthz_status(&mut stream).await.expect("still open a second after it opened");
         assert_eq!(&answer, b"HTTP/1.1 200");
         let mut rest = [0u8; 4096];
         // The rest of the short answer (its head and `ok` body) arrives in one segment.
@@ -177,9 +181,7 @@ async fn shutdown_closes_idle_connections_and_answers_the_request_in_progress() 
     .await;
     let partner = app.partner("acme").await;
     let mut idle = TcpStream::connect(app.addr).await.unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n").await.unwrap();
-    let mut answer = [0u8; 12];
-    idle.read_exact(&mut answer).await.unwrap();
+    let answer = healthz_status(&mut idle).await.unwrap();
     assert_eq!(&answer, b"HTTP/1.1 200");
     let mut busy = TcpStream::connect(app.addr).await.unwrap();
     busy.write_all(create_head(&partner.key, STEADY_BODY.len(), "").as_bytes()).await.unwrap();
