@@ -16,6 +16,33 @@
 //!
 //! The pool is an [`Executor`] like sqlx's (`query.fetch_one(&pool)`), and hands out
 //! transactions ([`Pool::begin`]) and connections ([`Pool::acquire`]).
+//!
+//! ## A full disk, and why a check also asks whether a transaction is still open
+//!
+//! sqlx does not ask the database whether a transaction is open: it counts `BEGIN`s it sent
+//! (its *depth*) and, when the count is above zero, begins and commits a nested
+//! transaction as `SAVEPOINT` / `RELEASE` instead of `BEGIN` / `COMMIT`. SQLite, on
+//! `SQLITE_FULL` and `SQLITE_IOERR` (and `SQLITE_NOMEM`, `SQLITE_BUSY` in some states),
+//! may roll the whole transaction back by itself ("Response To Errors Within A
+//! Transaction", sqlite.org/lang_transaction.html). The `ROLLBACK` then sent for the
+//! failed request fails ("no transaction is active") and sqlx's count stays at one: the
+//! connection looks as if inside a transaction while SQLite is not. The next request's
+//! `begin` sends `SAVEPOINT` (which does open a transaction), and the first failure on it
+//! sends `ROLLBACK TO SAVEPOINT`, which undoes the work but leaves the transaction open.
+//! From then on every request's "commit" is the `RELEASE` of a savepoint nested in that
+//! transaction: it succeeds, the handler answers 201, and nothing ever reaches the file
+//! or another connection; the next automatic rollback undoes hundreds of acknowledged
+//! writes at once and their ids are handed out again (issue 35: 1,492 of 1,500 creates
+//! acknowledged on a full disk, the largest id 455). Reproduced on a 1 MiB tmpfs: the
+//! first `SQLITE_FULL` left the depth at 1 with SQLite outside any transaction, the second
+//! left SQLite inside one for good.
+//!
+//! So a connection is trusted with a new transaction only when sqlx's count is zero: the
+//! check of an unsettled connection (every connection whose work failed or was dropped)
+//! runs the queued rollback, then refuses a connection whose count is not back to zero,
+//! and the pool closes it (closing rolls back whatever SQLite still holds) and opens a
+//! fresh one; [`Pool::begin`] refuses such a connection too rather than nest in it. The
+//! write that met the error was answered an error; nothing after it is lost.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -88,13 +115,30 @@ impl<DB: Database> managed::Manager for Connector<DB> {
         }
         if held.unsettled || metrics.last_used() > CHECK_IDLE_AFTER {
             held.checks += 1;
-            // For PostgreSQL this also reads what a dropped statement left unread and sends
-            // the rollback of a dropped transaction; SQLite's thread has done both already.
-            held.conn.ping().await?;
+            check::<DB>(&mut held.conn).await?;
             held.unsettled = false;
         }
         Ok(())
     }
+}
+
+/// The check of a connection before it serves again: it answers, and it is outside any
+/// transaction as sqlx counts them (see the module documentation: a count left above zero
+/// would make the next transaction a savepoint nested in one that never ends).
+async fn check<DB: Database>(conn: &mut DB::Connection) -> Result<(), sqlx::Error> {
+    // For PostgreSQL the ping also reads what a dropped statement left unread and sends the
+    // rollback of a dropped transaction; SQLite's thread runs the queued rollback before it.
+    conn.ping().await?;
+    match DB::TransactionManager::get_transaction_depth(conn) {
+        0 => Ok(()),
+        depth => Err(left_in_transaction(depth)),
+    }
+}
+
+fn left_in_transaction(depth: usize) -> sqlx::Error {
+    sqlx::Error::Protocol(format!(
+        "the connection was left inside a transaction (depth {depth}) its rollback did not end"
+    ))
 }
 
 impl<DB: Database> Pool<DB> {
@@ -144,6 +188,12 @@ impl<DB: Database> Pool<DB> {
     /// rolled back otherwise.
     pub async fn begin(&self) -> Result<Transaction<DB>, sqlx::Error> {
         let mut conn = self.acquire().await?;
+        let depth = DB::TransactionManager::get_transaction_depth(&conn);
+        if depth != 0 {
+            // Never nest in a transaction nobody will end: close this connection instead.
+            conn.discard();
+            return Err(left_in_transaction(depth));
+        }
         DB::TransactionManager::begin(&mut conn, None).await?;
         Ok(Transaction { conn, open: true })
     }
@@ -185,6 +235,13 @@ impl<DB: Database> PoolConnection<DB> {
         }
     }
 
+    /// Takes the connection out of the pool: it is closed, and the pool opens another.
+    fn discard(&mut self) {
+        if let Some(object) = self.object.take() {
+            drop(managed::Object::take(object));
+        }
+    }
+
     fn held(&self) -> &Held<DB::Connection> {
         self.object.as_ref().expect("a connection not yet dropped")
     }
@@ -210,7 +267,7 @@ impl<DB: Database> Drop for PoolConnection<DB> {
             object.checks += 1;
             // Bounded: a connection whose peer went silent must not hold its place in the
             // pool for ever.
-            match tokio::time::timeout(timeout, object.conn.ping()).await {
+            match tokio::time::timeout(timeout, check::<DB>(&mut object.conn)).await {
                 Ok(Ok(())) => object.unsettled = false,
                 Ok(Err(error)) => {
                     tracing::warn!(%error, "a pooled connection failed its check and is closed");
@@ -438,6 +495,41 @@ mod tests {
         let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM t").fetch_one(&mut *tx).await.unwrap();
         assert_eq!(n, 0);
         tx.rollback().await.unwrap();
+    }
+
+    /// What SQLite does on `SQLITE_FULL` (see the module documentation), played by hand: the
+    /// transaction ends under sqlx (a bare `ROLLBACK`, as SQLite's own), the request fails,
+    /// the next request fails too. A transaction committed after that must be in the file,
+    /// visible from another connection. Before the check counted transactions, it was the
+    /// release of a savepoint inside a transaction that never ended.
+    #[tokio::test]
+    async fn a_transaction_sqlite_rolled_back_by_itself_leaves_no_transaction_open_behind_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = sqlite_pool(&dir, 1, Duration::from_secs(5)).await;
+        let other = sqlite_pool(&dir, 1, Duration::from_secs(5)).await;
+        sqlx::query("CREATE TABLE t (n INTEGER)").execute(&pool).await.unwrap();
+
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (1)").execute(&mut *tx).await.unwrap();
+        sqlx::query("ROLLBACK").execute(&mut *tx).await.unwrap();
+        drop(tx);
+        if let Ok(mut tx) = pool.begin().await {
+            sqlx::query("INSERT INTO t VALUES (2)").execute(&mut *tx).await.unwrap();
+            drop(tx);
+        }
+        for n in [3, 4] {
+            let mut tx = pool.begin().await.unwrap();
+            sqlx::query("INSERT INTO t VALUES ($1)").bind(n).execute(&mut *tx).await.unwrap();
+            tx.commit().await.unwrap();
+        }
+
+        let seen: Vec<i64> = sqlx::query_scalar("SELECT n FROM t ORDER BY n").fetch_all(&other).await.unwrap();
+        assert_eq!(seen, [3, 4], "what was committed, seen from another connection");
+        let mut conn = pool.acquire().await.unwrap();
+        assert_eq!(<Sqlite as Database>::TransactionManager::get_transaction_depth(&conn), 0);
+        sqlx::query("BEGIN").execute(&mut *conn).await.expect("SQLite is outside any transaction");
+        sqlx::query("ROLLBACK").execute(&mut *conn).await.unwrap();
+        conn.settle();
     }
 
     #[tokio::test]
