@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::domain::FieldError;
 use crate::http::Json;
-use crate::store::StoreError;
+use crate::store::{outage, Outage, StoreError};
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -42,8 +42,12 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64, by: Limited },
+    /// A full disk or an unavailable database (see [`Outage`]): 507 or 503, with
+    /// `Retry-After`; `cause` is logged, never answered.
+    #[error("database outage ({kind:?}): {cause}")]
+    Outage { kind: Outage, cause: String },
     #[error(transparent)]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -111,7 +115,18 @@ impl ApiError {
             Self::Client { status, .. } => *status,
             Self::Validation(_) => StatusCode::BAD_REQUEST,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Outage { kind: Outage::StorageFull, .. } => StatusCode::INSUFFICIENT_STORAGE,
+            Self::Outage { kind: Outage::Unavailable, .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Seconds a client should wait before trying again, for the answers that say so.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited { retry_after_secs, .. } => Some((*retry_after_secs).max(1)),
+            Self::Outage { .. } => Some(OUTAGE_RETRY_AFTER_SECS),
+            _ => None,
         }
     }
 
@@ -149,10 +164,31 @@ impl ApiError {
                 errors: None,
                 errors_omitted: None,
             },
+            Self::Outage { kind, .. } => match kind {
+                Outage::StorageFull => ErrorBody {
+                    code: "insufficient_storage".into(),
+                    message: "The server's storage is full, so nothing was written; retry after the number of \
+                              seconds in Retry-After."
+                        .into(),
+                    errors: None,
+                    errors_omitted: None,
+                },
+                Outage::Unavailable => ErrorBody {
+                    code: "database_unavailable".into(),
+                    message: "The database is unavailable for now, so nothing was written; retry after the \
+                              number of seconds in Retry-After."
+                        .into(),
+                    errors: None,
+                    errors_omitted: None,
+                },
+            },
             Self::Database(_) | Self::Internal(_) => internal_body(),
         }
     }
 }
+
+/// `Retry-After` of a 507 or 503 answered for a database outage.
+pub const OUTAGE_RETRY_AFTER_SECS: u64 = 5;
 
 /// A reason whose field name (which may be a client's key, echoed in the code as
 /// `<key>_unknown`) is cut to [`MAX_ECHOED_NAME`] characters.
@@ -181,17 +217,15 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         match &self {
+            Self::Outage { cause, .. } => tracing::warn!(error = %cause, %status, "database outage"),
             Self::Database(e) => tracing::error!(error = %e, "database error"),
             Self::Internal(e) => tracing::error!(error = ?e, "internal error"),
             _ => {}
         }
-        let retry_after = match &self {
-            Self::RateLimited { retry_after_secs, .. } => Some(*retry_after_secs),
-            _ => None,
-        };
+        let retry_after = self.retry_after();
         let mut response = (status, Json(self.body())).into_response();
         if let Some(secs) = retry_after {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }
@@ -203,8 +237,32 @@ impl IntoResponse for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Database(e) => Self::Database(e),
+            StoreError::Database(e) => e.into(),
             e @ StoreError::Sealing(_) => Self::Internal(e.into()),
+        }
+    }
+}
+
+/// A database outage is answered as one (507, 503); any other database error is a 500.
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        match outage(&e) {
+            Some(kind) => Self::Outage { kind, cause: e.to_string() },
+            None => Self::Database(e),
+        }
+    }
+}
+
+impl ApiError {
+    /// As `From<StoreError>`, for a store error shared by several callers (a batched
+    /// statement's): an outage is answered as one, anything else as a 500.
+    pub fn from_shared(e: &StoreError) -> Self {
+        match e {
+            StoreError::Database(db) => match outage(db) {
+                Some(kind) => Self::Outage { kind, cause: db.to_string() },
+                None => Self::Internal(anyhow::anyhow!("{e}")),
+            },
+            StoreError::Sealing(_) => Self::Internal(anyhow::anyhow!("{e}")),
         }
     }
 }
@@ -232,6 +290,16 @@ mod tests {
         assert_eq!(body.code, "validation_failed");
         assert_eq!(body.message, "title_required, price_gbp_invalid");
         assert_eq!(body.errors.map(|e| e.len()), Some(2));
+    }
+
+    #[test]
+    fn a_database_that_does_not_answer_is_503_with_retry_after_not_500() {
+        let response = ApiError::from(sqlx::Error::PoolTimedOut).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], OUTAGE_RETRY_AFTER_SECS.to_string().as_str());
+        let body = ApiError::from(sqlx::Error::PoolClosed).body();
+        assert_eq!(body.code, "database_unavailable");
+        assert_eq!(ApiError::from(sqlx::Error::RowNotFound).status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 
     #[test]

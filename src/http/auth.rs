@@ -79,7 +79,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             }
             Some(Identity::Anonymous) => Err(ApiError::missing_bearer_token()),
             Some(Identity::Invalid) => Err(ApiError::invalid_token()),
-            Some(Identity::Unavailable) => Err(ApiError::Internal(anyhow::anyhow!("key store unavailable"))),
+            // The key could not be checked: the database is unavailable (logged where read).
+            Some(Identity::Unavailable) => Err(ApiError::Outage {
+                kind: crate::store::Outage::Unavailable,
+                cause: "the API keys could not be read".into(),
+            }),
             None => Err(ApiError::Internal(anyhow::anyhow!("authentication gate not installed on this route"))),
         }
     }

@@ -17,6 +17,7 @@ mod keys;
 mod listings;
 mod mail;
 mod orders;
+mod outage;
 mod payouts;
 mod photos;
 pub(crate) mod pool;
@@ -56,6 +57,7 @@ pub use listings::{
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
+pub use outage::{outage, Outage};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::de::DeserializeOwned;
@@ -18,7 +18,8 @@ use super::pages::{render, Chrome, MessagePage};
 use super::LOGIN;
 use crate::app::AppState;
 use crate::domain::session::Stage;
-use crate::store::StoreError;
+use crate::error::OUTAGE_RETRY_AFTER_SECS;
+use crate::store::{outage, Outage, StoreError};
 use crate::usecases::people::sessions::{self, LiveSession};
 
 /// Largest form body read (the dashboard's forms are a few fields).
@@ -33,13 +34,21 @@ pub enum PageError {
     Forbidden,
     /// A form body that does not parse: 400.
     BadForm,
+    /// The database is full or unavailable: nothing was saved; 507 or 503.
+    Outage(Outage, String),
     /// Anything else: logged, 500.
     Internal(String),
 }
 
 impl From<StoreError> for PageError {
     fn from(e: StoreError) -> Self {
-        Self::Internal(e.to_string())
+        match &e {
+            StoreError::Database(db) => match outage(db) {
+                Some(kind) => Self::Outage(kind, e.to_string()),
+                None => Self::Internal(e.to_string()),
+            },
+            StoreError::Sealing(_) => Self::Internal(e.to_string()),
+        }
     }
 }
 
@@ -53,6 +62,24 @@ impl IntoResponse for PageError {
                 "This form expired or did not come from this page, or you may not do this. Reload the page and try again.",
             ),
             Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
+            Self::Outage(kind, error) => {
+                tracing::warn!(%error, "dashboard page met a database outage");
+                let status = match kind {
+                    Outage::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+                    Outage::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+                };
+                let mut response = render(
+                    status,
+                    &MessagePage {
+                        chrome: Chrome::guest(),
+                        title: "Not saved",
+                        text: "The service cannot store anything just now, so nothing was changed. Try again in a \
+                               few minutes.",
+                    },
+                );
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(OUTAGE_RETRY_AFTER_SECS));
+                return response;
+            }
             Self::Internal(error) => {
                 tracing::error!(%error, "dashboard page failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "Something went wrong. Try again later.")

@@ -584,3 +584,68 @@ pub async fn second_node(app: &TestApp) -> (String, oneshot::Sender<()>) {
     }));
     (base, tx)
 }
+
+/// A filesystem of a few megabytes of its own (a tmpfs), mounted for one test and
+/// unmounted when dropped: the disk a full-disk test fills. Mounting needs root; without
+/// it the test says so and passes, unless `REHOME_TEST_REQUIRE_TMPFS=1` (CI sets it).
+pub struct SmallDisk {
+    dir: TempDir,
+}
+
+impl SmallDisk {
+    pub fn mount(test: &str, megabytes: u32) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m,mode=0700"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if mounted {
+            return Some(Self { dir });
+        }
+        assert!(
+            std::env::var("REHOME_TEST_REQUIRE_TMPFS").as_deref() != Ok("1"),
+            "{test}: cannot mount a tmpfs (needs root), and REHOME_TEST_REQUIRE_TMPFS=1"
+        );
+        eprintln!("{test}: skipped: cannot mount a tmpfs (needs root)");
+        None
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A SQLite database on this disk.
+    pub fn database(&self) -> TestDb {
+        TestDb { url: format!("sqlite://{}", self.path().join("rehome.db").display()), postgres: None }
+    }
+
+    /// Fills the disk with a ballast file, leaving about `leave` bytes free.
+    pub fn fill(&self, leave: u64) {
+        use std::io::Write;
+        let path = self.path().join("ballast");
+        let mut file = std::fs::File::create(&path).expect("create the ballast");
+        let chunk = vec![0xA5_u8; 64 * 1024];
+        let mut written: u64 = 0;
+        loop {
+            match file.write(&chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => written += n as u64,
+            }
+        }
+        file.set_len(written.saturating_sub(leave)).expect("shrink the ballast");
+        file.sync_all().ok();
+    }
+
+    /// Frees the space the ballast took.
+    pub fn free(&self) {
+        std::fs::remove_file(self.path().join("ballast")).expect("remove the ballast");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}

@@ -12,6 +12,7 @@ mod cli;
 mod connections;
 mod copy;
 mod documented_bodies;
+mod durability;
 mod errors;
 mod idempotency;
 mod limits;

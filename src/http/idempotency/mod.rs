@@ -18,7 +18,7 @@ use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
 use crate::http::V1;
-use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, StoreError, Ts};
+use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, Ts};
 
 mod log;
 mod routes;
@@ -73,7 +73,8 @@ where
     let expires_at = Ts::from(now.get() + ttl);
     let claim = KeyClaim { key_id, key: key.clone(), fingerprint: print, now, lease_until, expires_at };
     match state.idempotency.claim(claim).await {
-        Err(e) => return store_failed(&e).into_response(),
+        // A full disk or an unreachable database answers 507 or 503 as any write would.
+        Err(e) => return ApiError::from_shared(&e).into_response(),
         Ok(IdempotencyClaim::Held(kept)) => return answer_repeat(repeat(kept, &print)),
         Ok(IdempotencyClaim::Claimed) => {}
     }
@@ -122,10 +123,6 @@ async fn release(state: &AppState, key_id: i64, key: String) {
     if let Err(e) = state.idempotency.release(key_id, key).await {
         tracing::warn!(error = %e, key_id, "cannot release an idempotency key (it frees itself at its lease's end)");
     }
-}
-
-fn store_failed(e: &StoreError) -> ApiError {
-    ApiError::Internal(anyhow::anyhow!("idempotency key store: {e}"))
 }
 
 fn answer_repeat(repeat: Repeat) -> Response {
