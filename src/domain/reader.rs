@@ -199,32 +199,72 @@ pub fn text(value: &Value, max_chars: usize, lines: Lines) -> Result<Option<Stri
     if trimmed.is_empty() {
         return if text.chars().any(is_invisible) { Err("invalid") } else { Ok(None) };
     }
+    // Nor may it be only marks that combine with nothing (they show as blank or as
+    // dotted circles).
+    if !trimmed.chars().any(is_visible) {
+        return Err("invalid");
+    }
     Ok(Some(trimmed.to_owned()))
 }
 
-/// Control characters (C0 and C1; in [`Lines::Many`] text line breaks and tabs are kept)
-/// and the embeddings, overrides and isolates of the bidirectional algorithm: they make
-/// text read in another order than it is stored (`U+202E` turns `exe.pdf` into `fdp.exe`).
-const REFUSED: &[(char, char)] =
-    &[('\u{0}', '\u{1F}'), ('\u{7F}', '\u{9F}'), ('\u{202A}', '\u{202E}'), ('\u{2066}', '\u{2069}')];
+/// `text` as an identifier (a SKU): without the invisible characters inside it, so that
+/// `ABC\u{200B}-1` and `ABC-1`, which look alike, are one SKU, not two.
+pub fn identifier(text: &str) -> String {
+    text.chars().filter(|c| !is_invisible(*c)).collect()
+}
+
+/// Control characters (C0 and C1; in [`Lines::Many`] text line breaks and tabs are kept);
+/// the embeddings, overrides and isolates of the bidirectional algorithm: they make text
+/// read in another order than it is stored (`U+202E` turns `exe.pdf` into `fdp.exe`); the
+/// line and paragraph separators (line breaks, kept in [`Lines::Many`] text); the
+/// interlinear annotation controls; and the noncharacters of the Basic Multilingual Plane.
+const REFUSED: &[(char, char)] = &[
+    ('\u{0}', '\u{1F}'),
+    ('\u{7F}', '\u{9F}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2066}', '\u{2069}'),
+    ('\u{FDD0}', '\u{FDEF}'),
+    ('\u{FFF9}', '\u{FFFB}'),
+    ('\u{FFFE}', '\u{FFFF}'),
+];
 /// What [`Lines::Many`] text keeps of the refused characters.
-const LINE_BREAKS: &[(char, char)] = &[('\t', '\n'), ('\r', '\r')];
-/// Characters that take no room: zero-width spaces and joiners, the word joiner, the byte
-/// order mark, the soft hyphen, the Mongolian vowel separator.
+const LINE_BREAKS: &[(char, char)] = &[('\t', '\n'), ('\r', '\r'), ('\u{2028}', '\u{2029}')];
+/// Characters that take no room: zero-width spaces and joiners, the word joiner and the
+/// invisible operators, the byte order mark, the soft hyphen, the Mongolian vowel
+/// separator, the combining grapheme joiner, the bidirectional marks (LRM, RLM, ALM: kept
+/// inside right-to-left text, where they belong, but never text on their own) and the
+/// Hangul and Khmer fillers that render as nothing.
 const INVISIBLE: &[(char, char)] = &[
     ('\u{AD}', '\u{AD}'),
+    ('\u{34F}', '\u{34F}'),
+    ('\u{61C}', '\u{61C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
     ('\u{180E}', '\u{180E}'),
-    ('\u{200B}', '\u{200D}'),
-    ('\u{2060}', '\u{2060}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{2060}', '\u{2064}'),
+    ('\u{3164}', '\u{3164}'),
     ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
 ];
-/// Unicode's white space (`char::is_whitespace`) that is not a control character.
+/// Marks that combine with the character before them: text of nothing but these (and
+/// white space or invisible characters) shows nothing of its own. The general combining
+/// blocks.
+const COMBINING: &[(char, char)] = &[
+    ('\u{300}', '\u{36F}'),
+    ('\u{1AB0}', '\u{1AFF}'),
+    ('\u{1DC0}', '\u{1DFF}'),
+    ('\u{20D0}', '\u{20FF}'),
+    ('\u{FE20}', '\u{FE2F}'),
+];
+/// Unicode's white space (`char::is_whitespace`) that is neither a control character nor
+/// a line break.
 const SPACES: &[(char, char)] = &[
     (' ', ' '),
     ('\u{A0}', '\u{A0}'),
     ('\u{1680}', '\u{1680}'),
     ('\u{2000}', '\u{200A}'),
-    ('\u{2028}', '\u{2029}'),
     ('\u{202F}', '\u{202F}'),
     ('\u{205F}', '\u{205F}'),
     ('\u{3000}', '\u{3000}'),
@@ -262,6 +302,11 @@ fn is_invisible(c: char) -> bool {
     within(INVISIBLE, c)
 }
 
+/// Shows something of its own (the text rule is checked for refused characters first).
+fn is_visible(c: char) -> bool {
+    !c.is_whitespace() && !is_invisible(c) && !within(COMBINING, c)
+}
+
 /// The rule of [`text`] as an ECMA-262 regular expression over the whole value, for the
 /// OpenAPI document: no refused character; and either blank (white space only, which reads
 /// as no value) or holding something visible. With `non_blank` (required fields, list
@@ -287,7 +332,11 @@ pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
         Lines::One => class(SPACES),
         Lines::Many => class(SPACES) + &class(LINE_BREAKS),
     };
-    let visible = format!("[^{refused}]*[^{refused}{spaces}{invisible}][^{refused}]*", invisible = class(INVISIBLE));
+    let visible = format!(
+        "[^{refused}]*[^{refused}{spaces}{invisible}{combining}][^{refused}]*",
+        invisible = class(INVISIBLE),
+        combining = class(COMBINING)
+    );
     if non_blank {
         format!("^{visible}$")
     } else {
@@ -455,6 +504,35 @@ mod tests {
     }
 
     #[test]
+    fn text_that_renders_blank_or_breaks_lines_unseen_is_refused() {
+        for bad in [
+            "\u{200E}",
+            "\u{200F} \u{61C}",
+            "\u{3164}",
+            "\u{3164}\u{3164}",
+            "\u{301}\u{302}",
+            " \u{20DD} ",
+            "a\u{FFF9}b\u{FFFB}",
+            "a\u{FFFE}",
+            "a\u{FDD0}",
+        ] {
+            assert_eq!(text(&Value::from(bad), 100, Lines::One), Err("invalid"), "{bad:?}");
+            assert_eq!(text(&Value::from(bad), 100, Lines::Many), Err("invalid"), "{bad:?}");
+        }
+        assert_eq!(text(&Value::from("one\u{2028}two"), 100, Lines::One), Err("invalid"), "a line break");
+        assert_eq!(text(&Value::from("one\u{2029}two"), 100, Lines::Many), Ok(Some("one\u{2029}two".to_owned())));
+        assert_eq!(text(&Value::from("\u{200E}Sofa\u{200F}"), 100, Lines::One), Ok(Some("Sofa".to_owned())));
+        assert_eq!(text(&Value::from("Cafe\u{301}"), 100, Lines::One), Ok(Some("Cafe\u{301}".to_owned())));
+    }
+
+    #[test]
+    fn an_identifier_is_the_same_with_or_without_invisible_characters_inside() {
+        assert_eq!(identifier("ABC\u{200B}-1"), "ABC-1");
+        assert_eq!(identifier("A\u{2060}B\u{200E}C\u{FEFF}"), "ABC");
+        assert_eq!(identifier("SOF-001"), "SOF-001");
+    }
+
+    #[test]
     fn dates_and_instants_stay_within_the_service_years() {
         assert!(parse_date("2000-01-01").is_some() && parse_date("2100-12-31").is_some());
         assert!(parse_date("1999-12-31").is_none() && parse_date("2101-01-01").is_none());
@@ -505,6 +583,16 @@ mod tests {
         '\u{2066}',
         '\u{2069}',
         '\u{200E}',
+        '\u{200F}',
+        '\u{61C}',
+        '\u{3164}',
+        '\u{FFA0}',
+        '\u{2029}',
+        '\u{FFF9}',
+        '\u{FFFE}',
+        '\u{FDD0}',
+        '\u{301}',
+        '\u{20DD}',
         '\u{1F600}',
     ];
 

@@ -236,10 +236,11 @@ fn match_sku<'a>(
     }
 }
 
-/// The row's SKU as the validator reads it (trimmed), when it has one.
+/// The row's SKU as the validator reads it (trimmed, without invisible characters), when it
+/// has one.
 fn sku_of(row: &SheetRow) -> Option<String> {
     let sku = match row.body.get("sku")? {
-        Value::String(text) => text.trim().to_owned(),
+        Value::String(text) => crate::domain::reader::identifier(text).trim().to_owned(),
         other => other.to_string(),
     };
     (!sku.is_empty()).then_some(sku)

@@ -322,3 +322,28 @@ async fn the_other_brand_is_matched_whatever_its_case() {
     assert_eq!(brands.iter().filter(|b| b.eq_ignore_ascii_case("other")).count(), 1, "{brands:?}");
     assert_eq!(brands.last(), Some(&"Other"));
 }
+
+/// Text that would show as blank, or break a one-line field where nobody sees it, is
+/// refused; a SKU is one identity whatever invisible characters are typed inside it.
+#[tokio::test]
+async fn blank_looking_text_is_refused_and_a_sku_ignores_invisible_characters() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for (field, value) in [
+        ("title", "\u{3164}"),
+        ("title", "\u{301}\u{301}"),
+        ("title", "\u{200E}\u{200F}"),
+        ("title", "Sofa\u{2028}bed"),
+        ("title", "Sofa\u{FFF9}bed"),
+        ("title", "Sofa\u{FFFE}"),
+        ("sku", "\u{61C}"),
+    ] {
+        let body = listing(json!({ field: value }));
+        assert_error(app.post("/v1/listings", &partner.key, &body).await, 400, "validation_failed").await;
+    }
+    let detail = create(&app, &partner.key, listing(json!({"sku": "ABC\u{200B}-1"}))).await;
+    assert_eq!(detail["sku"], "ABC-1");
+    let response = app.get("/v1/listings?sku=ABC%E2%80%8B-1&status=any", &partner.key).await;
+    let page = json(response).await;
+    assert_eq!(page["data"].as_array().map(Vec::len), Some(1), "{page}");
+}

@@ -96,8 +96,10 @@ pub(super) fn status(value: &Value) -> Parsed<ListingStatus> {
     Ok(name.and_then(|n| n.parse().ok()))
 }
 
+/// A SKU is an identifier: invisible characters inside it are dropped, so two SKUs that
+/// look alike are one.
 pub(super) fn sku(value: &Value) -> Parsed<String> {
-    text(value, SKU_MAX)
+    Ok(text(value, SKU_MAX)?.map(|sku| crate::domain::reader::identifier(&sku)))
 }
 
 pub(super) fn warehouse_location(value: &Value) -> Parsed<String> {

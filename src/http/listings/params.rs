@@ -64,7 +64,9 @@ pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
         None,
         &[("clearance", Some(Channel::Clearance)), ("exchange", Some(Channel::Exchange))],
     );
-    let sku = match query.get("sku").map(str::trim) {
+    // As a SKU is stored: without invisible characters (see `reader::identifier`).
+    let sku = query.get("sku").map(crate::domain::reader::identifier);
+    let sku = match sku.as_deref().map(str::trim) {
         None => None,
         Some(sku) if !sku.is_empty() && sku.chars().count() <= MAX_SKU_CHARS => Some(sku.to_owned()),
         Some(_) => query.invalid("sku"),

@@ -2,7 +2,7 @@
 //! fields and values of the JSON lines, and a totals row (`id` = `total`, the money
 //! columns summed, the others empty).
 
-use super::statement::{Statement, LINE_COLUMNS};
+use super::statement::{Entry, Statement, LINE_COLUMNS};
 use crate::domain::money::Pence;
 
 /// The CSV of `statement`, UTF-8, comma-separated, quoted where needed (RFC 4180).
@@ -12,7 +12,10 @@ pub fn render(statement: &Statement) -> Result<Vec<u8>, csv::Error> {
     let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     out.write_record(LINE_COLUMNS)?;
     for line in &statement.lines {
-        out.serialize(line)?;
+        match spreadsheet_safe(&line.title) {
+            None => out.serialize(line)?,
+            Some(title) => out.serialize(Entry { title, ..line.clone() })?,
+        }
     }
     let totals = statement.totals();
     let money = |name: &str| -> Option<i64> {
@@ -36,11 +39,30 @@ pub fn render(statement: &Statement) -> Result<Vec<u8>, csv::Error> {
     out.into_inner().map_err(|e| e.into_error().into())
 }
 
+/// A text cell a spreadsheet would read as a formula (`=HYPERLINK(…)`, `+1+cmd|…`, `-2+3`,
+/// `@SUM(…)`, or after a tab or carriage return) with a `'` before it, as OWASP's "CSV
+/// Injection" advises: Excel and LibreOffice then show the text as it was typed. `None`
+/// when the text is safe as it is. Only titles are text a partner typed; the other
+/// columns are numbers, dates and the service's own words.
+fn spreadsheet_safe(text: &str) -> Option<String> {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r']).then(|| format!("'{text}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::{EntryRecord, Ts};
     use crate::usecases::wallet::statement::Entry;
+
+    #[test]
+    fn titles_a_spreadsheet_would_run_as_formulas_are_written_as_text() {
+        for formula in ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1"] {
+            assert_eq!(spreadsheet_safe(formula), Some(format!("'{formula}")), "{formula:?}");
+        }
+        for text in ["Oak sofa", "3-seater", "£120 chair", "'quoted"] {
+            assert_eq!(spreadsheet_safe(text), None, "{text:?}");
+        }
+    }
 
     #[test]
     fn the_columns_are_the_fields_of_an_entry_in_order() {

@@ -227,3 +227,33 @@ async fn without_an_invoice_email_nothing_is_mailed() {
     assert_eq!(run(&app, None).await.len(), 1);
     assert!(app.store.mail_outbox(10).await.unwrap().is_empty());
 }
+
+/// A title a spreadsheet would run as a formula is written to the CSV as text (a `'`
+/// before it); the JSON keeps it as given.
+#[tokio::test]
+async fn titles_that_read_as_formulas_are_written_to_the_csv_as_text() {
+    let app = wallet_app().await;
+    let partner = app.partner("acme").await;
+    assert_eq!(app.patch(BILLING, &partner.key, &billing()).await.status(), 200);
+    let titles = ["=HYPERLINK(\"http://evil.example\",\"Sofa\")", "+1+cmd|' /C calc'!A0", "-30% sofa", "@SUM(A1)"];
+    for title in titles {
+        let body = json!({"title": title, "channel": "clearance", "price_gbp": 50});
+        let listing_id = crate::marketplace::listing(&app, &partner, body).await;
+        let order = crate::marketplace::order(&app, json!({"listing_id": listing_id})).await;
+        let at = super::rfc3339(hours_ago(60));
+        crate::marketplace::complete(&app, order["id"].as_i64().unwrap(), json!({"completed_at": at})).await;
+    }
+    let id = run(&app, None).await[0];
+    let s = statement(&app, &partner, id).await;
+    let given: Vec<&str> = s["lines"].as_array().unwrap().iter().map(|l| l["title"].as_str().unwrap()).collect();
+    assert_eq!(given.len(), titles.len());
+    assert!(titles.iter().all(|t| given.contains(t)), "the JSON keeps the titles: {given:?}");
+
+    let text = app.get(&format!("/v1/remittances/{id}/statement.csv"), &partner.key).await.text().await.unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let column = reader.headers().unwrap().iter().position(|h| h == "title").unwrap();
+    let written: Vec<String> = reader.records().map(|r| r.unwrap()[column].to_owned()).collect();
+    for title in titles {
+        assert!(written.contains(&format!("'{title}")), "{title} as text in {written:?}");
+    }
+}
