@@ -21,6 +21,9 @@ pub fn is_public(ip: IpAddr) -> bool {
 /// `fc00::/7`. Link-local (cloud metadata at 169.254.169.254), unspecified, multicast,
 /// broadcast, documentation and reserved addresses stay closed even then.
 pub fn is_private(ip: IpAddr) -> bool {
+    if is_cloud_metadata(ip) {
+        return false;
+    }
     match ip {
         IpAddr::V4(v4) => is_private_v4(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -28,6 +31,23 @@ pub fn is_private(ip: IpAddr) -> bool {
             None => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
         },
     }
+}
+
+/// Cloud instance-metadata services that sit inside the ranges the private-network switch
+/// opens (the link-local ones, 169.254.169.254 and `fe80::a9fe:a9fe`, are never open):
+/// AWS's IPv6 endpoint `fd00:ec2::254` (unique-local) and Alibaba Cloud's `100.100.100.200`
+/// (shared address space). They hand out the instance's credentials, so they stay refused.
+const CLOUD_METADATA: [IpAddr; 2] = [
+    IpAddr::V6(Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)),
+    IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)),
+];
+
+fn is_cloud_metadata(ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    CLOUD_METADATA.contains(&ip)
 }
 
 fn is_private_v4(ip: Ipv4Addr) -> bool {
@@ -121,6 +141,9 @@ mod tests {
             "::",
             "::ffff:169.254.169.254",
             "8.8.8.8",
+            "fd00:ec2::254",
+            "100.100.100.200",
+            "::ffff:100.100.100.200",
         ] {
             assert!(!is_private(text.parse().unwrap()), "{text} is not opened by the switch");
         }
