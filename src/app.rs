@@ -79,6 +79,12 @@ impl Server {
         let listener =
             TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
         let config = config.resolve(listener.local_addr()?)?;
+        if let Some(url) = &config.public_url {
+            // For the command line's links (`users invite-link`); serving does not need it.
+            if let Err(error) = store.record_public_url(url).await {
+                tracing::warn!(%error, "cannot record the public URL for the command line");
+            }
+        }
         let media = media::from_config(&config)?;
         Ok(Self { listener, state: AppState::new(config, store, media) })
     }

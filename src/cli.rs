@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
 use crate::app::{shutdown_signal, Server};
-use crate::config::{Config, LogFormat, Secret, DEFAULT_ADDR, DEFAULT_DATABASE_URL};
+use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::key_request::key_prefix;
 use crate::domain::user::{Role, Scopes};
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store, Ts};
@@ -103,12 +103,10 @@ pub enum UsersCommand {
     /// them set a (new) password. Earlier unused links of the user stop working. Not mailed.
     InviteLink {
         user_id: i64,
-        /// Base URL of the server (the link's start); default `http://<REHOME_ADDR>`.
+        /// Base URL of the server (the link's start); default: the one the server last
+        /// started on this database recorded.
         #[arg(long, env = "REHOME_PUBLIC_URL")]
         public_url: Option<String>,
-        /// The server's listening address, for the default public URL.
-        #[arg(long, env = "REHOME_ADDR", default_value = DEFAULT_ADDR, hide = true)]
-        addr: String,
     },
     /// Set a user's password, read from standard input (one line; 12 to 128 characters).
     /// Ends all of that user's dashboard sessions.
@@ -233,8 +231,14 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
                 println!("{}", tab_separated(&fields));
             }
         }
-        Command::Users(UsersCommand::InviteLink { user_id, public_url, addr }) => {
-            let base = public_url.unwrap_or_else(|| format!("http://{addr}"));
+        Command::Users(UsersCommand::InviteLink { user_id, public_url }) => {
+            let base = match public_url {
+                Some(url) => url,
+                None => store.recorded_public_url().await?.context(
+                    "no public URL: pass --public-url (or set REHOME_PUBLIC_URL) to the address partners open the \
+                     dashboard at; no server has run on this database yet to record its own",
+                )?,
+            };
             let invitation = invitations::issue_link(store, &base, user_id).await?;
             println!("invitation for user {user_id}, single use, valid until {}:", invitation.expires_at);
             println!("{}", invitation.url);

@@ -37,10 +37,8 @@ pub fn is_private(ip: IpAddr) -> bool {
 /// opens (the link-local ones, 169.254.169.254 and `fe80::a9fe:a9fe`, are never open):
 /// AWS's IPv6 endpoint `fd00:ec2::254` (unique-local) and Alibaba Cloud's `100.100.100.200`
 /// (shared address space). They hand out the instance's credentials, so they stay refused.
-const CLOUD_METADATA: [IpAddr; 2] = [
-    IpAddr::V6(Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)),
-    IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)),
-];
+const CLOUD_METADATA: [IpAddr; 2] =
+    [IpAddr::V6(Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)), IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200))];
 
 fn is_cloud_metadata(ip: IpAddr) -> bool {
     let ip = match ip {

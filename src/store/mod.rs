@@ -11,6 +11,7 @@ mod audit;
 mod brands;
 mod collections;
 mod copy;
+mod deployment;
 mod idempotency;
 mod invitations;
 mod keys;

@@ -3,7 +3,7 @@
 
 use rehome::domain::apikey::hash_secret;
 
-use crate::helpers::{last_line, on_raw, run_rehome, RawPool, TestDb};
+use crate::helpers::{last_line, on_raw, run_rehome, spawn_app_on, RawPool, TestDb};
 
 fn rehome(url: &str, args: &[&str]) -> (bool, String, String) {
     run_rehome(args, &[("REHOME_DATABASE_URL", url)])
@@ -100,7 +100,8 @@ async fn an_email_is_refused_when_any_brand_has_a_user_with_it() {
 async fn invite_link_prints_a_fresh_single_link_alone_on_the_last_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = TestDb::create_named(dir.path(), "cli.db").await;
-    let url = db.url.as_str();
+    let database_url = db.url.clone();
+    let url = database_url.as_str();
     ok(url, &["brands", "create", "acme", "--name", "Acme"]);
     let ada =
         last_line(&ok(url, &["users", "create", "--brand", "acme", "--name", "Ada", "--email", "ada@acme.example"]))
@@ -113,9 +114,15 @@ async fn invite_link_prints_a_fresh_single_link_alone_on_the_last_line() {
     let token = link.strip_prefix("https://rehome.example/dashboard/invite/").unwrap_or_else(|| panic!("{out}"));
     assert!(token.len() >= 43 && token.bytes().all(|b| b.is_ascii_alphanumeric()), "{link}");
 
-    // Without a public URL, the link is under the default listening address.
+    // Without a public URL, and before any server ran on the database: refused, saying how.
+    let (success, _, err) = rehome(url, &["users", "invite-link", &ada]);
+    assert!(!success && err.contains("--public-url"), "{err}");
+    // Once a server has run, the link is under the public URL it served under.
+    let server = spawn_app_on(db, dir, |_| {}).await;
+    let base = format!("{}/dashboard/invite/", server.base);
+    let (_db, _dir) = server.stop_and_keep().await;
     let again = ok(url, &["users", "invite-link", &ada]);
-    let second = last_line(&again).strip_prefix("http://127.0.0.1:8080/dashboard/invite/").expect("default base");
+    let second = last_line(&again).strip_prefix(base.as_str()).unwrap_or_else(|| panic!("{again}"));
 
     // Only the newest link works: the first one is spent.
     let raw = RawPool::connect(url).await;
