@@ -99,6 +99,8 @@ pub struct TestDb {
     pub url: String,
     /// The PostgreSQL database to drop at the end, with the server's admin URL.
     postgres: Option<(String, String)>,
+    /// The PostgreSQL tablespace the database lives in, to drop after it (a small disk's).
+    tablespace: Option<String>,
 }
 
 impl TestDb {
@@ -110,19 +112,25 @@ impl TestDb {
     /// As [`TestDb::create`], with the SQLite file called `file`.
     pub async fn create_named(dir: &Path, file: &str) -> Self {
         let Some(admin) = postgres_admin_url() else {
-            return Self { url: format!("sqlite://{}", dir.join(file).display()), postgres: None };
+            return Self { url: format!("sqlite://{}", dir.join(file).display()), postgres: None, tablespace: None };
         };
+        Self::create_postgres(admin, None).await
+    }
+
+    /// A new database on the test server, in `tablespace` if given.
+    async fn create_postgres(admin: String, tablespace: Option<String>) -> Self {
         let name = format!("rehome_t_{}", uuid::Uuid::new_v4().simple());
         let mut conn = sqlx::PgConnection::connect(&admin)
             .await
             .unwrap_or_else(|e| panic!("REHOME_TEST_POSTGRES={admin}: cannot connect: {e}"));
-        conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create the test database");
+        let within = tablespace.as_ref().map(|t| format!(" TABLESPACE {t}")).unwrap_or_default();
+        conn.execute(format!("CREATE DATABASE {name}{within}").as_str()).await.expect("create the test database");
         conn.close().await.ok();
         let mut url = url::Url::parse(&admin).expect("REHOME_TEST_POSTGRES is a URL");
         url.set_path(&name);
         // A small pool per test: a couple of hundred tests share one server's connections.
         url.query_pairs_mut().append_pair("max_connections", "5");
-        Self { url: url.into(), postgres: Some((admin, name)) }
+        Self { url: url.into(), postgres: Some((admin, name)), tablespace }
     }
 
     /// True on PostgreSQL.
@@ -146,6 +154,7 @@ impl Drop for TestDb {
         let Some((admin, name)) = self.postgres.take() else {
             return;
         };
+        let tablespace = self.tablespace.take();
         if std::thread::panicking() {
             eprintln!("test database kept for inspection: {name}");
             return;
@@ -157,6 +166,9 @@ impl Drop for TestDb {
             runtime.block_on(async {
                 let mut conn = sqlx::PgConnection::connect(&admin).await.ok()?;
                 conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await.ok()?;
+                if let Some(tablespace) = tablespace {
+                    conn.execute(format!("DROP TABLESPACE IF EXISTS {tablespace}").as_str()).await.ok()?;
+                }
                 conn.close().await.ok()
             })
         });
@@ -616,9 +628,30 @@ impl SmallDisk {
         self.dir.path()
     }
 
-    /// A SQLite database on this disk.
-    pub fn database(&self) -> TestDb {
-        TestDb { url: format!("sqlite://{}", self.path().join("rehome.db").display()), postgres: None }
+    /// A database on this disk: a SQLite file, or on PostgreSQL a new database in a
+    /// tablespace here (the test server must run on this machine; its WAL stays on its own
+    /// disk, so it is the tables that run out of space).
+    pub async fn database(&self) -> TestDb {
+        let Some(admin) = postgres_admin_url() else {
+            let url = format!("sqlite://{}", self.path().join("rehome.db").display());
+            return TestDb { url, postgres: None, tablespace: None };
+        };
+        let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to the test server");
+        // The tablespace's directory must belong to the server's own user.
+        let data: String = sqlx::query_scalar("SELECT current_setting('data_directory')")
+            .fetch_one(&mut conn)
+            .await
+            .expect("the server's data directory (the test user must be a superuser)");
+        let owner = std::fs::metadata(&data).expect("the PostgreSQL server runs on this machine");
+        use std::os::unix::fs::MetadataExt;
+        std::os::unix::fs::chown(self.path(), Some(owner.uid()), Some(owner.gid())).expect("chown the small disk");
+        let tablespace = format!("rehome_ts_{}", uuid::Uuid::new_v4().simple());
+        let location = self.path().display().to_string().replace('\'', "''");
+        conn.execute(format!("CREATE TABLESPACE {tablespace} LOCATION '{location}'").as_str())
+            .await
+            .expect("create a tablespace on the small disk");
+        conn.close().await.ok();
+        TestDb::create_postgres(admin, Some(tablespace)).await
     }
 
     /// Fills the disk with a ballast file, leaving about `leave` bytes free.
