@@ -71,8 +71,8 @@ pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
 pub use wallet::{Balances, EntryRecord, NewLedgerEntry, RemittanceRecord, StatementMail};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointInsert,
-    WebhookEndpointRecord,
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointChange,
+    EndpointInsert, WebhookEndpointRecord,
 };
 
 /// Failures of the storage layer. Business outcomes (a taken slug, a listing not on sale, an

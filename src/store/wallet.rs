@@ -12,7 +12,10 @@ use std::sync::LazyLock;
 
 use sqlx::FromRow;
 
-use super::{enqueue_mail, on_conn, on_pool, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT};
+use super::{
+    enqueue_mail, on_conn, on_pool, record_audit, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT,
+};
+use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::wallet::{EntryType, LineMoney};
 
 /// An entry to write with what earned it.
@@ -260,6 +263,15 @@ impl Store {
                 };
                 enqueue_mail((&mut *tx).into(), &queued).await?;
             }
+            // Every run is the marketplace's (the schedule, the operator API, the CLI).
+            let audit = AuditEntry {
+                brand_id,
+                actor: AuditActor::operator(),
+                action: AuditAction::RemittanceIssued,
+                target: Some(format!("remittance:{id}")),
+                ip: None,
+            };
+            record_audit((&mut *tx).into(), &audit).await?;
             tx.commit().await?;
             Ok(Some(record))
         })

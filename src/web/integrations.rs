@@ -223,7 +223,7 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
     require_admin(&session)?;
     let enabled = form.enabled.is_some();
     let body = object(json!({"url": form.url, "enabled": enabled}));
-    let shown = match webhooks::configure(&state.core, &session.actor(), &body).await {
+    let shown = match webhooks::configure(&state.core, &session.actor(), &body, None).await {
         Ok(configured) => Shown {
             signing_secret: configured.secret_created.then(|| configured.endpoint.signing_secret.clone()),
             notice: Some("Webhook saved.".to_owned()),
@@ -233,7 +233,9 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
             let shown = Shown { errors: FieldErrors(errors), posted: Some((form.url, enabled)), ..Shown::default() };
             return integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await;
         }
-        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::Store(_))) => {
+        Err(ConfigureError::Store(e)) => return Err(e.into()),
+        // The form names no condition, so none can fail.
+        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => {
             return Err(PageError::Internal(e.to_string()))
         }
     };

@@ -137,3 +137,32 @@ async fn settings_patches_with_the_same_tag_at_once_apply_once() {
     assert_eq!(changes, 3, "one audit entry per applied change: {log}");
     app.stop().await;
 }
+
+/// Two admins editing the webhook endpoint do not overwrite each other (decisions 11.5):
+/// its GET answers an `ETag`, a PATCH with a stale one changes nothing, and a PATCH
+/// answers the tag a GET then shows, from the first change on.
+#[tokio::test]
+async fn a_webhook_patch_with_a_stale_tag_changes_nothing() {
+    let app = crate::webhooks::webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let path = "/v1/partner/settings/integrations/webhook";
+    let unset = etag(&app.get(path, &partner.key).await);
+
+    let created = patch_if(&app, &partner, path, &unset, &json!({"url": "http://127.0.0.1:9/first"})).await;
+    assert_eq!(created.status(), 200);
+    let first = etag(&created);
+    assert_ne!(first, unset);
+    assert_eq!(etag(&app.get(path, &partner.key).await), first, "the PATCH answers the tag a GET then shows");
+
+    let again = patch_if(&app, &partner, path, &unset, &json!({"url": "http://127.0.0.1:9/lost"})).await;
+    assert_error(again, 412, "precondition_failed").await;
+    let changed = patch_if(&app, &partner, path, &first, &json!({"url": "http://127.0.0.1:9/second"})).await;
+    assert_eq!(changed.status(), 200);
+    let stale = patch_if(&app, &partner, path, &first, &json!({"enabled": false})).await;
+    assert_error(stale, 412, "precondition_failed").await;
+
+    let now = json(app.get(path, &partner.key).await).await;
+    assert_eq!((now["url"].as_str(), now["enabled"].as_bool()), (Some("http://127.0.0.1:9/second"), Some(true)));
+    let any = patch_if(&app, &partner, path, "*", &json!({"enabled": false})).await;
+    assert_eq!(any.status(), 200, "`*` matches any");
+}

@@ -5,7 +5,8 @@ mod params;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use chrono::{DateTime, Utc};
@@ -13,10 +14,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
+use crate::domain::precondition::{content_etag, Precondition};
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
+use crate::http::precondition::{precondition_failed, Guard, Tagged};
 use crate::http::Json;
 use crate::jobs::signature::secret_hint;
 use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
@@ -182,12 +185,12 @@ pub struct DeliveryPage {
     tag = "Webhooks",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The endpoint; the secret shows only as a hint", body = WebhookSettings),
+        (status = 200, description = "The endpoint; the secret shows only as a hint", body = WebhookSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
     )
 )]
-pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WebhookSettings>> {
+pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<WebhookSettings>> {
     let endpoint = webhooks::endpoint(&state.core, &caller.actor).await?;
-    Ok(Json(WebhookSettings::new(&caller.brand_slug, endpoint.as_ref())))
+    Ok(Tagged(WebhookSettings::new(&caller.brand_slug, endpoint.as_ref())))
 }
 
 /// Sets the URL and/or pauses or resumes deliveries. The first time a URL is set, a signing
@@ -199,24 +202,41 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Webhooks",
     security(("bearer" = [])),
     request_body = WebhookPatch,
+    params(("If-Match" = Option<String>, Header, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
     responses(
-        (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings),
+        (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings, headers(("ETag" = String, description = "The `ETag` a `GET` now answers: send it as `If-Match` with the next PATCH"))),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
 `url_invalid`, `url_too_long`, `enabled_invalid`, `<field>_unknown`", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: `If-Match` does not match the endpoint as it is now (it changed since you read it); nothing changed", body = ErrorBody),
     )
 )]
 pub async fn patch_webhook(
     caller: Caller,
     State(state): State<AppState>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<Json<WebhookSettings>> {
-    let Configured { endpoint, secret_created } = webhooks::configure(&state.core, &caller.actor, &body).await?;
+) -> ApiResult<Response> {
+    let guard = Guard::new(&headers, |current: &Option<WebhookEndpointRecord>| {
+        WebhookSettings::new(&caller.brand_slug, current.as_ref())
+    });
+    let check = |current: &Option<WebhookEndpointRecord>| guard.holds(current);
+    let check: Option<Precondition<'_, Option<WebhookEndpointRecord>>> = guard.is_set().then_some(&check);
+    let Configured { endpoint, secret_created } = webhooks::configure(&state.core, &caller.actor, &body, check).await?;
+    // The tag is the GET's (which shows the secret as a hint only), also when this answer
+    // reveals a new secret.
+    let tag = serde_json::to_vec(&WebhookSettings::new(&caller.brand_slug, Some(&endpoint)))
+        .map(|bytes| content_etag(&bytes))
+        .map_err(|e| ApiError::Internal(e.into()))?;
     let answer = if secret_created {
         WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)
     } else {
         WebhookSettings::new(&caller.brand_slug, Some(&endpoint))
     };
-    Ok(Json(answer))
+    let mut response = Json(answer).into_response();
+    if let Ok(value) = HeaderValue::from_str(&tag) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    Ok(response)
 }
 
 /// Replaces the signing secret and returns the new one, once. Every delivery from now on
@@ -397,6 +417,7 @@ impl From<ConfigureError> for ApiError {
         match e {
             ConfigureError::Invalid(errors) => ApiError::validation(errors),
             ConfigureError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
+            ConfigureError::PreconditionFailed => precondition_failed(),
             ConfigureError::Store(e) => e.into(),
         }
     }

@@ -17,9 +17,11 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use super::settings::BRAND_LOCK;
 use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::event::Event;
+use crate::domain::precondition::Precondition;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
 use crate::domain::wire::UnknownValue;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
@@ -47,6 +49,16 @@ pub enum EndpointInsert {
     Created(WebhookEndpointRecord),
     /// The brand has one already (another request may have created it meanwhile).
     AlreadyExists,
+}
+
+/// What a conditional change of the endpoint found.
+#[derive(Debug)]
+pub enum EndpointChange {
+    Changed(WebhookEndpointRecord),
+    /// The brand has no endpoint.
+    Missing,
+    /// The guard refused the endpoint as it stood (`If-Match`): nothing changed.
+    PreconditionFailed,
 }
 
 const ENDPOINT_COLUMNS: &str = "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at";
@@ -197,17 +209,31 @@ impl Store {
         })
     }
 
-    /// Changes the URL and/or the enabled flag of the brand's endpoint; `None` when the brand
-    /// has none.
+    /// Changes the URL and/or the enabled flag of the brand's endpoint. With a `guard`, the
+    /// endpoint as it stands is read in the same transaction, under the brand's row lock on
+    /// PostgreSQL (SQLite has one writer), and nothing changes unless the guard accepts it.
     pub async fn update_webhook_endpoint(
         &self,
         brand_id: i64,
         url: Option<&str>,
         enabled: Option<bool>,
+        guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
         audit: &AuditEntry,
-    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+    ) -> Result<EndpointChange, StoreError> {
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            if let Some(guard) = guard {
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let current: Option<WebhookEndpointRecord> =
+                    sqlx::query_as(&format!("SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE brand_id = $1"))
+                        .bind(brand_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if !guard(&current) {
+                    return Ok(EndpointChange::PreconditionFailed);
+                }
+            }
             let updated = sqlx::query_as(&format!(
                 "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4
                  WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
@@ -218,7 +244,7 @@ impl Store {
             .bind(now())
             .fetch_optional(&mut *tx)
             .await?;
-            commit_audited(tx, updated, audit).await
+            Ok(commit_audited(tx, updated, audit).await?.map_or(EndpointChange::Missing, EndpointChange::Changed))
         })
     }
 

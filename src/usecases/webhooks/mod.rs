@@ -12,12 +12,13 @@ use serde_json::{Map, Value};
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::event::{Event, EventType};
+use crate::domain::precondition::Precondition;
 use crate::domain::user::Actor;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::domain::FieldError;
 use crate::jobs::signature::generate_secret;
 use crate::net::{self, ResolveError};
-use crate::store::{EndpointInsert, StoreError, Ts, WebhookEndpointRecord};
+use crate::store::{EndpointChange, EndpointInsert, StoreError, Ts, WebhookEndpointRecord};
 
 pub use deliveries::{deliveries, delivery, replay, replay_dead, DeliveryError, DeliveryPage, ReplayError};
 
@@ -41,6 +42,9 @@ pub enum ConfigureError {
     Invalid(Vec<FieldError>),
     #[error("no randomness for a signing secret: {0}")]
     Randomness(getrandom::Error),
+    /// `If-Match` named another version of the endpoint: nothing changed.
+    #[error("the endpoint changed since it was read")]
+    PreconditionFailed,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -66,7 +70,14 @@ pub async fn endpoint(core: &Core, actor: &Actor) -> Result<Option<WebhookEndpoi
 /// Applies a PATCH body: sets the URL and/or pauses or resumes deliveries. The first URL
 /// creates the endpoint with a new signing secret. Wakes the worker when deliveries are on,
 /// so events that waited for an endpoint go out.
-pub async fn configure(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Configured, ConfigureError> {
+/// With a `guard` (`If-Match`), only if the endpoint as it stands (none before the first
+/// change) satisfies it, checked where nothing can change it before the write.
+pub async fn configure(
+    core: &Core,
+    actor: &Actor,
+    body: &Map<String, Value>,
+    guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
+) -> Result<Configured, ConfigureError> {
     let patch = WebhookPatch::parse(body, core.config.webhook_allow_http).map_err(ConfigureError::Invalid)?;
     if let Some(url) = &patch.url {
         if !destination_allowed(url, core.config.allow_private_network).await {
@@ -77,6 +88,9 @@ pub async fn configure(core: &Core, actor: &Actor, body: &Map<String, Value>) ->
     let existing = core.store.webhook_endpoint(actor.brand_id).await?;
     let configured = match (existing, url) {
         (None, None) => return Err(ConfigureError::Invalid(vec![FieldError::new("url", "url_required")])),
+        // The endpoint is created only if the condition holds of "none"; one created
+        // meanwhile is changed below, under the condition again.
+        (None, Some(_)) if guard.is_some_and(|holds| !holds(&None)) => return Err(ConfigureError::PreconditionFailed),
         (None, Some(url)) => {
             let secret = generate_secret().map_err(ConfigureError::Randomness)?;
             let enabled = patch.enabled.unwrap_or(true);
@@ -93,10 +107,10 @@ pub async fn configure(core: &Core, actor: &Actor, body: &Map<String, Value>) ->
             {
                 EndpointInsert::Created(endpoint) => Configured { endpoint, secret_created: true },
                 // Another request configured it first: this one is a change of it.
-                EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch.enabled).await?,
+                EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch.enabled, guard).await?,
             }
         }
-        (Some(_), url) => update(core, actor, url, patch.enabled).await?,
+        (Some(_), url) => update(core, actor, url, patch.enabled, guard).await?,
     };
     if configured.endpoint.enabled {
         core.outbox.wake();
@@ -109,14 +123,15 @@ async fn update(
     actor: &Actor,
     url: Option<&str>,
     enabled: Option<bool>,
-) -> Result<Configured, StoreError> {
-    // Endpoints are never deleted, so one seen a moment ago is still there.
-    let endpoint = core
-        .store
-        .update_webhook_endpoint(actor.brand_id, url, enabled, &webhook_audit(actor, AuditAction::WebhookUpdated))
-        .await?;
-    let endpoint = endpoint.ok_or_else(|| StoreError::Database(sqlx::Error::RowNotFound))?;
-    Ok(Configured { endpoint, secret_created: false })
+    guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
+) -> Result<Configured, ConfigureError> {
+    let audit = webhook_audit(actor, AuditAction::WebhookUpdated);
+    match core.store.update_webhook_endpoint(actor.brand_id, url, enabled, guard, &audit).await? {
+        EndpointChange::Changed(endpoint) => Ok(Configured { endpoint, secret_created: false }),
+        EndpointChange::PreconditionFailed => Err(ConfigureError::PreconditionFailed),
+        // Endpoints are never deleted, so one seen a moment ago is still there.
+        EndpointChange::Missing => Err(StoreError::Database(sqlx::Error::RowNotFound).into()),
+    }
 }
 
 /// Replaces the signing secret; the answer shows the new one, this once. With an overlap

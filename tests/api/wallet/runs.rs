@@ -222,3 +222,22 @@ async fn the_command_line_runs_the_remittance() {
     let (ok, _, err) = crate::helpers::run_rehome(&["remittances", "run", "--as-of", "2999-01-01T00:00:00Z"], &env);
     assert!(!ok && err.contains("--as-of"), "{err}");
 }
+
+/// Each statement issued is in its brand's audit log, by the operator (decisions 8.7).
+#[tokio::test]
+async fn an_issued_statement_is_in_the_brands_audit_log_by_the_operator() {
+    let app = wallet_app().await;
+    let partner = app.partner("acme").await;
+    delivered_sale(&app, &partner, json!(100), 0, 1, hours_ago(60)).await;
+    let id = run(&app, None).await[0];
+    let log = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    let issued: Vec<&serde_json::Value> =
+        log["data"].as_array().unwrap().iter().filter(|e| e["action"] == "remittance.issued").collect();
+    assert_eq!(issued.len(), 1, "{log}");
+    assert_eq!(issued[0]["actor"]["type"], "operator");
+    assert_eq!(issued[0]["target"], format!("remittance:{id}"));
+    assert!(run(&app, None).await.is_empty());
+    let again = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    let count = again["data"].as_array().unwrap().iter().filter(|e| e["action"] == "remittance.issued").count();
+    assert_eq!(count, 1, "a run that issues nothing writes nothing");
+}
