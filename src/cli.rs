@@ -128,6 +128,11 @@ pub enum RemittancesCommand {
         smtp_url: Option<String>,
         #[arg(long, env = "REHOME_MAIL_FROM", hide = true)]
         mail_from: Option<String>,
+        /// The server's data key (mail is queued sealed with it), as `serve` takes it.
+        #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true, hide = true)]
+        data_key: Option<String>,
+        #[arg(long, env = "REHOME_DATA_KEY_FILE", hide = true)]
+        data_key_file: Option<PathBuf>,
     },
 }
 
@@ -169,8 +174,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         other => {
             init_logging(LogFormat::Text);
-            // No admin command writes an event, so none needs (or creates) the data key.
-            let store = Store::open(&cli.database_url, None).await?;
+            // No admin command writes an event; only a remittance run that mails its
+            // statements needs the data key (mail is queued sealed).
+            let sealer = match &other {
+                Command::Remittances(RemittancesCommand::Run {
+                    smtp_url: Some(_),
+                    mail_from: Some(_),
+                    data_key,
+                    data_key_file,
+                    ..
+                }) => Some(
+                    Sealer::load(data_key.as_deref(), data_key_file.as_deref(), &cli.database_url)
+                        .context("loading the data key (statements are queued sealed with it)")?,
+                ),
+                _ => None,
+            };
+            let store = Store::open(&cli.database_url, sealer).await?;
             let result = admin(&store, other).await;
             store.close().await;
             result
@@ -272,7 +291,7 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             accounts::revoke_key(store, key_id).await?;
             println!("revoked key {key_id}");
         }
-        Command::Remittances(RemittancesCommand::Run { as_of, smtp_url, mail_from }) => {
+        Command::Remittances(RemittancesCommand::Run { as_of, smtp_url, mail_from, .. }) => {
             let now = Utc::now();
             let as_of = as_of.unwrap_or(now);
             if as_of > now {

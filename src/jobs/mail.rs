@@ -222,6 +222,10 @@ impl MailWorker {
 
     /// One attempt at `mail`: what to record.
     async fn attempt(&self, mail: &ClaimedMail) -> MailOutcome {
+        if mail.undecryptable {
+            let error = "its sealed text does not open with this server's data key (REHOME_DATA_KEY)".to_owned();
+            return MailOutcome::Failed { error };
+        }
         let message = match build_message(&self.from, mail) {
             Ok(message) => message,
             Err(e) => return MailOutcome::Failed { error: e.to_string() },
@@ -272,6 +276,7 @@ mod tests {
             attachment: None,
             attempts: 1,
             created_at: Ts::parse("2026-11-23T10:00:00.123456Z").unwrap(),
+            undecryptable: false,
         }
     }
 

@@ -1,14 +1,15 @@
 //! The mail outbox: messages written in the transaction of what caused them, sent by the
 //! mail worker (`jobs::mail`) and retried until the SMTP server takes them.
 //!
-//! Once a message is sent or given up, its text and attachment are erased (the row keeps
-//! recipient, subject and times): an invitation link in the clear must not outlive its
-//! delivery in the database.
+//! The text and attachment are sealed with the data key as they are queued (an invitation
+//! holds a sign-up link, a statement the brand's figures), bound to the recipient and
+//! subject; once a message is sent or given up they are erased (the row keeps recipient,
+//! subject and times).
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{on_conn, on_pool, Conn, Store, StoreError, Ts};
+use super::{on_conn, on_pool, Conn, Sealer, Store, StoreError, Ts};
 
 /// A message to queue. The sender is the server's `REHOME_MAIL_FROM`.
 #[derive(Debug, Clone)]
@@ -22,23 +23,27 @@ pub struct NewMail<'a> {
     pub attachment: Option<(&'a str, &'a str, &'a [u8])>,
 }
 
-/// Queues `mail` on `conn`, the caller's transaction, due at once.
-pub async fn enqueue_mail(conn: Conn<'_>, mail: &NewMail<'_>) -> Result<(), StoreError> {
+/// Queues `mail` on `conn`, the caller's transaction, due at once, its text and attachment
+/// sealed with `sealer`.
+pub async fn enqueue_mail(conn: Conn<'_>, sealer: &Sealer, mail: &NewMail<'_>) -> Result<(), StoreError> {
     let now = Ts::now();
+    let aad = mail_aad(mail.to, mail.subject);
+    let seal = |bytes: &[u8]| sealer.seal(&aad, bytes).map_err(|e| StoreError::Sealing(e.to_string()));
+    let text = seal(mail.text.as_bytes())?;
     let (name, kind, bytes) = match mail.attachment {
-        Some((name, kind, bytes)) => (Some(name), Some(kind), Some(bytes)),
+        Some((name, kind, bytes)) => (Some(name), Some(kind), Some(seal(bytes)?)),
         None => (None, None, None),
     };
     on_conn!(conn, |c| {
         sqlx::query(
-            "INSERT INTO mail_outbox (brand_id, to_address, subject, text_body, attachment_name, attachment_type,
-                                      attachment, created_at, next_attempt_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+            "INSERT INTO mail_outbox (brand_id, to_address, subject, text_body, sealed_text, attachment_name,
+                                      attachment_type, attachment, created_at, next_attempt_at)
+             VALUES ($1, $2, $3, '', $4, $5, $6, $7, $8, $8)",
         )
         .bind(mail.brand_id)
         .bind(mail.to)
         .bind(mail.subject)
-        .bind(mail.text)
+        .bind(text)
         .bind(name)
         .bind(kind)
         .bind(bytes)
@@ -49,8 +54,68 @@ pub async fn enqueue_mail(conn: Conn<'_>, mail: &NewMail<'_>) -> Result<(), Stor
     })
 }
 
-/// A message a worker now holds the lease of.
-#[derive(Debug, Clone, FromRow)]
+/// What a message's sealed parts are bound to: moved to another row, they do not open.
+fn mail_aad(to: &str, subject: &str) -> Vec<u8> {
+    [b"rehome mail\0".as_slice(), to.as_bytes(), b"\0", subject.as_bytes()].concat()
+}
+
+/// A claimed row as stored: the text sealed (or, queued before sealing, in the clear).
+#[derive(Debug, FromRow)]
+struct ClaimedRow {
+    id: i64,
+    to_address: String,
+    subject: String,
+    text_body: String,
+    sealed_text: Option<Vec<u8>>,
+    attachment_name: Option<String>,
+    attachment_type: Option<String>,
+    attachment: Option<Vec<u8>>,
+    attempts: i64,
+    created_at: Ts,
+}
+
+impl ClaimedRow {
+    /// The message as sent, its sealed parts opened; `None` when they do not open with this
+    /// data key (the server started with another key than the one that queued it).
+    fn open(self, sealer: Option<&Sealer>) -> ClaimedMail {
+        let mut mail = ClaimedMail {
+            id: self.id,
+            to_address: self.to_address,
+            subject: self.subject,
+            text_body: self.text_body,
+            attachment_name: self.attachment_name,
+            attachment_type: self.attachment_type,
+            attachment: self.attachment,
+            attempts: self.attempts,
+            created_at: self.created_at,
+            undecryptable: false,
+        };
+        let Some(sealed) = self.sealed_text else { return mail };
+        let aad = mail_aad(&mail.to_address, &mail.subject);
+        let opened = sealer.and_then(|sealer| {
+            let text = String::from_utf8(sealer.open(&aad, &sealed).ok()?).ok()?;
+            let attachment = match &mail.attachment {
+                Some(bytes) => Some(sealer.open(&aad, bytes).ok()?),
+                None => None,
+            };
+            Some((text, attachment))
+        });
+        match opened {
+            Some((text, attachment)) => {
+                mail.text_body = text;
+                mail.attachment = attachment;
+            }
+            None => {
+                mail.attachment = None;
+                mail.undecryptable = true;
+            }
+        }
+        mail
+    }
+}
+
+/// A message a worker now holds the lease of, its sealed parts opened.
+#[derive(Debug, Clone)]
 pub struct ClaimedMail {
     pub id: i64,
     pub to_address: String,
@@ -63,6 +128,8 @@ pub struct ClaimedMail {
     /// finishes, a crash mid-send, is counted too).
     pub attempts: i64,
     pub created_at: Ts,
+    /// Its sealed parts do not open with this server's data key: it cannot be sent.
+    pub undecryptable: bool,
 }
 
 /// What became of an attempt.
@@ -111,19 +178,20 @@ impl Store {
                           WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
                             AND (leased_until IS NULL OR leased_until <= $3)
                           ORDER BY next_attempt_at, id LIMIT $4 {})
-             RETURNING id, to_address, subject, text_body, attachment_name, attachment_type, attachment, attempts,
-                       created_at",
+             RETURNING id, to_address, subject, text_body, sealed_text, attachment_name, attachment_type, attachment,
+                       attempts, created_at",
             self.skip_locked("mail_outbox")
         );
-        on_pool!(self, write, |pool| {
-            Ok(sqlx::query_as(&sql)
+        let rows: Vec<ClaimedRow> = on_pool!(self, write, |pool| {
+            sqlx::query_as(&sql)
                 .bind(owner)
                 .bind(Ts::from(lease_until))
                 .bind(Ts::from(now))
                 .bind(limit)
                 .fetch_all(pool)
-                .await?)
-        })
+                .await?
+        });
+        Ok(rows.into_iter().map(|row| row.open(self.sealer.as_ref())).collect())
     }
 
     /// Records the outcome of `owner`'s attempt at message `id`. A message the server took
@@ -135,7 +203,7 @@ impl Store {
             let done = match outcome {
                 MailOutcome::Sent => sqlx::query(
                     "UPDATE mail_outbox SET sent_at = $2, last_error = NULL, lease_owner = NULL, leased_until = NULL,
-                         text_body = '', attachment = NULL
+                         text_body = '', sealed_text = NULL, attachment = NULL
                      WHERE id = $1 AND sent_at IS NULL",
                 )
                 .bind(id)
@@ -157,7 +225,7 @@ impl Store {
                 }
                 MailOutcome::Failed { error } => sqlx::query(
                     "UPDATE mail_outbox SET failed_at = $3, last_error = $4, lease_owner = NULL, leased_until = NULL,
-                         text_body = '', attachment = NULL
+                         text_body = '', sealed_text = NULL, attachment = NULL
                      WHERE id = $1 AND lease_owner = $2 AND sent_at IS NULL",
                 )
                 .bind(id)
@@ -190,7 +258,7 @@ impl Store {
                 "SELECT * FROM (SELECT id, to_address, subject, attempts, created_at, next_attempt_at, last_error,
                                        sent_at, failed_at,
                                        (sent_at IS NOT NULL OR failed_at IS NOT NULL) AND text_body = ''
-                                           AND attachment IS NULL AS erased
+                                           AND sealed_text IS NULL AND attachment IS NULL AS erased
                                 FROM mail_outbox ORDER BY id DESC LIMIT $1) newest
                  ORDER BY id",
             )

@@ -200,7 +200,7 @@ impl Store {
             insert_invitation((&mut *tx).into(), id, new.token_hash, at, new.expires_at).await?;
             record_audit((&mut *tx).into(), &entry(id)).await?;
             if let Some(mail) = &new.mail {
-                enqueue_mail((&mut *tx).into(), mail).await?;
+                enqueue_mail((&mut *tx).into(), self.sealer()?, mail).await?;
             }
             let member = sqlx::query_as(&format!("SELECT {MEMBER_COLUMNS} FROM users WHERE id = $1"))
                 .bind(id)

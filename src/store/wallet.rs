@@ -261,7 +261,7 @@ impl Store {
                     text: &m.text,
                     attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
                 };
-                enqueue_mail((&mut *tx).into(), &queued).await?;
+                enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
             }
             // Every run is the marketplace's (the schedule, the operator API, the CLI).
             let audit = AuditEntry {

@@ -105,3 +105,26 @@ fn a_bad_smtp_url_or_sender_stops_the_server_at_start_without_printing_the_passw
         assert!(!format!("{stdout}{stderr}").contains("hunter2"), "the password was printed: {stdout}{stderr}");
     }
 }
+
+/// A message sealed with another data key than the server's (a server restored without its
+/// key) cannot be opened: it is failed with a reason naming the key, never sent garbled.
+#[tokio::test]
+async fn a_message_sealed_with_another_data_key_is_failed_not_sent() {
+    let Some(smtp) = SmtpServer::start("a_message_sealed_with_another_key").await else { return };
+    let app = spawn_app_with_mail(&smtp, |_| {}).await;
+    let raw = app.db.raw().await;
+    let foreign = rehome::store::Sealer::new(&[9; 32]);
+    on_raw!(&raw, |pool| {
+        let mut tx = pool.begin().await.expect("begin");
+        let mail = plain("zoe@brand.example", "Invitation", "https://rehome.example/i/x");
+        enqueue_mail((&mut *tx).into(), &foreign, &mail).await.expect("enqueue mail");
+        tx.commit().await.expect("commit");
+    });
+    raw.close().await;
+    let rows = wait_outbox(&app, 10, |rows| rows.iter().all(|r| r.failed_at.is_some())).await;
+    assert!(rows[0].failed_at.is_some(), "{rows:?}");
+    assert!(rows[0].last_error.as_deref().is_some_and(|e| e.contains("data key")), "{rows:?}");
+    assert!(rows[0].erased, "{rows:?}");
+    assert!(smtp.received().is_empty());
+    app.stop().await;
+}

@@ -25,7 +25,7 @@ pub async fn enqueue(app: &TestApp, mails: &[NewMail<'_>]) {
     on_raw!(&raw, |pool| {
         let mut tx = pool.begin().await.expect("begin");
         for mail in mails {
-            enqueue_mail((&mut *tx).into(), mail).await.expect("enqueue mail");
+            enqueue_mail((&mut *tx).into(), &crate::helpers::test_sealer(), mail).await.expect("enqueue mail");
         }
         tx.commit().await.expect("commit");
     });

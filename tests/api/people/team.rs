@@ -93,8 +93,8 @@ async fn with_mail_configured_the_invitation_is_queued_with_its_link_in_the_same
     let url = sam["invite_url"].as_str().unwrap().to_owned();
 
     let raw = app.db.raw().await;
-    let mails: Vec<(String, String, String)> = on_raw!(&raw, |pool| sqlx::query_as(
-        "SELECT to_address, subject, text_body FROM mail_outbox WHERE brand_id = $1"
+    let mails: Vec<(String, String, String, Option<Vec<u8>>)> = on_raw!(&raw, |pool| sqlx::query_as(
+        "SELECT to_address, subject, text_body, sealed_text FROM mail_outbox WHERE brand_id = $1"
     )
     .bind(acme.brand_id)
     .fetch_all(pool)
@@ -102,10 +102,15 @@ async fn with_mail_configured_the_invitation_is_queued_with_its_link_in_the_same
     .unwrap());
     raw.close().await;
     assert_eq!(mails.len(), 1);
-    let (to, subject, text) = &mails[0];
+    let (to, subject, text, sealed) = &mails[0];
     assert_eq!(to, "sam@acme.example");
     assert!(subject.contains("acme Ltd") && subject.contains("Ada Admin"), "{subject}");
-    assert!(text.contains(&url) && text.contains("expires"), "{text}");
+    // The link is sealed at rest: not in the row's text, nor in its sealed bytes.
+    assert_eq!(text, "", "the text in the clear");
+    let sealed = sealed.as_deref().expect("the text, sealed");
+    let token = url.rsplit('/').next().unwrap();
+    assert!(!sealed.windows(token.len()).any(|w| w == token.as_bytes()), "the link in the sealed bytes");
+    // (The mail tests read the link in the message the SMTP server receives.)
 }
 
 #[tokio::test]
