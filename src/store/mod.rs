@@ -258,17 +258,36 @@ async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
+    migrate_sqlite(&options).await.with_context(|| format!("cannot migrate database {url}"))?;
     let write = Pool::<Sqlite>::connect(options.clone(), 1, SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
-    let mut conn = write.acquire().await?;
-    sqlx::migrate!("./migrations/sqlite").run(&mut *conn).await.context("running migrations")?;
-    conn.settle();
-    drop(conn);
     let read = Pool::<Sqlite>::connect(options.read_only(true), sqlite_readers(), SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
     Ok(Db::Sqlite { read, write })
+}
+
+/// Runs the pending migrations on a connection of their own with foreign keys off, then
+/// checks every reference. A migration that rebuilds a table SQLite cannot alter in place
+/// (0020 `users`) must drop the old table while other tables still refer to it, which SQLite
+/// allows only with foreign keys off ("Making Other Kinds Of Table Schema Changes", step 1),
+/// and sqlx runs each migration inside a transaction, where the pragma cannot change.
+async fn migrate_sqlite(options: &SqliteConnectOptions) -> anyhow::Result<()> {
+    use sqlx::{ConnectOptions, Connection};
+    let mut conn = options.clone().foreign_keys(false).connect().await.context("cannot open it")?;
+    sqlx::migrate!("./migrations/sqlite").run(&mut conn).await.context("running migrations")?;
+    let broken: Vec<(String, Option<i64>)> =
+        sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check").fetch_all(&mut conn).await?;
+    conn.close().await.ok();
+    if let Some((table, row)) = broken.first() {
+        let row = row.map_or_else(|| "?".to_owned(), |r| r.to_string());
+        anyhow::bail!(
+            "after migrating, {} rows refer to rows that do not exist (first: {table} row {row})",
+            broken.len()
+        );
+    }
+    Ok(())
 }
 
 /// Read connections on SQLite: two per core. In WAL mode readers run side by side, one per

@@ -150,8 +150,7 @@ impl Store {
 
     /// Creates an invited user with their invitation, the audit entry `entry(user id)` and
     /// the mail, in one transaction. A former member of the brand with this very email
-    /// (removed) is invited again under their old id: the table keeps one row per brand
-    /// and email.
+    /// (removed) stays as they were: the invitation is a new person, with a new id.
     pub async fn invite_member(
         &self,
         new: &NewMember<'_>,
@@ -160,39 +159,19 @@ impl Store {
         let at = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let revived = sqlx::query_scalar(
-                "UPDATE users SET status = 'invited', name = $3, role = $4, password_hash = NULL, totp_secret = NULL,
-                        totp_pending = NULL, totp_last_step = NULL, last_login_at = NULL, removed_at = NULL,
-                        created_at = $5
-                 WHERE brand_id = $1 AND email = $2 AND status = 'removed' RETURNING id",
+            let inserted = sqlx::query_scalar(
+                "INSERT INTO users (brand_id, name, email, role, status, created_at)
+                 VALUES ($1, $2, $3, $4, 'invited', $5) RETURNING id",
             )
             .bind(new.brand_id)
-            .bind(new.email)
             .bind(new.name)
+            .bind(new.email)
             .bind(new.role.as_str())
             .bind(at)
-            .fetch_optional(&mut *tx)
+            .fetch_one(&mut *tx)
             .await;
-            let id: i64 = match revived {
-                Ok(Some(id)) => id,
-                Ok(None) => {
-                    let inserted = sqlx::query_scalar(
-                        "INSERT INTO users (brand_id, name, email, role, status, created_at)
-                         VALUES ($1, $2, $3, $4, 'invited', $5) RETURNING id",
-                    )
-                    .bind(new.brand_id)
-                    .bind(new.name)
-                    .bind(new.email)
-                    .bind(new.role.as_str())
-                    .bind(at)
-                    .fetch_one(&mut *tx)
-                    .await;
-                    match inserted {
-                        Ok(id) => id,
-                        Err(e) if is_unique_violation(&e) => return Ok(MemberInsert::EmailTaken),
-                        Err(e) => return Err(e.into()),
-                    }
-                }
+            let id: i64 = match inserted {
+                Ok(id) => id,
                 // The transaction is spoilt (on PostgreSQL): dropping it rolls back.
                 Err(e) if is_unique_violation(&e) => return Ok(MemberInsert::EmailTaken),
                 Err(e) => return Err(e.into()),

@@ -140,11 +140,23 @@ async fn a_former_member_can_be_invited_again_and_their_old_links_are_dead() {
     assert_eq!(app.delete(&format!("{TEAM}/{sam_id}"), &acme.key).await.status(), 200);
     assert_eq!(count(&app, "SELECT count(*) FROM invitations WHERE user_id = $1 AND used_at IS NULL", sam_id).await, 0);
 
-    // Another brand may now invite the address; so may the first one, under the old id.
+    // Another brand may now invite the address; so may the first one, as a new person: the
+    // removed member stays removed, with their own id, audit entries and keys.
     let elsewhere = invite(&app, &beta.key, "sam@acme.example", "Sam B", "member").await;
     assert_ne!(elsewhere["id"], sam_id);
     assert_eq!(app.delete(&format!("{TEAM}/{}", elsewhere["id"]), &beta.key).await.status(), 200);
     let again = invite(&app, &acme.key, "sam@acme.example", "Sam Again", "admin").await;
-    assert_eq!((&again["id"], &again["status"], &again["role"]), (&json!(sam_id), &json!("invited"), &json!("admin")));
-    assert_eq!(count(&app, "SELECT count(*) FROM invitations WHERE user_id = $1 AND used_at IS NULL", sam_id).await, 1);
+    let again_id = again["id"].as_i64().unwrap();
+    assert_ne!(again_id, sam_id, "a new person, not the removed member's row");
+    assert_ne!(json!(again_id), elsewhere["id"]);
+    assert_eq!((&again["status"], &again["role"]), (&json!("invited"), &json!("admin")));
+    assert_eq!(count(&app, "SELECT count(*) FROM users WHERE id = $1 AND status = 'removed'", sam_id).await, 1);
+    assert_eq!(count(&app, "SELECT count(*) FROM invitations WHERE user_id = $1 AND used_at IS NULL", sam_id).await, 0);
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM invitations WHERE user_id = $1 AND used_at IS NULL", again_id).await,
+        1
+    );
+    // Still one live person per email: a second invitation of the address is refused.
+    let body = json!({"email": "sam@acme.example", "display_name": "Sam", "role": "member"});
+    assert_error(app.post(TEAM, &acme.key, &body).await, 409, "email_taken").await;
 }
