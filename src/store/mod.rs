@@ -270,7 +270,7 @@ async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
 
 /// Runs the pending migrations on a connection of their own with foreign keys off, then
 /// checks every reference. A migration that rebuilds a table SQLite cannot alter in place
-/// (0020 `users`) must drop the old table while other tables still refer to it, which SQLite
+/// (0021 `users`) must drop the old table while other tables still refer to it, which SQLite
 /// allows only with foreign keys off ("Making Other Kinds Of Table Schema Changes", step 1),
 /// and sqlx runs each migration inside a transaction, where the pragma cannot change.
 async fn migrate_sqlite(options: &SqliteConnectOptions) -> anyhow::Result<()> {
