@@ -21,7 +21,7 @@ use crate::usecases::people::enrolment::{
 use crate::usecases::people::passwords::{change_password, PasswordChangeError};
 use crate::usecases::people::sessions::LiveSession;
 
-pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters.";
+pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters. Spaces alone are not a password.";
 pub const PASSWORDS_DIFFER: &str = "The passwords do not match.";
 pub const CURRENT_INCORRECT: &str = "The current password is incorrect.";
 const PASSWORD_CHANGED: &str = "Your password was changed; your other sessions were signed out.";

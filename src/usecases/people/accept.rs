@@ -19,8 +19,8 @@ pub enum AcceptError {
     /// Unknown, used, expired (72 h), or its member removed.
     #[error("this invitation has been used or has expired")]
     Gone,
-    /// Not 12 to 128 characters: `password_invalid`.
-    #[error("a password has 12 to 128 characters")]
+    /// Not 12 to 128 characters, or only spaces: `password_invalid`.
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     #[error("the passwords do not match")]
     Mismatch,

@@ -12,8 +12,8 @@ pub enum PasswordChangeError {
     /// The current password given is wrong.
     #[error("the current password is incorrect")]
     CurrentIncorrect,
-    /// The new password is not 12 to 128 characters: `password_invalid`.
-    #[error("a password has 12 to 128 characters")]
+    /// The new password is not 12 to 128 characters, or only spaces: `password_invalid`.
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     /// The confirmation differs from the new password.
     #[error("the passwords do not match")]
@@ -70,7 +70,7 @@ pub async fn change_password(
 pub enum SetPasswordError {
     #[error("no user with id {0}")]
     NoSuchUser(i64),
-    #[error("a password has 12 to 128 characters")]
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     #[error(transparent)]
     Change(#[from] PasswordChangeError),
