@@ -6,8 +6,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::header::RETRY_AFTER;
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::de::DeserializeOwned;
@@ -19,6 +20,7 @@ use super::LOGIN;
 use crate::app::AppState;
 use crate::domain::session::Stage;
 use crate::store::StoreError;
+use crate::usecases::people::password_pool::RETRY_AFTER_SECONDS;
 use crate::usecases::people::sessions::{self, LiveSession};
 
 /// Largest form body read (the dashboard's forms are a few fields).
@@ -33,6 +35,8 @@ pub enum PageError {
     Forbidden,
     /// A form body that does not parse: 400.
     BadForm,
+    /// Every password worker stayed busy: 503 with `Retry-After`; nothing was checked.
+    Busy,
     /// Anything else: logged, 500.
     Internal(String),
 }
@@ -53,6 +57,13 @@ impl IntoResponse for PageError {
                 "This form expired or did not come from this page, or you may not do this. Reload the page and try again.",
             ),
             Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
+            Self::Busy => {
+                let text = "Too many sign-ins are being checked at this moment. Try again in a few seconds.";
+                let mut response =
+                    render(StatusCode::SERVICE_UNAVAILABLE, &MessagePage { chrome: Chrome::guest(), title: "Busy", text });
+                response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+                return response;
+            }
             Self::Internal(error) => {
                 tracing::error!(%error, "dashboard page failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "Something went wrong. Try again later.")
@@ -142,7 +153,12 @@ pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), Pag
 }
 
 /// Reads the url-encoded body, checks its `csrf` field against `expected`, then parses it.
-async fn checked_form<T: DeserializeOwned>(parts: Parts, body: Body, expected: &str) -> Result<T, PageError> {
+async fn checked_form<T: DeserializeOwned>(
+    parts: Parts,
+    body: Body,
+    expected: &str,
+    _state: &AppState,
+) -> Result<T, PageError> {
     let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM_BYTES).await.map_err(|_| PageError::BadForm)?;
     let presented = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == "csrf").map(|(_, v)| v.into_owned());
     if !presented.is_some_and(|p| tokens_match(&p, expected)) {
@@ -166,7 +182,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SignedInForm<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
         let (mut parts, body) = request.into_parts();
         let SignedIn(session) = SignedIn::from_request_parts(&mut parts, state).await?;
-        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        let form = checked_form(parts, body, &session.record.csrf_token, state).await?;
         Ok(Self { session, form })
     }
 }
@@ -185,7 +201,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SessionForm<T> {
         let (mut parts, body) = request.into_parts();
         let visitor = Visitor::from_request_parts(&mut parts, state).await?;
         let session = visitor.session.ok_or(PageError::Redirect(LOGIN))?;
-        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        let form = checked_form(parts, body, &session.record.csrf_token, state).await?;
         Ok(Self { session, form })
     }
 }
@@ -205,7 +221,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for GuestForm<T> {
         let (mut parts, body) = request.into_parts();
         let visitor = Visitor::from_request_parts(&mut parts, state).await?;
         let expected = visitor.csrf_cookie.clone().unwrap_or_default();
-        let form = checked_form(parts, body, &expected).await?;
+        let form = checked_form(parts, body, &expected, state).await?;
         Ok(Self { visitor, form })
     }
 }
