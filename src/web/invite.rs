@@ -45,7 +45,7 @@ async fn form_page(
     let Some(invited) = invitation(&state.core, token).await? else {
         return Ok(gone());
     };
-    let (csrf, fresh) = guest_csrf(visitor)?;
+    let (csrf, fresh) = guest_csrf(state, visitor)?;
     let page = InvitePage {
         chrome: Chrome::guest(),
         csrf: csrf.clone(),

@@ -51,7 +51,7 @@ fn login_form(
     email: String,
     error: Option<&'static str>,
 ) -> Result<Response, PageError> {
-    let (csrf, fresh) = guest_csrf(visitor)?;
+    let (csrf, fresh) = guest_csrf(state, visitor)?;
     let mut response = render(status, &LoginPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, error });
     if fresh {
         cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
