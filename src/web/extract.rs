@@ -125,7 +125,9 @@ impl FromRequestParts<AppState> for Visitor {
 }
 
 /// A signed-in session: what every dashboard page but sign-in, code and invitation needs.
-/// Without one the page redirects (303) to the sign-in page.
+/// Without one the page redirects (303) to the sign-in page. A POST from another origin is
+/// refused (403) here too, so the multipart forms, which check their token in their
+/// handlers ([`admin_multipart`]), are covered as well.
 #[derive(Debug, Clone)]
 pub struct SignedIn(pub LiveSession);
 
@@ -133,6 +135,9 @@ impl FromRequestParts<AppState> for SignedIn {
     type Rejection = PageError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        if !parts.method.is_safe() && !same_origin(parts, state.config.public_url()) {
+            return Err(PageError::Forbidden);
+        }
         let visitor = Visitor::from_request_parts(parts, state).await?;
         match visitor.session {
             Some(session) if session.stage() == Stage::Full => Ok(Self(session)),

@@ -173,4 +173,19 @@ async fn a_form_posted_from_another_origin_is_refused() {
     let page = other.post_with("/dashboard/logout", &[("csrf", &csrf)], &[("origin", "https://evil.example")]).await;
     assert_eq!(page.status, 403);
     assert_eq!(other.get("/dashboard").await.status, 200);
+    // And a multipart one (its token is checked in its handler, the origin before).
+    let boundary = "rehome-origin-test";
+    let body =
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n--{boundary}--\r\n");
+    let upload = app
+        .client
+        .post(app.url("/dashboard/bulk-import"))
+        .header("cookie", other.cookie_header())
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .header("origin", "https://evil.example")
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(upload.status(), 403);
 }
