@@ -19,6 +19,7 @@ use crate::limit::Limiter;
 use crate::media::{self, MediaStore};
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
+use crate::usecases::people::password_pool::PasswordPool;
 use crate::usecases::Core;
 
 /// What every handler can reach: the use cases' core, and what only the HTTP edge needs
@@ -54,6 +55,7 @@ impl AppState {
         // Nodes sharing a PostgreSQL database share every quota through it.
         let limiter = Limiter::for_store(&store);
         let idempotency = IdempotencyLog::new(store.clone());
+        let passwords = PasswordPool::new(config.password_workers);
         let core = Core {
             config,
             store,
@@ -62,6 +64,7 @@ impl AppState {
             media,
             photo_jobs: PhotoJobs::default(),
             mail: MailJobs::default(),
+            passwords,
         };
         Self(Arc::new(Shared { core, keys, limiter, idempotency }))
     }

@@ -108,7 +108,7 @@ pub enum UsersCommand {
         #[arg(long, env = "REHOME_PUBLIC_URL")]
         public_url: Option<String>,
     },
-    /// Set a user's password, read from standard input (one line; 12 to 128 characters).
+    /// Set a user's password, read from standard input (one line; 12 to 128 characters, not only spaces).
     /// Ends all of that user's dashboard sessions.
     SetPassword { user_id: i64 },
 }

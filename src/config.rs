@@ -227,6 +227,11 @@ pub struct Config {
     #[arg(long, env = "REHOME_SIGNIN_ADDRESS_LIMIT", default_value_t = DEFAULT_SIGNIN_ADDRESS_LIMIT)]
     pub signin_address_limit: u32,
 
+    /// Passwords hashed or verified at once (Argon2id, about 19 MiB and one core each); the
+    /// rest wait up to 5 s, then are answered busy. 0: one per core.
+    #[arg(long, env = "REHOME_PASSWORD_WORKERS", default_value_t = 0)]
+    pub password_workers: usize,
+
     /// How long an `Idempotency-Key` and its kept answer last, in seconds (decisions 11.1:
     /// 24 hours). Shorter only for tests.
     #[arg(long, env = "REHOME_IDEMPOTENCY_TTL_S", default_value_t = DEFAULT_IDEMPOTENCY_TTL_S, hide = true)]
@@ -334,6 +339,7 @@ impl Default for Config {
             remittance_poll_ms: DEFAULT_REMITTANCE_POLL_MS,
             signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
+            password_workers: 0,
             idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
             log_format: LogFormat::Text,
         }

@@ -23,6 +23,10 @@ pub enum AuditAction {
     SignInLocked,
     SignedOut,
     PasswordChanged,
+    /// A wrong current password on the password form.
+    PasswordChangeFailed,
+    /// A password change refused unchecked: the account or the address is locked out.
+    PasswordChangeLocked,
     TotpEnrolled,
     /// The brand's rule that everyone signs in with a two-step code, turned on or off.
     TotpRequirementChanged,
@@ -50,6 +54,8 @@ wire_names!(AuditAction {
     SignInLocked => "sign_in.locked",
     SignedOut => "sign_out",
     PasswordChanged => "password.changed",
+    PasswordChangeFailed => "password.change_failed",
+    PasswordChangeLocked => "password.change_locked",
     TotpEnrolled => "two_step.enrolled",
     TotpRequirementChanged => "two_step.requirement_changed",
     KeyCreated => "key.created",

@@ -1,16 +1,48 @@
 //! Sign-in lockout arithmetic (decisions 8.1), over the instants of recorded failures.
 //!
-//! Per account: 5 failures within one window (`signin_lock_seconds`, 15 minutes by
-//! default) lock the account for a window from the 5th of them, right password or not.
-//! Per address: `signin_address_limit` failures from one client address (over any accounts,
-//! unknown emails included) within the window refuse that address until the oldest of them
-//! leaves the window. Attempts refused while locked are not failures (they check no
-//! password), so a lock is not prolonged by hammering it.
+//! Per email: 5 failures within one window (`signin_lock_seconds`, 15 minutes by default)
+//! lock the email for a window from the 5th of them, right password or not. Failures are
+//! counted by the email as typed ([`email_key`]), whether or not an account has it, so a
+//! lock tells nothing about which emails have accounts (and anyone can lock an email for
+//! a window by failing five times: decisions 8.1 accept that). Wrong two-step codes and
+//! wrong current passwords on the password form count for the account's email too.
+//! Per address: `signin_address_limit` failures from one client address (over any emails)
+//! within the window refuse that address until the oldest of them leaves the window.
+//! Attempts refused while locked are not failures (they check no password), so a lock is
+//! not prolonged by hammering it.
+//!
+//! An attempt is counted before its password is checked ([`may_attempt`] decides, under a
+//! lock, whether one more may be), and uncounted when the password was right: attempts sent
+//! at the same moment then check at most the allowance (decisions 13.0).
 
 use chrono::{DateTime, TimeDelta, Utc};
+use sha2::{Digest, Sha256};
 
 /// Failures for one account within a window that lock it.
 pub const ACCOUNT_FAILURES: usize = 5;
+
+/// The key an email's failures are counted under: the SHA-256 (hex) of the email as typed,
+/// trimmed and lower-cased, so `Ada@Acme.example ` and `ada@acme.example` are one email and
+/// the table of failures holds no address in clear.
+pub fn email_key(typed: &str) -> String {
+    let normalised = typed.trim().to_lowercase();
+    hex::encode(Sha256::digest(format!("rehome sign-in email:{normalised}").as_bytes()))
+}
+
+/// True when one more attempt may be checked at `now`: neither the email's failures nor the
+/// address's (attempts in flight included) refuse it. Adding the attempt's own instant then
+/// leaves at most [`ACCOUNT_FAILURES`] for the email and `address_limit` for the address
+/// within any window ending at `now`.
+pub fn may_attempt(
+    email_failures: &[DateTime<Utc>],
+    address_failures: &[DateTime<Utc>],
+    now: DateTime<Utc>,
+    window: TimeDelta,
+    address_limit: usize,
+) -> bool {
+    account_locked_until(email_failures, now, window).is_none()
+        && address_refused_until(address_failures, now, window, address_limit).is_none()
+}
 
 /// Until when the account whose failures are `failures` (any order) is locked at `now`, or
 /// `None` when it is not: the latest lock started by a 5th failure within a window of the
@@ -96,7 +128,36 @@ mod tests {
         assert_eq!(address_refused_until(&five, at(400), W, 3), Some(at(1100)));
     }
 
+    #[test]
+    fn the_email_is_counted_trimmed_and_lower_cased_and_never_in_clear() {
+        assert_eq!(email_key(" Ada@ACME.example "), email_key("ada@acme.example"));
+        assert_ne!(email_key("ada@acme.example"), email_key("eve@acme.example"));
+        assert!(!email_key("ada@acme.example").contains("ada"));
+        assert_eq!(email_key("x").len(), 64);
+    }
+
     proptest! {
+        /// Attempts admitted one at a time (as the store does, under a lock) never put more
+        /// than the allowance within a window, for the email or the address.
+        #[test]
+        fn admitting_one_at_a_time_never_exceeds_the_allowance(
+            gaps in prop::collection::vec(0i64..400, 1..60),
+            limit in 1usize..8,
+        ) {
+            let (mut email, mut address) = (Vec::new(), Vec::new());
+            let mut t = 0;
+            for gap in gaps {
+                t += gap;
+                if may_attempt(&email, &address, at(t), W, limit) {
+                    email.push(at(t));
+                    address.push(at(t));
+                }
+                let within = |f: &Vec<DateTime<Utc>>| f.iter().filter(|x| **x > at(t) - W).count();
+                prop_assert!(within(&email) <= ACCOUNT_FAILURES);
+                prop_assert!(within(&address) <= limit);
+            }
+        }
+
         #[test]
         fn fewer_than_five_failures_never_lock(secs in prop::collection::vec(0i64..5000, 0..5), now in 0i64..6000) {
             let failures: Vec<_> = secs.into_iter().map(at).collect();

@@ -1,4 +1,5 @@
-//! Passwords (decisions 8.1): 12 to 128 characters, stored as Argon2id PHC strings.
+//! Passwords (decisions 8.1): 12 to 128 characters, not only white space, stored as
+//! Argon2id PHC strings.
 //!
 //! Argon2id with m = 19456 KiB, t = 2, p = 1: the OWASP Password Storage Cheat Sheet's
 //! minimum for Argon2id (about 20 MiB and a few tens of milliseconds per attempt on one
@@ -21,7 +22,9 @@ const M_COST_KIB: u32 = 19_456;
 const T_COST: u32 = 2;
 const P_COST: u32 = 1;
 
-/// A password that meets the length rule. Never printed.
+/// A password that meets the rule: 12 to 128 characters, at least one of them more than
+/// white space, a control or an invisible character (twelve spaces are not a password).
+/// Never printed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Password(String);
 
@@ -31,20 +34,36 @@ impl std::fmt::Debug for Password {
     }
 }
 
-/// A password outside 12..128 characters: `password_invalid`.
+/// A password outside 12..128 characters, or blank: `password_invalid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("a password has 12 to 128 characters")]
+#[error("a password has 12 to 128 characters, not only spaces")]
 pub struct PasswordInvalid;
 
+/// Characters that show nothing: white space, controls, and the invisible ones the text
+/// rule of every body names (soft hyphen, Mongolian vowel separator, zero-width spaces and
+/// joiners, word joiner, byte order mark; see `domain::reader`).
+fn shows_nothing(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{AD}' | '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+}
+
 impl Password {
-    /// Counts characters, not bytes: "é" is one.
+    /// Counts characters, not bytes: "é" is one. Spaces inside and around a password are
+    /// kept as typed; only a password of nothing else is refused.
     pub fn parse(text: &str) -> Result<Self, PasswordInvalid> {
         let chars = text.chars().count();
-        if (MIN_CHARS..=MAX_CHARS).contains(&chars) {
+        if (MIN_CHARS..=MAX_CHARS).contains(&chars) && !text.chars().all(shows_nothing) {
             Ok(Self(text.to_owned()))
         } else {
             Err(PasswordInvalid)
         }
+    }
+
+    /// False for what no password can be, whatever was stored (empty, or longer than
+    /// [`MAX_CHARS`]): answered at once, without a verification.
+    pub fn could_be(candidate: &str) -> bool {
+        !candidate.is_empty() && candidate.chars().count() <= MAX_CHARS
     }
 
     pub fn expose(&self) -> &str {
@@ -117,6 +136,24 @@ mod tests {
         // 128 characters of four bytes each: 512 bytes, still allowed.
         assert!(Password::parse(&"🦀".repeat(128)).is_ok());
         assert!(Password::parse("").is_err());
+    }
+
+    #[test]
+    fn a_password_of_nothing_visible_is_refused_but_spaces_within_one_are_kept() {
+        for blank in [" ".repeat(12), "\t".repeat(12), "\u{a0}".repeat(12), "\u{200b}".repeat(12), " ".repeat(128)] {
+            assert_eq!(Password::parse(&blank), Err(PasswordInvalid), "{blank:?}");
+        }
+        let spaced = Password::parse("  eleven  spaces and words  ").unwrap();
+        assert_eq!(spaced.expose(), "  eleven  spaces and words  ");
+        assert!(Password::parse(&format!("{}x", " ".repeat(11))).is_ok());
+    }
+
+    #[test]
+    fn only_empty_or_overlong_candidates_are_answered_without_a_verification() {
+        assert!(!Password::could_be(""));
+        assert!(!Password::could_be(&"a".repeat(129)));
+        assert!(Password::could_be("short"));
+        assert!(Password::could_be(&"🦀".repeat(128)));
     }
 
     #[test]

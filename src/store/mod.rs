@@ -64,7 +64,7 @@ pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use sessions::{CodeCompletion, NewSession, SessionRecord};
-pub use sign_in::{Acceptance, AccountRecord, InvitationRecord, TotpRecord};
+pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Reservation, TotpRecord};
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
 pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};

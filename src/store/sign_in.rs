@@ -1,7 +1,8 @@
-//! What signing in reads and writes of users: accounts by email, failed attempts, password
-//! hashes, two-step secrets (sealed by the caller), accepting an invitation, and the
+//! What signing in reads and writes of users: accounts by email, attempts counted against
+//! the sign-in limits, password hashes, two-step secrets (sealed by the caller), accepting an invitation, and the
 //! brand's two-step requirement.
 
+use sha2::{Digest, Sha256};
 use sqlx::FromRow;
 
 use super::sessions::{end_user_sessions, insert_session, mark_login, promote, NewSession};
@@ -51,6 +52,35 @@ pub enum Acceptance {
     Gone,
 }
 
+/// What one attempt is counted under.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptKeys<'a> {
+    /// The email as typed, normalised and hashed (`domain::lockout::email_key`).
+    pub email_key: &'a str,
+    /// The account the email names, if any (kept beside the failure, not counted by).
+    pub user_id: Option<i64>,
+    /// The client address.
+    pub ip: &'a str,
+}
+
+/// What [`Store::reserve_sign_in_attempt`] decided.
+#[derive(Debug, Clone)]
+pub enum Reservation {
+    /// Counted as row `id`: check the password. `email_failures` are the email's failures
+    /// the decision saw, with this attempt's instant last.
+    Counted { id: i64, email_failures: Vec<Ts> },
+    /// The allowance is used up: nothing was counted; refuse without checking.
+    Refused,
+}
+
+/// A PostgreSQL advisory lock key (64 bits of a SHA-256) for one email or address.
+fn advisory_key(kind: &str, key: &str) -> i64 {
+    let digest = Sha256::digest(format!("rehome sign-in {kind}:{key}").as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
 const ACCOUNT_COLUMNS: &str = "u.id AS user_id, u.brand_id, b.slug AS brand_slug, u.name, u.email, u.role,
     u.status, u.password_hash, u.totp_secret IS NOT NULL AS totp_enrolled, b.require_totp";
 
@@ -70,52 +100,66 @@ impl Store {
         on_pool!(self, read, |pool| Ok(sqlx::query_as(&sql).bind(user_id).fetch_optional(pool).await?))
     }
 
-    /// Instants of failed sign-ins since `since`: the account's (when known) and the address's.
-    pub async fn sign_in_failures(
+    /// Counts one attempt (a password, a two-step code, or the current password on the
+    /// password form) before it is checked, if `allow` (given the instant, and the
+    /// failures since `since` of the email and of the address, attempts in flight
+    /// included) lets it be checked; else counts nothing. The read and the write are one
+    /// decision for every node: under the single write connection on SQLite, and on
+    /// PostgreSQL under transaction-scoped advisory locks on the email's and the address's
+    /// keys. A checked attempt's row stays as its failure, or is deleted by
+    /// [`Store::release_sign_in_attempt`] when it was right.
+    pub async fn reserve_sign_in_attempt(
         &self,
-        user_id: Option<i64>,
-        ip: &str,
+        attempt: &AttemptKeys<'_>,
         since: Ts,
-    ) -> Result<(Vec<Ts>, Vec<Ts>), StoreError> {
-        on_pool!(self, read, |pool| {
-            let account = match user_id {
-                Some(id) => {
-                    sqlx::query_scalar("SELECT at FROM sign_in_failures WHERE user_id = $1 AND at >= $2")
-                        .bind(id)
-                        .bind(since)
-                        .fetch_all(pool)
-                        .await?
+        allow: impl FnOnce(Ts, &[Ts], &[Ts]) -> bool,
+    ) -> Result<Reservation, StoreError> {
+        let mut locks = [advisory_key("email", attempt.email_key), advisory_key("address", attempt.ip)];
+        // One order for every transaction, so that two of them never wait on each other.
+        locks.sort_unstable();
+        let postgres = self.is_postgres();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            if postgres {
+                for key in locks {
+                    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(key).execute(&mut *tx).await?;
                 }
-                None => Vec::new(),
-            };
-            let address = sqlx::query_scalar("SELECT at FROM sign_in_failures WHERE ip = $1 AND at >= $2")
-                .bind(ip)
+            }
+            let email: Vec<Ts> =
+                sqlx::query_scalar("SELECT at FROM sign_in_failures WHERE account_key = $1 AND at >= $2")
+                    .bind(attempt.email_key)
+                    .bind(since)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            let address: Vec<Ts> = sqlx::query_scalar("SELECT at FROM sign_in_failures WHERE ip = $1 AND at >= $2")
+                .bind(attempt.ip)
                 .bind(since)
-                .fetch_all(pool)
+                .fetch_all(&mut *tx)
                 .await?;
-            Ok((account, address))
+            let at = now();
+            if !allow(at, &email, &address) {
+                return Ok(Reservation::Refused);
+            }
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO sign_in_failures (account_key, user_id, ip, at) VALUES ($1, $2, $3, $4) RETURNING id",
+            )
+            .bind(attempt.email_key)
+            .bind(attempt.user_id)
+            .bind(attempt.ip)
+            .bind(at)
+            .fetch_one(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            let mut email_failures = email;
+            email_failures.push(at);
+            Ok(Reservation::Counted { id, email_failures })
         })
     }
 
-    /// Records a failed attempt (a wrong password or code) and its audit entry, if any.
-    pub async fn record_sign_in_failure(
-        &self,
-        user_id: Option<i64>,
-        ip: &str,
-        audit: Option<&AuditEntry>,
-    ) -> Result<(), StoreError> {
+    /// Uncounts an attempt whose password (or code) was right.
+    pub async fn release_sign_in_attempt(&self, id: i64) -> Result<(), StoreError> {
         on_pool!(self, write, |pool| {
-            let mut tx = pool.begin().await?;
-            sqlx::query("INSERT INTO sign_in_failures (user_id, ip, at) VALUES ($1, $2, $3)")
-                .bind(user_id)
-                .bind(ip)
-                .bind(now())
-                .execute(&mut *tx)
-                .await?;
-            if let Some(entry) = audit {
-                record_audit((&mut *tx).into(), entry).await?;
-            }
-            tx.commit().await?;
+            sqlx::query("DELETE FROM sign_in_failures WHERE id = $1").bind(id).execute(pool).await?;
             Ok(())
         })
     }

@@ -29,6 +29,7 @@ use crate::jobs::{MailJobs, Outbox, PhotoJobs};
 use crate::media::MediaStore;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
+use crate::usecases::people::password_pool::PasswordPool;
 
 /// What the use cases work with: the settings, the store, and the handles that wake
 /// background work after a commit.
@@ -45,4 +46,6 @@ pub struct Core {
     pub photo_jobs: PhotoJobs,
     /// Wakes the mail worker after a commit that queued mail (`store::enqueue_mail`).
     pub mail: MailJobs,
+    /// Where passwords are hashed and verified, a few at a time.
+    pub passwords: PasswordPool,
 }

@@ -11,17 +11,18 @@ use serde::Deserialize;
 use super::cookies;
 use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
 use super::pages::{render, Chrome, HomePage, PasswordErrors, TwoStepPage};
-use super::signin::continue_signed;
+use super::signin::{continue_signed, LOCKED};
 use super::{qr, HOME, LOGIN};
 use crate::app::AppState;
 use crate::domain::session::Stage;
 use crate::usecases::people::enrolment::{
     confirm_enrolment, offer, set_totp_requirement, EnrolError, Offer, RequirementError,
 };
+use crate::usecases::people::password_pool::HashingError;
 use crate::usecases::people::passwords::{change_password, PasswordChangeError};
 use crate::usecases::people::sessions::LiveSession;
 
-pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters.";
+pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters. Spaces alone are not a password.";
 pub const PASSWORDS_DIFFER: &str = "The passwords do not match.";
 pub const CURRENT_INCORRECT: &str = "The current password is incorrect.";
 const PASSWORD_CHANGED: &str = "Your password was changed; your other sessions were signed out.";
@@ -163,10 +164,12 @@ async fn password(State(state): State<AppState>, posted: SignedInForm<PasswordFo
             PasswordErrors { current: Some(CURRENT_INCORRECT), ..Default::default() }
         }
         Err(PasswordChangeError::Invalid) => PasswordErrors { new: Some(PASSWORD_INVALID), ..Default::default() },
+        Err(PasswordChangeError::Locked) => PasswordErrors { current: Some(LOCKED), ..Default::default() },
         Err(PasswordChangeError::Mismatch) => PasswordErrors { confirm: Some(PASSWORDS_DIFFER), ..Default::default() },
-        Err(
-            e @ (PasswordChangeError::Hashing(_) | PasswordChangeError::Interrupted(_) | PasswordChangeError::Store(_)),
-        ) => return Err(PageError::Internal(e.to_string())),
+        Err(PasswordChangeError::Hashing(HashingError::Busy)) => return Err(PageError::Busy),
+        Err(e @ (PasswordChangeError::Hashing(_) | PasswordChangeError::Store(_))) => {
+            return Err(PageError::Internal(e.to_string()))
+        }
     };
     Ok(home_page(&session, StatusCode::UNPROCESSABLE_ENTITY, errors, None))
 }

@@ -1,13 +1,17 @@
 //! What dashboard handlers extract: the visitor and their session, and forms whose CSRF
 //! token has been checked (a POST without a valid one answers 403 and reaches no handler,
-//! so it changes nothing).
+//! so it changes nothing). A form posted with an `Origin` header that is not this service's
+//! own is refused the same way: browsers send one with every POST, so a page of another
+//! site cannot post these forms; a client that sends none (not a browser) still needs the
+//! token.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::header::{HOST, ORIGIN, RETRY_AFTER};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::de::DeserializeOwned;
@@ -20,7 +24,8 @@ use crate::app::AppState;
 use crate::domain::session::Stage;
 use crate::error::OUTAGE_RETRY_AFTER_SECS;
 use crate::store::{outage, Outage, StoreError};
-use crate::usecases::people::sessions::{self, LiveSession};
+use crate::usecases::people::password_pool::RETRY_AFTER_SECONDS;
+use crate::usecases::people::sessions::{self, form_token_valid, issue_form_token, LiveSession};
 
 /// Largest form body read (the dashboard's forms are a few fields).
 const MAX_FORM_BYTES: usize = 64 * 1024;
@@ -36,6 +41,8 @@ pub enum PageError {
     BadForm,
     /// The database is full or unavailable: nothing was saved; 507 or 503.
     Outage(Outage, String),
+    /// Every password worker stayed busy: 503 with `Retry-After`; nothing was checked.
+    Busy,
     /// Anything else: logged, 500.
     Internal(String),
 }
@@ -77,7 +84,14 @@ impl IntoResponse for PageError {
                                few minutes.",
                     },
                 );
-                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(OUTAGE_RETRY_AFTER_SECS));
+                response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(OUTAGE_RETRY_AFTER_SECS));
+                return response;
+            }
+            Self::Busy => {
+                let text = "Too many sign-ins are being checked at this moment. Try again in a few seconds.";
+                let mut response =
+                    render(StatusCode::SERVICE_UNAVAILABLE, &MessagePage { chrome: Chrome::guest(), title: "Busy", text });
+                response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
                 return response;
             }
             Self::Internal(error) => {
@@ -138,7 +152,9 @@ impl FromRequestParts<AppState> for Visitor {
 }
 
 /// A signed-in session: what every dashboard page but sign-in, code and invitation needs.
-/// Without one the page redirects (303) to the sign-in page.
+/// Without one the page redirects (303) to the sign-in page. A POST from another origin is
+/// refused (403) here too, so the multipart forms, which check their token in their
+/// handlers ([`admin_multipart`]), are covered as well.
 #[derive(Debug, Clone)]
 pub struct SignedIn(pub LiveSession);
 
@@ -146,6 +162,9 @@ impl FromRequestParts<AppState> for SignedIn {
     type Rejection = PageError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        if !parts.method.is_safe() && !same_origin(parts, state.config.public_url()) {
+            return Err(PageError::Forbidden);
+        }
         let visitor = Visitor::from_request_parts(parts, state).await?;
         match visitor.session {
             Some(session) if session.stage() == Stage::Full => Ok(Self(session)),
@@ -168,8 +187,39 @@ pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), Pag
     super::pages::require_admin(session)
 }
 
-/// Reads the url-encoded body, checks its `csrf` field against `expected`, then parses it.
-async fn checked_form<T: DeserializeOwned>(parts: Parts, body: Body, expected: &str) -> Result<T, PageError> {
+/// The origin (`scheme://host[:port]`) of a URL, as browsers write it in `Origin`.
+fn origin_of(url: &str) -> Option<String> {
+    url::Url::parse(url).ok().map(|u| u.origin().ascii_serialization())
+}
+
+/// True when the request has no `Origin` header, or one naming this service: its public
+/// URL's origin, or the host the request was sent to (behind a proxy that keeps `Host`).
+fn same_origin(parts: &Parts, public_url: &str) -> bool {
+    let Some(origin) = parts.headers.get(ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    if origin_of(public_url).is_some_and(|own| own.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let host = parts.headers.get(HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty());
+    let origin_host = origin.strip_prefix("https://").or_else(|| origin.strip_prefix("http://"));
+    matches!((origin_host, host), (Some(sent), Some(host)) if sent.eq_ignore_ascii_case(host))
+}
+
+/// Refuses a form from another origin, reads the url-encoded body, checks its `csrf` field
+/// against `expected`, then parses it.
+async fn checked_form<T: DeserializeOwned>(
+    parts: Parts,
+    body: Body,
+    expected: &str,
+    state: &AppState,
+) -> Result<T, PageError> {
+    if !same_origin(&parts, state.config.public_url()) {
+        return Err(PageError::Forbidden);
+    }
     let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM_BYTES).await.map_err(|_| PageError::BadForm)?;
     let presented = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == "csrf").map(|(_, v)| v.into_owned());
     if !presented.is_some_and(|p| tokens_match(&p, expected)) {
@@ -193,7 +243,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SignedInForm<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
         let (mut parts, body) = request.into_parts();
         let SignedIn(session) = SignedIn::from_request_parts(&mut parts, state).await?;
-        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        let form = checked_form(parts, body, &session.record.csrf_token, state).await?;
         Ok(Self { session, form })
     }
 }
@@ -212,13 +262,14 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SessionForm<T> {
         let (mut parts, body) = request.into_parts();
         let visitor = Visitor::from_request_parts(&mut parts, state).await?;
         let session = visitor.session.ok_or(PageError::Redirect(LOGIN))?;
-        let form = checked_form(parts, body, &session.record.csrf_token).await?;
+        let form = checked_form(parts, body, &session.record.csrf_token, state).await?;
         Ok(Self { session, form })
     }
 }
 
 /// A form posted before there is a session (sign-in, invitation): its `csrf` field must
-/// equal the `rehome_csrf` cookie the page set (double submit).
+/// equal the `rehome_csrf` cookie the page set (double submit), and that must be a token
+/// this service issued ([`issue_form_token`]), not a value the client chose.
 #[derive(Debug)]
 pub struct GuestForm<T> {
     pub visitor: Visitor,
@@ -231,21 +282,18 @@ impl<T: DeserializeOwned> FromRequest<AppState> for GuestForm<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
         let (mut parts, body) = request.into_parts();
         let visitor = Visitor::from_request_parts(&mut parts, state).await?;
-        let expected = visitor.csrf_cookie.clone().unwrap_or_default();
-        let form = checked_form(parts, body, &expected).await?;
+        let expected = visitor.csrf_cookie.clone().filter(|c| form_token_valid(&state.core, c)).unwrap_or_default();
+        let form = checked_form(parts, body, &expected, state).await?;
         Ok(Self { visitor, form })
     }
 }
 
-/// The double-submit token for a page shown before a session: the visitor's cookie when
-/// well formed, else a new one to set.
-pub fn guest_csrf(visitor: &Visitor) -> Result<(String, bool), PageError> {
-    match visitor.csrf_cookie.as_deref().filter(|c| c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric())) {
+/// The double-submit token for a page shown before a session: the visitor's cookie when it
+/// is one this service issued and still valid, else a new one to set.
+pub fn guest_csrf(state: &AppState, visitor: &Visitor) -> Result<(String, bool), PageError> {
+    match visitor.csrf_cookie.as_deref().filter(|c| form_token_valid(&state.core, c)) {
         Some(token) => Ok((token.to_owned(), false)),
-        None => {
-            let token = crate::domain::apikey::random_base62(43).map_err(|e| PageError::Internal(e.to_string()))?;
-            Ok((token, true))
-        }
+        None => Ok((issue_form_token(&state.core)?, true)),
     }
 }
 
@@ -259,5 +307,32 @@ mod tests {
         assert!(!tokens_match("abd", "abc"));
         assert!(!tokens_match("ab", "abc"));
         assert!(!tokens_match("", ""));
+    }
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut request = Request::builder().method("POST").uri("/dashboard/login");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_form_from_this_origin_or_without_one_passes_and_from_any_other_is_refused() {
+        let public = "https://partners.rehome.example";
+        assert!(same_origin(&parts(&[]), public), "no Origin: not a browser");
+        assert!(same_origin(&parts(&[("origin", "https://partners.rehome.example")]), public));
+        assert!(same_origin(&parts(&[("origin", "https://PARTNERS.rehome.example")]), public));
+        // The host the request was sent to (a proxy keeping Host), on either scheme.
+        let proxied = [("origin", "http://10.0.0.5:8080"), ("host", "10.0.0.5:8080")];
+        assert!(same_origin(&parts(&proxied), public));
+        for other in ["https://evil.example", "null", "https://partners.rehome.example.evil.example", "", "https://"] {
+            let headers = [("origin", other), ("host", "partners.rehome.example")];
+            assert!(!same_origin(&parts(&headers), public), "{other}");
+        }
+        // Another port is another origin.
+        let headers = [("origin", "http://127.0.0.1:1"), ("host", "127.0.0.1:8080")];
+        assert!(!same_origin(&parts(&headers), "http://127.0.0.1:8080"));
+        assert!(same_origin(&parts(&[("origin", "http://127.0.0.1:8080")]), "http://127.0.0.1:8080/"));
     }
 }

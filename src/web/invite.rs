@@ -17,6 +17,7 @@ use super::pages::{render, Chrome, InvitePage, MessagePage};
 use super::signin::continue_signed;
 use crate::app::AppState;
 use crate::usecases::people::accept::{accept_invitation, invitation, AcceptError};
+use crate::usecases::people::password_pool::HashingError;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/invite/{token}", get(invite_page).post(accept))
@@ -44,7 +45,7 @@ async fn form_page(
     let Some(invited) = invitation(&state.core, token).await? else {
         return Ok(gone());
     };
-    let (csrf, fresh) = guest_csrf(visitor)?;
+    let (csrf, fresh) = guest_csrf(state, visitor)?;
     let page = InvitePage {
         chrome: Chrome::guest(),
         csrf: csrf.clone(),
@@ -89,6 +90,7 @@ async fn accept(
         Err(AcceptError::Gone) => Ok(gone()),
         Err(AcceptError::Invalid) => form_page(&state, &visitor, &token, status, Some(PASSWORD_INVALID), None).await,
         Err(AcceptError::Mismatch) => form_page(&state, &visitor, &token, status, None, Some(PASSWORDS_DIFFER)).await,
+        Err(AcceptError::Hashing(HashingError::Busy)) => Err(PageError::Busy),
         Err(e @ (AcceptError::Random(_) | AcceptError::Hashing(_) | AcceptError::Store(_))) => {
             Err(PageError::Internal(e.to_string()))
         }

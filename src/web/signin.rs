@@ -1,10 +1,11 @@
 //! Signing in: the sign-in page, the two-step code page, and signing out.
 //!
 //! A failed sign-in stays on the page (401) and says "The email or password is incorrect."
-//! whatever failed. A locked account (5 failures in the window) or address says "Too many
-//! attempts, try again later.": that reveals that the email has an account, but only
-//! after five wrong passwords for it, which the audit log records; telling the person why
-//! a right password is refused is worth that.
+//! whatever failed. A locked email (5 failures in the window) or address says "Too many
+//! attempts, try again later.", for an email no account has as for one an account has
+//! (failures are counted by the email as typed), so the lock tells nothing about which
+//! emails have accounts. When every password worker stays busy the answer is 503 with
+//! `Retry-After`, having checked nothing.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -50,7 +51,7 @@ fn login_form(
     email: String,
     error: Option<&'static str>,
 ) -> Result<Response, PageError> {
-    let (csrf, fresh) = guest_csrf(visitor)?;
+    let (csrf, fresh) = guest_csrf(state, visitor)?;
     let mut response = render(status, &LoginPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, error });
     if fresh {
         cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
@@ -81,6 +82,7 @@ async fn login(State(state): State<AppState>, posted: GuestForm<LoginForm>) -> R
             login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email, Some(INCORRECT))
         }
         Err(SignInError::Locked) => login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email, Some(LOCKED)),
+        Err(SignInError::Busy) => Err(PageError::Busy),
         Err(e @ (SignInError::Random(_) | SignInError::Hashing(_) | SignInError::Store(_))) => {
             Err(PageError::Internal(e.to_string()))
         }

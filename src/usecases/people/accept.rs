@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use super::passwords::{hash_blocking, PasswordChangeError};
+use super::password_pool::HashingError;
 use super::sessions::{new_token, RandomFailure};
 use super::sign_in::Signed;
 use crate::domain::apikey::hash_secret;
@@ -19,15 +19,15 @@ pub enum AcceptError {
     /// Unknown, used, expired (72 h), or its member removed.
     #[error("this invitation has been used or has expired")]
     Gone,
-    /// Not 12 to 128 characters: `password_invalid`.
-    #[error("a password has 12 to 128 characters")]
+    /// Not 12 to 128 characters, or only spaces: `password_invalid`.
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     #[error("the passwords do not match")]
     Mismatch,
     #[error(transparent)]
     Random(#[from] RandomFailure),
     #[error(transparent)]
-    Hashing(#[from] PasswordChangeError),
+    Hashing(#[from] HashingError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -55,7 +55,7 @@ pub async fn accept_invitation(
     if password.expose() != confirm {
         return Err(AcceptError::Mismatch);
     }
-    let hash = hash_blocking(password).await?;
+    let hash = core.passwords.hash(password).await?;
     let (session_token, session_hash) = new_token()?;
     let (csrf, _) = new_token()?;
     let ip_text = ip.to_string();

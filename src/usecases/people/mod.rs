@@ -2,10 +2,12 @@
 //! dashboard sessions, invitations, the team, API keys and the audit log.
 
 pub mod accept;
+mod attempts;
 pub mod audit;
 pub mod enrolment;
 pub mod invitations;
 pub mod keys;
+pub mod password_pool;
 pub mod passwords;
 pub mod sessions;
 pub mod sign_in;

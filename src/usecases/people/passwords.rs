@@ -1,8 +1,16 @@
 //! Changing a password: by its owner in the dashboard, or by an operator
 //! (`rehome users set-password`). Either way every other session of the user ends.
+//!
+//! The owner gives the current password, which is a guess at the account's secret like a
+//! sign-in: counted against the same limits before it is checked (five wrong ones lock the
+//! form and the sign-in alike for a window), and audited (`password.change_failed`,
+//! `password.change_locked`).
 
+use super::attempts::Attempt;
+use super::password_pool::{HashingError, PasswordPool};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
-use crate::domain::password::{self, HashError, Password};
+use crate::domain::lockout::email_key;
+use crate::domain::password::Password;
 use crate::store::{Store, StoreError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::Core;
@@ -12,26 +20,20 @@ pub enum PasswordChangeError {
     /// The current password given is wrong.
     #[error("the current password is incorrect")]
     CurrentIncorrect,
-    /// The new password is not 12 to 128 characters: `password_invalid`.
-    #[error("a password has 12 to 128 characters")]
+    /// Too many wrong passwords for the account (here or at sign-in), or from the address:
+    /// refused unchecked until the window passes.
+    #[error("too many attempts, try again later")]
+    Locked,
+    /// The new password is not 12 to 128 characters, or only spaces: `password_invalid`.
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     /// The confirmation differs from the new password.
     #[error("the passwords do not match")]
     Mismatch,
     #[error(transparent)]
-    Hashing(#[from] HashError),
-    #[error("password hashing did not finish: {0}")]
-    Interrupted(String),
+    Hashing(#[from] HashingError),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// Hashes off the async threads (Argon2id takes tens of milliseconds of CPU).
-pub(crate) async fn hash_blocking(password: Password) -> Result<String, PasswordChangeError> {
-    tokio::task::spawn_blocking(move || password::hash(&password))
-        .await
-        .map_err(|e| PasswordChangeError::Interrupted(e.to_string()))?
-        .map_err(PasswordChangeError::from)
 }
 
 /// The signed-in user changes their password, giving the current one. Their other
@@ -44,23 +46,35 @@ pub async fn change_password(
     confirm: &str,
     end_this_one: bool,
 ) -> Result<(), PasswordChangeError> {
-    let user_id = session.record.user_id;
-    let stored = core.store.password_hash(user_id).await?;
-    let candidate = current.to_owned();
-    let right = tokio::task::spawn_blocking(move || match stored {
-        Some(stored) => password::verify(&candidate, &stored),
-        None => password::verify_dummy(&candidate),
-    })
-    .await
-    .map_err(|e| PasswordChangeError::Interrupted(e.to_string()))?;
-    if !right {
-        return Err(PasswordChangeError::CurrentIncorrect);
-    }
+    // What needs no hash first: the new password's rule and its confirmation.
     let new = Password::parse(new).map_err(|_| PasswordChangeError::Invalid)?;
     if new.expose() != confirm {
         return Err(PasswordChangeError::Mismatch);
     }
-    let hash = hash_blocking(new).await?;
+    if !Password::could_be(current) {
+        return Err(PasswordChangeError::CurrentIncorrect);
+    }
+    let user_id = session.record.user_id;
+    let key = email_key(&session.record.email);
+    let Some(attempt) = Attempt::begin(core, &key, Some(user_id), session.ip).await? else {
+        core.store.record_audit(&session.audit(AuditAction::PasswordChangeLocked)).await?;
+        return Err(PasswordChangeError::Locked);
+    };
+    let stored = core.store.password_hash(user_id).await?;
+    let right = match core.passwords.verify(current, stored).await {
+        Ok(right) => right,
+        Err(e) => {
+            attempt.uncount(core).await?;
+            return Err(e.into());
+        }
+    };
+    if !right {
+        attempt.failed();
+        core.store.record_audit(&session.audit(AuditAction::PasswordChangeFailed)).await?;
+        return Err(PasswordChangeError::CurrentIncorrect);
+    }
+    attempt.uncount(core).await?;
+    let hash = core.passwords.hash(new).await?;
     let keep = (!end_this_one).then_some(session.record.id);
     core.store.set_password(user_id, &hash, keep, &session.audit(AuditAction::PasswordChanged)).await?;
     Ok(())
@@ -70,22 +84,23 @@ pub async fn change_password(
 pub enum SetPasswordError {
     #[error("no user with id {0}")]
     NoSuchUser(i64),
-    #[error("a password has 12 to 128 characters")]
+    #[error("a password has 12 to 128 characters, not only spaces")]
     Invalid,
     #[error(transparent)]
-    Change(#[from] PasswordChangeError),
+    Hashing(#[from] HashingError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// An operator sets a user's password (the command line): every session of the user ends,
-/// and the brand's audit log names the operator.
+/// An operator sets a user's password (the command line, the demo's seed): every session
+/// of the user ends, and the brand's audit log names the operator. One password, hashed in
+/// a line of its own (no server's line to join).
 pub async fn set_password(store: &Store, user_id: i64, password: &str) -> Result<(), SetPasswordError> {
     let password = Password::parse(password).map_err(|_| SetPasswordError::Invalid)?;
     let Some(account) = store.account_by_id(user_id).await? else {
         return Err(SetPasswordError::NoSuchUser(user_id));
     };
-    let hash = hash_blocking(password).await?;
+    let hash = PasswordPool::new(1).hash(password).await?;
     let audit = AuditEntry {
         brand_id: account.brand_id,
         actor: AuditActor::operator(),

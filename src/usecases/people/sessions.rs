@@ -3,6 +3,8 @@
 
 use std::net::IpAddr;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
 use chrono::Utc;
 
 use crate::domain::apikey::{hash_secret, random_base62};
@@ -31,6 +33,45 @@ pub(crate) fn new_token() -> Result<(String, [u8; 32]), RandomFailure> {
     let token = random_base62(TOKEN_LEN)?;
     let hash = hash_secret(&token);
     Ok((token, hash))
+}
+
+/// How long a token of the forms before a session lasts (as long as its cookie).
+pub const FORM_TOKEN_SECONDS: i64 = 86_400;
+
+/// What a form token is sealed with, beside the data key: no other sealed value opens as one.
+const FORM_TOKEN_AAD: &[u8] = b"rehome dashboard form token";
+
+/// A double-submit token for the forms shown before there is a session (sign-in,
+/// invitation): its expiry, sealed with the data key (XChaCha20-Poly1305, a random nonce
+/// each time), in URL-safe base64. Only a holder of the data key can make one, so a value
+/// a client invents (put in both the cookie and the field) is refused; every node with the
+/// key accepts the tokens of the others, also after a restart.
+pub fn issue_form_token(core: &Core) -> Result<String, StoreError> {
+    let expires = Utc::now().timestamp().saturating_add(FORM_TOKEN_SECONDS);
+    let sealed = core
+        .store
+        .sealer()?
+        .seal(FORM_TOKEN_AAD, &expires.to_be_bytes())
+        .map_err(|e| StoreError::Sealing(e.to_string()))?;
+    Ok(URL_SAFE_NO_PAD.encode(sealed))
+}
+
+/// True when `token` is one [`issue_form_token`] made (with this data key) and it has not
+/// expired.
+pub fn form_token_valid(core: &Core, token: &str) -> bool {
+    if token.is_empty() || token.len() > 128 {
+        return false;
+    }
+    let Ok(sealed) = URL_SAFE_NO_PAD.decode(token) else {
+        return false;
+    };
+    let Ok(sealer) = core.store.sealer() else {
+        return false;
+    };
+    let Ok(opened) = sealer.open(FORM_TOKEN_AAD, &sealed) else {
+        return false;
+    };
+    <[u8; 8]>::try_from(opened.as_slice()).is_ok_and(|e| i64::from_be_bytes(e) > Utc::now().timestamp())
 }
 
 /// A live session of an active user, at any stage, seen from the address `ip`.

@@ -1,24 +1,35 @@
-//! Signing in: the password (with the per-account lockout and the per-address limit of
+//! Signing in: the password (with the per-email lockout and the per-address limit of
 //! decisions 8.1), then the two-step code when the user has enrolled.
 //!
 //! An unknown email, a wrong password, a user not `active` and a user without a password
 //! all fail alike ([`SignInError::Incorrect`]), each after one Argon2id verification (of a
 //! dummy hash when there is nothing real to verify), so neither the answer nor its timing
-//! tells them apart. A failure for an unknown email has no brand, so it has no audit entry
-//! (the audit log is per brand); it is still recorded for the per-address limit.
+//! tells them apart; and they lock alike, since failures are counted by the email as typed.
+//! A failure for an unknown email has no brand, so it has no audit entry (the audit log is
+//! per brand); it still counts for its email and its address.
+//!
+//! Every attempt is counted before its password is checked (`attempts`), so a burst checks
+//! at most the allowance; what can never be a password (empty, too long) is answered first,
+//! checking nothing and counting nothing.
 
 use std::net::IpAddr;
 
-use chrono::{TimeDelta, Utc};
+use chrono::Utc;
 
+use super::attempts::Attempt;
+use super::password_pool::HashingError;
 use super::sessions::{new_token, LiveSession, RandomFailure};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
-use crate::domain::lockout::{account_locked_until, address_refused_until};
-use crate::domain::password;
+use crate::domain::lockout::email_key;
+use crate::domain::password::Password;
 use crate::domain::session::{stage_after_password, Stage, WRONG_CODES};
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
-use crate::store::{AccountRecord, CodeCompletion, NewSession, StoreError, Ts};
+use crate::store::{AccountRecord, CodeCompletion, NewSession, StoreError};
 use crate::usecases::Core;
+
+/// Longest email worth looking up (RFC 5321 allows 254 characters in a path; no account
+/// has a longer one).
+const MAX_EMAIL_CHARS: usize = 320;
 
 /// A session begun (or moved on): the token for the cookie and how far it got.
 #[derive(Debug)]
@@ -33,10 +44,13 @@ pub enum SignInError {
     /// Unknown email, wrong password, or an account that cannot sign in.
     #[error("the email or password is incorrect")]
     Incorrect,
-    /// The account had 5 failures within the window, or the address its limit: refused,
+    /// The email had 5 failures within the window, or the address its limit: refused,
     /// right password or not, until the window passes.
     #[error("too many attempts, try again later")]
     Locked,
+    /// Every password worker stayed busy: nothing was checked or counted.
+    #[error("too many sign-ins at this moment")]
+    Busy,
     #[error(transparent)]
     Random(#[from] RandomFailure),
     #[error("password verification did not finish: {0}")]
@@ -45,8 +59,13 @@ pub enum SignInError {
     Store(#[from] StoreError),
 }
 
-fn window(core: &Core) -> TimeDelta {
-    TimeDelta::seconds(i64::try_from(core.config.signin_lock_seconds).unwrap_or(i64::MAX / 1000))
+impl From<HashingError> for SignInError {
+    fn from(e: HashingError) -> Self {
+        match e {
+            HashingError::Busy => Self::Busy,
+            other => Self::Hashing(other.to_string()),
+        }
+    }
 }
 
 fn entry(account: &AccountRecord, action: AuditAction, ip: IpAddr) -> AuditEntry {
@@ -63,47 +82,44 @@ fn entry(account: &AccountRecord, action: AuditAction, ip: IpAddr) -> AuditEntry
 /// code, or waiting for enrolment (the brand requires two-step).
 pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Result<Signed, SignInError> {
     let store = &core.store;
-    let ip_text = ip.to_string();
-    let now = Utc::now();
-    let window = window(core);
-    let account = store.account_by_email(email.trim()).await?;
-    let since = Ts::from(now - window * 2);
-    let (account_failures, address_failures) =
-        store.sign_in_failures(account.as_ref().map(|a| a.user_id), &ip_text, since).await?;
-    let account_failures: Vec<_> = account_failures.into_iter().map(Ts::get).collect();
-    let address_failures: Vec<_> = address_failures.into_iter().map(Ts::get).collect();
-    let limit = usize::try_from(core.config.signin_address_limit).unwrap_or(usize::MAX);
-    let locked = account_locked_until(&account_failures, now, window).is_some()
-        || address_refused_until(&address_failures, now, window, limit).is_some();
-    if locked {
+    let typed = email.trim();
+    if typed.is_empty() || typed.chars().count() > MAX_EMAIL_CHARS || !Password::could_be(password) {
+        return Err(SignInError::Incorrect);
+    }
+    let account = store.account_by_email(typed).await?;
+    let Some(attempt) = Attempt::begin(core, &email_key(typed), account.as_ref().map(|a| a.user_id), ip).await? else {
         if let Some(account) = &account {
             store.record_audit(&entry(account, AuditAction::SignInLocked, ip)).await?;
         }
         return Err(SignInError::Locked);
-    }
+    };
 
     let stored = account.as_ref().filter(|a| a.status == "active").and_then(|a| a.password_hash.clone());
-    let candidate = password.to_owned();
-    let verified = tokio::task::spawn_blocking(move || match stored {
-        Some(stored) => password::verify(&candidate, &stored),
-        None => password::verify_dummy(&candidate),
-    })
-    .await
-    .map_err(|e| SignInError::Hashing(e.to_string()))?;
+    let verified = match core.passwords.verify(password, stored).await {
+        Ok(verified) => verified,
+        Err(e) => {
+            attempt.uncount(core).await?;
+            return Err(e.into());
+        }
+    };
     let account = match account {
         Some(account) if verified => account,
         other => {
-            let audit = other.as_ref().map(|a| entry(a, AuditAction::SignInFailed, ip));
-            store.record_sign_in_failure(other.as_ref().map(|a| a.user_id), &ip_text, audit.as_ref()).await?;
+            attempt.failed();
+            if let Some(account) = &other {
+                store.record_audit(&entry(account, AuditAction::SignInFailed, ip)).await?;
+            }
             return Err(SignInError::Incorrect);
         }
     };
+    attempt.uncount(core).await?;
 
     let stage = stage_after_password(account.totp_enrolled, account.require_totp);
     let (token, token_hash) = new_token()?;
     let (csrf, _) = new_token()?;
     let audit: Vec<_> =
         (stage == Stage::Full).then(|| entry(&account, AuditAction::SignInSucceeded, ip)).into_iter().collect();
+    let ip_text = ip.to_string();
     let session =
         NewSession { token_hash: &token_hash, user_id: account.user_id, stage, csrf_token: &csrf, ip: Some(&ip_text) };
     store.start_session(&session, &audit).await?;
@@ -142,7 +158,9 @@ pub(super) async fn enrolled_secret(core: &Core, user_id: i64) -> Result<Option<
 }
 
 /// Checks the two-step code of a session waiting for one; signs it in under a new token.
-/// A wrong code is a failed sign-in (recorded and audited); the fifth ends the session.
+/// A wrong code is a failed sign-in of the user's email (counted before it is checked, and
+/// audited); the fifth since the session began ends the session, and so does an attempt
+/// the limits refuse.
 pub async fn verify_code(core: &Core, session: &LiveSession, code: &str) -> Result<Signed, CodeError> {
     let record = &session.record;
     if record.stage != Stage::Code {
@@ -151,28 +169,38 @@ pub async fn verify_code(core: &Core, session: &LiveSession, code: &str) -> Resu
     let Some((secret, last_step)) = enrolled_secret(core, record.user_id).await? else {
         return Err(CodeError::SessionEnded);
     };
+    let Some(attempt) = Attempt::begin(core, &email_key(&record.email), Some(record.user_id), session.ip).await? else {
+        core.store.end_session(record.id, None).await?;
+        return Err(CodeError::SessionEnded);
+    };
     let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
     let last = last_step.and_then(|s| u64::try_from(s).ok());
     let step = accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok());
     let audit = session.audit(AuditAction::SignInSucceeded);
     if let Some(step) = step {
         let (token, token_hash) = new_token()?;
-        return match core.store.complete_code_sign_in(record.id, record.user_id, step, &token_hash, &audit).await? {
-            CodeCompletion::SignedIn => Ok(Signed { token, stage: Stage::Full }),
-            CodeCompletion::StepUsed => wrong_code(core, session).await,
-            CodeCompletion::SessionGone => Err(CodeError::SessionEnded),
-        };
+        match core.store.complete_code_sign_in(record.id, record.user_id, step, &token_hash, &audit).await? {
+            CodeCompletion::SignedIn => {
+                attempt.uncount(core).await?;
+                return Ok(Signed { token, stage: Stage::Full });
+            }
+            CodeCompletion::StepUsed => {}
+            CodeCompletion::SessionGone => {
+                attempt.uncount(core).await?;
+                return Err(CodeError::SessionEnded);
+            }
+        }
     }
-    wrong_code(core, session).await
+    wrong_code(core, session, attempt).await
 }
 
-async fn wrong_code(core: &Core, session: &LiveSession) -> Result<Signed, CodeError> {
+async fn wrong_code(core: &Core, session: &LiveSession, attempt: Attempt) -> Result<Signed, CodeError> {
     let record = &session.record;
-    let ip = session.ip.to_string();
-    let failed = session.audit(AuditAction::SignInFailed);
-    core.store.record_sign_in_failure(Some(record.user_id), &ip, Some(&failed)).await?;
-    let (wrong, _) = core.store.sign_in_failures(Some(record.user_id), &ip, record.created_at).await?;
-    if wrong.len() >= WRONG_CODES {
+    let began = record.created_at.get();
+    let wrong = attempt.email_failures.iter().filter(|at| **at >= began).count();
+    attempt.failed();
+    core.store.record_audit(&session.audit(AuditAction::SignInFailed)).await?;
+    if wrong >= WRONG_CODES {
         core.store.end_session(record.id, None).await?;
         return Err(CodeError::SessionEnded);
     }

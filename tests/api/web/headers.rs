@@ -121,3 +121,71 @@ async fn dashboard_pages_do_not_count_against_the_api_limit() {
         assert_eq!(browser.get("/dashboard/login").await.status, 200);
     }
 }
+
+#[tokio::test]
+async fn the_sign_in_form_takes_only_a_token_the_server_issued() {
+    let app = spawn_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    // A value the client chose, in both the cookie and the field: refused, whatever its shape.
+    for forged in ["A".repeat(43), "x".to_owned(), "a".repeat(64)] {
+        let mut guest = Browser::new(&app);
+        guest.cookies.insert("rehome_csrf".into(), forged.clone());
+        let page =
+            guest.post("/dashboard/login", &[("email", &email), ("password", PASSWORD), ("csrf", &forged)]).await;
+        assert_eq!(page.status, 403, "forged {forged}: {}", page.body);
+        assert!(guest.session().is_none());
+    }
+    // An issued token altered by one character: refused too.
+    let mut guest = Browser::new(&app);
+    let issued = guest.get("/dashboard/login").await.csrf();
+    let last = if issued.ends_with('A') { 'B' } else { 'A' };
+    let altered = format!("{}{last}", &issued[..issued.len() - 1]);
+    guest.cookies.insert("rehome_csrf".into(), altered.clone());
+    let page = guest.post("/dashboard/login", &[("email", &email), ("password", PASSWORD), ("csrf", &altered)]).await;
+    assert_eq!(page.status, 403);
+    // The page reissues a good token in place of a bad cookie, and that one works.
+    let csrf = guest.get("/dashboard/login").await.csrf();
+    assert_ne!(csrf, altered);
+    guest
+        .post("/dashboard/login", &[("email", &email), ("password", PASSWORD), ("csrf", &csrf)])
+        .await
+        .assert_redirect("/dashboard");
+}
+
+#[tokio::test]
+async fn a_form_posted_from_another_origin_is_refused() {
+    let app = spawn_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut guest = Browser::new(&app);
+    let csrf = guest.get("/dashboard/login").await.csrf();
+    let fields = [("email", email.as_str()), ("password", PASSWORD), ("csrf", csrf.as_str())];
+    for origin in ["https://evil.example", "null", "http://127.0.0.1:1"] {
+        let page = guest.post_with("/dashboard/login", &fields, &[("origin", origin)]).await;
+        assert_eq!(page.status, 403, "Origin: {origin}");
+        assert!(guest.session().is_none());
+    }
+    // The service's own origin (what a browser sends) is accepted; so is no Origin at all.
+    guest.post_with("/dashboard/login", &fields, &[("origin", &app.base)]).await.assert_redirect("/dashboard");
+    let mut other = Browser::new(&app);
+    other.sign_in(&email, PASSWORD).await.assert_redirect("/dashboard");
+    // A signed-in form too.
+    let csrf = other.get("/dashboard").await.csrf();
+    let page = other.post_with("/dashboard/logout", &[("csrf", &csrf)], &[("origin", "https://evil.example")]).await;
+    assert_eq!(page.status, 403);
+    assert_eq!(other.get("/dashboard").await.status, 200);
+    // And a multipart one (its token is checked in its handler, the origin before).
+    let boundary = "rehome-origin-test";
+    let body =
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n--{boundary}--\r\n");
+    let upload = app
+        .client
+        .post(app.url("/dashboard/bulk-import"))
+        .header("cookie", other.cookie_header())
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .header("origin", "https://evil.example")
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(upload.status(), 403);
+}

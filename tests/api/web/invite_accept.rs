@@ -60,6 +60,12 @@ async fn an_invitation_sets_the_password_signs_in_and_works_once() {
     assert!(short.body.contains("Use 12 to 128 characters."));
     let long = "x".repeat(129);
     assert!(accept(&mut browser, &token, &long, &long).await.body.contains("Use 12 to 128 characters."));
+    // Twelve spaces (or other white space, or invisible characters) are not a password.
+    for blank in [" ".repeat(12), "\u{a0}".repeat(12), " \t".repeat(6), "\u{200b}".repeat(12), " ".repeat(128)] {
+        let page = accept(&mut browser, &token, &blank, &blank).await;
+        assert_eq!(page.status, 422, "{blank:?}");
+        assert!(page.body.contains("Spaces alone are not a password."), "{blank:?}: {}", page.body);
+    }
     assert!(browser.session().is_none());
 
     let password = "🦀".repeat(12);

@@ -1,11 +1,13 @@
 //! The dashboard's sign-in over real HTTP (decisions 8.1–8.4, 9.1–9.3): a cookie-keeping
 //! client that follows no redirects, so each answer (303s included) is checked as sent.
 
+mod bursts;
 mod headers;
 mod invite_accept;
 mod pages;
 mod sessions;
 mod sign_in;
+mod sign_in_memory;
 mod two_step;
 
 use std::collections::HashMap;
@@ -79,7 +81,8 @@ impl Browser {
         Self { base: base.to_owned(), client, cookies: HashMap::new() }
     }
 
-    fn cookie_header(&self) -> String {
+    /// The `Cookie` header this browser sends.
+    pub fn cookie_header(&self) -> String {
         self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
     }
 
@@ -112,14 +115,17 @@ impl Browser {
     }
 
     pub async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("cookie", self.cookie_header())
-            .form(fields)
-            .send()
-            .await
-            .expect("POST");
+        self.post_with(path, fields, &[]).await
+    }
+
+    /// [`Browser::post`] with extra request headers (`Origin`).
+    pub async fn post_with(&mut self, path: &str, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Page {
+        let mut request =
+            self.client.post(format!("{}{path}", self.base)).header("cookie", self.cookie_header()).form(fields);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("POST");
         self.read(response).await
     }
 

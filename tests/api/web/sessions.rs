@@ -138,6 +138,12 @@ async fn changing_the_password_ends_the_other_sessions_or_all_of_them() {
         )
         .await;
     assert!(short.body.contains("Use 12 to 128 characters."));
+    let blank = " ".repeat(12);
+    let fields =
+        [("current_password", PASSWORD), ("new_password", &blank), ("confirm_password", &blank), ("csrf", &csrf)];
+    let blank = here.post("/dashboard/account/password", &fields).await;
+    assert_eq!(blank.status, 422);
+    assert!(blank.body.contains("Spaces alone are not a password."), "{}", blank.body);
     let wrong = here
         .post(
             "/dashboard/account/password",

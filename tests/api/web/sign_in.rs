@@ -102,6 +102,8 @@ async fn set_password_reads_stdin_checks_the_length_and_audits_the_operator() {
     let set = |password: &str| run_with_stdin(&["users", "set-password", &id], &env, password);
     let (ok, _, err) = set("too short\n");
     assert!(!ok && err.contains("12 to 128"), "{err}");
+    let (ok, _, err) = set("            \n");
+    assert!(!ok && err.contains("not only spaces"), "twelve spaces: {err}");
     let (ok, _, err) = set("éééééééééééé\n");
     assert!(ok, "twelve characters, 24 bytes: {err}");
     let (ok, out, err) = set("a password with spaces \n");

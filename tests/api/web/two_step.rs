@@ -229,3 +229,30 @@ async fn a_brand_requiring_two_step_makes_members_enrol_before_signing_in() {
     let actions = audit_actions(&app, partner.brand_id).await;
     assert!(actions.ends_with(&["two_step.enrolled".to_owned(), "sign_in.succeeded".to_owned()]), "{actions:?}");
 }
+
+#[tokio::test]
+async fn a_burst_of_wrong_codes_checks_at_most_five() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut first = Browser::signed_in(&app, &email).await;
+    let secret = enrol(&app, &mut first, partner.user_id).await;
+    let (browser, csrf) = to_code_stage(&app, &email).await;
+    let step = fresh_step().await;
+    let field = |code: String| vec![("code", code), ("csrf", csrf.clone())];
+    let valid: Vec<_> = (step - 1..=step + 1).map(|s| code(&secret, s)).collect();
+    let mut forms: Vec<_> =
+        (100_000..).map(|n: u32| n.to_string()).filter(|c| !valid.contains(c)).take(40).map(field).collect();
+    forms.insert(20, field(code(&secret, step)));
+
+    let pages = super::bursts::burst(&app.base, CODE_PAGE, &browser.cookie_header(), forms).await;
+    let wrong = pages.iter().filter(|p| p.status == 401 && p.body.contains("The code is incorrect.")).count();
+    let ended = pages.iter().filter(|p| p.status == 401 && p.body.contains("sign in again")).count();
+    let gone = pages.iter().filter(|p| p.location() == Some("/dashboard/login")).count();
+    let signed_in = pages.iter().filter(|p| p.location() == Some("/dashboard")).count();
+    let statuses: Vec<_> = pages.iter().map(|p| p.status).collect();
+    assert_eq!(wrong + ended + gone + signed_in, 41, "{statuses:?}");
+    // Four wrong codes are answered as wrong; the fifth ends the sign-in; none beyond is checked.
+    assert!(wrong <= 4, "{wrong} wrong codes answered as wrong");
+    let failed = audit_actions(&app, partner.brand_id).await.iter().filter(|a| *a == "sign_in.failed").count();
+    assert!(failed <= 5, "{failed} wrong codes were checked");
+}

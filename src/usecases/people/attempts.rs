@@ -1,0 +1,66 @@
+//! Attempts at a secret (a password at sign-in, a two-step code, the current password on
+//! the password form), counted against the sign-in limits before they are checked
+//! (decisions 8.1, 13.0; the arithmetic is `domain::lockout`). An attempt the limits
+//! refuse checks nothing; one they admit is a failure until [`Attempt::uncount`] takes
+//! it back, so attempts sent at the same moment check at most the allowance.
+
+use std::net::IpAddr;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::domain::lockout::may_attempt;
+use crate::store::{AttemptKeys, Reservation, StoreError, Ts};
+use crate::usecases::Core;
+
+/// The lockout window (`signin_lock_seconds`).
+pub(crate) fn window(core: &Core) -> TimeDelta {
+    TimeDelta::seconds(i64::try_from(core.config.signin_lock_seconds).unwrap_or(i64::MAX / 1000))
+}
+
+/// An attempt admitted and counted: check its secret, then say whether it was right.
+#[derive(Debug)]
+#[must_use = "a counted attempt stays a failure unless it succeeded"]
+pub(crate) struct Attempt {
+    id: i64,
+    /// The email's failures the decision saw, this attempt's last.
+    pub email_failures: Vec<DateTime<Utc>>,
+}
+
+impl Attempt {
+    /// Counts an attempt for `email_key` (naming `user_id`, if any) from `ip`, or `None`
+    /// when the email or the address has used its allowance.
+    pub async fn begin(
+        core: &Core,
+        email_key: &str,
+        user_id: Option<i64>,
+        ip: IpAddr,
+    ) -> Result<Option<Self>, StoreError> {
+        let window = window(core);
+        let limit = usize::try_from(core.config.signin_address_limit).unwrap_or(usize::MAX);
+        let ip = ip.to_string();
+        let keys = AttemptKeys { email_key, user_id, ip: &ip };
+        // Two windows back: a lock begun by failures up to a window old lasts a window.
+        let since = Ts::from(Utc::now() - window * 2);
+        let instants = |failures: &[Ts]| failures.iter().map(|t| t.get()).collect::<Vec<_>>();
+        let decided = core
+            .store
+            .reserve_sign_in_attempt(&keys, since, |at, email, address| {
+                may_attempt(&instants(email), &instants(address), at.get(), window, limit)
+            })
+            .await?;
+        Ok(match decided {
+            Reservation::Counted { id, email_failures } => {
+                Some(Self { id, email_failures: email_failures.into_iter().map(Ts::get).collect() })
+            }
+            Reservation::Refused => None,
+        })
+    }
+
+    /// The secret was right, or was never checked (the server was busy): not a failure.
+    pub async fn uncount(self, core: &Core) -> Result<(), StoreError> {
+        core.store.release_sign_in_attempt(self.id).await
+    }
+
+    /// The secret was wrong: the attempt stays counted as a failure.
+    pub fn failed(self) {}
+}
