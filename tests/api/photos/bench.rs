@@ -327,3 +327,34 @@ async fn bench_key_bombs_and_costly_pictures() {
         mib_over(server.memory_kib().1, before)
     );
 }
+
+/// What the JSON shape check costs where it passes (a 10 MiB photo as base64, the largest
+/// body) and where it refuses (a key bomb), beside the parse it guards.
+#[test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+fn bench_the_json_shape_check() {
+    use rehome::http::body::parse_object;
+    let photo = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&vec![7u8; MAX - 1])})).unwrap();
+    let bomb = key_bomb(1_160_000);
+    let runs = 20;
+    let time = |f: &dyn Fn()| {
+        let started = Instant::now();
+        for _ in 0..runs {
+            f();
+        }
+        started.elapsed() / runs
+    };
+    let parse = time(&|| {
+        let _: serde_json::Value = serde_json::from_slice(&photo).unwrap();
+    });
+    let checked = time(&|| assert!(parse_object(&photo).is_ok()));
+    let refused = time(&|| assert!(parse_object(&bomb).is_err()));
+    let unbounded = time(&|| {
+        let _: serde_json::Value = serde_json::from_slice(&bomb).unwrap();
+    });
+    println!(
+        "{}-byte photo body: parse alone {parse:?}, shape check and parse {checked:?}; {}-byte key bomb: refused in {refused:?}, parsed whole in {unbounded:?}",
+        photo.len(),
+        bomb.len()
+    );
+}
