@@ -10,17 +10,22 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::auth::KeyCache;
+use crate::http::body::LargeBodies;
 use crate::http::idempotency::IdempotencyLog;
 use crate::http::serve::ConnectionLimits;
 use crate::jobs::{
     Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
 };
 use crate::limit::Limiter;
+use crate::media::pool::DecodePool;
 use crate::media::{self, MediaStore};
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
 use crate::usecases::people::password_pool::PasswordPool;
 use crate::usecases::Core;
+
+/// How long an upload waits for its decode to have room before it is answered 503.
+const UPLOAD_DECODE_WAIT: Duration = Duration::from_secs(10);
 
 /// What every handler can reach: the use cases' core, and what only the HTTP edge needs
 /// (key verification and the rate limiter).
@@ -30,6 +35,10 @@ pub struct Shared {
     pub limiter: Limiter,
     /// Writes the `Idempotency-Key` claims and answers of concurrent requests together.
     pub idempotency: IdempotencyLog,
+    /// The places of request bodies over 1 MiB being read and parsed.
+    pub large_bodies: LargeBodies,
+    /// The image decodes in flight, with their memory budget (uploads and the photo jobs).
+    pub decodes: DecodePool,
 }
 
 impl Deref for Shared {
@@ -56,6 +65,12 @@ impl AppState {
         let limiter = Limiter::for_store(&store);
         let idempotency = IdempotencyLog::new(store.clone());
         let passwords = PasswordPool::new(config.password_workers);
+        let large_bodies = LargeBodies::new(config.large_bodies);
+        let decodes = DecodePool::new(
+            config.image_decodes(),
+            config.image_decode_memory_mb.saturating_mul(1024 * 1024),
+            UPLOAD_DECODE_WAIT,
+        );
         let core = Core {
             config,
             store,
@@ -66,7 +81,7 @@ impl AppState {
             mail: MailJobs::default(),
             passwords,
         };
-        Self(Arc::new(Shared { core, keys, limiter, idempotency }))
+        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes }))
     }
 }
 
@@ -129,6 +144,7 @@ impl Server {
         let limits = ConnectionLimits {
             header_timeout: Duration::from_millis(config.header_timeout_ms),
             max_connections: config.max_connections,
+            max_connections_per_address: config.max_connections_per_address,
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
         };
@@ -220,12 +236,19 @@ impl Server {
             return Ok(Vec::new());
         }
         let poll = Duration::from_millis(state.config.photo_poll_ms);
-        let thumbnails = ThumbnailWorker::new(state.store.clone(), state.media.clone(), state.photo_jobs.clone(), poll);
+        let thumbnails = ThumbnailWorker::new(
+            state.store.clone(),
+            state.media.clone(),
+            state.photo_jobs.clone(),
+            poll,
+            state.decodes.clone(),
+        );
         let imports = ImportWorker::new(
             state.store.clone(),
             state.media.clone(),
             state.photo_jobs.clone(),
             ImportSettings::from_config(&state.config),
+            state.decodes.clone(),
         )
         .context("cannot build the image import HTTP client")?;
         Ok(vec![thumbnails.spawn(stop.clone()), imports.spawn(stop.clone())])

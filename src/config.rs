@@ -20,6 +20,12 @@ pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 15_000;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 2_048;
 pub const DEFAULT_BODY_MIN_RATE: u64 = 1_024;
 pub const DEFAULT_BODY_GRACE_MS: u64 = 10_000;
+/// An eighth of the connection ceiling: a host never holds more than that.
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
+/// Eight bodies of up to 15 MiB: 120 MiB at most held by large bodies.
+pub const DEFAULT_LARGE_BODIES: usize = 8;
+/// A 40-megapixel RGBA picture decodes to 160 MB: one such beside a few phone photos.
+pub const DEFAULT_IMAGE_DECODE_MEMORY_MB: u64 = 256;
 pub const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 5_000;
 pub const DEFAULT_WEBHOOK_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_WEBHOOK_RETRY_WINDOW_S: u64 = 24 * 60 * 60;
@@ -140,6 +146,27 @@ pub struct Config {
     /// Time a body may take before the minimum rate applies, in ms.
     #[arg(long, env = "REHOME_BODY_GRACE_MS", default_value_t = DEFAULT_BODY_GRACE_MS)]
     pub body_grace_ms: u64,
+
+    /// Connections one client address (an IPv6 /64) may hold at once; more are answered
+    /// 503 `server_busy` and closed. 0 for no ceiling per address: behind a reverse proxy
+    /// every connection comes from the proxy's address.
+    #[arg(long, env = "REHOME_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    pub max_connections_per_address: usize,
+
+    /// Request bodies over 1 MiB read and parsed at once; another waits up to 5 s for a
+    /// place, then is answered 503 `server_busy`.
+    #[arg(long, env = "REHOME_LARGE_BODIES", default_value_t = DEFAULT_LARGE_BODIES)]
+    pub large_bodies: usize,
+
+    /// Images decoded at once (uploads, imports, thumbnails); default the number of cores.
+    #[arg(long, env = "REHOME_IMAGE_DECODES")]
+    pub image_decodes: Option<usize>,
+
+    /// Memory, in MiB, the image decodes in flight may hold between them (each is charged
+    /// its estimate from the image's header); an upload waits up to 10 s for room, then is
+    /// answered 503 `server_busy`.
+    #[arg(long, env = "REHOME_IMAGE_DECODE_MEMORY_MB", default_value_t = DEFAULT_IMAGE_DECODE_MEMORY_MB)]
+    pub image_decode_memory_mb: u64,
 
     /// Accept `http://` webhook URLs (local testing only); otherwise `https://` is required.
     #[arg(long, env = "REHOME_WEBHOOK_ALLOW_HTTP")]
@@ -318,6 +345,10 @@ impl Default for Config {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_min_rate: DEFAULT_BODY_MIN_RATE,
             body_grace_ms: DEFAULT_BODY_GRACE_MS,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+            large_bodies: DEFAULT_LARGE_BODIES,
+            image_decodes: None,
+            image_decode_memory_mb: DEFAULT_IMAGE_DECODE_MEMORY_MB,
             webhook_allow_http: false,
             webhook_timeout_ms: DEFAULT_WEBHOOK_TIMEOUT_MS,
             webhook_retry_base_ms: DEFAULT_WEBHOOK_RETRY_BASE_MS,
@@ -393,6 +424,7 @@ impl Config {
                  REHOME_BODY_MIN_RATE 1 to 1073741824 and REHOME_BODY_GRACE_MS 100 to 3600000"
             );
         }
+        self.check_edge()?;
         self.check_s3()?;
         self.check_mail()?;
         if !(1..=604_800).contains(&self.idempotency_ttl_s) {
@@ -413,6 +445,28 @@ impl Config {
         self.marketplace_url = Some(market);
         self.media_public_url = Some(media);
         Ok(self)
+    }
+
+    /// The bounds of the edge beyond the connection limits above.
+    fn check_edge(&self) -> anyhow::Result<()> {
+        if self.max_connections_per_address > 1_000_000 {
+            bail!("REHOME_MAX_CONNECTIONS_PER_ADDRESS must be 0 (no ceiling) to 1000000");
+        }
+        if !(1..=10_000).contains(&self.large_bodies)
+            || self.image_decodes.is_some_and(|n| !(1..=1_024).contains(&n))
+            || !(16..=1_048_576).contains(&self.image_decode_memory_mb)
+        {
+            bail!(
+                "REHOME_LARGE_BODIES must be 1 to 10000, REHOME_IMAGE_DECODES 1 to 1024 and \
+                 REHOME_IMAGE_DECODE_MEMORY_MB 16 to 1048576"
+            );
+        }
+        Ok(())
+    }
+
+    /// Images decoded at once: `REHOME_IMAGE_DECODES`, or the number of cores.
+    pub fn image_decodes(&self) -> usize {
+        self.image_decodes.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
     }
 
     /// The settings of the `s3` media store, when it is chosen.

@@ -1,26 +1,54 @@
 //! Request bodies: JSON objects read with our own errors, so that even a syntax error or an
 //! oversized body answers in the `{code, message}` shape.
+//!
+//! Two bounds keep a body from costing more than it weighs:
+//! - **Its shape**, checked on the bytes before any value is built: more keys and items
+//!   than [`MAX_JSON_MEMBERS`] or nesting deeper than [`MAX_JSON_DEPTH`] is refused at once
+//!   (a 14 MB body of a million one-letter keys used to build a 300 MB map first). No body
+//!   of the API comes near either: the largest, a listing with every list full, holds
+//!   about 200 keys and items, three levels deep.
+//! - **Large bodies at once**: a body over [`LARGE_BODY_BYTES`] is read and parsed only
+//!   while it holds one of a few places ([`LargeBodies`]); when none frees up within
+//!   [`LARGE_BODY_WAIT`] it is answered `503 server_busy` with `Retry-After`.
 
-use axum::body::Bytes;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::HttpBody;
 use axum::extract::{FromRequest, Request};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::app::AppState;
 use crate::error::ApiError;
 use crate::http::serve::BodyTooSlow;
+
+/// Most keys and array items, counted together at every level, a JSON body may hold: fifty
+/// times the largest body of the API, and few enough that building them costs well under a
+/// millisecond.
+pub const MAX_JSON_MEMBERS: usize = 10_000;
+/// Deepest nesting of objects and arrays in a JSON body (the API's deepest is 3).
+pub const MAX_JSON_DEPTH: usize = 32;
+/// A body over this size is large: it is read and parsed only while it holds a place.
+pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
+/// How long a large body waits for a place before it is answered 503.
+pub const LARGE_BODY_WAIT: Duration = Duration::from_secs(5);
 
 /// A request body that is a JSON object. Fields are parsed by each resource, which reports
 /// every bad field at once as `validation_failed`.
 #[derive(Debug, Clone)]
 pub struct JsonObject(pub Map<String, Value>);
 
-impl<S: Send + Sync> FromRequest<S> for JsonObject {
-    type Rejection = ApiError;
+impl FromRequest<AppState> for JsonObject {
+    type Rejection = Response;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        check_json_content_type(&request)?;
-        let bytes = read_bytes(request, state).await?;
-        parse_object(&bytes).map(JsonObject)
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Response> {
+        check_json_content_type(&request).map_err(IntoResponse::into_response)?;
+        let body = read_body(request, state).await?;
+        parse_object(&body.bytes).map(JsonObject).map_err(IntoResponse::into_response)
     }
 }
 
@@ -29,29 +57,85 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 #[derive(Debug, Clone)]
 pub struct OptionalJsonObject(pub Map<String, Value>);
 
-impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
-    type Rejection = ApiError;
+impl FromRequest<AppState> for OptionalJsonObject {
+    type Rejection = Response;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Response> {
         let content_type = check_json_content_type(&request);
-        let bytes = read_bytes(request, state).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        let body = read_body(request, state).await?;
+        if body.bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self(Map::new()));
         }
-        content_type?;
-        parse_object(&bytes).map(Self)
+        content_type.map_err(IntoResponse::into_response)?;
+        parse_object(&body.bytes).map(Self).map_err(IntoResponse::into_response)
     }
 }
 
-/// The whole body, within the server's size limit.
-async fn read_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
-    Bytes::from_request(request, state).await.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            payload_too_large()
-        } else {
-            unreadable(&rejection)
+/// The places of large bodies: how many may be read and parsed at once.
+#[derive(Debug, Clone)]
+pub struct LargeBodies(Arc<Semaphore>);
+
+impl LargeBodies {
+    pub fn new(at_once: usize) -> Self {
+        Self(Arc::new(Semaphore::new(at_once.max(1))))
+    }
+
+    /// A place, or `None` when none frees up within [`LARGE_BODY_WAIT`].
+    async fn enter(&self) -> Option<OwnedSemaphorePermit> {
+        tokio::time::timeout(LARGE_BODY_WAIT, self.0.clone().acquire_owned()).await.ok()?.ok()
+    }
+}
+
+/// A whole request body; a large one keeps its place until this is dropped (after it is
+/// parsed).
+pub struct ReadBody {
+    pub bytes: Vec<u8>,
+    _place: Option<OwnedSemaphorePermit>,
+}
+
+/// Reads the whole body, within the server's size limit, into one buffer sized from
+/// `Content-Length` (no collect-then-copy). A body announced or found to be over
+/// [`LARGE_BODY_BYTES`] first takes a place among the large bodies, or is answered 503.
+pub async fn read_body(request: Request, state: &AppState) -> Result<ReadBody, Response> {
+    let limit = state.config.max_body_bytes;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(payload_too_large().into_response());
+    }
+    let mut place = None;
+    if declared.is_some_and(|n| n > LARGE_BODY_BYTES) {
+        place = Some(state.large_bodies.enter().await.ok_or_else(large_bodies_busy)?);
+    }
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0).min(limit));
+    let mut stream = request.into_body();
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| unreadable(&e).into_response())?;
+        let Ok(data) = frame.into_data() else { continue };
+        if bytes.len() + data.len() > limit {
+            return Err(payload_too_large().into_response());
         }
-    })
+        if place.is_none() && bytes.len() + data.len() > LARGE_BODY_BYTES {
+            place = Some(state.large_bodies.enter().await.ok_or_else(large_bodies_busy)?);
+        }
+        bytes.extend_from_slice(&data);
+    }
+    Ok(ReadBody { bytes, _place: place })
+}
+
+/// `503 server_busy` with `Retry-After: 1`: the large bodies' places are all taken.
+fn large_bodies_busy() -> Response {
+    busy("The server is reading as many large request bodies as it takes at once; retry in a moment.")
+}
+
+/// `503 server_busy` with `Retry-After: 1`, and `message`.
+pub fn busy(message: &'static str) -> Response {
+    let mut response = ApiError::client(StatusCode::SERVICE_UNAVAILABLE, "server_busy", message).into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// Why a body could not be read: it arrived too slowly (408 `request_timeout`), or it broke
@@ -97,8 +181,10 @@ pub fn check_json_content_type(request: &Request) -> Result<(), ApiError> {
     }
 }
 
-/// Parses bytes that must hold one JSON object.
+/// Parses bytes that must hold one JSON object, within [`MAX_JSON_MEMBERS`] and
+/// [`MAX_JSON_DEPTH`].
 pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    check_shape(bytes)?;
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::invalid_body("The request body must be a JSON object.")),
@@ -111,6 +197,55 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
             e.column()
         ))),
     }
+}
+
+/// Refuses JSON text holding more keys and items than [`MAX_JSON_MEMBERS`] or nesting
+/// deeper than [`MAX_JSON_DEPTH`], from its bytes alone, stopping where it passes the bound.
+/// Keys and items are counted from above: each comma and each opening bracket outside
+/// strings may start one. Strings are skipped with `memchr` (a 14 MB photo in base64 is
+/// passed over in about a millisecond). Text that is not JSON may be miscounted; the parser
+/// then refuses it anyway.
+fn check_shape(bytes: &[u8]) -> Result<(), ApiError> {
+    let (mut depth, mut members, mut at) = (0usize, 0usize, 0usize);
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                at += 1;
+                // To the closing quote, stepping over escapes (`\"` included).
+                loop {
+                    let Some(found) = bytes.get(at..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) else {
+                        return Ok(());
+                    };
+                    at += found;
+                    if bytes[at] == b'"' {
+                        break;
+                    }
+                    at += 2;
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                members += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(ApiError::invalid_body(format!(
+                        "The request body nests objects and arrays more than {MAX_JSON_DEPTH} deep; no body of this API \
+                         nests more than 3."
+                    )));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => members += 1,
+            _ => {}
+        }
+        if members > MAX_JSON_MEMBERS {
+            return Err(ApiError::invalid_body(format!(
+                "The request body holds more than {MAX_JSON_MEMBERS} keys and array items; no body of this API \
+                 holds more than a few hundred."
+            )));
+        }
+        at += 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -132,5 +267,36 @@ mod tests {
         assert_eq!(code(parse_object(b"null")), "invalid_body");
         assert_eq!(code(parse_object(b"{\"a\": ")), "invalid_body");
         assert_eq!(code(parse_object(b"")), "invalid_body");
+    }
+
+    fn message(result: Result<Map<String, Value>, ApiError>) -> String {
+        match result {
+            Err(ApiError::Client { message, .. }) => message.into_owned(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn too_many_keys_or_items_are_refused_before_parsing() {
+        let keys = |n: usize| {
+            let members: Vec<String> = (0..n).map(|i| format!("\"k{i}\":1")).collect();
+            format!("{{{}}}", members.join(","))
+        };
+        assert!(parse_object(keys(MAX_JSON_MEMBERS - 1).as_bytes()).is_ok());
+        let refused = message(parse_object(keys(MAX_JSON_MEMBERS + 1).as_bytes()));
+        assert!(refused.contains("more than 10000 keys and array items"), "{refused}");
+        let items = format!("{{\"ids\":[{}]}}", vec!["1"; MAX_JSON_MEMBERS + 1].join(","));
+        assert!(message(parse_object(items.as_bytes())).contains("keys and array items"));
+        // Commas and brackets inside strings, escaped quotes included, are text.
+        let text = format!("{{\"a\":\"{}\\\"{}\"}}", ",[{".repeat(20_000), ",".repeat(20_000));
+        assert!(parse_object(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_bound_is_refused() {
+        let nested = |depth: usize| format!("{{\"a\":{}1{}}}", "[".repeat(depth - 1), "]".repeat(depth - 1));
+        assert!(parse_object(nested(MAX_JSON_DEPTH).as_bytes()).is_ok());
+        let refused = message(parse_object(nested(MAX_JSON_DEPTH + 1).as_bytes()));
+        assert!(refused.contains("more than 32 deep"), "{refused}");
     }
 }

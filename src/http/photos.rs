@@ -2,9 +2,8 @@
 //! media route `GET /media/{name}` (outside `/v1`: photo URLs are public, no key needed).
 
 use std::borrow::Cow;
-use std::pin::Pin;
 
-use axum::body::{Body, HttpBody};
+use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -23,6 +22,7 @@ use crate::http::auth::Caller;
 use crate::http::body;
 use crate::http::Json;
 use crate::media::base64::{self, DecodeError};
+use crate::media::pool;
 use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
 use crate::store::PhotoRecord;
 use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
@@ -116,35 +116,16 @@ fn render(photo: &PhotoRecord, media_url: &str) -> PhotoResult {
 
 /// The raw body of an upload, read into one buffer sized from `Content-Length` (no
 /// collect-then-copy), then parsed borrowing the base64 text from it: a 10 MiB photo is
-/// held as its request body and its decoded bytes, nothing more.
-pub struct UploadBytes(Vec<u8>);
+/// held as its request body and its decoded bytes, nothing more. Being large, it holds one
+/// of the large bodies' places until it is decoded ([`body::read_body`]).
+pub struct UploadBytes(body::ReadBody);
 
 impl FromRequest<AppState> for UploadBytes {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        body::check_json_content_type(&request)?;
-        let limit = state.config.max_body_bytes;
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|n| n > limit) {
-            return Err(body::payload_too_large());
-        }
-        let mut buffer = Vec::with_capacity(declared.unwrap_or(64 * 1024));
-        let mut stream = request.into_body();
-        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_frame(cx)).await {
-            let frame = frame.map_err(|e| body::unreadable(&e))?;
-            if let Ok(data) = frame.into_data() {
-                if buffer.len() + data.len() > limit {
-                    return Err(body::payload_too_large());
-                }
-                buffer.extend_from_slice(&data);
-            }
-        }
-        Ok(UploadBytes(buffer))
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Response> {
+        body::check_json_content_type(&request).map_err(IntoResponse::into_response)?;
+        body::read_body(request, state).await.map(UploadBytes)
     }
 }
 
@@ -220,18 +201,34 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
         (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object), or `validation_failed` (`filename_invalid`, `<field>_unknown`)", body = ErrorBody),
         (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more, or over 40 megapixels by its header: never decoded), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
         (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 503, description = "`server_busy` (with `Retry-After`): too many large bodies or image decodes at once; send it again", body = ErrorBody),
     )
 )]
 pub async fn upload_photo(
     caller: Caller,
     State(state): State<AppState>,
     UploadBytes(raw): UploadBytes,
-) -> ApiResult<(StatusCode, Json<PhotoResult>)> {
-    let upload = tokio::task::spawn_blocking(move || decode_upload(&raw))
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")))??;
-    let photo = photos::upload(&state.core, &caller.actor, upload).await?;
+) -> Result<(StatusCode, Json<PhotoResult>), Response> {
+    // The body (and its large body's place) is let go once it is decoded.
+    let decoded = tokio::task::spawn_blocking(move || {
+        decode_upload(&raw.bytes).map(|upload| (pool::cleaning_cost(&upload.bytes), upload))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")).into_response())?;
+    let (cost, upload) = decoded.map_err(IntoResponse::into_response)?;
+    // An image refused by its header is refused without a decode, and needs no room.
+    let _decoding = match cost {
+        Some(cost) => Some(state.decodes.admit(cost).await.map_err(|_| decodes_busy())?),
+        None => None,
+    };
+    let photo =
+        photos::upload(&state.core, &caller.actor, upload).await.map_err(|e| ApiError::from(e).into_response())?;
     Ok((StatusCode::CREATED, Json(render(&photo, state.config.media_url()))))
+}
+
+/// `503 server_busy`: the image decodes' memory stayed taken for the whole wait.
+fn decodes_busy() -> Response {
+    body::busy("The server is decoding as many images as its memory allows; retry in a moment.")
 }
 
 impl From<UploadPhotoError> for ApiError {

@@ -13,15 +13,18 @@
 //! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
 //!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
 //! - **Connections**: past the ceiling a new connection is answered `503
-//!   server_busy` at once and closed, rather than queued.
+//!   server_busy` at once and closed, rather than queued. One client address may hold
+//!   only so many of them (IPv6: one /64, what one host is given), so a single host
+//!   cannot take every slot; the count is taken on accept and given back on close.
 //! - **Shutdown**: the listener closes, idle connections close, requests in flight finish.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -46,6 +49,9 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Connections served at once; more are refused with 503.
     pub max_connections: usize,
+    /// Connections one client address (an IPv6 /64) may hold at once; more are refused
+    /// with 503. 0: no ceiling per address (behind a proxy every client has its address).
+    pub max_connections_per_address: usize,
     /// Lowest average rate a body may arrive at, once the grace period is over.
     pub body_min_bytes_per_sec: u64,
     pub body_grace: Duration,
@@ -80,6 +86,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let per_address = PerAddress::new(limits.max_connections_per_address);
     let (closing, closed) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -98,6 +105,11 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         while connections.try_join_next().is_some() {}
+        // The address's count first: a host at its ceiling takes none of the others' slots.
+        let Some(address_slot) = per_address.take(peer.ip()) else {
+            connections.spawn(refuse(stream));
+            continue;
+        };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             connections.spawn(refuse(stream));
             continue;
@@ -105,7 +117,7 @@ pub async fn serve(
         let (app, closed) = (app.clone(), closed.clone());
         connections.spawn(async move {
             serve_connection(stream, peer, app, limits, closed).await;
-            drop(permit);
+            drop((permit, address_slot));
         });
     }
     drop(listener);
@@ -170,6 +182,69 @@ async fn serve_connection(
     match ended {
         Some(result) => log_end(result),
         None => tracing::debug!("connection closed: no request head within the header timeout"),
+    }
+}
+
+/// The connections open per client address. Taken and given back only here (the accept
+/// loop takes, a connection's end gives back), under one lock held for a map lookup: no
+/// two connections can both take an address's last slot.
+struct PerAddress {
+    limit: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    /// A `limit` of 0 counts nothing: there is no ceiling per address.
+    fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self { limit, open: Mutex::new(HashMap::new()) })
+    }
+
+    /// Counts a connection from `ip`, unless its address already holds the most it may.
+    fn take(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        if self.limit == 0 {
+            return Some(AddressSlot(None));
+        }
+        let table = self;
+        let key = address_key(ip);
+        let mut open = table.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = open.entry(key).or_insert(0);
+        if *count >= table.limit {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot(Some((table.clone(), key))))
+    }
+}
+
+/// One connection's place in its address's count, given back when dropped.
+struct AddressSlot(Option<(Arc<PerAddress>, IpAddr)>);
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let Some((table, key)) = self.0.take() else {
+            return;
+        };
+        let mut open = table.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(count) = open.get_mut(&key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&key);
+            }
+        }
+    }
+}
+
+/// What connections are counted under: an IPv4 address (also when it reaches an IPv6
+/// socket as `::ffff:a.b.c.d`), or an IPv6 address's /64. A host is normally given a whole
+/// /64 and may use any address in it (privacy addresses change daily), so counting single
+/// IPv6 addresses would let one host open its ceiling again and again.
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(Ipv6Addr::from(prefix))
+        }
+        v4 => v4,
     }
 }
 
@@ -379,6 +454,30 @@ mod tests {
     fn watch(activity: &Arc<Activity>) -> tokio::task::JoinHandle<()> {
         let activity = activity.clone();
         tokio::spawn(async move { header_watchdog(&activity, TIMEOUT).await })
+    }
+
+    #[test]
+    fn connections_are_counted_per_ipv4_address_and_per_ipv6_slash_64() {
+        let key = |text: &str| address_key(text.parse().unwrap()).to_string();
+        assert_eq!(key("203.0.113.7"), "203.0.113.7");
+        assert_eq!(key("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+    }
+
+    #[test]
+    fn an_address_holds_at_most_its_ceiling_and_closing_gives_a_slot_back() {
+        let table = PerAddress::new(2);
+        let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let first = table.take(a).unwrap();
+        let _second = table.take(a).unwrap();
+        assert!(table.take(a).is_none(), "the third from one address is refused");
+        assert!(table.take(b).is_some(), "another address is not");
+        drop(first);
+        assert!(table.take(a).is_some(), "a closed connection's slot is given back");
+        let unlimited = PerAddress::new(0);
+        assert!((0..10_000).all(|_| unlimited.take(a).is_some()));
     }
 
     #[tokio::test(start_paused = true)]

@@ -19,6 +19,7 @@ use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
 use crate::config::Config;
 use crate::domain::listing::PhotoSource;
 use crate::media::original::{self, Refusal};
+use crate::media::pool::{self, DecodePool};
 use crate::media::{sanitize_filename, sniff, ImageKind, MediaName, MediaStore, MAX_IMAGE_BYTES};
 use crate::net::{refusal, ClientSettings, Outbound, Redirects, Refused};
 use crate::store::{ClaimedImport, NewPhoto, Store};
@@ -97,6 +98,7 @@ pub struct ImportWorker {
     outbound: Outbound,
     settings: ImportSettings,
     owner: String,
+    decodes: DecodePool,
 }
 
 impl ImportWorker {
@@ -105,6 +107,7 @@ impl ImportWorker {
         media: Arc<dyn MediaStore>,
         jobs: PhotoJobs,
         settings: ImportSettings,
+        decodes: DecodePool,
     ) -> Result<Self, reqwest::Error> {
         let outbound = Outbound::new(ClientSettings {
             user_agent: USER_AGENT.to_owned(),
@@ -114,7 +117,7 @@ impl ImportWorker {
             allow_private_network: settings.allow_private_network,
         })?;
         let owner = format!("imports-{}", uuid::Uuid::new_v4().simple());
-        Ok(Self { store, media, jobs, outbound, settings, owner })
+        Ok(Self { store, media, jobs, outbound, settings, owner, decodes })
     }
 
     pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -176,6 +179,14 @@ impl ImportWorker {
     /// Stores a fetched image, cleaned as an upload is ([`original::prepare`]: decoded,
     /// upright, re-encoded without metadata), and records it as the listing's photo.
     async fn keep(&self, import: &ClaimedImport, fetched: Fetched) -> Result<(), ImportFailure> {
+        // Within the lease, which also covers the fetch.
+        let wait = self.settings.timeout.min(Duration::from_secs(60));
+        let _decoding = match pool::cleaning_cost(&fetched.bytes) {
+            Some(cost) => {
+                Some(self.decodes.admit_within(cost, wait).await.map_err(|_| ImportFailure::passing("server_busy"))?)
+            }
+            None => None,
+        };
         let prepared = tokio::task::spawn_blocking(move || original::prepare(&fetched.bytes)).await.map_err(|e| {
             tracing::error!(error = %e, "preparing an imported image failed");
             ImportFailure::passing("storage_failed")

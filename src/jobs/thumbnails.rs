@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
+use crate::media::pool::{self, DecodePool};
 use crate::media::{thumbnail, ImageKind, MediaName, MediaStore, Rendition};
 use crate::store::{ClaimedThumbnail, Store, THUMBNAIL_ATTEMPTS};
 
@@ -21,6 +22,9 @@ const CONCURRENCY: i64 = 2;
 const LEASE: TimeDelta = TimeDelta::minutes(5);
 /// Gap before retrying after a storage error, times the attempts so far.
 const RETRY_GAP: TimeDelta = TimeDelta::seconds(10);
+/// How long a photo waits for room among the image decodes before the attempt is retried
+/// later: well within the lease.
+const DECODE_WAIT: Duration = Duration::from_secs(120);
 
 pub struct ThumbnailWorker {
     store: Store,
@@ -28,6 +32,7 @@ pub struct ThumbnailWorker {
     jobs: PhotoJobs,
     poll: Duration,
     owner: String,
+    decodes: DecodePool,
 }
 
 /// How one photo's attempt ended.
@@ -43,9 +48,9 @@ enum Outcome {
 }
 
 impl ThumbnailWorker {
-    pub fn new(store: Store, media: Arc<dyn MediaStore>, jobs: PhotoJobs, poll: Duration) -> Self {
+    pub fn new(store: Store, media: Arc<dyn MediaStore>, jobs: PhotoJobs, poll: Duration, decodes: DecodePool) -> Self {
         let owner = format!("thumbnails-{}", uuid::Uuid::new_v4().simple());
-        Self { store, media, jobs, poll, owner }
+        Self { store, media, jobs, poll, owner, decodes }
     }
 
     pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -92,6 +97,14 @@ impl ThumbnailWorker {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Outcome::Undecodable("the original is missing from the media store".to_owned()),
             Err(e) => return Outcome::Failed(format!("cannot read the original: {e}")),
+        };
+        // An image whose header does not parse fails in `make` without a decode.
+        let _decoding = match pool::thumbnail_cost(&original) {
+            Some(cost) => match self.decodes.admit_within(cost, DECODE_WAIT).await {
+                Ok(permit) => Some(permit),
+                Err(busy) => return Outcome::Failed(busy.to_string()),
+            },
+            None => None,
         };
         let made = tokio::task::spawn_blocking(move || thumbnail::make(&original, kind)).await;
         let thumbs = match made {

@@ -7,6 +7,7 @@
 pub mod base64;
 mod fs;
 pub mod original;
+pub mod pool;
 mod s3;
 pub mod sniff;
 pub mod thumbnail;

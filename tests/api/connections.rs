@@ -197,3 +197,69 @@ async fn shutdown_closes_idle_connections_and_answers_the_request_in_progress() 
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
     tokio::time::timeout(Duration::from_secs(5), stopping).await.expect("the server stops").unwrap();
 }
+
+/// A connection to the app from the loopback address `from` (all of 127/8 is local on
+/// Linux), which the server sees as the client's address.
+async fn connect_from(app: &TestApp, from: [u8; 4]) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::from((from, 0))).unwrap();
+    socket.connect(app.addr).await.unwrap()
+}
+
+/// A host holding half-sent heads on every connection it may open takes no other host's
+/// slots: a second address is served meanwhile, and the hog's next connection is refused.
+#[tokio::test]
+async fn one_address_cannot_hold_every_connection_slot() {
+    let app = spawn_app_with(|c| {
+        c.max_connections = 100;
+        c.max_connections_per_address = 20;
+        c.header_timeout_ms = 20_000;
+    })
+    .await;
+    let mut hog = Vec::new();
+    for _ in 0..150 {
+        let mut stream = connect_from(&app, [127, 0, 0, 1]).await;
+        // A refused connection may already be closed: the write then fails, which is fine.
+        let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\nX-Slow: ").await;
+        hog.push(stream);
+    }
+    let mut other = connect_from(&app, [127, 0, 0, 2]).await;
+    let answer = healthz_status(&mut other).await.expect("another address is answered");
+    assert_eq!(&answer, b"HTTP/1.1 200", "another address is served while the hog holds its slots");
+    let mut more = connect_from(&app, [127, 0, 0, 1]).await;
+    let answer = until_closed(&mut more, Duration::from_secs(10)).await.expect("answered and closed");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("retry-after: 1") && answer.contains(r#""code":"server_busy""#), "{answer}");
+    drop(hog);
+    app.stop().await;
+}
+
+/// Connections that arrive together from one address are counted one by one as they are
+/// accepted: of `N + 50` at once, exactly `N` are served and the rest refused.
+#[tokio::test]
+async fn a_burst_from_one_address_gets_at_most_its_ceiling() {
+    const CEILING: usize = 30;
+    let app = spawn_app_with(|c| {
+        c.max_connections_per_address = CEILING;
+        c.header_timeout_ms = 20_000;
+    })
+    .await;
+    let connects = (0..CEILING + 50).map(|_| connect_from(&app, [127, 0, 0, 3]));
+    let streams = futures_util::future::join_all(connects).await;
+    // The accepted connections stay open (nothing was sent: the head's timeout is long);
+    // the refused ones are answered 503 and closed at once.
+    let outcomes = streams.into_iter().map(|mut stream| async move {
+        let mut first = [0u8; 12];
+        match tokio::time::timeout(Duration::from_secs(2), stream.read_exact(&mut first)).await {
+            Ok(Ok(_)) => first.to_vec(),
+            // Nothing yet: an accepted connection is served when it asks.
+            Err(_) => healthz_status(&mut stream).await.map(|s| s.to_vec()).unwrap_or_default(),
+            Ok(Err(_)) => Vec::new(),
+        }
+    });
+    let outcomes = futures_util::future::join_all(outcomes).await;
+    let served = outcomes.iter().filter(|o| o.as_slice() == b"HTTP/1.1 200").count();
+    let refused = outcomes.iter().filter(|o| o.as_slice() == b"HTTP/1.1 503").count();
+    assert_eq!((served, refused), (CEILING, 50), "{outcomes:?}");
+    app.stop().await;
+}

@@ -1,4 +1,7 @@
-use crate::helpers::{assert_error, on_postgres, spawn_app};
+use serde_json::json;
+
+use crate::helpers::{assert_error, json, on_postgres, spawn_app, spawn_app_with};
+use crate::photos::process::Process;
 
 const OPTIONS: &str = "/v1/listings/options";
 
@@ -108,4 +111,143 @@ async fn a_spoofed_forwarded_for_header_does_not_change_the_quota() {
         assert_eq!(response.status(), 401);
     }
     assert_eq!(app.get(OPTIONS, "").await.status(), 429);
+}
+
+/// `{"k0":0,"k1":0,…}` with `keys` keys: about 12 bytes a key.
+fn key_bomb(keys: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(keys * 12 + 2);
+    body.push(b'{');
+    for i in 0..keys {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(format!("\"k{i}\":0").as_bytes());
+    }
+    body.push(b'}');
+    body
+}
+
+/// A million small keys in 13 MB (under the 15 MiB body limit): refused from the bytes
+/// before any map is built, saying why, and nothing is created.
+#[tokio::test]
+async fn a_body_of_a_million_keys_is_refused_before_it_is_parsed() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let bomb = key_bomb(1_000_000);
+    assert!(bomb.len() < 15 * 1024 * 1024);
+    let response = app
+        .request(reqwest::Method::POST, "/v1/listings", &partner.key)
+        .header("content-type", "application/json")
+        .body(bomb)
+        .send()
+        .await
+        .unwrap();
+    let refused = assert_error(response, 400, "invalid_body").await;
+    assert!(refused["message"].as_str().unwrap().contains("more than 10000 keys and array items"), "{refused}");
+    let listings = json(app.get("/v1/listings", &partner.key).await).await;
+    assert_eq!(listings["meta"]["total"], 0, "{listings}");
+}
+
+#[tokio::test]
+async fn a_body_nested_deeper_than_any_of_ours_is_refused() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let deep = format!("{{\"title\": {}1{}}}", "[".repeat(100), "]".repeat(100));
+    let response = app
+        .request(reqwest::Method::POST, "/v1/listings", &partner.key)
+        .header("content-type", "application/json")
+        .body(deep)
+        .send()
+        .await
+        .unwrap();
+    let refused = assert_error(response, 400, "invalid_body").await;
+    assert!(refused["message"].as_str().unwrap().contains("more than 32 deep"), "{refused}");
+}
+
+/// The largest bodies the API takes are still taken: a listing with every piece of
+/// `measurements` and the longest description, and (over 1 MiB, so it holds a large
+/// body's place) a photo.
+#[tokio::test]
+async fn the_largest_legitimate_bodies_are_still_accepted() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let pieces: Vec<_> = (0..20).map(|_| json!({"type": "Footstool", "w_cm": 60, "d_cm": 60, "h_cm": 45})).collect();
+    let listing = json!({
+        "title": "Twenty footstools", "price_gbp": 120, "condition": "fair", "category": "Armchairs",
+        "faults": ["None"], "exposed_to": ["Dogs", "Cats", "Smoke"], "description": "a".repeat(20_000),
+        "measurements": pieces, "sku": "FS-20",
+    });
+    let response = app.post("/v1/listings", &partner.key, &listing).await;
+    assert_eq!(response.status(), 201, "{}", json(response).await);
+    // A noisy PNG of about 1.5 MB: 2 MB of base64.
+    let mut seed = 7u32;
+    let noisy = image::RgbImage::from_fn(800, 700, |_, _| {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        image::Rgb([(seed >> 24) as u8, (seed >> 16) as u8, (seed >> 8) as u8])
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    noisy.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let response = crate::photos::upload(&app, &partner.key, png.get_ref(), None).await;
+    assert_eq!(response.status(), 201, "{}", json(response).await);
+}
+
+/// Large bodies are read and parsed a few at a time: with one place, a second large body
+/// arriving while the first is still being sent waits, then is answered 503 with
+/// `Retry-After`; a small body is not held up.
+#[tokio::test]
+async fn large_bodies_past_their_places_are_answered_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app_with(|c| c.large_bodies = 1).await;
+    let partner = app.partner("acme").await;
+    let head = |length: usize| {
+        format!(
+            "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n",
+            partner.key
+        )
+    };
+    // Announces 2 MiB and sends a little of it: it holds the only place meanwhile.
+    let mut first = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    first.write_all(head(2 * 1024 * 1024).as_bytes()).await.unwrap();
+    first.write_all(b"{\"title\": \"").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(app.post("/v1/listings", &partner.key, &json!({})).await.status(), 400, "small bodies pass");
+    // The second announces 2 MiB too; it is answered from its head, before any of it is read.
+    let mut second = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    second.write_all(head(2 * 1024 * 1024).as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = second.read(&mut buffer).await {
+            answer.extend_from_slice(&buffer[..n]);
+            if answer.ends_with(b"}") {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "answered");
+    let answer = String::from_utf8_lossy(&answer).to_lowercase();
+    assert!(answer.starts_with("http/1.1 503") && answer.contains("retry-after: 1"), "{answer}");
+    assert!(answer.contains(r#""code":"server_busy""#) && answer.contains("large request bodies"), "{answer}");
+    drop(first);
+}
+
+/// The server's peak memory (its own process) while eight key bombs arrive at once stays
+/// near what their bytes weigh: each used to build a map of about 300 MB.
+#[tokio::test]
+async fn key_bombs_at_once_cost_about_their_bytes_in_memory() {
+    let server = Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true")]).await;
+    let bomb = key_bomb(1_000_000);
+    let (_, peak_before) = server.memory_kib();
+    let sends = (0..8).map(|_| server.post("/v1/listings", bomb.clone()));
+    let answers = futures_util::future::join_all(sends).await;
+    let (_, peak) = server.memory_kib();
+    let grown_mib = peak.saturating_sub(peak_before) / 1024;
+    println!("eight 1M-key bombs ({} bytes each): peak grew {grown_mib} MiB", bomb.len());
+    // Eight bodies of 12 MB read at once are 100 MB; one parsed map was 300 MB.
+    assert!(grown_mib < 200, "peak grew {grown_mib} MiB");
+    for (status, answer) in answers {
+        assert_eq!((status, answer["code"].as_str()), (400, Some("invalid_body")), "{answer}");
+    }
 }

@@ -188,3 +188,180 @@ fn bench_thumbnails_of_a_twelve_megapixel_jpeg() {
         (make.as_secs_f64() / decode.as_secs_f64() - 1.0) * 100.0
     );
 }
+
+/// `{"k0":0,…}`: about 12 bytes a key.
+fn key_bomb(keys: usize) -> Vec<u8> {
+    let members: Vec<String> = (0..keys).map(|i| format!("\"k{i}\":0")).collect();
+    format!("{{{}}}", members.join(",")).into_bytes()
+}
+
+fn mib_over(peak: u64, before: u64) -> u64 {
+    peak.saturating_sub(before) / 1024
+}
+
+/// The figures of issue 35 (items 5 and 7) for `docs/performance.md`, each on a fresh
+/// server process; `REHOME_BENCH_BIN` names another build's binary to compare.
+#[tokio::test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+async fn bench_key_bombs_and_costly_pictures() {
+    use super::process::Process;
+    let paused = [("REHOME_PHOTO_JOBS_PAUSED", "true")];
+    let bomb = key_bomb(1_160_000);
+    // One bomb.
+    let server = Process::start(&paused).await;
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let (status, _) = server.post("/v1/listings", bomb.clone()).await;
+    println!(
+        "one key bomb ({} bytes): {status} in {:?}, peak +{} MiB",
+        bomb.len(),
+        started.elapsed(),
+        mib_over(server.memory_kib().1, before)
+    );
+    drop(server);
+    // Sixteen at once, and another request's latency meanwhile.
+    let server = Process::start(&paused).await;
+    let client = reqwest::Client::new();
+    let mut quiet = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        client.get(server.url("/v1/listings")).bearer_auth(&server.key).send().await.unwrap().bytes().await.unwrap();
+        quiet.push(started.elapsed());
+    }
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let bombs = async {
+        let answers = futures_util::future::join_all((0..16).map(|_| server.post("/v1/listings", bomb.clone()))).await;
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        answers
+    };
+    // Reads for as long as the bombs are being sent and answered.
+    let reads = async {
+        let mut busy = Vec::new();
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            let started = Instant::now();
+            client
+                .get(server.url("/v1/listings"))
+                .bearer_auth(&server.key)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            busy.push(started.elapsed());
+        }
+        busy
+    };
+    let (answers, mut busy) = tokio::join!(bombs, reads);
+    let took = started.elapsed();
+    quiet.sort();
+    busy.sort();
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    println!(
+        "16 key bombs at once: {statuses:?} in {took:?}, peak +{} MiB, RSS after {} MiB; GET /v1/listings median {:?} quiet, {:?} meanwhile",
+        mib_over(server.memory_kib().1, before),
+        server.memory_kib().0 / 1024,
+        quiet[10],
+        busy[busy.len() / 2]
+    );
+    println!("  ({} reads meanwhile, slowest {:?})", busy.len(), busy[busy.len() - 1]);
+    drop(server);
+    // Six 40-megapixel PNGs at once.
+    let png = {
+        let stripes = image::RgbaImage::from_fn(6300, 6300, |x, y| {
+            if (x / 64 + y / 64) % 7 == 0 {
+                image::Rgba([200, 30, 30, 255])
+            } else {
+                image::Rgba([0, 0, 0, 0])
+            }
+        });
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgba8(stripes).write_to(&mut out, ImageFormat::Png).unwrap();
+        out.into_inner()
+    };
+    let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&png)})).unwrap();
+    let server = Process::start(&paused).await;
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let one = server.post(UPLOAD, body.clone()).await.0;
+    println!(
+        "one 6300² PNG ({} bytes): {one} in {:?}, peak +{} MiB",
+        png.len(),
+        started.elapsed(),
+        mib_over(server.memory_kib().1, before)
+    );
+    drop(server);
+    let server = Process::start(&paused).await;
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let answers = futures_util::future::join_all((0..6).map(|_| server.post(UPLOAD, body.clone()))).await;
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    println!(
+        "six 6300² PNGs at once: {statuses:?} in {:?}, peak +{} MiB",
+        started.elapsed(),
+        mib_over(server.memory_kib().1, before)
+    );
+    drop(server);
+    // A 6000² GIF of one colour.
+    let mut gif = Vec::new();
+    {
+        let mut encoder = image::codecs::gif::GifEncoder::new_with_speed(&mut gif, 30);
+        let canvas = image::RgbaImage::from_pixel(6000, 6000, image::Rgba([20, 120, 20, 255]));
+        encoder.encode_frame(image::Frame::new(canvas)).unwrap();
+    }
+    let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&gif)})).unwrap();
+    let server = Process::start(&paused).await;
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let one = server.post(UPLOAD, body.clone()).await.0;
+    println!(
+        "one 6000² GIF ({} bytes): {one} in {:?}, peak +{} MiB",
+        gif.len(),
+        started.elapsed(),
+        mib_over(server.memory_kib().1, before)
+    );
+    drop(server);
+    let server = Process::start(&paused).await;
+    let (_, before) = server.memory_kib();
+    let started = Instant::now();
+    let answers = futures_util::future::join_all((0..3).map(|_| server.post(UPLOAD, body.clone()))).await;
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    println!(
+        "three 6000² GIFs at once: {statuses:?} in {:?}, peak +{} MiB",
+        started.elapsed(),
+        mib_over(server.memory_kib().1, before)
+    );
+}
+
+/// What the JSON shape check costs where it passes (a 10 MiB photo as base64, the largest
+/// body) and where it refuses (a key bomb), beside the parse it guards.
+#[test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+fn bench_the_json_shape_check() {
+    use rehome::http::body::parse_object;
+    let photo = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&vec![7u8; MAX - 1])})).unwrap();
+    let bomb = key_bomb(1_160_000);
+    let runs = 20;
+    let time = |f: &dyn Fn()| {
+        let started = Instant::now();
+        for _ in 0..runs {
+            f();
+        }
+        started.elapsed() / runs
+    };
+    let parse = time(&|| {
+        let _: serde_json::Value = serde_json::from_slice(&photo).unwrap();
+    });
+    let checked = time(&|| assert!(parse_object(&photo).is_ok()));
+    let refused = time(&|| assert!(parse_object(&bomb).is_err()));
+    let unbounded = time(&|| {
+        let _: serde_json::Value = serde_json::from_slice(&bomb).unwrap();
+    });
+    println!(
+        "{}-byte photo body: parse alone {parse:?}, shape check and parse {checked:?}; {}-byte key bomb: refused in {refused:?}, parsed whole in {unbounded:?}",
+        photo.len(),
+        bomb.len()
+    );
+}

@@ -2,9 +2,11 @@
 //! URLs through the SSRF guard (local image servers in `origin`), and the S3 media store.
 
 mod bench;
+mod decoding;
 mod imports;
 mod metadata;
 mod origin;
+pub mod process;
 mod restart;
 mod s3;
 mod upload;
