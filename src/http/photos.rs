@@ -247,6 +247,10 @@ impl From<UploadPhotoError> for ApiError {
                     crate::media::sniff::MAX_PIXELS / 1_000_000
                 ),
             ),
+            // The media directory's disk is full: nothing was stored, as a full database.
+            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                ApiError::Outage { kind: crate::store::Outage::StorageFull, cause: format!("cannot store a photo: {e}") }
+            }
             UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
             UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),
             UploadPhotoError::Store(e) => e.into(),
