@@ -242,6 +242,11 @@ pub struct Config {
     #[arg(long, env = "REHOME_REMITTANCE_POLL_MS", default_value_t = DEFAULT_REMITTANCE_POLL_MS, hide = true)]
     pub remittance_poll_ms: u64,
 
+    /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
+    /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
+    #[arg(long, env = "REHOME_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -335,6 +340,7 @@ impl Default for Config {
             signin_lock_seconds: DEFAULT_SIGNIN_LOCK_SECONDS,
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
+            metrics_addr: None,
             log_format: LogFormat::Text,
         }
     }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::jobs::{MailJobs, Outbox, PhotoJobs};
 use crate::media::MediaStore;
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
 
@@ -45,4 +46,6 @@ pub struct Core {
     pub photo_jobs: PhotoJobs,
     /// Wakes the mail worker after a commit that queued mail (`store::enqueue_mail`).
     pub mail: MailJobs,
+    /// The operating metrics this server counts into.
+    pub metrics: Arc<Metrics>,
 }

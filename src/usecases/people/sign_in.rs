@@ -17,6 +17,7 @@ use crate::domain::lockout::{account_locked_until, address_refused_until};
 use crate::domain::password;
 use crate::domain::session::{stage_after_password, Stage, WRONG_CODES};
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
+use crate::metrics::SignIn;
 use crate::store::{AccountRecord, CodeCompletion, NewSession, StoreError, Ts};
 use crate::usecases::Core;
 
@@ -79,6 +80,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
         if let Some(account) = &account {
             store.record_audit(&entry(account, AuditAction::SignInLocked, ip)).await?;
         }
+        core.metrics.sign_in(SignIn::Locked);
         return Err(SignInError::Locked);
     }
 
@@ -95,6 +97,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
         other => {
             let audit = other.as_ref().map(|a| entry(a, AuditAction::SignInFailed, ip));
             store.record_sign_in_failure(other.as_ref().map(|a| a.user_id), &ip_text, audit.as_ref()).await?;
+            core.metrics.sign_in(SignIn::Failed);
             return Err(SignInError::Incorrect);
         }
     };
@@ -107,6 +110,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
     let session =
         NewSession { token_hash: &token_hash, user_id: account.user_id, stage, csrf_token: &csrf, ip: Some(&ip_text) };
     store.start_session(&session, &audit).await?;
+    core.metrics.sign_in(SignIn::Succeeded);
     Ok(Signed { token, stage })
 }
 
