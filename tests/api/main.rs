@@ -5,6 +5,7 @@ mod helpers;
 
 mod audit_trail;
 mod auth;
+mod backup;
 mod bulk;
 mod bulk_files;
 mod bulk_upsert;
@@ -24,6 +25,7 @@ mod listings_sync;
 mod listings_validation;
 mod mail;
 mod marketplace;
+mod metrics;
 mod nodes;
 mod options;
 mod people;
