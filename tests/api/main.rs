@@ -23,6 +23,7 @@ mod listings_changes;
 mod listings_search;
 mod listings_sync;
 mod listings_validation;
+mod logging;
 mod mail;
 mod marketplace;
 mod metrics;
