@@ -19,6 +19,7 @@ use crate::jobs::{
 use crate::limit::Limiter;
 use crate::media::pool::DecodePool;
 use crate::media::{self, MediaStore};
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
 use crate::usecases::people::password_pool::PasswordPool;
@@ -80,6 +81,7 @@ impl AppState {
             photo_jobs: PhotoJobs::default(),
             mail: MailJobs::default(),
             passwords,
+            metrics: Arc::new(Metrics::new()),
         };
         Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes }))
     }
@@ -88,6 +90,8 @@ impl AppState {
 /// A bound, ready server.
 pub struct Server {
     listener: TcpListener,
+    /// The metrics listener, when `REHOME_METRICS_ADDR` is set.
+    metrics: Option<TcpListener>,
     state: AppState,
 }
 
@@ -96,6 +100,12 @@ impl Server {
     pub async fn bind(config: Config, store: Store) -> anyhow::Result<Self> {
         let listener =
             TcpListener::bind(config.addr).await.with_context(|| format!("cannot listen on {}", config.addr))?;
+        let metrics = match config.metrics_addr {
+            Some(addr) => {
+                Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen for metrics on {addr}"))?)
+            }
+            None => None,
+        };
         let config = config.resolve(listener.local_addr()?)?;
         if let Some(url) = &config.public_url {
             // For the command line's links (`users invite-link`); serving does not need it.
@@ -104,11 +114,16 @@ impl Server {
             }
         }
         let media = media::from_config(&config)?;
-        Ok(Self { listener, state: AppState::new(config, store, media) })
+        Ok(Self { listener, metrics, state: AppState::new(config, store, media) })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.listener.local_addr().unwrap_or_else(|_| self.state.config.addr)
+    }
+
+    /// Where the metrics listener listens, when there is one.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|listener| listener.local_addr().ok())
     }
 
     pub fn state(&self) -> &AppState {
@@ -122,7 +137,8 @@ impl Server {
     ) -> anyhow::Result<()> {
         let settings = WorkerSettings::from_config(&self.state.config);
         let deliverer = Deliverer::new(self.state.store.clone(), settings, self.state.outbox.clone())
-            .context("cannot build the webhook HTTP client")?;
+            .context("cannot build the webhook HTTP client")?
+            .counting_into(self.state.metrics.clone());
         // The worker stops with the server (or when `stop` is dropped on an error) and
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -138,6 +154,7 @@ impl Server {
             stopped.clone(),
         ));
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
+        let stopped_metrics = stopped.clone();
         let worker = deliverer.spawn(stopped);
         let app = crate::http::app(self.state.clone());
         let config = &self.state.config;
@@ -148,11 +165,26 @@ impl Server {
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
         };
+        let metrics = self.metrics.map(|listener| {
+            let app = crate::http::metrics::app(self.state.clone());
+            // A few scrapers at most: a small ceiling of its own, apart from the API's.
+            let limits = ConnectionLimits { max_connections: 16, ..limits };
+            let mut stopped = stopped_metrics;
+            tokio::spawn(crate::http::serve::serve(listener, app, limits, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }))
+        });
         crate::http::serve::serve(self.listener, app, limits, async move {
             shutdown.await;
             let _ = stop.send(true);
         })
         .await;
+        if let Some(Err(e)) = match metrics {
+            Some(handle) => Some(handle.await),
+            None => None,
+        } {
+            tracing::error!(error = %e, "metrics listener failed");
+        }
         if let Err(e) = worker.await {
             tracing::error!(error = %e, "webhook worker failed");
         }

@@ -11,6 +11,7 @@ use crate::app::{shutdown_signal, Server};
 use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::key_request::key_prefix;
 use crate::domain::user::{Role, Scopes};
+use crate::logging;
 use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store, Ts};
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;
@@ -64,6 +65,20 @@ pub enum Command {
         #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true)]
         data_key: Option<String>,
         /// The SQLite server's data key file; default `rehome.key` beside the SQLite file.
+        #[arg(long, env = "REHOME_DATA_KEY_FILE")]
+        data_key_file: Option<PathBuf>,
+    },
+    /// Write a consistent copy of the SQLite database to a new file, while the server runs
+    /// and writes. The copy does not hold the data key: it prints where the key is, to keep
+    /// with the copy. On PostgreSQL use pg_dump.
+    Backup {
+        /// The new file; an existing one is never overwritten.
+        #[arg(long)]
+        to: PathBuf,
+        /// The server's data key (base64), if it was given one (only to say where it is).
+        #[arg(long, env = "REHOME_DATA_KEY", hide_env_values = true)]
+        data_key: Option<String>,
+        /// The server's data key file; default `rehome.key` beside the SQLite file.
         #[arg(long, env = "REHOME_DATA_KEY_FILE")]
         data_key_file: Option<PathBuf>,
     },
@@ -167,13 +182,20 @@ pub enum KeysCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { config, demo } => serve(&cli.database_url, *config, demo).await,
+        Command::Serve { config, demo } => {
+            let _log = logging::init(config.log_format);
+            serve(&cli.database_url, *config, demo).await
+        }
         Command::CopyToPostgres { from, to, data_key, data_key_file } => {
-            init_logging(LogFormat::Text);
+            let _log = logging::init(LogFormat::Text);
             copy_to_postgres(&from, &to, data_key.as_deref(), data_key_file.as_deref()).await
         }
+        Command::Backup { to, data_key, data_key_file } => {
+            let _log = logging::init(LogFormat::Text);
+            backup(&cli.database_url, &to, data_key.is_some(), data_key_file.as_deref()).await
+        }
         other => {
-            init_logging(LogFormat::Text);
+            let _log = logging::init(LogFormat::Text);
             // No admin command writes an event; only a remittance run that mails its
             // statements needs the data key (mail is queued sealed).
             let sealer = match &other {
@@ -198,7 +220,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result<()> {
-    init_logging(config.log_format);
     let sealer =
         Sealer::load(config.data_key.as_ref().map(Secret::expose), config.data_key_file.as_deref(), database_url)
             .context("loading the data key")?;
@@ -311,7 +332,9 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Serve { .. } | Command::CopyToPostgres { .. } => unreachable!("handled by run"),
+        Command::Serve { .. } | Command::CopyToPostgres { .. } | Command::Backup { .. } => {
+            unreachable!("handled by run")
+        }
     }
     Ok(())
 }
@@ -389,6 +412,45 @@ async fn copy_to_postgres(
     Ok(())
 }
 
+/// Copies the SQLite database of `database_url` to the new file `to` (decisions 13.3), and
+/// says where the data key the copy needs is.
+async fn backup(database_url: &str, to: &Path, key_given: bool, key_file: Option<&Path>) -> anyhow::Result<()> {
+    if is_postgres_url(database_url) {
+        bail!(
+            "rehome backup copies SQLite databases; back up PostgreSQL with pg_dump, e.g. \
+             pg_dump --format=custom --file=rehome.dump \"$REHOME_DATABASE_URL\" (docs/deployment.md)"
+        );
+    }
+    let file = sqlite_file(database_url).context("an in-memory database cannot be backed up")?;
+    if !file.is_file() {
+        bail!("no SQLite database at {}", file.display());
+    }
+    if to.exists() {
+        bail!("{} already exists: give a new file (a backup never overwrites)", to.display());
+    }
+    let store = Store::open(database_url, None).await.context("opening the database")?;
+    let copied = store.backup_sqlite(to).await;
+    store.close().await;
+    match copied {
+        Some(result) => result.with_context(|| format!("writing the backup to {}", to.display()))?,
+        None => bail!("rehome backup copies SQLite databases; back up PostgreSQL with pg_dump"),
+    }
+    let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+    println!("backed up {} to {} ({size} bytes)", file.display(), to.display());
+    println!();
+    println!("The copy does not hold the data key, and its webhook secrets, event bodies and credit");
+    println!("codes open only with it. Keep the key with the copy (apart from it, and safely):");
+    if key_given {
+        println!("    the REHOME_DATA_KEY the server runs with");
+    } else {
+        let key_file = key_file.map_or_else(|| default_key_path(database_url), Path::to_path_buf);
+        println!("    the data key file {}", key_file.display());
+    }
+    println!("To restore: stop the server, put the copy in place of the database (and drop any");
+    println!("-wal and -shm files beside the old one), and start it with the same data key.");
+    Ok(())
+}
+
 /// The file of a SQLite URL (`sqlite://FILE`, `sqlite:FILE` or a bare path); `None` for an
 /// in-memory database.
 fn sqlite_file(url: &str) -> Option<PathBuf> {
@@ -396,18 +458,6 @@ fn sqlite_file(url: &str) -> Option<PathBuf> {
     let file = rest.split_once('?').map_or(rest, |(file, _)| file);
     let file = file.strip_prefix("file:").unwrap_or(file);
     (!file.is_empty() && file != ":memory:").then(|| PathBuf::from(file))
-}
-
-/// Logs go to stderr (stdout carries the CLI's answers); `RUST_LOG` filters them.
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
-    let _ = match format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
 }
 
 #[cfg(test)]

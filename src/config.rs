@@ -274,6 +274,11 @@ pub struct Config {
     #[arg(long, env = "REHOME_REMITTANCE_POLL_MS", default_value_t = DEFAULT_REMITTANCE_POLL_MS, hide = true)]
     pub remittance_poll_ms: u64,
 
+    /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
+    /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
+    #[arg(long, env = "REHOME_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "REHOME_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -372,6 +377,7 @@ impl Default for Config {
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             password_workers: 0,
             idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
+            metrics_addr: None,
             log_format: LogFormat::Text,
         }
     }

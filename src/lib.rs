@@ -18,8 +18,12 @@ pub mod import;
 pub mod jobs;
 /// Rate limiting: the sliding window, the in-process and the PostgreSQL-shared limiter.
 pub mod limit;
+/// The log's writer, which never blocks the server.
+pub mod logging;
 /// Photo files: the media store behind a small trait, type sniffing, base64, thumbnails.
 pub mod media;
+/// The operating metrics: the Prometheus families, read on the metrics listener.
+pub mod metrics;
 /// Outbound HTTP behind an SSRF guard (webhooks, image imports).
 pub mod net;
 /// The storage boundary.

@@ -33,6 +33,7 @@ use super::retry::{random_unit, RetrySchedule};
 use super::signature::{signature_header, standard_signature};
 use crate::config::Config;
 use crate::domain::webhook::{DeliveryStatus, FailureClass};
+use crate::metrics::{Delivery, Metrics};
 use crate::net::{ClientSettings, Outbound, Redirects};
 use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
 
@@ -115,6 +116,8 @@ pub struct Deliverer {
     sealer: Option<Sealer>,
     /// This worker's lease owner id.
     owner: String,
+    /// Counts the outcomes of the attempts it records.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Deliverer {
@@ -128,7 +131,12 @@ impl Deliverer {
         })?;
         let owner = format!("worker-{}", uuid::Uuid::new_v4().simple());
         let sealer = store.sealer().ok().cloned();
-        Ok(Self { store, outbound, settings, outbox, sealer, owner })
+        Ok(Self { store, outbound, settings, outbox, sealer, owner, metrics: None })
+    }
+
+    /// Counts each recorded attempt's outcome (`rehome_webhook_deliveries_total`) in `metrics`.
+    pub fn counting_into(self, metrics: Arc<Metrics>) -> Self {
+        Self { metrics: Some(metrics), ..self }
     }
 
     /// Runs the loop until `stop` turns true (or its sender is dropped); then finishes the
@@ -259,8 +267,15 @@ impl Deliverer {
         }
         // On failure the results are dropped: their leases run out and the events are sent
         // again (at least once, never lost).
-        if let Err(e) = self.store.record_webhook_attempts(&self.owner, finished).await {
-            tracing::error!(error = %e, count = finished.len(), "cannot record webhook attempts");
+        match self.store.record_webhook_attempts(&self.owner, finished).await {
+            Ok(_) => {
+                if let Some(metrics) = &self.metrics {
+                    for attempt in finished.iter() {
+                        metrics.webhook_deliveries(delivery_outcome(attempt.status), 1);
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, count = finished.len(), "cannot record webhook attempts"),
         }
         finished.clear();
     }
@@ -269,7 +284,12 @@ impl Deliverer {
         let now = Utc::now();
         match self.store.park_undeliverable_webhooks(now - self.settings.window(), now).await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(count = n, "webhook events parked as dead: no enabled endpoint in their window"),
+            Ok(n) => {
+                if let Some(metrics) = &self.metrics {
+                    metrics.webhook_deliveries(Delivery::Dead, n);
+                }
+                tracing::info!(count = n, "webhook events parked as dead: no enabled endpoint in their window")
+            }
             Err(e) => tracing::error!(error = %e, "cannot park undeliverable webhook events"),
         }
     }
@@ -370,6 +390,15 @@ impl Answer {
             Self::Status(_) => Some(FailureClass::HttpStatus),
             Self::Failed(class) => Some(class),
         }
+    }
+}
+
+/// What an attempt's recorded status says of it: still pending is a retry scheduled.
+fn delivery_outcome(status: DeliveryStatus) -> Delivery {
+    match status {
+        DeliveryStatus::Delivered => Delivery::Delivered,
+        DeliveryStatus::Pending => Delivery::Retried,
+        DeliveryStatus::Dead => Delivery::Dead,
     }
 }
 

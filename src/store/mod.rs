@@ -17,6 +17,7 @@ mod invitations;
 mod keys;
 mod listings;
 mod mail;
+mod operating;
 mod orders;
 mod outage;
 mod payouts;
@@ -57,6 +58,7 @@ pub use listings::{
     ListingUpdate, NewListing, Removal, SavedListing, SyncPage,
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
+pub use operating::{PoolUsage, QueueDepths};
 pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
 pub use outage::{outage, Outage};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};

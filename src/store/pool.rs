@@ -198,6 +198,12 @@ impl<DB: Database> Pool<DB> {
         Ok(Transaction { conn, open: true })
     }
 
+    /// Connections open and idle, and open and lent out (the operating metrics).
+    pub fn usage(&self) -> (usize, usize) {
+        let status = self.inner.status();
+        (status.available, status.size.saturating_sub(status.available))
+    }
+
     /// Closes the pool: waiting and later callers get `PoolClosed`; idle connections are
     /// closed now, each properly (PostgreSQL's `Terminate`, SQLite's thread joined), and
     /// connections in use when they come back.

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::jobs::{MailJobs, Outbox, PhotoJobs};
 use crate::media::MediaStore;
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
 use crate::usecases::people::password_pool::PasswordPool;
@@ -48,4 +49,6 @@ pub struct Core {
     pub mail: MailJobs,
     /// Where passwords are hashed and verified, a few at a time.
     pub passwords: PasswordPool,
+    /// The operating metrics this server counts into.
+    pub metrics: Arc<Metrics>,
 }

@@ -24,6 +24,8 @@ use tokio::task::JoinHandle;
 
 pub struct TestApp {
     pub addr: SocketAddr,
+    /// The metrics listener's address, when the test configured one (`metrics_addr`).
+    pub metrics_addr: Option<SocketAddr>,
     pub base: String,
     pub client: reqwest::Client,
     pub store: Store,
@@ -565,12 +567,14 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
     let store = open_store(&db.url).await;
     let server = Server::bind(config, store.clone()).await.expect("bind");
     let addr = server.local_addr();
+    let metrics_addr = server.metrics_addr();
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(server.run_until(async move {
         let _ = rx.await;
     }));
     TestApp {
         addr,
+        metrics_addr,
         base: format!("http://{addr}"),
         // Idle connections are dropped well before the server closes them (its header
         // timeout, 15 s by default, also ends idle keep-alive connections), so a request

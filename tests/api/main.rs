@@ -5,6 +5,7 @@ mod helpers;
 
 mod audit_trail;
 mod auth;
+mod backup;
 mod bulk;
 mod bulk_files;
 mod bulk_upsert;
@@ -22,8 +23,10 @@ mod listings_changes;
 mod listings_search;
 mod listings_sync;
 mod listings_validation;
+mod logging;
 mod mail;
 mod marketplace;
+mod metrics;
 mod nodes;
 mod options;
 mod people;

@@ -24,6 +24,7 @@ use crate::domain::lockout::email_key;
 use crate::domain::password::Password;
 use crate::domain::session::{stage_after_password, Stage, WRONG_CODES};
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
+use crate::metrics::SignIn;
 use crate::store::{AccountRecord, CodeCompletion, NewSession, StoreError};
 use crate::usecases::Core;
 
@@ -91,6 +92,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
         if let Some(account) = &account {
             store.record_audit(&entry(account, AuditAction::SignInLocked, ip)).await?;
         }
+        core.metrics.sign_in(SignIn::Locked);
         return Err(SignInError::Locked);
     };
 
@@ -109,6 +111,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
             if let Some(account) = &other {
                 store.record_audit(&entry(account, AuditAction::SignInFailed, ip)).await?;
             }
+            core.metrics.sign_in(SignIn::Failed);
             return Err(SignInError::Incorrect);
         }
     };
@@ -123,6 +126,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
     let session =
         NewSession { token_hash: &token_hash, user_id: account.user_id, stage, csrf_token: &csrf, ip: Some(&ip_text) };
     store.start_session(&session, &audit).await?;
+    core.metrics.sign_in(SignIn::Succeeded);
     Ok(Signed { token, stage })
 }
 
