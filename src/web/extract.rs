@@ -41,7 +41,8 @@ pub enum PageError {
     BadForm,
     /// The database is full or unavailable: nothing was saved; 507 or 503.
     Outage(Outage, String),
-    /// Every password worker stayed busy: 503 with `Retry-After`; nothing was checked.
+    /// Every password worker (or the image decodes' memory) stayed busy: 503 with
+    /// `Retry-After`; nothing was checked or saved.
     Busy,
     /// Anything else: logged, 500.
     Internal(String),
@@ -88,7 +89,8 @@ impl IntoResponse for PageError {
                 return response;
             }
             Self::Busy => {
-                let text = "Too many sign-ins are being checked at this moment. Try again in a few seconds.";
+                let text = "The service is busy with other requests at this moment, so nothing was done. Try again \
+                            in a few seconds.";
                 let mut response =
                     render(StatusCode::SERVICE_UNAVAILABLE, &MessagePage { chrome: Chrome::guest(), title: "Busy", text });
                 response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));

@@ -19,7 +19,8 @@ use crate::app::AppState;
 use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
 use crate::domain::money::UnitMoney;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
-use crate::store::ListingRecord;
+use crate::domain::user::Actor;
+use crate::store::{ListingRecord, PhotoRecord};
 use crate::usecases::listings::{self, CreateListingError, GetListingError, UpdateListingError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::photos::{self, PhotoUpload, UploadPhotoError};
@@ -416,6 +417,21 @@ fn body_of(posted: &Posted, editing: bool) -> Map<String, Value> {
     body
 }
 
+/// A photo uploaded from a form, through the same budget of image decodes as the API's
+/// uploads (`503` "Busy" when it stays taken for the whole wait).
+async fn upload_photo(
+    state: &AppState,
+    actor: &Actor,
+    upload: PhotoUpload,
+) -> Result<Result<PhotoRecord, UploadPhotoError>, PageError> {
+    // An image refused by its header is refused without a decode, and needs no room.
+    let _decoding = match crate::media::pool::cleaning_cost(&upload.bytes) {
+        Some(cost) => Some(state.decodes.admit(cost).await.map_err(|_| PageError::Busy)?),
+        None => None,
+    };
+    Ok(photos::upload(&state.core, actor, upload).await)
+}
+
 async fn create(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
@@ -426,7 +442,7 @@ async fn create(
     let actor = session.actor();
     let mut body = body_of(&posted, false);
     if let Some((bytes, filename)) = posted.photo.clone() {
-        match photos::upload(&state.core, &actor, PhotoUpload { bytes, filename: Some(filename) }).await {
+        match upload_photo(&state, &actor, PhotoUpload { bytes, filename: Some(filename) }).await? {
             Ok(photo) => {
                 body.insert("attachment_ids".to_owned(), Value::from(vec![photo.id]));
             }
@@ -585,7 +601,7 @@ async fn add_photo(
         return photo_refused(&state, &session, id, "photo_required".into()).await;
     };
     let actor = session.actor();
-    let uploaded = match photos::upload(&state.core, &actor, PhotoUpload { bytes, filename }).await {
+    let uploaded = match upload_photo(&state, &actor, PhotoUpload { bytes, filename }).await? {
         Ok(photo) => photo,
         Err(UploadPhotoError::UnsupportedImage) => {
             return photo_refused(&state, &session, id, "unsupported_mime".into()).await

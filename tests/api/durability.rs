@@ -288,3 +288,51 @@ impl Write for LedgerEntries {
 async fn ledger_entries_written_on_a_full_disk_are_kept_or_refused_never_lost() {
     fills_refuses_recovers_and_restarts("ledger", LedgerEntries).await;
 }
+
+/// A photo the media directory's disk has no room for is refused `507
+/// insufficient_storage` (not a 500), and uploads succeed again once space returns.
+#[tokio::test]
+async fn a_photo_the_media_disk_has_no_room_for_is_refused_507() {
+    let Some(disk) = SmallDisk::mount("photos on a full disk", 8) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = crate::helpers::TestDb::create(dir.path()).await;
+    let media = disk.path().join("media");
+    let app = spawn_app_on(db, dir, |config| config.media_dir = media).await;
+    let partner = app.partner("full-media").await;
+    // Noise, so that the re-encoded original is as large as the upload.
+    let mut seed: u32 = 7;
+    let noise = image::RgbImage::from_fn(300, 300, |_, _| {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        image::Rgb([(seed >> 24) as u8, (seed >> 16) as u8, (seed >> 8) as u8])
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(noise).write_to(&mut png, image::ImageFormat::Png).expect("png");
+    let png = png.into_inner();
+    disk.fill(2 * png.len() as u64);
+
+    let mut kept = Vec::new();
+    let mut refused = false;
+    for _ in 0..20 {
+        let response = crate::photos::upload(&app, &partner.key, &png, None).await;
+        match outcome(response, id_text).await {
+            Some(id) => kept.push(id),
+            None => {
+                refused = true;
+                break;
+            }
+        }
+    }
+    assert!(refused, "the disk never filled ({} photos kept)", kept.len());
+    for id in &kept {
+        let response = app.get(&format!("/v1/listings/photos/{id}"), &partner.key).await;
+        assert_eq!(response.status(), 200, "acknowledged photo {id}");
+    }
+    disk.free();
+    let response = crate::photos::upload(&app, &partner.key, &png, None).await;
+    assert!(outcome(response, id_text).await.is_some(), "an upload once space returned");
+    app.stop().await;
+}
+
+fn id_text(body: &Value) -> Option<String> {
+    body["attachment_id"].as_i64().map(|id| id.to_string())
+}
