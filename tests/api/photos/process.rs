@@ -21,6 +21,8 @@ pub struct Process {
     pub base: String,
     pub key: String,
     _dir: TempDir,
+    /// Kept while the process runs: on PostgreSQL, dropping it drops the database.
+    _db: TestDb,
 }
 
 impl Drop for Process {
@@ -57,7 +59,7 @@ impl Process {
             .stderr(Stdio::null())
             .spawn()
             .expect("start rehome");
-        let process = Self { child, base: format!("http://127.0.0.1:{port}"), key, _dir: dir };
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), key, _dir: dir, _db: db };
         let client = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(30);
         while client.get(process.url("/readyz")).send().await.map(|r| r.status() != 200).unwrap_or(true) {
