@@ -18,11 +18,16 @@ pub struct FieldError {
     pub field: String,
     /// snake_case reason code, e.g. `title_required`.
     pub code: String,
+    /// What is wrong and what to do, in a sentence (decisions 11.8); the code is the
+    /// reason for programs.
+    pub message: String,
 }
 
 impl FieldError {
     pub fn new(field: impl Into<String>, code: impl Into<String>) -> Self {
-        Self { field: field.into(), code: code.into() }
+        let (field, code) = (field.into(), code.into());
+        let message = super::messages::reason_message(&field, &code);
+        Self { field, code, message }
     }
 
     /// The conventional `<field>_<suffix>` reason (`required`, `invalid`, `too_long`, `unknown`).

@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod key_request;
 pub mod listing;
 pub mod lockout;
+pub mod messages;
 pub mod money;
 pub mod order;
 pub mod password;

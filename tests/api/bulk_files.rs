@@ -124,7 +124,8 @@ async fn more_than_two_hundred_rows_refuse_the_whole_file() {
     for path in ["/v1/listings/bulk-validate", "/v1/listings/bulk-commit"] {
         let error = assert_error(app.post(path, &partner.key, &body).await, 400, "validation_failed").await;
         assert_eq!(error["message"], "too_many_rows");
-        assert_eq!(error["errors"], json!([{"field": "file", "code": "too_many_rows"}]));
+        let message = "Send at most 200 data rows in one file: split the file and send each part.";
+        assert_eq!(error["errors"], json!([{"field": "file", "code": "too_many_rows", "message": message}]));
     }
     let mut sheet = vec![COLUMNS[..5].iter().map(|h| C::S(h)).collect::<Vec<_>>()];
     sheet.extend((0..201).map(|_| vec![C::S("Sofa"), C::N(450.0), C::S("Sofa Beds"), C::S("fair"), C::S("None")]));

@@ -217,7 +217,11 @@ async fn attachment_ids_must_name_photos_of_the_brand() {
     let partner = app.partner("acme").await;
     let body = listing(json!({"attachment_ids": [1]}));
     let error = assert_error(app.post("/v1/listings", &partner.key, &body).await, 400, "validation_failed").await;
-    assert_eq!(error["errors"], json!([{"field": "attachment_ids", "code": "attachment_ids_invalid"}]));
+    let message = "Name in `attachment_ids` only photos your brand uploaded (their `attachment_id`).";
+    assert_eq!(
+        error["errors"],
+        json!([{"field": "attachment_ids", "code": "attachment_ids_invalid", "message": message}])
+    );
 }
 
 #[tokio::test]

@@ -107,7 +107,9 @@ async fn create_refuses_each_bad_field_with_its_reason_code() {
         let error = assert_error(app.post("/v1/listings", &partner.key, &body).await, 400, "validation_failed").await;
         assert_eq!(error["message"], code, "for {changes}");
         let field = error["errors"][0]["field"].as_str().unwrap().to_owned();
-        assert_eq!(error["errors"], json!([{"field": field, "code": code}]), "for {changes}");
+        let message = error["errors"][0]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(message.ends_with('.') && !message.contains(code), "a sentence for {code}: {message}");
+        assert_eq!(error["errors"], json!([{"field": field, "code": code, "message": message}]), "for {changes}");
         assert!(code.starts_with(&field), "{code} names {field}");
     }
     assert_eq!(app.get("/v1/listings?status=any", &partner.key).await.status(), 200);

@@ -1,0 +1,121 @@
+//! One sentence for each validation reason (decisions 11.8): what is wrong and what to do,
+//! sent beside the code in every `errors[]` entry (the codes are unchanged). Reasons are
+//! `<field>_<suffix>` (`required`, `invalid`, `too_long`, `unknown`) or one of a few codes
+//! of their own; a sentence names the field as the request spelled it.
+
+use super::money::MAX_PRICE;
+use super::reader::{FIRST_YEAR, LAST_YEAR};
+
+/// The sentence for reason `code` on `field`.
+pub fn reason_message(field: &str, code: &str) -> String {
+    if let Some(sentence) = own_code(code) {
+        return sentence.to_owned();
+    }
+    let suffix = code.strip_prefix(field).and_then(|s| s.strip_prefix('_')).unwrap_or(code);
+    match suffix {
+        "required" => format!("Give `{field}` a value: it is required."),
+        "too_long" => {
+            format!("Shorten `{field}`: it is longer than this field allows (its maxLength in the API reference).")
+        }
+        "unknown" => format!("Remove `{field}`: this request has no such field (check its spelling)."),
+        "invalid" => invalid(field),
+        _ => format!("Check `{field}` ({code}) against the API reference and send it again."),
+    }
+}
+
+/// Reasons that are not `<field>_<suffix>`.
+fn own_code(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "listing_sold_out" => "Give the listing stock (`quantity`) to make it active again: it sold out.",
+        "too_many_rows" => "Send at most 200 data rows in one file: split the file and send each part.",
+        "email_taken" => "Use another email: a user of this or another brand already has it.",
+        "attachment_ids_invalid" => "Name in `attachment_ids` only photos your brand uploaded (their `attachment_id`).",
+        _ => return None,
+    })
+}
+
+/// What a valid value of `field` looks like, by the kind of field its name says it is.
+fn invalid(field: &str) -> String {
+    // `measurements[1].w_cm` is a `w_cm`.
+    let name = field.rsplit(['.', ']']).next().unwrap_or(field);
+    if name.ends_with("_gbp") && name != "delivery_contribution_gbp" {
+        return format!(
+            "Give `{field}` in pounds, between £0.01 and £{} with at most two decimals (e.g. 450 or 19.99).",
+            thousands(&MAX_PRICE.to_string())
+        );
+    }
+    if name.ends_with("_at") || name.ends_with("_from") || name.ends_with("_start") || name == "since" {
+        return format!(
+            "Give `{field}` as a date (2026-11-27) or an instant with its offset (2026-11-27T10:00:00Z), in the \
+             years {FIRST_YEAR} to {LAST_YEAR}."
+        );
+    }
+    if name.ends_with("_cm") || name == "quantity" || name.ends_with("_id") || name.ends_with("_hours") {
+        return format!("Give `{field}` as a whole number within the range the API reference states for it.");
+    }
+    format!(
+        "Check `{field}`: its value is not one this field takes (see its type, choices and format in the API \
+         reference)."
+    )
+}
+
+/// `1000000.00` as `1,000,000.00`.
+fn thousands(amount: &str) -> String {
+    let (whole, rest) = amount.split_once('.').unwrap_or((amount, ""));
+    let digits: Vec<char> = whole.chars().collect();
+    let mut out = String::new();
+    for (i, digit) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(*digit);
+    }
+    if rest.is_empty() {
+        out
+    } else {
+        format!("{out}.{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of reason has a sentence that begins with what to do.
+    #[test]
+    fn every_reason_has_a_sentence_that_says_what_to_do() {
+        let reasons = [
+            ("title", "title_required"),
+            ("title", "title_too_long"),
+            ("colour", "colour_unknown"),
+            ("price_gbp", "price_gbp_invalid"),
+            ("scheduled_for", "scheduled_for_invalid"),
+            ("measurements[1].w_cm", "measurements[1].w_cm_invalid"),
+            ("condition", "condition_invalid"),
+            ("status", "listing_sold_out"),
+            ("file", "too_many_rows"),
+            ("email", "email_taken"),
+            ("attachment_ids", "attachment_ids_invalid"),
+            ("password", "password_weak"),
+        ];
+        let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name"];
+        for (field, code) in reasons {
+            let sentence = reason_message(field, code);
+            assert!(verbs.iter().any(|v| sentence.starts_with(v)), "{code}: {sentence}");
+            assert!(sentence.ends_with('.'), "{code}: {sentence}");
+            assert!(!sentence.contains(code) || code.ends_with("weak"), "the code is not the sentence: {sentence}");
+        }
+    }
+
+    #[test]
+    fn money_and_dates_state_their_limits() {
+        assert_eq!(
+            reason_message("price_gbp", "price_gbp_invalid"),
+            "Give `price_gbp` in pounds, between £0.01 and £1,000,000.00 with at most two decimals (e.g. 450 or 19.99)."
+        );
+        assert!(reason_message("since", "since_invalid").contains("2000 to 2100"));
+        assert_eq!(thousands("1000000.00"), "1,000,000.00");
+        assert_eq!(thousands("999.50"), "999.50");
+        assert_eq!(thousands("1000"), "1,000");
+    }
+}
