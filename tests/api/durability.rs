@@ -141,10 +141,7 @@ impl Write for Listings {
     }
 
     async fn assert_kept(&self, app: &TestApp, partner: &Partner, acknowledged: &[String]) {
-        for id in acknowledged {
-            let response = app.get(&format!("/v1/listings/{id}"), &partner.key).await;
-            assert_eq!(response.status(), 200, "acknowledged listing {id} is not there");
-        }
+        assert_readable(app, partner, "/v1/listings", acknowledged).await;
     }
 }
 
@@ -179,6 +176,14 @@ impl Write for BulkCommits {
 
     async fn assert_kept(&self, app: &TestApp, partner: &Partner, acknowledged: &[String]) {
         Listings.assert_kept(app, partner, &split(acknowledged)).await;
+    }
+}
+
+/// Asserts that `GET {collection}/{id}` answers 200 for every acknowledged id.
+async fn assert_readable(app: &TestApp, partner: &Partner, collection: &str, acknowledged: &[String]) {
+    for id in acknowledged {
+        let response = app.get(&format!("{collection}/{id}"), &partner.key).await;
+        assert_eq!(response.status(), 200, "acknowledged {collection}/{id} is not there");
     }
 }
 
@@ -241,10 +246,7 @@ impl Write for WebhookEvents {
     }
 
     async fn assert_kept(&self, app: &TestApp, partner: &Partner, acknowledged: &[String]) {
-        for id in acknowledged {
-            let response = app.get(&format!("/v1/partner/webhooks/deliveries/{id}"), &partner.key).await;
-            assert_eq!(response.status(), 200, "acknowledged event {id} is not there");
-        }
+        assert_readable(app, partner, "/v1/partner/webhooks/deliveries", acknowledged).await;
     }
 }
 
@@ -323,10 +325,7 @@ async fn a_photo_the_media_disk_has_no_room_for_is_refused_507() {
         }
     }
     assert!(refused, "the disk never filled ({} photos kept)", kept.len());
-    for id in &kept {
-        let response = app.get(&format!("/v1/listings/photos/{id}"), &partner.key).await;
-        assert_eq!(response.status(), 200, "acknowledged photo {id}");
-    }
+    assert_readable(&app, &partner, "/v1/listings/photos", &kept).await;
     disk.free();
     let response = crate::photos::upload(&app, &partner.key, &png, None).await;
     assert!(outcome(response, id_text).await.is_some(), "an upload once space returned");

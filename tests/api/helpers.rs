@@ -689,3 +689,13 @@ impl Drop for SmallDisk {
         let _ = std::process::Command::new("umount").arg("-l").arg(self.dir.path()).status();
     }
 }
+
+/// `VmRSS` and `VmHWM` (the peak resident set) of process `pid`, in KiB; `None` where
+/// `/proc` does not say (not Linux, or the process is gone).
+pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1))?.parse().ok()
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}

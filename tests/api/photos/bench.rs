@@ -14,8 +14,9 @@ use rehome::domain::user::Role;
 use rehome::media::thumbnail;
 use rehome::media::ImageKind;
 
+use super::decoding::{costly_gif, costly_png};
 use super::{b64, image_bytes, MAX, UPLOAD};
-use crate::helpers::{binary_env, open_store, TestDb};
+use crate::helpers::{binary_env, memory_kib, open_store, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rehome");
 
@@ -26,20 +27,6 @@ impl Drop for Serving {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// `VmRSS` and `VmHWM` (peak) of a process, in KiB.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }
 
 fn serve(dir: &Path, url: &str, port: u16) -> Serving {
@@ -92,7 +79,7 @@ async fn bench_a_ten_mebibyte_upload() {
     photo.resize(MAX - 1, 0);
     let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&photo)})).unwrap();
     let pid = server.0.id();
-    let (rss_before, _) = memory_kib(pid);
+    let (rss_before, _) = memory_kib(pid).unwrap_or_default();
     let mut times = Vec::new();
     let mut peaks = Vec::new();
     for _ in 0..10 {
@@ -109,10 +96,10 @@ async fn bench_a_ten_mebibyte_upload() {
         let _ = response.bytes().await;
         times.push(started.elapsed());
         assert_eq!(status, 201);
-        peaks.push(memory_kib(pid).1);
+        peaks.push(memory_kib(pid).unwrap_or_default().1);
     }
     times.sort();
-    let (rss_after, peak) = memory_kib(pid);
+    let (rss_after, peak) = memory_kib(pid).unwrap_or_default();
     println!(
         "10 MiB upload ({} bytes of JSON): min {:?}, median {:?}, max {:?}",
         body.len(),
@@ -207,18 +194,7 @@ async fn bench_key_bombs_and_costly_pictures() {
     use super::process::Process;
     let paused = [("REHOME_PHOTO_JOBS_PAUSED", "true")];
     let bomb = key_bomb(1_160_000);
-    // One bomb.
-    let server = Process::start(&paused).await;
-    let (_, before) = server.memory_kib();
-    let started = Instant::now();
-    let (status, _) = server.post("/v1/listings", bomb.clone()).await;
-    println!(
-        "one key bomb ({} bytes): {status} in {:?}, peak +{} MiB",
-        bomb.len(),
-        started.elapsed(),
-        mib_over(server.memory_kib().1, before)
-    );
-    drop(server);
+    at_once(&format!("key bomb ({} bytes)", bomb.len()), "/v1/listings", &bomb, 1).await;
     // Sixteen at once, and another request's latency meanwhile.
     let server = Process::start(&paused).await;
     let client = reqwest::Client::new();
@@ -268,68 +244,26 @@ async fn bench_key_bombs_and_costly_pictures() {
     );
     println!("  ({} reads meanwhile, slowest {:?})", busy.len(), busy[busy.len() - 1]);
     drop(server);
-    // Six 40-megapixel PNGs at once.
-    let png = {
-        let stripes = image::RgbaImage::from_fn(6300, 6300, |x, y| {
-            if (x / 64 + y / 64) % 7 == 0 {
-                image::Rgba([200, 30, 30, 255])
-            } else {
-                image::Rgba([0, 0, 0, 0])
-            }
-        });
-        let mut out = std::io::Cursor::new(Vec::new());
-        image::DynamicImage::ImageRgba8(stripes).write_to(&mut out, ImageFormat::Png).unwrap();
-        out.into_inner()
-    };
+    let png = costly_png(6300);
     let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&png)})).unwrap();
-    let server = Process::start(&paused).await;
-    let (_, before) = server.memory_kib();
-    let started = Instant::now();
-    let one = server.post(UPLOAD, body.clone()).await.0;
-    println!(
-        "one 6300² PNG ({} bytes): {one} in {:?}, peak +{} MiB",
-        png.len(),
-        started.elapsed(),
-        mib_over(server.memory_kib().1, before)
-    );
-    drop(server);
-    let server = Process::start(&paused).await;
-    let (_, before) = server.memory_kib();
-    let started = Instant::now();
-    let answers = futures_util::future::join_all((0..6).map(|_| server.post(UPLOAD, body.clone()))).await;
-    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
-    println!(
-        "six 6300² PNGs at once: {statuses:?} in {:?}, peak +{} MiB",
-        started.elapsed(),
-        mib_over(server.memory_kib().1, before)
-    );
-    drop(server);
-    // A 6000² GIF of one colour.
-    let mut gif = Vec::new();
-    {
-        let mut encoder = image::codecs::gif::GifEncoder::new_with_speed(&mut gif, 30);
-        let canvas = image::RgbaImage::from_pixel(6000, 6000, image::Rgba([20, 120, 20, 255]));
-        encoder.encode_frame(image::Frame::new(canvas)).unwrap();
-    }
+    at_once(&format!("6300² PNG ({} bytes)", png.len()), UPLOAD, &body, 1).await;
+    at_once("6300² PNGs", UPLOAD, &body, 6).await;
+    let gif = costly_gif(6000);
     let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&gif)})).unwrap();
-    let server = Process::start(&paused).await;
+    at_once(&format!("6000² GIF ({} bytes)", gif.len()), UPLOAD, &body, 1).await;
+    at_once("6000² GIFs", UPLOAD, &body, 3).await;
+}
+
+/// Sends `body` to `path` `n` times at once, to a fresh server process; prints the answers,
+/// how long they took and how much the server's peak memory grew.
+async fn at_once(what: &str, path: &str, body: &[u8], n: usize) {
+    let server = super::process::Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true")]).await;
     let (_, before) = server.memory_kib();
     let started = Instant::now();
-    let one = server.post(UPLOAD, body.clone()).await.0;
-    println!(
-        "one 6000² GIF ({} bytes): {one} in {:?}, peak +{} MiB",
-        gif.len(),
-        started.elapsed(),
-        mib_over(server.memory_kib().1, before)
-    );
-    drop(server);
-    let server = Process::start(&paused).await;
-    let (_, before) = server.memory_kib();
-    let started = Instant::now();
-    let answers = futures_util::future::join_all((0..3).map(|_| server.post(UPLOAD, body.clone()))).await;
+    let answers = futures_util::future::join_all((0..n).map(|_| server.post(path, body.to_vec()))).await;
     let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
     println!(
-        "three 6000² GIFs at once: {statuses:?} in {:?}, peak +{} MiB",
+        "{n} × {what} at once: {statuses:?} in {:?}, peak +{} MiB",
         started.elapsed(),
         mib_over(server.memory_kib().1, before)
     );

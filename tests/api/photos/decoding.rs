@@ -11,7 +11,7 @@ use super::{b64, UPLOAD};
 
 /// A `side`² RGBA PNG that is mostly transparent with a few stripes: 40 megapixels in
 /// under 1 MB, 159 MB once decoded.
-fn costly_png(side: u32) -> Vec<u8> {
+pub(super) fn costly_png(side: u32) -> Vec<u8> {
     let stripes = RgbaImage::from_fn(side, side, |x, y| {
         if (x / 64 + y / 64) % 7 == 0 {
             Rgba([200, 30, 30, 255])
@@ -22,6 +22,17 @@ fn costly_png(side: u32) -> Vec<u8> {
     let mut out = Cursor::new(Vec::new());
     DynamicImage::ImageRgba8(stripes).write_to(&mut out, ImageFormat::Png).unwrap();
     out.into_inner()
+}
+
+/// A `side`² GIF of one colour: a few kilobytes that decode to `side`² × 4 bytes.
+pub(super) fn costly_gif(side: u32) -> Vec<u8> {
+    let mut gif = Vec::new();
+    {
+        let mut encoder = image::codecs::gif::GifEncoder::new_with_speed(&mut gif, 30);
+        let canvas = RgbaImage::from_pixel(side, side, Rgba([20, 120, 20, 255]));
+        encoder.encode_frame(image::Frame::new(canvas)).unwrap();
+    }
+    gif
 }
 
 /// Sends `body` to the upload `n` times at once; the statuses, each checked to be a 201 or
@@ -58,12 +69,7 @@ async fn six_forty_megapixel_pictures_at_once_are_decoded_within_the_budget() {
 async fn gif_bombs_at_once_are_decoded_within_the_budget() {
     let server =
         Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true"), ("REHOME_IMAGE_DECODE_MEMORY_MB", "256")]).await;
-    let mut gif = Vec::new();
-    {
-        let mut encoder = image::codecs::gif::GifEncoder::new_with_speed(&mut gif, 30);
-        let canvas = RgbaImage::from_pixel(6000, 6000, Rgba([20, 120, 20, 255]));
-        encoder.encode_frame(image::Frame::new(canvas)).unwrap();
-    }
+    let gif = costly_gif(6000);
     let body = serde_json::to_vec(&json!({ "image_base64": b64(&gif) })).unwrap();
     let (_, peak_before) = server.memory_kib();
     let statuses = upload_at_once(&server, &body, 3).await;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rehome::domain::user::Role;
 use tempfile::TempDir;
 
-use crate::helpers::{binary_env, open_store, TestDb};
+use crate::helpers::{binary_env, memory_kib, open_store, TestDb};
 
 /// This build's binary, or another's (`REHOME_BENCH_BIN`, for before-and-after figures).
 fn binary() -> String {
@@ -75,7 +75,7 @@ impl Process {
 
     /// `VmRSS` and `VmHWM` (the peak resident set), in KiB.
     pub fn memory_kib(&self) -> (u64, u64) {
-        memory_kib(self.child.id())
+        memory_kib(self.child.id()).unwrap_or_default()
     }
 
     /// Sends `body` as JSON to `path` with the key; the status and the answer.
@@ -91,18 +91,4 @@ impl Process {
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or_default())
     }
-}
-
-/// `VmRSS` and `VmHWM` (peak) of a process, in KiB.
-pub fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::bursts::{burst, sign_in_form};
 use super::{Browser, INCORRECT};
-use crate::helpers::{binary_env, free_port, TestDb, REHOME_BIN};
+use crate::helpers::{binary_env, free_port, memory_kib, TestDb, REHOME_BIN};
 
 const AT_ONCE: usize = 256;
 const PEAK_LIMIT_KB: u64 = 200 * 1024;
@@ -20,13 +20,6 @@ impl Drop for Serving {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// A line `VmHWM:   123456 kB` of `/proc/<pid>/status`, in kB.
-fn peak_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's /proc status");
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("a VmHWM line");
-    line.split_whitespace().nth(1).and_then(|kb| kb.parse().ok()).expect("VmHWM in kB")
 }
 
 #[tokio::test]
@@ -68,7 +61,7 @@ async fn two_hundred_and_fifty_six_sign_ins_at_once_stay_under_200_mb() {
     let forms = (0..AT_ONCE).map(|n| sign_in_form(&format!("someone{n}@nowhere.example"), "a wrong password!", &csrf));
     let pages = burst(&base, "/dashboard/login", &browser.cookie_header(), forms.collect()).await;
 
-    let peak = peak_kb(server.0.id());
+    let (_, peak) = memory_kib(server.0.id()).expect("the server's VmHWM");
     let incorrect = pages.iter().filter(|p| p.status == 401 && p.body.contains(INCORRECT)).count();
     let busy = pages.iter().filter(|p| p.status == 503 && p.headers.contains_key("retry-after")).count();
     eprintln!("{AT_ONCE} sign-ins at once: {incorrect} checked, {busy} answered busy; peak resident memory {peak} kB");
