@@ -54,7 +54,7 @@ pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
-    ImageSource, ListingEdit, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
+    ImageSlot, ImageSource, ListingEdit, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
     ListingUpdate, NewListing, Removal, SavedListing, SyncPage,
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};

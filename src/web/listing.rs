@@ -21,7 +21,9 @@ use crate::domain::money::UnitMoney;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
 use crate::domain::user::Actor;
 use crate::store::{ListingRecord, PhotoRecord};
-use crate::usecases::listings::{self, CreateListingError, GetListingError, UpdateListingError};
+use crate::usecases::listings::{
+    self, CreateListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,
+};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::photos::{self, PhotoUpload, UploadPhotoError};
 use crate::usecases::wallet::statement::pounds;
@@ -503,66 +505,25 @@ async fn update(
     }
 }
 
-/// What a change of a listing's photos does to its image list (in order).
-enum PhotoChange {
-    /// A newly uploaded photo goes last.
-    Add(i64),
-    Remove(usize),
-    /// To the front: the cover.
-    Cover(usize),
-}
-
-/// The listing's images after `change`, as the API's `attachment_ids` and `images` (which
-/// replace the list: uploaded photos first, then URLs, which are imported again).
-fn images_body(images: &[crate::store::ListingImage], change: PhotoChange) -> Option<Map<String, Value>> {
-    let mut sources: Vec<(Option<i64>, Option<String>)> =
-        images.iter().map(|i| (i.attachment_id, i.source_url.clone())).collect();
-    match change {
-        PhotoChange::Add(id) => sources.push((Some(id), None)),
-        PhotoChange::Remove(position) if position < sources.len() => {
-            sources.remove(position);
-        }
-        PhotoChange::Cover(position) if position < sources.len() => {
-            let cover = sources.remove(position);
-            sources.insert(0, cover);
-        }
-        PhotoChange::Remove(_) | PhotoChange::Cover(_) => return None,
-    }
-    let ids: Vec<Value> = sources.iter().filter_map(|(id, _)| id.map(Value::from)).collect();
-    let urls: Vec<Value> =
-        sources.iter().filter(|(id, _)| id.is_none()).filter_map(|(_, url)| url.clone().map(Value::from)).collect();
-    let mut body = Map::new();
-    body.insert("attachment_ids".to_owned(), Value::Array(ids));
-    body.insert("images".to_owned(), Value::Array(urls));
-    Some(body)
-}
-
-/// Applies a photo change through the listing update use case (the API's PATCH) and shows
-/// the listing with what came of it.
+/// Applies a photo change through the listing's photo use case (every other image kept as
+/// it is) and shows the listing with what came of it.
 async fn change_photos(
     state: &AppState,
     session: &LiveSession,
     id: i64,
-    change: impl FnOnce(&[crate::store::ListingImage]) -> Option<Map<String, Value>>,
+    change: Option<PhotoChange>,
     done: &'static str,
 ) -> Result<Response, PageError> {
-    let record = listing_of(state, session, id).await?;
-    let Some(body) = change(&record.images) else {
+    let Some(change) = change else {
         return photo_refused(state, session, id, "photo_not_found".to_owned()).await;
     };
-    match listings::update(&state.core, &session.actor(), id, &body, None).await {
+    match listings::change_photos(&state.core, &session.actor(), id, change).await {
         Ok(_) => listing_view(state, session, id, Some(done)).await,
-        Err(UpdateListingError::Invalid(errors)) => {
-            let codes = errors.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ");
-            photo_refused(state, session, id, codes).await
-        }
-        Err(UpdateListingError::NotOwner) => photo_refused(state, session, id, "forbidden_not_owner".into()).await,
-        Err(UpdateListingError::EditConflict | UpdateListingError::PreconditionFailed) => {
-            photo_refused(state, session, id, "edit_conflict".into()).await
-        }
-        Err(UpdateListingError::NoFields) => photo_refused(state, session, id, "no_fields".into()).await,
-        Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
-        Err(UpdateListingError::Store(e)) => Err(e.into()),
+        Err(PhotoChangeError::NoSuchPhoto) => photo_refused(state, session, id, "photo_not_found".into()).await,
+        Err(PhotoChangeError::NotOwner) => photo_refused(state, session, id, "forbidden_not_owner".into()).await,
+        Err(PhotoChangeError::EditConflict) => photo_refused(state, session, id, "edit_conflict".into()).await,
+        Err(PhotoChangeError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(PhotoChangeError::Store(e)) => Err(e.into()),
     }
 }
 
@@ -611,8 +572,7 @@ async fn add_photo(
         }
         Err(e) => return Err(PageError::Internal(e.to_string())),
     };
-    change_photos(&state, &session, id, |images| images_body(images, PhotoChange::Add(uploaded.id)), "Photo added.")
-        .await
+    change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), "Photo added.").await
 }
 
 /// "Remove" or "Make cover" (`/photos/{n}/remove`, `/photos/{n}/cover`) on the photo
@@ -630,8 +590,7 @@ async fn photo_action(
         "cover" => (PhotoChange::Cover, "Cover photo changed."),
         _ => return Err(PageError::Redirect("/dashboard/listings")),
     };
-    let body = |images: &[crate::store::ListingImage]| images_body(images, change(position?));
-    change_photos(&state, &session, id, body, done).await
+    change_photos(&state, &session, id, position.map(change), done).await
 }
 
 /// A photo's 1-based number on the page as a 0-based position; `None` if it is not one.

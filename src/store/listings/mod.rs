@@ -42,6 +42,16 @@ pub enum ImageSource {
     Attachment(i64),
 }
 
+/// One entry of an edited listing's new image list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSlot {
+    /// An image the listing does not have yet.
+    New(ImageSource),
+    /// One of the listing's images as read (with the version the edit is checked against),
+    /// kept as it is at its new place: an import keeps its state and is not fetched again.
+    Kept(ListingImage),
+}
+
 /// One entry of a listing's ordered image list.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct ListingImage {
@@ -123,7 +133,7 @@ pub struct ListingEdit<'a> {
     pub existing: &'a ListingRecord,
     pub fields: &'a ListingFields,
     /// The new images, when they change.
-    pub images: Option<&'a [ImageSource]>,
+    pub images: Option<&'a [ImageSlot]>,
 }
 
 /// The outcome of an update.

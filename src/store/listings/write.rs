@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use super::super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use super::clock;
-use super::{ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, Removal, SavedListing};
+use super::{
+    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, Removal, SavedListing,
+};
 use crate::domain::listing::{ImageStatus, ListingFields};
 use crate::domain::money::Pence;
 use crate::domain::taxonomy::OTHER_BRAND;
@@ -61,7 +63,7 @@ impl Store {
         &self,
         existing: &ListingRecord,
         fields: &ListingFields,
-        images: Option<&[ImageSource]>,
+        images: Option<&[ImageSlot]>,
     ) -> Result<ListingUpdate, StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
@@ -202,7 +204,8 @@ async fn insert_listing(conn: Conn<'_>, new: NewListing<'_>, now: Ts) -> Result<
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
-        let images = insert_images((&mut *tx).into(), id, new.images, now).await?;
+        let sources: Vec<(i64, &ImageSource)> = (0_i64..).zip(new.images).collect();
+        let images = insert_images((&mut *tx).into(), id, &sources, now).await?;
         let record = ListingRecord {
             id,
             brand_id: new.brand_id,
@@ -253,13 +256,7 @@ async fn update_in(conn: Conn<'_>, edit: ListingEdit<'_>, now: Ts) -> Result<Opt
             return Ok(None);
         }
         let images = match images {
-            Some(sources) => {
-                sqlx::query("DELETE FROM listing_images WHERE listing_id = $1")
-                    .bind(existing.id)
-                    .execute(&mut *tx)
-                    .await?;
-                insert_images((&mut *tx).into(), existing.id, sources, now).await?
-            }
+            Some(slots) => replace_images((&mut *tx).into(), existing, slots, now).await?,
             None => existing.images.clone(),
         };
         let record = ListingRecord {
@@ -315,12 +312,60 @@ async fn resolve_brand(
     })
 }
 
-/// Records a listing's images in order: uploaded photos are ready at once (their brand was
-/// checked by the caller); imports wait for the import worker.
+/// Replaces `existing`'s images by `slots`, in order. A kept image keeps its row (its
+/// import's state, attempts and lease), only moved: kept rows go to negative positions
+/// first (`-1 - new`), the others are deleted, the new ones inserted, and the kept ones
+/// flipped back, so that no statement ever meets `UNIQUE (listing_id, position)` twice.
+async fn replace_images(
+    conn: Conn<'_>,
+    existing: &ListingRecord,
+    slots: &[ImageSlot],
+    now: Ts,
+) -> Result<Vec<ListingImage>, StoreError> {
+    let mut kept: Vec<(i64, &ListingImage)> = Vec::new();
+    let mut new: Vec<(i64, &ImageSource)> = Vec::new();
+    for (position, slot) in (0_i64..).zip(slots) {
+        match slot {
+            ImageSlot::Kept(image) => kept.push((position, image)),
+            ImageSlot::New(source) => new.push((position, source)),
+        }
+    }
+    on_conn!(conn, |tx| {
+        for &(position, image) in &kept {
+            sqlx::query(
+                "UPDATE listing_images SET position = $1, updated_at = $2 WHERE listing_id = $3 AND position = $4",
+            )
+            .bind(-1 - position)
+            .bind(now)
+            .bind(existing.id)
+            .bind(image.position)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("DELETE FROM listing_images WHERE listing_id = $1 AND position >= 0")
+            .bind(existing.id)
+            .execute(&mut *tx)
+            .await?;
+        let inserted = insert_images((&mut *tx).into(), existing.id, &new, now).await?;
+        if !kept.is_empty() {
+            sqlx::query("UPDATE listing_images SET position = -1 - position WHERE listing_id = $1 AND position < 0")
+                .bind(existing.id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let moved = kept.iter().map(|&(position, image)| ListingImage { position, ..image.clone() });
+        let mut images: Vec<ListingImage> = moved.chain(inserted).collect();
+        images.sort_by_key(|i| i.position);
+        Ok(images)
+    })
+}
+
+/// Records a listing's images at their positions: uploaded photos are ready at once (their
+/// brand was checked by the caller); imports wait for the import worker.
 async fn insert_images(
     conn: Conn<'_>,
     listing_id: i64,
-    sources: &[ImageSource],
+    sources: &[(i64, &ImageSource)],
     now: Ts,
 ) -> Result<Vec<ListingImage>, StoreError> {
     if sources.is_empty() {
@@ -337,7 +382,7 @@ async fn insert_images(
     on_conn!(conn, |tx| {
         let mut insert = sqlx::query(&sql).bind(listing_id).bind(now);
         let mut images = Vec::with_capacity(sources.len());
-        for (position, source) in (0_i64..).zip(sources) {
+        for &(position, source) in sources {
             let (source_url, attachment_id, status, url) = match source {
                 ImageSource::Import(url) => (Some(url.clone()), None, ImageStatus::Pending, None),
                 ImageSource::Attachment(id) => {

@@ -5,10 +5,13 @@
 use serde_json::{Map, Value};
 
 use super::wake_after_save;
-use crate::domain::listing::{referenced_ids, validate, ListingFields, ValidListing};
+use crate::domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ValidListing};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
-use crate::store::{ImageSource, ListingEdit, ListingRecord, ListingUpdate, NewListing, SavedListing, StoreError};
+use crate::store::{
+    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, SavedListing,
+    StoreError,
+};
 use crate::usecases::Core;
 
 /// A create body that passed every check, ready to save.
@@ -59,7 +62,7 @@ pub async fn prepare(
 pub struct ListingChange {
     pub existing: ListingRecord,
     pub fields: ListingFields,
-    pub images: Option<Vec<ImageSource>>,
+    pub images: Option<Vec<ImageSlot>>,
 }
 
 /// Checks a change of `existing` by `body` exactly as a PATCH does (PATCH semantics:
@@ -73,7 +76,7 @@ pub async fn prepare_change(
 ) -> Result<Result<ListingChange, Vec<FieldError>>, StoreError> {
     let validated = validate(body, Some(&existing.fields));
     Ok(checked(core, actor, body, validated).await?.map(|valid| ListingChange {
-        images: image_sources(&valid.images, &valid.attachment_ids),
+        images: image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new)),
         fields: valid.fields,
         existing,
     }))
@@ -170,4 +173,25 @@ pub(super) fn image_sources(
     let photos = attachment_ids.iter().flatten().map(|id| ImageSource::Attachment(*id));
     let imports = images.iter().flatten().map(|url| ImageSource::Import(url.clone()));
     Some(photos.chain(imports).collect())
+}
+
+/// An edited listing's new image list, keeping each image it already has: a photo by its
+/// attachment, an import by its URL unless it failed (sending a failed URL again is how it
+/// is retried). Each image is kept once; only what is left is uploaded or fetched anew.
+pub(super) fn keep_images(existing: &ListingRecord, new: Vec<ImageSource>) -> Vec<ImageSlot> {
+    let mut left: Vec<&ListingImage> = existing.images.iter().collect();
+    new.into_iter()
+        .map(|source| {
+            let same = |image: &&ListingImage| match &source {
+                ImageSource::Attachment(id) => image.attachment_id == Some(*id),
+                ImageSource::Import(url) => {
+                    image.source_url.as_deref() == Some(url.as_str()) && image.status != ImageStatus::Failed
+                }
+            };
+            match left.iter().position(same) {
+                Some(found) => ImageSlot::Kept(left.remove(found).clone()),
+                None => ImageSlot::New(source),
+            }
+        })
+        .collect()
 }

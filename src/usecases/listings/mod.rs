@@ -10,10 +10,11 @@ use crate::domain::precondition::{listing_etag, IfMatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
-    ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError, SyncPage,
+    ImageSlot, ImageSource, ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing,
+    StoreError, SyncPage,
 };
 use crate::usecases::Core;
-use create::{checked, image_sources};
+use create::{checked, image_sources, keep_images};
 pub use create::{create, prepare, prepare_change, save_import, CreateListingError, ListingChange, NewListingBody};
 
 /// How many times an update re-reads a listing that changed under it before giving up.
@@ -106,7 +107,7 @@ pub async fn update(
         let valid = checked(core, actor, body, validate(body, Some(&existing.fields)))
             .await?
             .map_err(UpdateListingError::Invalid)?;
-        let images = image_sources(&valid.images, &valid.attachment_ids);
+        let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new));
         match core.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
             ListingUpdate::Saved(saved) => {
                 if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == ImageStatus::Pending) {
@@ -123,6 +124,68 @@ pub async fn update(
         }
     }
     Err(UpdateListingError::EditConflict)
+}
+
+/// What a change of a listing's photos does to its image list (in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhotoChange {
+    /// A photo just uploaded by the actor (so of the actor's brand) goes last.
+    Add(i64),
+    /// The image at this 0-based position goes.
+    Remove(usize),
+    /// The image at this 0-based position goes first: the cover.
+    Cover(usize),
+}
+
+/// Why a listing's photos did not change.
+#[derive(Debug, thiserror::Error)]
+pub enum PhotoChangeError {
+    #[error("no such listing")]
+    NotFound,
+    #[error("another user's listing")]
+    NotOwner,
+    /// No image at the position named.
+    #[error("no such photo")]
+    NoSuchPhoto,
+    /// The listing kept changing during the change.
+    #[error("edit conflict")]
+    EditConflict,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Adds, removes or moves to the front one of the actor's listing's images. Every other
+/// image is kept as it is (an import is never fetched again); a listing changed meanwhile
+/// is read again and the change applied to it (three attempts).
+pub async fn change_photos(
+    core: &Core,
+    actor: &Actor,
+    id: i64,
+    change: PhotoChange,
+) -> Result<SavedListing, PhotoChangeError> {
+    for _ in 0..UPDATE_ATTEMPTS {
+        let existing = core.store.listing(actor.brand_id, id).await?.ok_or(PhotoChangeError::NotFound)?;
+        if existing.user_id != actor.user_id {
+            return Err(PhotoChangeError::NotOwner);
+        }
+        let mut slots: Vec<ImageSlot> = existing.images.iter().cloned().map(ImageSlot::Kept).collect();
+        match change {
+            PhotoChange::Add(photo) => slots.push(ImageSlot::New(ImageSource::Attachment(photo))),
+            PhotoChange::Remove(at) if at < slots.len() => {
+                slots.remove(at);
+            }
+            PhotoChange::Cover(at) if at < slots.len() => {
+                let cover = slots.remove(at);
+                slots.insert(0, cover);
+            }
+            PhotoChange::Remove(_) | PhotoChange::Cover(_) => return Err(PhotoChangeError::NoSuchPhoto),
+        }
+        match core.store.update_listing(&existing, &existing.fields, Some(&slots)).await? {
+            ListingUpdate::Saved(saved) => return Ok(*saved),
+            ListingUpdate::Stale => continue,
+        }
+    }
+    Err(PhotoChangeError::EditConflict)
 }
 
 /// Why a listing was not trashed.

@@ -151,3 +151,96 @@ async fn an_import_given_up_moves_its_listing_on() {
     );
     assert!(detail["updated_at"].as_str().unwrap() > created["updated_at"].as_str().unwrap(), "{detail}");
 }
+
+/// What each image of a listing is: its source URL, its photo and its status.
+fn images_of(detail: &Value) -> Vec<(Value, Value, Value)> {
+    let imports = detail["image_imports"].as_array().unwrap();
+    imports.iter().map(|i| (i["source_url"].clone(), i["attachment_id"].clone(), i["status"].clone())).collect()
+}
+
+/// A PATCH sending a listing's image list again keeps what the listing already has: an
+/// imported image is not fetched again (same photo), an uploaded photo stays; a failed import
+/// is tried again, and only new URLs are fetched.
+#[tokio::test]
+async fn an_edit_keeps_imported_images_and_fetches_only_new_and_failed_urls() {
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|c| c.allow_private_network = true).await;
+    let partner = app.partner("acme").await;
+    let (sofa, missing, new) = (origin.url("/sofa.png"), origin.url("/missing"), origin.url("/sofa.png?v=2"));
+    let detail = import(&app, &partner.key, &[sofa.clone(), missing.clone()]).await;
+    let id = detail["id"].as_i64().unwrap();
+    let imported = detail["image_imports"][0]["attachment_id"].clone();
+    assert!(imported.is_i64(), "{detail}");
+    assert_eq!((origin.hits("/sofa.png"), origin.hits("/missing")), (1, 1));
+    let upload = uploaded(&app, &partner.key, &image_bytes(ImageFormat::Png, 40, 30)).await["attachment_id"].clone();
+
+    let body = json!({ "attachment_ids": [upload], "images": [new, sofa, missing] });
+    let patched = json(app.patch(&format!("/v1/listings/{id}"), &partner.key, &body).await).await;
+    assert_eq!(patched["image_imports"][2]["status"], "done", "kept as it was, not queued again: {patched}");
+    let settled = imports_settled(&app.base, &partner.key, id).await;
+    assert_eq!(
+        images_of(&settled),
+        vec![
+            (Value::Null, upload.clone(), json!("done")),
+            (json!(new), settled["image_imports"][1]["attachment_id"].clone(), json!("done")),
+            (json!(sofa), imported.clone(), json!("done")),
+            (json!(missing), Value::Null, json!("failed")),
+        ],
+        "{settled}"
+    );
+    assert_ne!(settled["image_imports"][1]["attachment_id"], imported, "a new URL is a new photo");
+    assert_eq!(
+        (origin.hits("/sofa.png"), origin.hits("/sofa.png?v=2"), origin.hits("/missing")),
+        (1, 1, 2),
+        "the kept import is not fetched again; the failed one is tried again"
+    );
+
+    // The same list again, in another order: nothing is fetched.
+    let body = json!({ "attachment_ids": [imported, upload], "images": [new] });
+    let patched = json(app.patch(&format!("/v1/listings/{id}"), &partner.key, &body).await).await;
+    let kept = images_of(&patched);
+    assert_eq!(kept.iter().map(|i| i.2.clone()).collect::<Vec<_>>(), [json!("done"), json!("done"), json!("done")]);
+    assert_eq!(kept[0], (json!(sofa), imported, json!("done")), "a photo kept by its attachment keeps its source");
+    assert_eq!((origin.hits("/sofa.png"), origin.hits("/sofa.png?v=2")), (1, 1));
+}
+
+/// The dashboard's photo buttons change the order or drop one photo and keep the others as
+/// they are: an imported image is never fetched again, and it may become the cover.
+#[tokio::test]
+async fn dashboard_photo_changes_fetch_nothing_again() {
+    use crate::web::{admin, Browser};
+    let origin = Origin::start().await;
+    let app = spawn_app_with(|c| c.allow_private_network = true).await;
+    let (partner, email) = admin(&app, "acme").await;
+    let upload = uploaded(&app, &partner.key, &image_bytes(ImageFormat::Png, 40, 30)).await["attachment_id"].clone();
+    let (sofa, missing) = (origin.url("/sofa.png"), origin.url("/missing"));
+    let body = listing(json!({ "attachment_ids": [upload], "images": [sofa, missing] }));
+    let id = create(&app, &partner.key, body).await["id"].as_i64().unwrap();
+    let before = imports_settled(&app.base, &partner.key, id).await;
+    let imported = before["image_imports"][1]["attachment_id"].clone();
+
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get(&format!("/dashboard/listings/{id}")).await.csrf();
+    let token = [("csrf", csrf.as_str())];
+    let photos = format!("/dashboard/listings/{id}/photos");
+    assert_eq!(ada.post(&format!("{photos}/2/cover"), &token).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(
+        images_of(&detail),
+        vec![
+            (json!(sofa), imported.clone(), json!("done")),
+            (Value::Null, upload.clone(), json!("done")),
+            (json!(missing), Value::Null, json!("failed")),
+        ],
+        "the import is the cover, as it was: {detail}"
+    );
+    assert_eq!(ada.post(&format!("{photos}/2/remove"), &token).await.status, 200);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(
+        images_of(&detail),
+        vec![(json!(sofa), imported, json!("done")), (json!(missing), Value::Null, json!("failed"))],
+        "{detail}"
+    );
+    assert_eq!(detail["image_imports"][1]["error"], "http_status_404", "a failed import stays failed: {detail}");
+    assert_eq!((origin.hits("/sofa.png"), origin.hits("/missing")), (1, 1), "nothing fetched again");
+}

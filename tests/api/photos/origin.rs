@@ -1,12 +1,14 @@
 //! Local image servers for import tests: an axum app serving images, slow answers and
 //! redirects; and a raw TCP one that streams an endless chunked body.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -18,6 +20,8 @@ use super::image_bytes;
 
 pub struct Origin {
     pub addr: SocketAddr,
+    /// How many requests each path (with its query) was asked for.
+    hits: Arc<Mutex<HashMap<String, usize>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -30,6 +34,11 @@ impl Drop for Origin {
 impl Origin {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// How many times `path` (with its query) was requested.
+    pub fn hits(&self, path: &str) -> usize {
+        self.hits.lock().map_or(0, |hits| hits.get(path).copied().unwrap_or(0))
     }
 
     /// Serves `/sofa.png` (1200×800), `/page.html`, `/slow.png` (answers after 10 s),
@@ -60,12 +69,24 @@ impl Origin {
                 }),
             )
             .with_state(sofa);
+        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let counted = hits.clone();
+        let app = app.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+            let counted = counted.clone();
+            async move {
+                let path = request.uri().path_and_query().map_or_else(String::new, |p| p.as_str().to_owned());
+                if let Ok(mut hits) = counted.lock() {
+                    *hits.entry(path).or_default() += 1;
+                }
+                next.run(request).await
+            }
+        }));
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind origin");
         let addr = listener.local_addr().expect("origin addr");
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { addr, task }
+        Self { addr, hits, task }
     }
 
     /// A server whose every answer is a chunked PNG-looking body that never ends.
@@ -88,7 +109,7 @@ impl Origin {
                 });
             }
         });
-        Self { addr, task }
+        Self { addr, hits: Arc::default(), task }
     }
 }
 
