@@ -12,7 +12,9 @@ use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::key_request::key_prefix;
 use crate::domain::user::{Role, Scopes};
 use crate::logging;
-use crate::store::{copy_sqlite_to_postgres, default_key_path, is_postgres_url, Sealer, Store, Ts};
+use crate::store::{
+    copy_sqlite_to_postgres, default_key_path, is_postgres_url, PostgresStore, Sealer, SqliteStore, Store, Ts,
+};
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;
 use crate::usecases::people::passwords;
@@ -381,8 +383,8 @@ async fn copy_to_postgres(
         );
     }
     let sealer = Sealer::load(data_key, Some(&key_file), from).context("loading the data key")?;
-    let source = Store::open(from, Some(sealer.clone())).await.context("opening the SQLite database")?;
-    let target = match Store::open(to, Some(sealer)).await.context("opening the PostgreSQL database") {
+    let source = SqliteStore::open(from, Some(sealer.clone())).await.context("opening the SQLite database")?;
+    let target = match PostgresStore::open(to, Some(sealer)).await.context("opening the PostgreSQL database") {
         Ok(target) => target,
         Err(e) => {
             source.close().await;
@@ -428,13 +430,10 @@ async fn backup(database_url: &str, to: &Path, key_given: bool, key_file: Option
     if to.exists() {
         bail!("{} already exists: give a new file (a backup never overwrites)", to.display());
     }
-    let store = Store::open(database_url, None).await.context("opening the database")?;
-    let copied = store.backup_sqlite(to).await;
+    let store = SqliteStore::open(database_url, None).await.context("opening the database")?;
+    let copied = store.backup(to).await;
     store.close().await;
-    match copied {
-        Some(result) => result.with_context(|| format!("writing the backup to {}", to.display()))?,
-        None => bail!("rehome backup copies SQLite databases; back up PostgreSQL with pg_dump"),
-    }
+    copied.with_context(|| format!("writing the backup to {}", to.display()))?;
     let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
     println!("backed up {} to {} ({size} bytes)", file.display(), to.display());
     println!();

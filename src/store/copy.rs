@@ -15,7 +15,7 @@ use sqlx::postgres::Postgres;
 use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{PgConnection, QueryBuilder, Row};
 
-use super::{Db, Store, Ts};
+use super::{PostgresStore, SqliteStore, Ts};
 
 /// Tables that are not data: sqlx's migration log (each backend has its own), the shared
 /// rate-limit counts (PostgreSQL only, and short-lived), and the brands' listing counts (the
@@ -41,16 +41,10 @@ pub struct CopiedTable {
 /// must hold no rows (beyond the seeded catalogue). Both stores are opened, so migrations
 /// are current on both sides and clear event bodies of the source are sealed already.
 /// No server may be writing to either database meanwhile.
-pub async fn copy_sqlite_to_postgres(source: &Store, target: &Store) -> anyhow::Result<Vec<CopiedTable>> {
-    let Db::Sqlite { read: sqlite, .. } = &source.db else {
-        bail!("the source of the copy must be a SQLite database");
-    };
-    let Db::Postgres { write: postgres, .. } = &target.db else {
-        bail!("the target of the copy must be a PostgreSQL database");
-    };
+pub async fn copy_sqlite_to_postgres(source: &SqliteStore, target: &PostgresStore) -> anyhow::Result<Vec<CopiedTable>> {
     // One read transaction: every table is read from the same snapshot.
-    let mut from = sqlite.begin().await.context("cannot read the SQLite database")?;
-    let mut to = postgres.begin().await.context("cannot start a PostgreSQL transaction")?;
+    let mut from = source.reader().begin().await.context("cannot read the SQLite database")?;
+    let mut to = target.pool().begin().await.context("cannot start a PostgreSQL transaction")?;
 
     let schema = target_schema(&mut to).await.context("reading the PostgreSQL schema")?;
     let source_tables = source_tables(&mut from).await.context("reading the SQLite schema")?;

@@ -203,7 +203,18 @@ impl Store {
     /// With a `sealer`, event bodies still stored in clear (written before migration 0008)
     /// are sealed now; without one, writing an event fails.
     pub async fn open(url: &str, sealer: Option<Sealer>) -> anyhow::Result<Self> {
-        let db = if is_postgres_url(url) { open_postgres(url).await? } else { open_sqlite(url).await? };
+        let db = if is_postgres_url(url) {
+            let pool = open_postgres(url).await?;
+            Db::Postgres { read: pool.clone(), write: pool }
+        } else {
+            let (read, write) = open_sqlite(url).await?;
+            Db::Sqlite { read, write }
+        };
+        Self::ready(db, sealer).await
+    }
+
+    /// The store over `db`, its catalogue seeded and its clear event bodies sealed.
+    async fn ready(db: Db, sealer: Option<Sealer>) -> anyhow::Result<Self> {
         let store = Self { db, sealer };
         store.seed_manufacturer_brands().await?;
         store.seal_clear_events().await.context("sealing stored event bodies")?;
@@ -251,7 +262,70 @@ impl Store {
     }
 }
 
-async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
+/// A store opened on SQLite, known to be from its opening: what applies to SQLite alone
+/// (the source of a copy, a backup) takes one and never asks the backend again.
+pub struct SqliteStore {
+    store: Store,
+    read: Pool<Sqlite>,
+}
+
+impl SqliteStore {
+    /// Opens `url`, which must name a SQLite database.
+    pub async fn open(url: &str, sealer: Option<Sealer>) -> anyhow::Result<Self> {
+        if is_postgres_url(url) {
+            anyhow::bail!("{url} is a PostgreSQL URL, not a SQLite database");
+        }
+        let (read, write) = open_sqlite(url).await?;
+        let store = Store::ready(Db::Sqlite { read: read.clone(), write }, sealer).await?;
+        Ok(Self { store, read })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The pool of read connections (WAL: they read while the writer writes).
+    pub(crate) fn reader(&self) -> &Pool<Sqlite> {
+        &self.read
+    }
+
+    pub async fn close(&self) {
+        self.store.close().await;
+    }
+}
+
+/// A store opened on PostgreSQL, known to be from its opening.
+pub struct PostgresStore {
+    store: Store,
+    pool: Pool<Postgres>,
+}
+
+impl PostgresStore {
+    /// Opens `url`, which must be a PostgreSQL URL (`postgres://…`).
+    pub async fn open(url: &str, sealer: Option<Sealer>) -> anyhow::Result<Self> {
+        if !is_postgres_url(url) {
+            anyhow::bail!("{url} is not a PostgreSQL URL (postgres://…)");
+        }
+        let pool = open_postgres(url).await?;
+        let store = Store::ready(Db::Postgres { read: pool.clone(), write: pool.clone() }, sealer).await?;
+        Ok(Self { store, pool })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub(crate) fn pool(&self) -> &Pool<Postgres> {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.store.close().await;
+    }
+}
+
+/// The read and write pools of a SQLite database, migrated.
+async fn open_sqlite(url: &str) -> anyhow::Result<(Pool<Sqlite>, Pool<Sqlite>)> {
     let url = normalise_sqlite_url(url);
     let options = SqliteConnectOptions::from_str(&url)
         .with_context(|| format!("invalid database URL {url}"))?
@@ -267,7 +341,7 @@ async fn open_sqlite(url: &str) -> anyhow::Result<Db> {
     let read = Pool::<Sqlite>::connect(options.read_only(true), sqlite_readers(), SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
-    Ok(Db::Sqlite { read, write })
+    Ok((read, write))
 }
 
 /// Runs the pending migrations on a connection of their own with foreign keys off, then
@@ -311,7 +385,8 @@ const POSTGRES_WAIT: Duration = Duration::from_secs(10);
 /// up to this many, so nodes × pool size must stay below the server's `max_connections`.
 const DEFAULT_PG_POOL: usize = 10;
 
-async fn open_postgres(url: &str) -> anyhow::Result<Db> {
+/// The pool of a PostgreSQL database, migrated.
+async fn open_postgres(url: &str) -> anyhow::Result<Pool<Postgres>> {
     let (url, pool_size) = split_pool_size(url)?;
     // JIT compilation pays off for long analytical queries, never for these short ones: on
     // a table not yet analysed its cost estimate can trigger half a second of compiling for
@@ -325,7 +400,7 @@ async fn open_postgres(url: &str) -> anyhow::Result<Db> {
     sqlx::migrate!("./migrations/postgres").run(&mut *conn).await.context("running migrations")?;
     conn.settle();
     drop(conn);
-    Ok(Db::Postgres { read: pool.clone(), write: pool })
+    Ok(pool)
 }
 
 /// Takes `max_connections=N` out of a PostgreSQL URL's query (sqlx does not know it).
@@ -378,5 +453,25 @@ mod tests {
     fn backend_from_scheme() {
         assert!(is_postgres_url("postgres://h/db") && is_postgres_url("postgresql://h/db"));
         assert!(!is_postgres_url("sqlite://rehome.db") && !is_postgres_url("rehome.db"));
+    }
+
+    /// A typed store is the backend its name says, or is not opened at all (before touching
+    /// any database).
+    #[tokio::test]
+    async fn typed_stores_open_only_their_backend() {
+        let refused = PostgresStore::open("sqlite::memory:", None).await.err().map(|e| e.to_string());
+        assert_eq!(refused.as_deref(), Some("sqlite::memory: is not a PostgreSQL URL (postgres://…)"));
+        let refused = SqliteStore::open("postgres://nobody@127.0.0.1:1/none", None).await.err().map(|e| e.to_string());
+        assert_eq!(
+            refused.as_deref(),
+            Some("postgres://nobody@127.0.0.1:1/none is a PostgreSQL URL, not a SQLite database")
+        );
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let url = format!("sqlite://{}", dir.path().join("typed.db").display());
+        let sqlite = SqliteStore::open(&url, None).await.map_err(|e| format!("{e:#}"));
+        assert!(sqlite.as_ref().is_ok_and(|s| !s.store().is_postgres()), "{:?}", sqlite.as_ref().err());
+        if let Ok(store) = sqlite {
+            store.close().await;
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{on_pool, Db, Store, StoreError, Ts};
+use super::{on_pool, Db, SqliteStore, Store, StoreError, Ts};
 
 /// Work waiting in the queues, read at once (the operating metrics).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,21 +52,20 @@ impl Store {
             in_use: sum.in_use + in_use,
         })
     }
+}
 
-    /// Writes a consistent copy of the SQLite database to the new file `to` with
-    /// `VACUUM INTO`: one read transaction on a connection of the store, so writers go on
-    /// meanwhile (WAL) and the copy is the database as of that transaction's start, whole
-    /// and checked by SQLite. `None` on PostgreSQL (pg_dump copies it). The data key is not
-    /// in the database: the copy needs the same key to open sealed values.
-    pub async fn backup_sqlite(&self, to: &Path) -> Option<Result<(), StoreError>> {
-        let Db::Sqlite { read, .. } = &self.db else {
-            return None;
-        };
+impl SqliteStore {
+    /// Writes a consistent copy of the database to the new file `to` with `VACUUM INTO`: one
+    /// read transaction on a connection of the store, so writers go on meanwhile (WAL) and
+    /// the copy is the database as of that transaction's start, whole and checked by SQLite.
+    /// (PostgreSQL is copied by pg_dump.) The data key is not in the database: the copy needs
+    /// the same key to open sealed values.
+    pub async fn backup(&self, to: &Path) -> Result<(), StoreError> {
         let Some(to) = to.to_str() else {
-            return Some(Err(StoreError::Database(sqlx::Error::Configuration(
+            return Err(StoreError::Database(sqlx::Error::Configuration(
                 "the backup's path must be valid UTF-8".into(),
-            ))));
+            )));
         };
-        Some(sqlx::query("VACUUM INTO $1").bind(to).execute(read).await.map(drop).map_err(StoreError::from))
+        sqlx::query("VACUUM INTO $1").bind(to).execute(self.reader()).await.map(drop).map_err(StoreError::from)
     }
 }
