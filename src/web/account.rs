@@ -75,7 +75,7 @@ async fn enrolment_page(
     let signing_in = session.stage() == Stage::Enrol;
     let chrome = if signing_in { Chrome::guest() } else { Chrome::signed_in(session) };
     let csrf = session.record.csrf_token.clone();
-    let page = match offer(&state.core, session).await.map_err(|e| PageError::Internal(e.to_string()))? {
+    let page = match offer(&state.core, session).await.map_err(PageError::internal)? {
         Offer::Enrolled => TwoStepPage {
             chrome,
             csrf,
@@ -123,9 +123,8 @@ async fn two_step(State(state): State<AppState>, posted: SessionForm<CodeForm>) 
             enrolment_page(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(super::signin::WRONG_CODE)).await
         }
         Err(EnrolError::Stale) => Ok(Redirect::to("/dashboard/account/two-step").into_response()),
-        Err(e @ (EnrolError::Random(_) | EnrolError::Seal(_) | EnrolError::Store(_))) => {
-            Err(PageError::Internal(e.to_string()))
-        }
+        Err(EnrolError::Store(e)) => Err(e.into()),
+        Err(e @ (EnrolError::Random(_) | EnrolError::Seal(_))) => Err(PageError::internal(e)),
     }
 }
 
@@ -167,9 +166,8 @@ async fn password(State(state): State<AppState>, posted: SignedInForm<PasswordFo
         Err(PasswordChangeError::Locked) => PasswordErrors { current: Some(LOCKED), ..Default::default() },
         Err(PasswordChangeError::Mismatch) => PasswordErrors { confirm: Some(PASSWORDS_DIFFER), ..Default::default() },
         Err(PasswordChangeError::Hashing(HashingError::Busy)) => return Err(PageError::Busy),
-        Err(e @ (PasswordChangeError::Hashing(_) | PasswordChangeError::Store(_))) => {
-            return Err(PageError::Internal(e.to_string()))
-        }
+        Err(PasswordChangeError::Store(e)) => return Err(e.into()),
+        Err(e @ PasswordChangeError::Hashing(_)) => return Err(PageError::internal(e)),
     };
     Ok(home_page(&session, StatusCode::UNPROCESSABLE_ENTITY, errors, None))
 }

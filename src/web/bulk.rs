@@ -65,7 +65,7 @@ async fn page(SignedIn(session): SignedIn) -> Response {
 }
 
 async fn template(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    let bytes = bulk::template(&state.core, &session.actor()).await.map_err(|e| PageError::Internal(e.to_string()))?;
+    let bytes = bulk::template(&state.core, &session.actor()).await.map_err(PageError::internal)?;
     let disposition = format!("attachment; filename=\"{TEMPLATE_FILENAME}\"");
     Ok(([(header::CONTENT_TYPE, XLSX_CONTENT_TYPE.to_owned()), (header::CONTENT_DISPOSITION, disposition)], bytes)
         .into_response())
@@ -154,6 +154,6 @@ async fn upload(
         Err(BulkError::File(ImportError::Refused(message))) => {
             Ok(view(&session, StatusCode::UNPROCESSABLE_ENTITY, None, Some(format!("bad_file: {message}"))))
         }
-        Err(e) => Err(PageError::Internal(e.to_string())),
+        Err(e) => Err(PageError::internal(e)),
     }
 }

@@ -44,8 +44,16 @@ pub enum PageError {
     /// Every password worker (or the image decodes' memory) stayed busy: 503 with
     /// `Retry-After`; nothing was checked or saved.
     Busy,
-    /// Anything else: logged, 500.
-    Internal(String),
+    /// Anything else: logged with its source (and the request's span), shown as the 500
+    /// page, which never says what it was.
+    Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl PageError {
+    /// A failure the person cannot act on: its text goes to the log only.
+    pub fn internal(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(error.into())
+    }
 }
 
 impl From<StoreError> for PageError {
@@ -53,9 +61,9 @@ impl From<StoreError> for PageError {
         match &e {
             StoreError::Database(db) => match outage(db) {
                 Some(kind) => Self::Outage(kind, e.to_string()),
-                None => Self::Internal(e.to_string()),
+                None => Self::internal(e),
             },
-            StoreError::Sealing(_) => Self::Internal(e.to_string()),
+            StoreError::Sealing(_) => Self::internal(e),
         }
     }
 }
@@ -97,7 +105,14 @@ impl IntoResponse for PageError {
                 return response;
             }
             Self::Internal(error) => {
-                tracing::error!(%error, "dashboard page failed");
+                let mut chain = error.to_string();
+                let mut source = error.source();
+                while let Some(cause) = source {
+                    chain.push_str(": ");
+                    chain.push_str(&cause.to_string());
+                    source = cause.source();
+                }
+                tracing::error!(error = %chain, "dashboard page failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "Something went wrong. Try again later.")
             }
         };

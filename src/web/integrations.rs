@@ -18,7 +18,7 @@ use crate::app::AppState;
 use crate::domain::key_request::key_prefix;
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
-use crate::usecases::webhooks::{self, ConfigureError, RotateError};
+use crate::usecases::webhooks::{self, ConfigureError, RotateError, TestEventError};
 
 const PAGE: &str = "/dashboard/integrations";
 
@@ -163,7 +163,8 @@ async fn create_key(State(state): State<AppState>, posted: SignedInForm<KeyForm>
             };
             Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
-        Err(e @ (CreateKeyError::Random(_) | CreateKeyError::Store(_))) => Err(PageError::Internal(e.to_string())),
+        Err(CreateKeyError::Store(e)) => Err(e.into()),
+        Err(e @ CreateKeyError::Random(_)) => Err(PageError::internal(e)),
     }
 }
 
@@ -201,7 +202,8 @@ async fn roll_key(
             Shown { notice: Some("That key is no longer active.".to_owned()), ..Shown::default() }
         }
         Err(RollKeyError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
-        Err(e @ (RollKeyError::Random(_) | RollKeyError::Store(_))) => return Err(PageError::Internal(e.to_string())),
+        Err(RollKeyError::Store(e)) => return Err(e.into()),
+        Err(e @ RollKeyError::Random(_)) => return Err(PageError::internal(e)),
     };
     integrations(&state, &session, StatusCode::OK, shown).await
 }
@@ -236,7 +238,7 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
         Err(ConfigureError::Store(e)) => return Err(e.into()),
         // The form names no condition, so none can fail.
         Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => {
-            return Err(PageError::Internal(e.to_string()))
+            return Err(PageError::internal(e))
         }
     };
     integrations(&state, &session, StatusCode::OK, shown).await
@@ -255,9 +257,8 @@ async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty
             Shown { notice: Some("Set an endpoint URL first.".to_owned()), ..Shown::default() }
         }
         Err(RotateError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
-        Err(e @ (RotateError::Randomness(_) | RotateError::Store(_))) => {
-            return Err(PageError::Internal(e.to_string()))
-        }
+        Err(RotateError::Store(e)) => return Err(e.into()),
+        Err(e @ RotateError::Randomness(_)) => return Err(PageError::internal(e)),
     };
     integrations(&state, &session, StatusCode::OK, shown).await
 }
@@ -267,7 +268,11 @@ async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -
     require_admin(&session)?;
     let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
         Ok(event_id) => format!("Test event {event_id} queued; see Deliveries."),
-        Err(e) => format!("No test event was sent: {e}."),
+        Err(TestEventError::NotConfigured) => {
+            "No test event was sent: set up and enable a webhook endpoint first.".to_owned()
+        }
+        Err(TestEventError::Store(e)) => return Err(e.into()),
+        Err(e @ TestEventError::Randomness(_)) => return Err(PageError::internal(e)),
     };
     integrations(&state, &session, StatusCode::OK, Shown { notice: Some(notice), ..Shown::default() }).await
 }

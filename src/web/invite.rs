@@ -91,8 +91,7 @@ async fn accept(
         Err(AcceptError::Invalid) => form_page(&state, &visitor, &token, status, Some(PASSWORD_INVALID), None).await,
         Err(AcceptError::Mismatch) => form_page(&state, &visitor, &token, status, None, Some(PASSWORDS_DIFFER)).await,
         Err(AcceptError::Hashing(HashingError::Busy)) => Err(PageError::Busy),
-        Err(e @ (AcceptError::Random(_) | AcceptError::Hashing(_) | AcceptError::Store(_))) => {
-            Err(PageError::Internal(e.to_string()))
-        }
+        Err(AcceptError::Store(e)) => Err(e.into()),
+        Err(e @ (AcceptError::Random(_) | AcceptError::Hashing(_))) => Err(PageError::internal(e)),
     }
 }

@@ -454,7 +454,7 @@ async fn create(
             Err(UploadPhotoError::TooManyPixels { .. }) => {
                 return refused(&state, &session, None, posted, "photo", "image_too_large").await
             }
-            Err(e) => return Err(PageError::Internal(e.to_string())),
+            Err(e) => return Err(PageError::internal(e)),
         }
     }
     match listings::create(&state.core, &actor, &body).await {
@@ -570,7 +570,7 @@ async fn add_photo(
         Err(UploadPhotoError::TooManyPixels { .. }) => {
             return photo_refused(&state, &session, id, "image_too_large".into()).await
         }
-        Err(e) => return Err(PageError::Internal(e.to_string())),
+        Err(e) => return Err(PageError::internal(e)),
     };
     change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), "Photo added.").await
 }

@@ -19,6 +19,7 @@ use crate::domain::webhook::DeliveryStatus;
 use crate::store::CollectionFilter;
 use crate::usecases::marketplace::collections::{self, ScheduleError};
 use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::webhooks::ReplayError;
 use crate::usecases::{warehouses, webhooks};
 
 pub fn router() -> Router<AppState> {
@@ -132,7 +133,8 @@ async fn replay(
     require_admin(&session)?;
     let notice = match webhooks::replay(&state.core, &session.actor(), &event_id).await {
         Ok(_) => format!("Event {event_id} queued for delivery."),
-        Err(e) => format!("Event {event_id} was not replayed: {e}."),
+        Err(ReplayError::Store(e)) => return Err(e.into()),
+        Err(refused) => format!("Event {event_id} was not replayed: {}", replay_refusal(&refused)),
     };
     deliveries_view(&state, &session, None, 1, Some(notice)).await
 }
@@ -143,9 +145,21 @@ async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>)
     let body = object(serde_json::json!({"status": "dead"}));
     let notice = match webhooks::replay_dead(&state.core, &session.actor(), &body).await {
         Ok(n) => format!("{n} dead event(s) queued for delivery."),
-        Err(e) => format!("Nothing was replayed: {e}."),
+        Err(ReplayError::Store(e)) => return Err(e.into()),
+        Err(refused) => format!("Nothing was replayed: {}", replay_refusal(&refused)),
     };
     deliveries_view(&state, &session, Some("dead"), 1, Some(notice)).await
+}
+
+/// Why a replay was refused, in words (a store failure is never one of them: it is the
+/// error page's).
+fn replay_refusal(refused: &ReplayError) -> String {
+    match refused {
+        ReplayError::EventNotFound => "there is no such event.".to_owned(),
+        ReplayError::NotConfigured => "set up and enable a webhook endpoint in Integrations first.".to_owned(),
+        ReplayError::Invalid(errors) => errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join(" "),
+        ReplayError::Store(_) => "the service could not do it.".to_owned(),
+    }
 }
 
 pub struct AttemptRow {
@@ -307,9 +321,8 @@ async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleFo
             Err(ScheduleError::UnknownWarehouse) => field("warehouse_id_invalid"),
             Err(ScheduleError::AlreadyScheduled) => field("collection_exists"),
             Err(ScheduleError::OrderNotFound) => field("order_not_found"),
-            Err(e @ (ScheduleError::Store(_) | ScheduleError::Internal(_))) => {
-                return Err(PageError::Internal(e.to_string()))
-            }
+            Err(ScheduleError::Store(e)) => return Err(e.into()),
+            Err(e @ ScheduleError::Internal(_)) => return Err(PageError::internal(e)),
         },
         Err(errors) => errors,
     };

@@ -132,7 +132,8 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
         // The API's field names, shown beside the form's fields.
         Err(InviteError::Invalid(errors)) => errors,
         Err(InviteError::EmailTaken) => vec![crate::domain::FieldError::new("email", "email_taken")],
-        Err(e @ (InviteError::Random(_) | InviteError::Store(_))) => return Err(PageError::Internal(e.to_string())),
+        Err(InviteError::Store(e)) => return Err(e.into()),
+        Err(e @ InviteError::Random(_)) => return Err(PageError::internal(e)),
     };
     Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)))
 }
@@ -148,7 +149,14 @@ async fn remove(
     let notice = match team::remove(&state.core, &session.actor(), user_id, None).await {
         Ok(moved) => format!("Member removed; {moved} listing(s) moved to you."),
         Err(RemoveError::Store(e)) => return Err(e.into()),
-        Err(e) => format!("Not removed: {e}."),
+        Err(RemoveError::NotFound) => "Not removed: there is no such member of the team.".to_owned(),
+        Err(RemoveError::CannotRemoveSelf) => "Not removed: you cannot remove yourself.".to_owned(),
+        Err(RemoveError::TransferInvalid) => {
+            "Not removed: their listings must go to an active member of the team.".to_owned()
+        }
+        Err(RemoveError::LastAdmin) => {
+            "Not removed: the team would have no admin left. Make another member an admin first.".to_owned()
+        }
     };
     team_view(&state, &session, StatusCode::OK, None, Some(notice)).await
 }

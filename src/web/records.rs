@@ -148,9 +148,7 @@ async fn redemptions_view(
     notice: Option<String>,
     error: Option<String>,
 ) -> Result<Response, PageError> {
-    let page = redemptions::page(&state.core, &session.actor(), None, None, 100)
-        .await
-        .map_err(|e| PageError::Internal(e.to_string()))?;
+    let page = redemptions::page(&state.core, &session.actor(), None, None, 100).await.map_err(PageError::internal)?;
     let rows = page
         .redemptions
         .into_iter()
@@ -277,7 +275,7 @@ async fn statement_file(
     let id = id.parse::<i64>().map_err(|_| not_found())?;
     let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
     let format = Format::from_extension(extension).ok_or_else(not_found)?;
-    let doc = wallet::document(&statement, format).map_err(|e| PageError::Internal(e.to_string()))?;
+    let doc = wallet::document(&statement, format).map_err(PageError::internal)?;
     let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())

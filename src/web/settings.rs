@@ -323,7 +323,7 @@ async fn section_saved(
             view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, back((body, FieldErrors(errors)))).await
         }
         // No condition is given from the dashboard.
-        Err(PatchError::PreconditionFailed) => Err(PageError::Internal("no precondition was given".into())),
+        Err(PatchError::PreconditionFailed) => Err(PageError::internal("no precondition was given")),
         Err(PatchError::Store(e)) => Err(e.into()),
     }
 }

@@ -83,9 +83,8 @@ async fn login(State(state): State<AppState>, posted: GuestForm<LoginForm>) -> R
         }
         Err(SignInError::Locked) => login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email, Some(LOCKED)),
         Err(SignInError::Busy) => Err(PageError::Busy),
-        Err(e @ (SignInError::Random(_) | SignInError::Hashing(_) | SignInError::Store(_))) => {
-            Err(PageError::Internal(e.to_string()))
-        }
+        Err(SignInError::Store(e)) => Err(e.into()),
+        Err(e @ (SignInError::Random(_) | SignInError::Hashing(_))) => Err(PageError::internal(e)),
     }
 }
 
@@ -124,9 +123,8 @@ async fn code(State(state): State<AppState>, posted: SessionForm<CodeForm>) -> R
             cookies::clear_session(response.headers_mut(), state.config.secure_cookies());
             Ok(response)
         }
-        Err(e @ (CodeError::Unreadable | CodeError::Random(_) | CodeError::Store(_))) => {
-            Err(PageError::Internal(e.to_string()))
-        }
+        Err(CodeError::Store(e)) => Err(e.into()),
+        Err(e @ (CodeError::Unreadable | CodeError::Random(_))) => Err(PageError::internal(e)),
     }
 }
 

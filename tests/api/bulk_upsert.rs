@@ -3,7 +3,6 @@
 //! `value`); `bulk-validate?format=xlsx` answers the sheet back with the errors on it.
 
 use std::process::Command;
-use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
@@ -140,22 +139,6 @@ async fn row_errors_name_the_column_cell_and_value_past_z() {
     app.stop().await;
 }
 
-fn openpyxl() {
-    static READY: OnceLock<()> = OnceLock::new();
-    READY.get_or_init(|| {
-        let present = || Command::new("python3").args(["-c", "import openpyxl"]).status().is_ok_and(|s| s.success());
-        if !present() {
-            let pip = |extra: &[&str]| {
-                Command::new("python3").args(["-m", "pip", "install", "--quiet", "openpyxl"]).args(extra).status()
-            };
-            if !pip(&[]).is_ok_and(|s| s.success()) {
-                let _ = pip(&["--break-system-packages"]);
-            }
-        }
-        assert!(present(), "python3 with `openpyxl` is required");
-    });
-}
-
 /// Reads the error workbook with openpyxl and prints what a person would look at.
 const READ_WORKBOOK: &str = r#"
 import json, sys
@@ -175,7 +158,9 @@ print(json.dumps(cells))
 
 #[tokio::test]
 async fn the_error_workbook_marks_the_faulty_cells() {
-    openpyxl();
+    if !crate::helpers::python_tools("the_error_workbook_marks_the_faulty_cells", &["openpyxl"]) {
+        return;
+    }
     let app = spawn_app().await;
     let partner = app.partner("acme").await;
     let mut header = wide_header();

@@ -373,26 +373,37 @@ pub struct ReceivedMail {
     pub raw: Vec<u8>,
 }
 
-/// True when Python's aiosmtpd is installed. When it is not, the mail tests say so and
-/// pass, unless `REHOME_TEST_REQUIRE_SMTP` is set (CI sets it): then they fail.
-pub fn smtp_available(test: &str) -> bool {
-    let installed = std::process::Command::new("python3")
-        .args(["-c", "import aiosmtpd.controller"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !installed {
-        assert!(
-            std::env::var_os("REHOME_TEST_REQUIRE_SMTP").is_none(),
-            "REHOME_TEST_REQUIRE_SMTP is set but Python's aiosmtpd is missing: python3 -m pip install aiosmtpd"
-        );
-        eprintln!(
-            "{test}: SKIPPED: Python's aiosmtpd is not installed (python3 -m pip install aiosmtpd); \
-             set REHOME_TEST_REQUIRE_SMTP=1 to make this a failure"
-        );
+/// True when `python3` can import every one of `modules` (the test's Python tools, all
+/// pinned in tests/requirements.txt). When one is missing, `test` says which and how to get
+/// it, and passes; with `REHOME_TEST_REQUIRE_PYTHON=1` (CI sets it) it fails instead.
+/// Tests never install packages themselves.
+pub fn python_tools(test: &str, modules: &[&str]) -> bool {
+    let missing: Vec<&str> = modules
+        .iter()
+        .copied()
+        .filter(|module| {
+            !std::process::Command::new("python3")
+                .args(["-c", &format!("import {module}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
     }
-    installed
+    let how = "python3 -m pip install -r tests/requirements.txt";
+    assert!(
+        std::env::var("REHOME_TEST_REQUIRE_PYTHON").as_deref() != Ok("1"),
+        "{test}: REHOME_TEST_REQUIRE_PYTHON=1 but Python cannot import {}: {how}",
+        missing.join(", ")
+    );
+    eprintln!(
+        "{test}: SKIPPED: Python cannot import {} ({how}); set REHOME_TEST_REQUIRE_PYTHON=1 to make this a failure",
+        missing.join(", ")
+    );
+    false
 }
 
 /// A port nothing listens on as this returns.
@@ -401,7 +412,7 @@ pub fn free_port() -> u16 {
 }
 
 impl SmtpServer {
-    /// A running server, or `None` when aiosmtpd is missing (see [`smtp_available`]).
+    /// A running server, or `None` when aiosmtpd is missing (see [`python_tools`]).
     pub async fn start(test: &str) -> Option<Self> {
         Self::start_rejecting(test, &[]).await
     }
@@ -423,7 +434,7 @@ impl SmtpServer {
     /// A server not started yet: its port (free now) is where mail goes once
     /// [`SmtpServer::up`] starts it. `None` when aiosmtpd is missing.
     pub fn down(test: &str) -> Option<Self> {
-        if !smtp_available(test) {
+        if !python_tools(test, &["aiosmtpd.controller"]) {
             return None;
         }
         let dir = tempfile::tempdir().expect("mail dir");

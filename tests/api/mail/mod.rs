@@ -1,7 +1,7 @@
 //! The mail outbox and its SMTP sender, against a real local SMTP server
 //! (`tests/smtp/server.py`, aiosmtpd): what arrives, attachments, a server down then up, a
 //! restart with mail queued, two nodes on one PostgreSQL database, permanent refusals.
-//! Without aiosmtpd these tests say so and pass, unless `REHOME_TEST_REQUIRE_SMTP` is set.
+//! Without aiosmtpd these tests say so and pass, unless `REHOME_TEST_REQUIRE_PYTHON=1` is set.
 
 mod claims;
 mod delivery;

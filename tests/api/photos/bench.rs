@@ -29,13 +29,14 @@ impl Drop for Serving {
     }
 }
 
-fn serve(dir: &Path, url: &str, port: u16) -> Serving {
+/// The release binary on `url`; with `thumbnails` false, the photo jobs are paused so that
+/// only the request path is measured (thumbnails would read the photo back meanwhile).
+fn serve(dir: &Path, url: &str, port: u16, thumbnails: bool) -> Serving {
     let child = Command::new(BIN)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .envs(binary_env(url))
         .env("REHOME_MEDIA_DIR", dir.join("media"))
-        // The request path alone: thumbnails would read the photo back meanwhile.
-        .env("REHOME_PHOTO_JOBS_PAUSED", "true")
+        .env("REHOME_PHOTO_JOBS_PAUSED", if thumbnails { "false" } else { "true" })
         .env_remove("RUST_LOG")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -44,11 +45,9 @@ fn serve(dir: &Path, url: &str, port: u16) -> Serving {
     Serving(child)
 }
 
-#[tokio::test]
-#[ignore = "benchmark: run in release with --ignored --nocapture"]
-async fn bench_a_ten_mebibyte_upload() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = TestDb::create_named(dir.path(), "bench.db").await;
+/// A server of the release binary on a fresh SQLite file in `dir`, ready, with a key.
+async fn bench_server(dir: &Path, thumbnails: bool) -> (Serving, String, String, TestDb) {
+    let db = TestDb::create_named(dir, "bench.db").await;
     let store = open_store(&db.url).await;
     rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let user =
@@ -58,8 +57,9 @@ async fn bench_a_ten_mebibyte_upload() {
             .await
             .unwrap()
             .secret;
+    store.close().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = serve(dir.path(), &db.url, port);
+    let server = serve(dir, &db.url, port, thumbnails);
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -74,47 +74,106 @@ async fn bench_a_ten_mebibyte_upload() {
             client.post(format!("{base}{UPLOAD}")).bearer_auth(&key).header("content-type", "application/json");
         assert_eq!(response.body(small.clone()).send().await.unwrap().status(), 201);
     }
-    // One byte under the limit: a real PNG padded after its end chunk.
-    let mut photo = image_bytes(ImageFormat::Png, 16, 16);
-    photo.resize(MAX - 1, 0);
-    let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&photo)})).unwrap();
+    (server, base, key, db)
+}
+
+/// A photo-like JPEG as large as an upload may be: 6000×4000 (24 megapixels, a full-frame
+/// camera's), gradients under fine noise, at the highest quality that stays under 10 MiB.
+fn ten_mebibyte_jpeg() -> Vec<u8> {
+    let mut seed = 0x2545_f491_u32;
+    let rgb = image::RgbImage::from_fn(6000, 4000, |x, y| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let noise = (seed % 40) as u8;
+        image::Rgb([((x / 16) % 200) as u8 + noise, ((y / 12) % 200) as u8 + noise, ((x + y) / 40 % 200) as u8 + noise])
+    });
+    (70..=100)
+        .rev()
+        .map(|quality| {
+            let mut out = Vec::new();
+            JpegEncoder::new_with_quality(&mut out, quality).encode_image(&rgb).unwrap();
+            out
+        })
+        .find(|jpeg| jpeg.len() < MAX)
+        .expect("a quality that fits under 10 MiB")
+}
+
+fn spread(mut times: Vec<Duration>) -> String {
+    times.sort();
+    format!("min {:?}, median {:?}, max {:?}", times[0], times[times.len() / 2], times[times.len() - 1])
+}
+
+#[tokio::test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+async fn bench_a_ten_mebibyte_upload() {
+    let photo = ten_mebibyte_jpeg();
+    let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&photo), "filename": "big.jpg"})).unwrap();
+    println!("photo: 6000x4000 JPEG, {} bytes ({} bytes of JSON)", photo.len(), body.len());
+    let client = reqwest::Client::new();
+    let upload = |base: &str, key: &str| {
+        client
+            .post(format!("{base}{UPLOAD}"))
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+    };
+
+    // The request path alone (thumbnails paused): latency and the server's memory.
+    let dir = tempfile::tempdir().unwrap();
+    let (server, base, key, _db) = bench_server(dir.path(), false).await;
     let pid = server.0.id();
     let (rss_before, _) = memory_kib(pid).unwrap_or_default();
     let mut times = Vec::new();
     let mut peaks = Vec::new();
     for _ in 0..10 {
         let started = Instant::now();
-        let response = client
-            .post(format!("{base}{UPLOAD}"))
-            .bearer_auth(&key)
-            .header("content-type", "application/json")
-            .body(body.clone())
-            .send()
-            .await
-            .unwrap();
+        let response = upload(&base, &key).await.unwrap();
         let status = response.status();
         let _ = response.bytes().await;
         times.push(started.elapsed());
         assert_eq!(status, 201);
         peaks.push(memory_kib(pid).unwrap_or_default().1);
     }
-    times.sort();
     let (rss_after, peak) = memory_kib(pid).unwrap_or_default();
+    println!("upload, request to 201: {}", spread(times));
     println!(
-        "10 MiB upload ({} bytes of JSON): min {:?}, median {:?}, max {:?}",
-        body.len(),
-        times[0],
-        times[times.len() / 2],
-        times[times.len() - 1]
-    );
-    println!(
-        "server RSS before {} KiB, after {} KiB; peak (VmHWM) {} KiB after the first, {} KiB after all: growth {:.2}x the image",
-        rss_before,
-        rss_after,
+        "server RSS before {rss_before} KiB, after {rss_after} KiB; peak (VmHWM) {} KiB after the first, {peak} KiB after all: growth {} MiB",
         peaks[0],
-        peak,
-        (peak.saturating_sub(rss_before)) as f64 * 1024.0 / (MAX as f64)
+        mib_over(peak, rss_before)
     );
+    drop(server);
+
+    // Thumbnails on: from the 201 to both thumbnails ready, one photo at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let (server, base, key, _db) = bench_server(dir.path(), true).await;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let response = upload(&base, &key).await.unwrap();
+        assert_eq!(response.status(), 201);
+        let answered = Instant::now();
+        let id = response.json::<serde_json::Value>().await.unwrap()["attachment_id"].as_i64().unwrap();
+        loop {
+            let photo: serde_json::Value = client
+                .get(format!("{base}/v1/listings/photos/{id}"))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if photo["thumbnail_status"] != "pending" {
+                assert_eq!(photo["thumbnail_status"], "done", "{photo}");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        times.push(answered.elapsed());
+    }
+    println!("thumbnails, 201 to both ready: {}", spread(times));
+    println!("server peak (VmHWM) with thumbnails: {} KiB", memory_kib(server.0.id()).unwrap_or_default().1);
 }
 
 /// A 12-megapixel (4000×3000) photo-like JPEG: smooth gradients with fine noise.

@@ -1,6 +1,6 @@
 //! The S3-compatible media store against a real S3 server: moto's, started by each test on
 //! a free port and killed when it ends. Without moto installed these tests say so and pass,
-//! unless `REHOME_TEST_REQUIRE_S3` is set (CI sets it), when they fail.
+//! unless `REHOME_TEST_REQUIRE_PYTHON=1` is set (CI sets it), when they fail.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -32,21 +32,7 @@ impl Drop for Moto {
 impl Moto {
     /// A running server, or `None` when moto is not installed and S3 tests are not required.
     async fn start() -> Option<Self> {
-        let installed = Command::new("python3")
-            .args(["-c", "import moto.server"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !installed {
-            assert!(
-                std::env::var_os("REHOME_TEST_REQUIRE_S3").is_none(),
-                "REHOME_TEST_REQUIRE_S3 is set but moto's S3 server is missing: python3 -m pip install 'moto[server]'"
-            );
-            eprintln!(
-                "SKIPPED: moto's S3 server is not installed (python3 -m pip install 'moto[server]'); \
-                 set REHOME_TEST_REQUIRE_S3=1 to make this a failure"
-            );
+        if !crate::helpers::python_tools("s3", &["moto.server"]) {
             return None;
         }
         // The port is free when chosen; another process may take it before moto binds it.

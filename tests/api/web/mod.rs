@@ -2,6 +2,7 @@
 //! client that follows no redirects, so each answer (303s included) is checked as sent.
 
 mod bursts;
+mod failures;
 mod headers;
 mod invite_accept;
 mod pages;

