@@ -3,11 +3,13 @@
 //! and loads nothing from another origin.
 
 mod answers;
+mod finish;
+mod webhooks;
 
 use std::sync::LazyLock;
 
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -121,8 +123,54 @@ fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// The document as served: [`document`] with the passes on its JSON form
+/// ([`finish::finish`]: header components, outage answers, `servers`, `webhooks`, …).
+pub fn document_json() -> serde_json::Value {
+    let mut doc = serde_json::to_value(document()).unwrap_or_default();
+    finish::finish(&mut doc);
+    doc
+}
+
 static OPENAPI_JSON: LazyLock<String> =
-    LazyLock::new(|| document().to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
+    LazyLock::new(|| serde_json::to_string_pretty(&document_json()).unwrap_or_else(|_| "{}".to_owned()));
+
+/// A strong entity tag of served bytes: the first 16 bytes of their SHA-256, in hex.
+fn entity_tag(bytes: &[u8]) -> HeaderValue {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    HeaderValue::from_str(&format!("\"{hex}\"")).unwrap_or_else(|_| HeaderValue::from_static("\"0\""))
+}
+
+static OPENAPI_ETAG: LazyLock<HeaderValue> = LazyLock::new(|| entity_tag(OPENAPI_JSON.as_bytes()));
+static DOCS_ETAG: LazyLock<HeaderValue> = LazyLock::new(|| entity_tag(DOCS_PAGE.as_bytes()));
+
+/// True when `If-None-Match` names `etag` (or is `*`): the client's copy is current.
+fn not_modified(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    let Some(value) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+    let etag = etag.to_str().unwrap_or_default();
+    // Weak comparison (RFC 9110 13.1.2): `W/` prefixes do not matter here.
+    value.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == "*" || tag == etag)
+}
+
+/// A public document: its bytes with `ETag` and `Cache-Control: no-cache` (reuse after a
+/// cheap revalidation), or 304 when the client's `If-None-Match` names it.
+fn document_answer(
+    request: &HeaderMap,
+    etag: &HeaderValue,
+    headers: &[(header::HeaderName, &'static str)],
+    body: &'static str,
+) -> Response {
+    let mut response =
+        if not_modified(request, etag) { StatusCode::NOT_MODIFIED.into_response() } else { body.into_response() };
+    let answer = response.headers_mut();
+    for (name, value) in headers {
+        answer.insert(name.clone(), HeaderValue::from_static(value));
+    }
+    answer.insert(header::ETAG, etag.clone());
+    answer.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
 
 /// The vendored Redoc release (see `src/http/assets/README.md`).
 const REDOC_VERSION: &str = "2.5.4";
@@ -161,29 +209,29 @@ static DOCS_PAGE: LazyLock<String> = LazyLock::new(|| {
 const DOCS_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; \
 connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Routes under `/v1` (behind the gate, public: the document needs no key).
-pub fn api_router() -> Router<AppState> {
-    Router::new().route("/openapi.json", get(openapi_json))
-}
+/// Where the document is served: under `/v1`, but outside its gate (decisions 11.7: a
+/// public document outside every rate limit, so keyless readers spend no quota).
+pub const OPENAPI_PATH: &str = "/v1/openapi.json";
 
+/// The public documents: the OpenAPI document, the `/docs` page and its script, none
+/// behind the `/v1` gate.
 pub fn page_router() -> Router<AppState> {
-    Router::new().route("/docs", get(docs_page)).route(REDOC_PATH, get(redoc_js))
+    Router::new().route(OPENAPI_PATH, get(openapi_json)).route("/docs", get(docs_page)).route(REDOC_PATH, get(redoc_js))
 }
 
-async fn openapi_json() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON.as_str())
+async fn openapi_json(headers: HeaderMap) -> Response {
+    let content = [(header::CONTENT_TYPE, "application/json")];
+    document_answer(&headers, &OPENAPI_ETAG, &content, OPENAPI_JSON.as_str())
 }
 
-async fn docs_page() -> impl IntoResponse {
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CONTENT_SECURITY_POLICY, DOCS_CSP),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::REFERRER_POLICY, "no-referrer"),
-        ],
-        DOCS_PAGE.as_str(),
-    )
+async fn docs_page(headers: HeaderMap) -> Response {
+    let content = [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::CONTENT_SECURITY_POLICY, DOCS_CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    document_answer(&headers, &DOCS_ETAG, &content, DOCS_PAGE.as_str())
 }
 
 async fn redoc_js() -> impl IntoResponse {

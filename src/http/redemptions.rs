@@ -38,6 +38,7 @@ pub struct RedemptionMeta {
     pub has_more: bool,
     /// Pass back as `since` (with `after`) to read the next page; when the page is empty,
     /// the position given (null if none), so polling with it again continues from there.
+    #[schema(format = DateTime)]
     pub next_since: Option<String>,
     /// Pass back as `after`.
     pub next_after: Option<String>,

@@ -202,7 +202,7 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Webhooks",
     security(("bearer" = [])),
     request_body = WebhookPatch,
-    params(("If-Match" = Option<String>, Header, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
+    params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
     responses(
         (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings, headers(("ETag" = String, description = "The `ETag` a `GET` now answers: send it as `If-Match` with the next PATCH"))),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
