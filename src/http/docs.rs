@@ -372,6 +372,166 @@ mod tests {
         }
     }
 
+    /// Every schema object of the document (components, paths, webhooks), with where it is.
+    fn schemas(value: &Value, at: &str, found: &mut Vec<(String, Value)>) {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key("type") || map.contains_key("anyOf") || map.contains_key("$ref") {
+                    found.push((at.to_owned(), value.clone()));
+                }
+                for (key, child) in map {
+                    schemas(child, &format!("{at}/{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    schemas(child, &format!("{at}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_v1_answer_declares_the_rate_limit_headers_and_every_operation_the_outage_answers() {
+        let doc = doc();
+        for name in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"] {
+            assert!(doc["components"]["headers"][name]["schema"]["type"] == "integer", "{name}");
+        }
+        for (method, path, operation) in operations(&doc) {
+            let responses = operation["responses"].as_object().unwrap();
+            for status in ["500", "503"] {
+                assert_eq!(
+                    responses[status]["content"]["application/json"]["schema"]["$ref"],
+                    "#/components/schemas/ErrorBody"
+                );
+            }
+            assert!(responses["500"]["description"].as_str().unwrap().contains("`internal_error`"));
+            assert_eq!(responses.contains_key("507"), method != "get", "{method} {path}");
+            if !path.starts_with("/v1/") {
+                continue;
+            }
+            for (status, response) in responses {
+                for name in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+                    let reference = &response["headers"][name]["$ref"];
+                    assert_eq!(reference, &format!("#/components/headers/{name}"), "{method} {path} {status}");
+                }
+            }
+            assert_eq!(responses["429"]["headers"]["Retry-After"]["$ref"], "#/components/headers/Retry-After");
+        }
+    }
+
+    #[test]
+    fn files_are_strings_of_their_media_type() {
+        let doc = doc();
+        let answer =
+            |path: &str, media: &str| doc["paths"][path]["get"]["responses"]["200"]["content"][media]["schema"].clone();
+        let pdf = answer("/v1/remittances/{id}/statement.pdf", "application/pdf");
+        assert_eq!(
+            pdf,
+            serde_json::json!({"type": "string", "format": "binary", "contentMediaType": "application/pdf"})
+        );
+        let xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+        assert_eq!(answer("/v1/listings/bulk-template", xlsx)["format"], "binary");
+        let csv = answer("/v1/remittances/{id}/statement.csv", "text/csv");
+        assert_eq!(csv, serde_json::json!({"type": "string", "contentMediaType": "text/csv"}));
+    }
+
+    #[test]
+    fn every_instant_is_a_date_time_and_every_date_a_date() {
+        let doc = doc();
+        let mut found = Vec::new();
+        schemas(&doc, "", &mut found);
+        let formats = |schema: &Value| -> Vec<String> {
+            let mut all = vec![schema["format"].as_str().unwrap_or_default().to_owned()];
+            for option in schema["anyOf"].as_array().into_iter().flatten() {
+                all.push(option["format"].as_str().unwrap_or_default().to_owned());
+            }
+            all
+        };
+        let mut checked = 0;
+        for (at, schema) in &found {
+            let Some(name) = at.rsplit('/').next() else { continue };
+            if !at.contains("/properties/") || schema.get("$ref").is_some() {
+                continue;
+            }
+            let instant = name.ends_with("_at") || name == "next_since" || name == "period_end";
+            let date = name.starts_with("buyer_window_")
+                || ["scheduled_for", "next_payout_date", "available_from"].contains(&name);
+            if instant {
+                assert!(formats(schema).iter().any(|f| f == "date-time"), "{at}: {schema}");
+                checked += 1;
+            } else if date {
+                assert!(formats(schema).iter().any(|f| f == "date"), "{at}: {schema}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 40, "only {checked} dates and instants");
+    }
+
+    #[test]
+    fn no_enum_admits_null_and_no_header_or_documented_field_is_nullable_where_null_is_refused() {
+        let doc = doc();
+        let mut found = Vec::new();
+        schemas(&doc, "", &mut found);
+        for (at, schema) in &found {
+            if let Some(values) = schema["enum"].as_array() {
+                assert!(!values.contains(&Value::Null), "{at}: an enum with null: {schema}");
+                assert!(schema["type"].is_string(), "{at}: {schema}");
+            }
+        }
+        let input = |name: &str, field: &str| doc["components"]["schemas"][name]["properties"][field]["type"].clone();
+        assert_eq!(input("WebhookInput", "url"), "string");
+        assert_eq!(input("BrandProfileInput", "display_name"), "string");
+        let channel = &doc["components"]["schemas"]["ListingBody"]["properties"]["channel"];
+        assert_eq!(channel["anyOf"][0]["$ref"], "#/components/schemas/ListingChannel");
+        assert_eq!(channel["anyOf"][1], serde_json::json!({"type": "null"}));
+        for (method, path, operation) in operations(&doc) {
+            for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                assert!(
+                    parameter["schema"]["type"].is_string() || parameter["schema"]["$ref"].is_string(),
+                    "{method} {path} {}: {}",
+                    parameter["name"],
+                    parameter["schema"]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_document_names_a_server_and_describes_every_operation() {
+        let doc = doc();
+        assert_eq!(doc["servers"][0]["url"], "/");
+        for (method, path, operation) in operations(&doc) {
+            let description = operation["description"].as_str().unwrap_or_default();
+            let summary = operation["summary"].as_str().unwrap_or_default();
+            assert!(!description.is_empty() && !summary.is_empty(), "{method} {path}");
+            assert!(!summary.contains('\n') && summary.len() <= description.len(), "{method} {path}: {summary}");
+        }
+    }
+
+    #[test]
+    fn the_webhooks_section_has_every_event_type_with_its_envelope_and_headers() {
+        use crate::domain::event::EventType;
+        let doc = doc();
+        let webhooks = doc["webhooks"].as_object().unwrap();
+        let types = [EventType::Ping, EventType::RedemptionCreated, EventType::CollectionScheduled];
+        assert_eq!(webhooks.len(), types.len());
+        for event in types {
+            let post = &webhooks[event.as_str()]["post"];
+            let reference = post["requestBody"]["content"]["application/json"]["schema"]["$ref"].as_str().unwrap();
+            let schema = doc.pointer(reference.trim_start_matches('#')).unwrap();
+            assert_eq!(schema["properties"]["type"]["const"], event.as_str());
+            let data = schema["properties"]["data"]["$ref"].as_str().unwrap();
+            assert!(doc.pointer(data.trim_start_matches('#')).is_some(), "{data}");
+            let headers: Vec<&str> =
+                post["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+            for header in ["webhook-id", "webhook-timestamp", "webhook-signature", "X-Service-Signature"] {
+                assert!(headers.contains(&header), "{header}");
+            }
+        }
+    }
+
     #[test]
     fn the_page_loads_the_same_origin_redoc_bundle_of_the_named_version() {
         assert!(DOCS_PAGE.contains(&format!("<script src=\"/docs/redoc.{REDOC_VERSION}.js\"></script>")));
