@@ -432,7 +432,12 @@ mod tests {
             serde_json::json!({"type": "string", "format": "binary", "contentMediaType": "application/pdf"})
         );
         let xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-        assert_eq!(answer("/v1/listings/bulk-template", xlsx)["format"], "binary");
+        assert_eq!(answer("/v1/listings/bulk-template", xlsx)["$ref"], "#/components/schemas/XlsxFile");
+        let workbook = &doc["components"]["schemas"]["XlsxFile"];
+        assert_eq!(
+            (&workbook["type"], &workbook["format"], &workbook["contentMediaType"]),
+            (&"string".into(), &"binary".into(), &xlsx.into())
+        );
         let csv = answer("/v1/remittances/{id}/statement.csv", "text/csv");
         assert_eq!(csv, serde_json::json!({"type": "string", "contentMediaType": "text/csv"}));
     }

@@ -56,11 +56,11 @@ pub struct RedemptionPage {
 #[into_params(parameter_in = Query)]
 struct RedemptionQuery<'a> {
     /// RFC 3339 timestamp: redemptions created at or after it (`since_invalid`).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<String>, format = DateTime, max_length = 64)]
     since: Option<&'a str>,
     /// A redemption id (`next_after` of the previous page): redemptions after its position
     /// (`after_invalid` when the brand has no such redemption).
-    #[param(value_type = Option<String>, min_length = 1)]
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64)]
     after: Option<&'a str>,
     /// 1 to 100; default 50.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]

@@ -42,6 +42,9 @@ fn file_answers(doc: &mut Value) {
         for response in responses.values_mut() {
             let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) else { continue };
             for (media_type, body) in content.iter_mut() {
+                if body.pointer("/schema/$ref").is_some() {
+                    continue;
+                }
                 let schema = if media_type.starts_with("text/") {
                     json!({"type": "string", "contentMediaType": media_type})
                 } else if media_type.contains("json") {

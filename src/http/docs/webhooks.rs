@@ -104,6 +104,8 @@ pub fn section(doc: &mut Value) {
 (`PATCH /v1/partner/settings/integrations/webhook`); retried on a timeout, a connection failure, 5xx or 429 \
 for up to 24 hours. Verify a signature before trusting the body (docs/webhooks.md)."),
                 "tags": ["Webhooks"],
+                // Not an API key: the receiver checks the signature headers.
+                "security": [],
                 "parameters": parameters,
                 "requestBody": {
                     "required": true,

@@ -231,8 +231,8 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
         ("channel" = Option<ChannelFilter>, Query, description = "`clearance` or `exchange`; omit for both"),
         ("sku" = Option<String>, Query, min_length = 1, max_length = 100, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
         ("q" = Option<String>, Query, min_length = 1, max_length = 200, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
-        ("updated_since" = Option<String>, Query, format = DateTime, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
-        ("cursor" = Option<String>, Query, min_length = 1, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
+        ("updated_since" = Option<String>, Query, format = DateTime, max_length = 64, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
+        ("cursor" = Option<String>, Query, min_length = 1, max_length = 64, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
     ),
     responses(
         (status = 200, description = "A page of listing summaries (`meta` is `PageMeta`, or `SyncMeta` in a sync walk)", body = ListingPage),

@@ -365,7 +365,7 @@ pub async fn list_deliveries(
     path = "/v1/partner/webhooks/deliveries/{event_id}",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
+    params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event's delivery state and attempts", body = DeliveryDetail),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
@@ -391,7 +391,7 @@ pub async fn get_delivery(
     path = "/v1/partner/webhooks/deliveries/{event_id}/replay",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
+    params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event, pending again", body = Delivery),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
