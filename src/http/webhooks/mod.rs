@@ -241,10 +241,11 @@ pub async fn patch_webhook(
 
 /// Replaces the signing secret and returns the new one, once. Every delivery from now on
 /// (retries and replays of older events included) is signed with it. With
-/// `expire_previous_in_hours` the previous secret keeps signing too until then (two `v1=`
-/// in `X-Service-Signature`, two entries in `webhook-signature`, the new one first), so a
-/// receiver can switch over without losing a delivery; without it the old secret stops
-/// verifying at once.
+/// `expire_previous_in_hours` the previous secret keeps signing too until then (one `v1=`
+/// in `X-Service-Signature` and one entry in `webhook-signature` per secret, the newest
+/// first), so a receiver can switch over without losing a delivery; earlier secrets still
+/// in their overlap keep signing until each one's end (at most 5 previous secrets). Without
+/// it the old secrets stop verifying at once.
 #[utoipa::path(
     post,
     path = "/v1/partner/settings/integrations/webhook/rotate-secret",
