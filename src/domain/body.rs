@@ -199,10 +199,13 @@ fn field_schema(ty: &FieldType, doc: Option<&str>, required: bool, nullable: boo
         FieldType::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
         FieldType::Date => ObjectBuilder::new()
             .schema_type(Type::String)
+            .min_length(Some(10))
+            .max_length(Some(10))
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
             .pattern(Some(reader::YEAR_PATTERN)),
         FieldType::Timestamp => ObjectBuilder::new()
             .schema_type(Type::String)
+            .max_length(Some(reader::MAX_INSTANT_LEN))
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
             .pattern(Some(reader::YEAR_PATTERN)),
         FieldType::Choice(values) => {

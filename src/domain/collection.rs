@@ -42,14 +42,18 @@ pub struct Collection {
     /// The listing sold.
     pub product_id: i64,
     /// `YYYY-MM-DD`, inside the buyer window.
+    #[schema(format = Date)]
     pub scheduled_for: String,
     /// When the partner confirmed it, RFC 3339 UTC.
+    #[schema(format = DateTime)]
     pub scheduled_at: String,
     /// Collection-source warehouse; null if the brand has no warehouses.
     pub warehouse_id: Option<String>,
     /// Its label; empty when none is assigned.
     pub warehouse_label: String,
+    #[schema(format = Date)]
     pub buyer_window_start: String,
+    #[schema(format = Date)]
     pub buyer_window_end: String,
 }
 

@@ -358,9 +358,16 @@ pub fn parse_date(text: &str) -> Option<NaiveDate> {
     (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten().filter(|d| in_range(*d))
 }
 
+/// The longest instant read (`2026-11-21T09:30:00.123456789+01:00` is 35 characters): the
+/// documented `maxLength` of every timestamp a request carries.
+pub const MAX_INSTANT_LEN: usize = 64;
+
 /// RFC 3339 with an offset, as UTC, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
 /// The year is the one written (`2100-12-31T23:00:00-05:00` is in 2100).
 pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    if text.len() > MAX_INSTANT_LEN {
+        return None;
+    }
     let at = DateTime::parse_from_rfc3339(text).ok()?;
     in_range(at.date_naive()).then(|| at.with_timezone(&Utc))
 }

@@ -32,11 +32,13 @@ pub struct Redemption {
     #[schema(example = "RH-7Q2M-9XKD-4TPW-H8CN")]
     pub code: Option<String>,
     /// Expiry of the code when the destination is `code`, else null.
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
     /// The order to credit when the destination is `existing_order`, else null.
     pub original_order_id: Option<String>,
     /// The exchange listing whose sale triggered the payout.
     pub related_listing_id: i64,
     /// When the sale completed (delivery to the buyer), RFC 3339 UTC.
+    #[schema(format = DateTime)]
     pub sale_completed_at: String,
 }

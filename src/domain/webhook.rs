@@ -68,7 +68,8 @@ pub static WEBHOOK_BODY: BodySpec = BodySpec {
              with `REHOME_WEBHOOK_ALLOW_HTTP=true`), at most 2048 characters, without user or \
              password, whose host is not a loopback, private or otherwise non-public address \
              (`url_required`, `url_invalid`, `url_too_long`).",
-        ),
+        )
+        .not_null(),
         Field::optional(
             "enabled",
             FieldType::Boolean,
@@ -125,7 +126,9 @@ pub static ROTATION_BODY: BodySpec = BodySpec {
         "expire_previous_in_hours",
         FieldType::Integer { min: 0, max: MAX_OVERLAP_HOURS },
         "How long deliveries are also signed with the previous secret, 0 to 72 hours; default 0 \
-         (the previous secret stops verifying at once) (`expire_previous_in_hours_invalid`).",
+         (the previous secret stops verifying at once, and so does any earlier one still in its \
+         overlap). Earlier secrets still in their overlap keep signing until each one's own end \
+         (at most 5 previous secrets; a sixth ends the oldest) (`expire_previous_in_hours_invalid`).",
     )],
     example: r#"{"expire_previous_in_hours": 24}"#,
 };
@@ -197,6 +200,44 @@ fn parse_url(text: &str, allow_http: bool) -> Option<Url> {
     let scheme_ok = url.scheme() == "https" || (allow_http && url.scheme() == "http");
     let host_ok = url.host_str().is_some_and(|h| !h.is_empty());
     (scheme_ok && host_ok && url.username().is_empty() && url.password().is_none()).then_some(url)
+}
+
+/// The most previous secrets kept signing at once: a rotation beyond it ends the oldest
+/// overlap early.
+pub const MAX_PREVIOUS_SECRETS: usize = 5;
+
+/// A secret replaced by a rotation that still signs deliveries until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PreviousSecret {
+    pub secret: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The previous secrets after `current` is replaced at `now`. With an overlap (`until`),
+/// `current` joins the front of those still in theirs, each keeping its own end, at most
+/// [`MAX_PREVIOUS_SECRETS`] (the oldest go first); without one, the rotation ends every
+/// overlap at once (a secret that leaked stops signing).
+pub fn after_rotation(
+    previous: Vec<PreviousSecret>,
+    current: String,
+    until: Option<chrono::DateTime<chrono::Utc>>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<PreviousSecret> {
+    let Some(until) = until else { return Vec::new() };
+    std::iter::once(PreviousSecret { secret: current, expires_at: until })
+        .chain(previous.into_iter().filter(|p| p.expires_at > now))
+        .take(MAX_PREVIOUS_SECRETS)
+        .collect()
+}
+
+/// The previous secrets that still sign at `now`, newest first.
+pub fn still_signing(previous: &[PreviousSecret], now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    previous.iter().filter(|p| p.expires_at > now).map(|p| p.secret.clone()).collect()
+}
+
+/// The stored list (a JSON array); anything unreadable reads as none.
+pub fn read_previous(stored: &str) -> Vec<PreviousSecret> {
+    serde_json::from_str(stored).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -281,5 +322,30 @@ mod tests {
         let doc = schema["description"].as_str().unwrap_or_default();
         let named: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
         assert_eq!(named, wire, "{doc}");
+    }
+
+    #[test]
+    fn every_previous_secret_signs_until_its_own_overlap_ends_at_most_five() {
+        let t0: chrono::DateTime<chrono::Utc> = "2026-11-27T00:00:00Z".parse().unwrap();
+        let h = chrono::TimeDelta::hours;
+        // a → b with 24 h, then b → c with 2 h: both a and b still sign.
+        let after_b = after_rotation(Vec::new(), "a".into(), Some(t0 + h(24)), t0);
+        let after_c = after_rotation(after_b, "b".into(), Some(t0 + h(1) + h(2)), t0 + h(1));
+        assert_eq!(still_signing(&after_c, t0 + h(2)), ["b", "a"]);
+        // b's overlap ends first; a's goes on until its own end.
+        assert_eq!(still_signing(&after_c, t0 + h(4)), ["a"]);
+        assert!(still_signing(&after_c, t0 + h(24)).is_empty());
+        // A rotation without an overlap ends them all.
+        assert!(after_rotation(after_c.clone(), "c".into(), None, t0 + h(1)).is_empty());
+        // Expired ones are dropped, and at most five are kept, the newest.
+        let mut list = Vec::new();
+        for (i, name) in ["s1", "s2", "s3", "s4", "s5", "s6", "s7"].iter().enumerate() {
+            let at = t0 + h(i as i64);
+            list = after_rotation(list, (*name).into(), Some(at + h(72)), at);
+        }
+        assert_eq!(still_signing(&list, t0 + h(7)), ["s7", "s6", "s5", "s4", "s3"]);
+        let stored = serde_json::to_string(&list).unwrap();
+        assert_eq!(read_previous(&stored), list);
+        assert!(read_previous("not json").is_empty());
     }
 }

@@ -58,6 +58,7 @@ impl utoipa::PartialSchema for XlsxFile {
         ObjectBuilder::new()
             .schema_type(Type::String)
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .content_media_type("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
             .description(Some("An .xlsx workbook."))
             .into()
     }

@@ -42,8 +42,10 @@ pub struct CollectionOrder {
     pub product_id: i64,
     pub quantity: i64,
     /// First day of the buyer's 10-day delivery window, `YYYY-MM-DD`.
+    #[schema(format = Date)]
     pub buyer_window_start: String,
     /// Last day (inclusive).
+    #[schema(format = Date)]
     pub buyer_window_end: String,
     /// `unscheduled` or `scheduled`.
     pub status: &'static str,

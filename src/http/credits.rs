@@ -39,8 +39,10 @@ pub struct CreditRedemption {
     pub value: f64,
     /// `GBP`.
     pub currency: &'static str,
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
     /// When it was spent; null on a dry run.
+    #[schema(format = DateTime)]
     pub redeemed_at: Option<String>,
     /// As given with the redeem; null on a dry run or when none was given.
     pub order_reference: Option<String>,

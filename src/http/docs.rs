@@ -3,11 +3,13 @@
 //! and loads nothing from another origin.
 
 mod answers;
+mod finish;
+mod webhooks;
 
 use std::sync::LazyLock;
 
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -121,8 +123,54 @@ fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// The document as served: [`document`] with the passes on its JSON form
+/// ([`finish::finish`]: header components, outage answers, `servers`, `webhooks`, …).
+pub fn document_json() -> serde_json::Value {
+    let mut doc = serde_json::to_value(document()).unwrap_or_default();
+    finish::finish(&mut doc);
+    doc
+}
+
 static OPENAPI_JSON: LazyLock<String> =
-    LazyLock::new(|| document().to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
+    LazyLock::new(|| serde_json::to_string_pretty(&document_json()).unwrap_or_else(|_| "{}".to_owned()));
+
+/// A strong entity tag of served bytes: the first 16 bytes of their SHA-256, in hex.
+fn entity_tag(bytes: &[u8]) -> HeaderValue {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    HeaderValue::from_str(&format!("\"{hex}\"")).unwrap_or_else(|_| HeaderValue::from_static("\"0\""))
+}
+
+static OPENAPI_ETAG: LazyLock<HeaderValue> = LazyLock::new(|| entity_tag(OPENAPI_JSON.as_bytes()));
+static DOCS_ETAG: LazyLock<HeaderValue> = LazyLock::new(|| entity_tag(DOCS_PAGE.as_bytes()));
+
+/// True when `If-None-Match` names `etag` (or is `*`): the client's copy is current.
+fn not_modified(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    let Some(value) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+    let etag = etag.to_str().unwrap_or_default();
+    // Weak comparison (RFC 9110 13.1.2): `W/` prefixes do not matter here.
+    value.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == "*" || tag == etag)
+}
+
+/// A public document: its bytes with `ETag` and `Cache-Control: no-cache` (reuse after a
+/// cheap revalidation), or 304 when the client's `If-None-Match` names it.
+fn document_answer(
+    request: &HeaderMap,
+    etag: &HeaderValue,
+    headers: &[(header::HeaderName, &'static str)],
+    body: &'static str,
+) -> Response {
+    let mut response =
+        if not_modified(request, etag) { StatusCode::NOT_MODIFIED.into_response() } else { body.into_response() };
+    let answer = response.headers_mut();
+    for (name, value) in headers {
+        answer.insert(name.clone(), HeaderValue::from_static(value));
+    }
+    answer.insert(header::ETAG, etag.clone());
+    answer.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
 
 /// The vendored Redoc release (see `src/http/assets/README.md`).
 const REDOC_VERSION: &str = "2.5.4";
@@ -161,29 +209,29 @@ static DOCS_PAGE: LazyLock<String> = LazyLock::new(|| {
 const DOCS_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; \
 connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Routes under `/v1` (behind the gate, public: the document needs no key).
-pub fn api_router() -> Router<AppState> {
-    Router::new().route("/openapi.json", get(openapi_json))
-}
+/// Where the document is served: under `/v1`, but outside its gate (decisions 11.7: a
+/// public document outside every rate limit, so keyless readers spend no quota).
+pub const OPENAPI_PATH: &str = "/v1/openapi.json";
 
+/// The public documents: the OpenAPI document, the `/docs` page and its script, none
+/// behind the `/v1` gate.
 pub fn page_router() -> Router<AppState> {
-    Router::new().route("/docs", get(docs_page)).route(REDOC_PATH, get(redoc_js))
+    Router::new().route(OPENAPI_PATH, get(openapi_json)).route("/docs", get(docs_page)).route(REDOC_PATH, get(redoc_js))
 }
 
-async fn openapi_json() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON.as_str())
+async fn openapi_json(headers: HeaderMap) -> Response {
+    let content = [(header::CONTENT_TYPE, "application/json")];
+    document_answer(&headers, &OPENAPI_ETAG, &content, OPENAPI_JSON.as_str())
 }
 
-async fn docs_page() -> impl IntoResponse {
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CONTENT_SECURITY_POLICY, DOCS_CSP),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::REFERRER_POLICY, "no-referrer"),
-        ],
-        DOCS_PAGE.as_str(),
-    )
+async fn docs_page(headers: HeaderMap) -> Response {
+    let content = [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::CONTENT_SECURITY_POLICY, DOCS_CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    document_answer(&headers, &DOCS_ETAG, &content, DOCS_PAGE.as_str())
 }
 
 async fn redoc_js() -> impl IntoResponse {
@@ -321,6 +369,171 @@ mod tests {
         for (method, path, operation) in operations(&doc) {
             let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
             assert!(schema["oneOf"].is_null(), "{method} {path}: {schema}");
+        }
+    }
+
+    /// Every schema object of the document (components, paths, webhooks), with where it is.
+    fn schemas(value: &Value, at: &str, found: &mut Vec<(String, Value)>) {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key("type") || map.contains_key("anyOf") || map.contains_key("$ref") {
+                    found.push((at.to_owned(), value.clone()));
+                }
+                for (key, child) in map {
+                    schemas(child, &format!("{at}/{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    schemas(child, &format!("{at}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_v1_answer_declares_the_rate_limit_headers_and_every_operation_the_outage_answers() {
+        let doc = doc();
+        for name in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"] {
+            assert!(doc["components"]["headers"][name]["schema"]["type"] == "integer", "{name}");
+        }
+        for (method, path, operation) in operations(&doc) {
+            let responses = operation["responses"].as_object().unwrap();
+            for status in ["500", "503"] {
+                assert_eq!(
+                    responses[status]["content"]["application/json"]["schema"]["$ref"],
+                    "#/components/schemas/ErrorBody"
+                );
+            }
+            assert!(responses["500"]["description"].as_str().unwrap().contains("`internal_error`"));
+            assert_eq!(responses.contains_key("507"), method != "get", "{method} {path}");
+            if !path.starts_with("/v1/") {
+                continue;
+            }
+            for (status, response) in responses {
+                for name in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+                    let reference = &response["headers"][name]["$ref"];
+                    assert_eq!(reference, &format!("#/components/headers/{name}"), "{method} {path} {status}");
+                }
+            }
+            assert_eq!(responses["429"]["headers"]["Retry-After"]["$ref"], "#/components/headers/Retry-After");
+        }
+    }
+
+    #[test]
+    fn files_are_strings_of_their_media_type() {
+        let doc = doc();
+        let answer =
+            |path: &str, media: &str| doc["paths"][path]["get"]["responses"]["200"]["content"][media]["schema"].clone();
+        let pdf = answer("/v1/remittances/{id}/statement.pdf", "application/pdf");
+        assert_eq!(
+            pdf,
+            serde_json::json!({"type": "string", "format": "binary", "contentMediaType": "application/pdf"})
+        );
+        let xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+        assert_eq!(answer("/v1/listings/bulk-template", xlsx)["$ref"], "#/components/schemas/XlsxFile");
+        let workbook = &doc["components"]["schemas"]["XlsxFile"];
+        assert_eq!(
+            (&workbook["type"], &workbook["format"], &workbook["contentMediaType"]),
+            (&"string".into(), &"binary".into(), &xlsx.into())
+        );
+        let csv = answer("/v1/remittances/{id}/statement.csv", "text/csv");
+        assert_eq!(csv, serde_json::json!({"type": "string", "contentMediaType": "text/csv"}));
+    }
+
+    #[test]
+    fn every_instant_is_a_date_time_and_every_date_a_date() {
+        let doc = doc();
+        let mut found = Vec::new();
+        schemas(&doc, "", &mut found);
+        let formats = |schema: &Value| -> Vec<String> {
+            let mut all = vec![schema["format"].as_str().unwrap_or_default().to_owned()];
+            for option in schema["anyOf"].as_array().into_iter().flatten() {
+                all.push(option["format"].as_str().unwrap_or_default().to_owned());
+            }
+            all
+        };
+        let mut checked = 0;
+        for (at, schema) in &found {
+            let Some(name) = at.rsplit('/').next() else { continue };
+            if !at.contains("/properties/") || schema.get("$ref").is_some() {
+                continue;
+            }
+            let instant = name.ends_with("_at") || name == "next_since" || name == "period_end";
+            let date = name.starts_with("buyer_window_")
+                || ["scheduled_for", "next_payout_date", "available_from"].contains(&name);
+            if instant {
+                assert!(formats(schema).iter().any(|f| f == "date-time"), "{at}: {schema}");
+                checked += 1;
+            } else if date {
+                assert!(formats(schema).iter().any(|f| f == "date"), "{at}: {schema}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 40, "only {checked} dates and instants");
+    }
+
+    #[test]
+    fn no_enum_admits_null_and_no_header_or_documented_field_is_nullable_where_null_is_refused() {
+        let doc = doc();
+        let mut found = Vec::new();
+        schemas(&doc, "", &mut found);
+        for (at, schema) in &found {
+            if let Some(values) = schema["enum"].as_array() {
+                assert!(!values.contains(&Value::Null), "{at}: an enum with null: {schema}");
+                assert!(schema["type"].is_string(), "{at}: {schema}");
+            }
+        }
+        let input = |name: &str, field: &str| doc["components"]["schemas"][name]["properties"][field]["type"].clone();
+        assert_eq!(input("WebhookInput", "url"), "string");
+        assert_eq!(input("BrandProfileInput", "display_name"), "string");
+        let channel = &doc["components"]["schemas"]["ListingBody"]["properties"]["channel"];
+        assert_eq!(channel["anyOf"][0]["$ref"], "#/components/schemas/ListingChannel");
+        assert_eq!(channel["anyOf"][1], serde_json::json!({"type": "null"}));
+        for (method, path, operation) in operations(&doc) {
+            for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                assert!(
+                    parameter["schema"]["type"].is_string() || parameter["schema"]["$ref"].is_string(),
+                    "{method} {path} {}: {}",
+                    parameter["name"],
+                    parameter["schema"]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_document_names_a_server_and_describes_every_operation() {
+        let doc = doc();
+        assert_eq!(doc["servers"][0]["url"], "/");
+        for (method, path, operation) in operations(&doc) {
+            let description = operation["description"].as_str().unwrap_or_default();
+            let summary = operation["summary"].as_str().unwrap_or_default();
+            assert!(!description.is_empty() && !summary.is_empty(), "{method} {path}");
+            assert!(!summary.contains('\n') && summary.len() <= description.len(), "{method} {path}: {summary}");
+        }
+    }
+
+    #[test]
+    fn the_webhooks_section_has_every_event_type_with_its_envelope_and_headers() {
+        use crate::domain::event::EventType;
+        let doc = doc();
+        let webhooks = doc["webhooks"].as_object().unwrap();
+        let types = [EventType::Ping, EventType::RedemptionCreated, EventType::CollectionScheduled];
+        assert_eq!(webhooks.len(), types.len());
+        for event in types {
+            let post = &webhooks[event.as_str()]["post"];
+            let reference = post["requestBody"]["content"]["application/json"]["schema"]["$ref"].as_str().unwrap();
+            let schema = doc.pointer(reference.trim_start_matches('#')).unwrap();
+            assert_eq!(schema["properties"]["type"]["const"], event.as_str());
+            let data = schema["properties"]["data"]["$ref"].as_str().unwrap();
+            assert!(doc.pointer(data.trim_start_matches('#')).is_some(), "{data}");
+            let headers: Vec<&str> =
+                post["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+            for header in ["webhook-id", "webhook-timestamp", "webhook-signature", "X-Service-Signature"] {
+                assert!(headers.contains(&header), "{header}");
+            }
         }
     }
 

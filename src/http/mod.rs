@@ -80,8 +80,7 @@ fn router(state: AppState) -> Router {
         .merge(credits::router())
         .merge(collections::router())
         .merge(wallet::router())
-        .merge(people::router())
-        .merge(docs::api_router());
+        .merge(people::router());
     let v1 = recording_routes(&state, v1)
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -112,12 +112,16 @@ pub struct Order {
     /// `unit_price_pence` / 100.
     pub unit_price: f64,
     /// `YYYY-MM-DD`.
+    #[schema(format = Date)]
     pub buyer_window_start: String,
     /// `YYYY-MM-DD`, start + 9 days.
+    #[schema(format = Date)]
     pub buyer_window_end: String,
     /// `placed` or `completed`.
     pub status: &'static str,
+    #[schema(format = DateTime)]
     pub completed_at: Option<String>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 

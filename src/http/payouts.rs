@@ -66,7 +66,7 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Settings",
     security(("bearer" = [])),
     request_body = PayoutOptionsPatch,
-    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
+    params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The options after the change", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
         (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),

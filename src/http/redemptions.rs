@@ -38,6 +38,7 @@ pub struct RedemptionMeta {
     pub has_more: bool,
     /// Pass back as `since` (with `after`) to read the next page; when the page is empty,
     /// the position given (null if none), so polling with it again continues from there.
+    #[schema(format = DateTime)]
     pub next_since: Option<String>,
     /// Pass back as `after`.
     pub next_after: Option<String>,
@@ -55,11 +56,11 @@ pub struct RedemptionPage {
 #[into_params(parameter_in = Query)]
 struct RedemptionQuery<'a> {
     /// RFC 3339 timestamp: redemptions created at or after it (`since_invalid`).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<String>, format = DateTime, max_length = 64)]
     since: Option<&'a str>,
     /// A redemption id (`next_after` of the previous page): redemptions after its position
     /// (`after_invalid` when the brand has no such redemption).
-    #[param(value_type = Option<String>, min_length = 1)]
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64)]
     after: Option<&'a str>,
     /// 1 to 100; default 50.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]

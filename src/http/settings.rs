@@ -77,7 +77,7 @@ pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResu
     tag = "Settings",
     security(("bearer" = [])),
     request_body = ProfilePatch,
-    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
+    params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The whole profile after the change", body = BrandProfileResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
         (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
@@ -125,7 +125,7 @@ pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Settings",
     security(("bearer" = [])),
     request_body = BillingPatch,
-    params(("If-Match" = Option<String>, Header, description = "Change only if the section still answers this `ETag`; `*` matches any")),
+    params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The whole billing entity after the change", body = BillingResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
         (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),

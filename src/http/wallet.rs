@@ -62,6 +62,7 @@ pub struct WalletView {
     /// The settlement hold after delivery, in hours (`REHOME_SETTLEMENT_HOLD_HOURS`).
     pub hold_hours: u32,
     /// `YYYY-MM-DD`: the next monthly run (00:00 UTC that day).
+    #[schema(format = Date)]
     pub next_payout_date: String,
 }
 

@@ -158,7 +158,7 @@ pub async fn create_warehouse(
     path = "/v1/partner/settings/warehouses/{id}",
     tag = "Settings",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "Warehouse UUID")),
+    params(("id" = String, Path, max_length = 36, description = "Warehouse UUID")),
     request_body = WarehouseChanges,
     responses(
         (status = 200, description = "The warehouse after the change", body = WarehouseResponse),
@@ -186,7 +186,7 @@ pub async fn update_warehouse(
     path = "/v1/partner/settings/warehouses/{id}",
     tag = "Settings",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "Warehouse UUID")),
+    params(("id" = String, Path, max_length = 36, description = "Warehouse UUID")),
     responses(
         (status = 200, description = "Deleted", body = WarehouseDeleted),
         (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
@@ -208,7 +208,7 @@ pub async fn delete_warehouse(
     path = "/v1/partner/settings/warehouses/{id}/set-default",
     tag = "Settings",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "Warehouse UUID")),
+    params(("id" = String, Path, max_length = 36, description = "Warehouse UUID")),
     responses(
         (status = 200, description = "Every warehouse of the brand after the change, in creation order", body = WarehouseList),
         (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),

@@ -32,7 +32,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::retry::{random_unit, RetrySchedule};
 use super::signature::{signature_header, standard_signature};
 use crate::config::Config;
-use crate::domain::webhook::{DeliveryStatus, FailureClass};
+use crate::domain::webhook::{read_previous, still_signing, DeliveryStatus, FailureClass};
 use crate::metrics::{Delivery, Metrics};
 use crate::net::{ClientSettings, Outbound, Redirects};
 use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
@@ -102,7 +102,7 @@ struct Claimed {
 struct Job {
     event: ClaimedEvent,
     url: String,
-    /// The endpoint's secret, and the previous one during a rotation's overlap.
+    /// The endpoint's secret, then the previous ones still in their overlap, newest first.
     secrets: Vec<String>,
 }
 
@@ -315,7 +315,8 @@ impl Deliverer {
             }
             *slot += 1;
             seqs.push(candidate.seq);
-            let secrets = [Some(candidate.signing_secret), candidate.previous_secret].into_iter().flatten().collect();
+            let previous = still_signing(&read_previous(&candidate.previous_secrets), now);
+            let secrets = std::iter::once(candidate.signing_secret).chain(previous).collect();
             targets.insert(candidate.seq, (candidate.url, secrets));
         }
         let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;

@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use sqlx::FromRow;
 
 use super::{on_pool, Store, StoreError, Ts};
-use crate::domain::idempotency::Kept;
+use crate::domain::idempotency::{Kept, KeptHeaders};
 
 /// What claiming a key did.
 #[derive(Debug, Clone)]
@@ -30,6 +30,7 @@ struct Row {
     state: String,
     status: Option<i64>,
     content_type: Option<String>,
+    headers: Option<String>,
     body: Option<Vec<u8>>,
 }
 
@@ -52,6 +53,8 @@ pub struct KeptAnswer {
     pub key: String,
     pub status: u16,
     pub content_type: Option<String>,
+    /// The headers a replay answers again (`domain::idempotency::KEPT_HEADERS`).
+    pub headers: KeptHeaders,
     /// The answer's bytes, shared with the response sent (not copied).
     pub body: Bytes,
 }
@@ -88,7 +91,7 @@ impl Store {
              VALUES {values}
              ON CONFLICT (key_id, idem_key) DO UPDATE SET
                  fingerprint = excluded.fingerprint, state = 'running', status = NULL, content_type = NULL,
-                 body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
+                 headers = NULL, body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
                  expires_at = excluded.expires_at
              WHERE idempotency_keys.expires_at <= excluded.created_at
                 OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= excluded.created_at)
@@ -114,7 +117,8 @@ impl Store {
             if !held.is_empty() {
                 let pairs = placeholders(held.len(), 2, |p| format!("({}, {})", p[0], p[1]));
                 let select = format!(
-                    "SELECT key_id, idem_key, fingerprint, state, status, content_type, body FROM idempotency_keys
+                    "SELECT key_id, idem_key, fingerprint, state, status, content_type, headers, body
+                     FROM idempotency_keys
                      WHERE (key_id, idem_key) IN (VALUES {pairs})"
                 );
                 let mut query = sqlx::query_as::<_, Row>(&select);
@@ -127,6 +131,8 @@ impl Store {
                             fingerprint: row.fingerprint,
                             status: row.status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
                             content_type: row.content_type,
+                            // Rows kept before the headers were: none.
+                            headers: row.headers.and_then(|h| serde_json::from_str(&h).ok()).unwrap_or_default(),
                             body: row.body.unwrap_or_default(),
                         }
                     } else {
@@ -162,10 +168,10 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             if !answers.is_empty() {
-                let rows = placeholders(answers.len(), 5, |p| format!("({})", p.join(", ")));
+                let rows = placeholders(answers.len(), 6, |p| format!("({})", p.join(", ")));
                 let update = format!(
                     "UPDATE idempotency_keys SET state = 'done', status = v.column3, content_type = v.column4,
-                         body = v.column5
+                         headers = v.column5, body = v.column6
                      FROM (VALUES {rows}) AS v
                      WHERE idempotency_keys.key_id = v.column1 AND idempotency_keys.idem_key = v.column2"
                 );
@@ -176,6 +182,7 @@ impl Store {
                         .bind(a.key.as_str())
                         .bind(i64::from(a.status))
                         .bind(a.content_type.as_deref())
+                        .bind(serde_json::to_string(&a.headers).ok())
                         .bind(a.body.as_ref());
                 }
                 query.execute(&mut *tx).await?;

@@ -15,6 +15,7 @@ mod copy;
 mod documented_bodies;
 mod durability;
 mod errors;
+mod generated_clients;
 mod idempotency;
 mod limits;
 mod limits_shared;

@@ -45,8 +45,9 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
             "display_name",
             FieldType::Text { max: DISPLAY_NAME_MAX },
             "Required on the first save (`display_name_required`); at most 80 characters \
-             (`display_name_too_long`).",
-        ),
+             (`display_name_too_long`). Never null: the name cannot be cleared.",
+        )
+        .not_null(),
         Field::optional("tagline", FieldType::Text { max: TAGLINE_MAX }, "At most 160 characters."),
         Field::optional(
             "description",

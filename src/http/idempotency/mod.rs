@@ -1,8 +1,9 @@
 //! `Idempotency-Key` on the writes under `/v1` (decisions 11.1), as a layer inside the
 //! authentication gate: a request with the header claims the key for its API key in the
 //! database before it runs, so a duplicate — on this node or another — never runs twice; a
-//! 2xx answer is kept for 24 hours and repeated byte for byte to the same request, with
-//! `Idempotent-Replayed: true`. Requests without the header pass straight through.
+//! 2xx answer is kept for 24 hours and repeated byte for byte to the same request (its
+//! `ETag`, `Location` and `Content-Disposition` too), with `Idempotent-Replayed: true`. The
+//! same request is the same method, path and parsed JSON body (decisions 11.6). Requests without the header pass straight through.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 
 use crate::app::AppState;
-use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, REPLAYED_HEADER};
+use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, KEPT_HEADERS, REPLAYED_HEADER};
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
@@ -99,7 +100,11 @@ where
         return ApiError::Internal(anyhow::anyhow!("cannot read the answer to keep")).into_response();
     };
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let answer = KeptAnswer { key_id, key, status: parts.status.as_u16(), content_type, body: bytes.clone() };
+    let headers = KEPT_HEADERS
+        .iter()
+        .filter_map(|name| Some(((*name).to_owned(), parts.headers.get(*name)?.to_str().ok()?.to_owned())))
+        .collect();
+    let answer = KeptAnswer { key_id, key, status: parts.status.as_u16(), content_type, headers, body: bytes.clone() };
     if let Err(e) = state.idempotency.keep(answer).await {
         // The change is done: the key stays held until its lease ends rather than let a
         // retry run it again.
@@ -127,11 +132,17 @@ async fn release(state: &AppState, key_id: i64, key: String) {
 
 fn answer_repeat(repeat: Repeat) -> Response {
     match repeat {
-        Repeat::Replay { status, content_type, body } => {
+        Repeat::Replay { status, content_type, headers, body } => {
             let mut response = Response::new(Body::from(body));
             *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             if let Some(value) = content_type.and_then(|c| HeaderValue::from_str(&c).ok()) {
                 response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            for (name, value) in headers {
+                let name = header::HeaderName::from_bytes(name.as_bytes());
+                if let (Ok(name), Ok(value)) = (name, HeaderValue::from_str(&value)) {
+                    response.headers_mut().insert(name, value);
+                }
             }
             response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
             response

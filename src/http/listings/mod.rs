@@ -231,8 +231,8 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
         ("channel" = Option<ChannelFilter>, Query, description = "`clearance` or `exchange`; omit for both"),
         ("sku" = Option<String>, Query, min_length = 1, max_length = 100, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
         ("q" = Option<String>, Query, min_length = 1, max_length = 200, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
-        ("updated_since" = Option<String>, Query, format = DateTime, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
-        ("cursor" = Option<String>, Query, min_length = 1, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
+        ("updated_since" = Option<String>, Query, format = DateTime, max_length = 64, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
+        ("cursor" = Option<String>, Query, min_length = 1, max_length = 64, description = "`meta.next_cursor` of the previous sync page: the next page of the walk"),
     ),
     responses(
         (status = 200, description = "A page of listing summaries (`meta` is `PageMeta`, or `SyncMeta` in a sync walk)", body = ListingPage),
@@ -312,7 +312,9 @@ pub async fn get_listing(
     security(("bearer" = [])),
     request_body = ValidListing,
     responses(
-        (status = 201, description = "The new listing", body = ListingDetail),
+        (status = 201, description = "The new listing", body = ListingDetail, headers(
+            ("ETag" = String, description = "The new listing's version as a strong entity tag, as `GET /v1/listings/{id}` answers it: send it as `If-Match` with a PATCH")
+        )),
         (status = 400, description = "`invalid_body`, or `validation_failed` listing every reason (e.g. `title_required`, `price_gbp_invalid`, `faults_required`, `quantity_invalid`, `warehouse_id_invalid`, `<field>_unknown`)", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
@@ -322,9 +324,10 @@ pub async fn create_listing(
     caller: Caller,
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
-) -> ApiResult<(StatusCode, Json<ListingDetail>)> {
+) -> ApiResult<(StatusCode, [(HeaderName, String); 1], Json<ListingDetail>)> {
     let saved = listings::create(&state.core, &caller.actor, &body).await?;
-    Ok((StatusCode::CREATED, Json(render::detail(saved.record, &context(&state, &caller)))))
+    let etag = listing_etag(saved.record.version);
+    Ok((StatusCode::CREATED, [(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
 
 /// Changes fields of one of the caller's listings; the merged listing is validated whole.
@@ -335,7 +338,7 @@ pub async fn create_listing(
     security(("bearer" = [])),
     params(
         ("id" = i64, Path, description = "Listing id"),
-        ("If-Match" = Option<String>, Header, description = "Change only if the listing still has this `ETag` (from a GET or an earlier PATCH); `*` matches any current version")
+        ("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the listing still has this `ETag` (from a GET or an earlier PATCH); `*` matches any current version")
     ),
     request_body = ListingPatch,
     responses(

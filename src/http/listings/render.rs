@@ -31,15 +31,15 @@ pub struct ListingSummary {
     /// The listing on the consumer marketplace.
     pub url: String,
     /// RFC 3339, UTC.
-    #[schema(example = "2026-11-21T09:30:00.000000Z")]
+    #[schema(format = DateTime, example = "2026-11-21T09:30:00.000000Z")]
     pub created_at: String,
     /// RFC 3339, UTC: the last change of the listing (fields, status, stock, seller,
     /// warehouse, or trashing). Sync walks follow it (decisions 11.2).
-    #[schema(example = "2026-11-21T09:30:00.000000Z")]
+    #[schema(format = DateTime, example = "2026-11-21T09:30:00.000000Z")]
     pub updated_at: String,
     /// RFC 3339, UTC, when the listing was trashed: only sync pages (`updated_since`) show
     /// trashed listings; null otherwise.
-    #[schema(value_type = Option<String>, example = json!(null))]
+    #[schema(format = DateTime, value_type = Option<String>, example = json!(null))]
     pub deleted_at: Option<String>,
     pub view_count: i64,
     pub category: String,
@@ -101,6 +101,7 @@ pub struct ListingDetail {
     #[schema(value_type = String, example = "excellent")]
     pub condition: &'static str,
     /// `YYYY-MM-DD`, or empty when unset.
+    #[schema(schema_with = date_or_empty)]
     pub available_from: String,
     pub exposed_to: Vec<String>,
     pub faults: Vec<String>,
@@ -235,4 +236,15 @@ fn image_import(image: ListingImage, cx: &Context<'_>) -> ImageImport {
         url: image.url.as_deref().map(|u| cx.image_url(u)),
         error: image.error,
     }
+}
+
+/// A date (`YYYY-MM-DD`), or `""` when unset (text fields are never null).
+fn date_or_empty() -> utoipa::openapi::Schema {
+    use utoipa::openapi::schema::{AnyOfBuilder, KnownFormat, ObjectBuilder, SchemaFormat, Type};
+    let any_of = AnyOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))))
+        .item(ObjectBuilder::new().schema_type(Type::String).max_length(Some(0)))
+        .description(Some("`YYYY-MM-DD`, or empty when unset."))
+        .build();
+    utoipa::openapi::Schema::AnyOf(any_of)
 }

@@ -202,7 +202,7 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     tag = "Webhooks",
     security(("bearer" = [])),
     request_body = WebhookPatch,
-    params(("If-Match" = Option<String>, Header, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
+    params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
     responses(
         (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings, headers(("ETag" = String, description = "The `ETag` a `GET` now answers: send it as `If-Match` with the next PATCH"))),
         (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
@@ -241,10 +241,11 @@ pub async fn patch_webhook(
 
 /// Replaces the signing secret and returns the new one, once. Every delivery from now on
 /// (retries and replays of older events included) is signed with it. With
-/// `expire_previous_in_hours` the previous secret keeps signing too until then (two `v1=`
-/// in `X-Service-Signature`, two entries in `webhook-signature`, the new one first), so a
-/// receiver can switch over without losing a delivery; without it the old secret stops
-/// verifying at once.
+/// `expire_previous_in_hours` the previous secret keeps signing too until then (one `v1=`
+/// in `X-Service-Signature` and one entry in `webhook-signature` per secret, the newest
+/// first), so a receiver can switch over without losing a delivery; earlier secrets still
+/// in their overlap keep signing until each one's end (at most 5 previous secrets). Without
+/// it the old secrets stop verifying at once.
 #[utoipa::path(
     post,
     path = "/v1/partner/settings/integrations/webhook/rotate-secret",
@@ -365,7 +366,7 @@ pub async fn list_deliveries(
     path = "/v1/partner/webhooks/deliveries/{event_id}",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
+    params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event's delivery state and attempts", body = DeliveryDetail),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
@@ -391,7 +392,7 @@ pub async fn get_delivery(
     path = "/v1/partner/webhooks/deliveries/{event_id}/replay",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("event_id" = String, Path, description = "The event id (`evt_…`)")),
+    params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event, pending again", body = Delivery),
         (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),

@@ -22,7 +22,7 @@ use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, R
 use crate::domain::audit::AuditEntry;
 use crate::domain::event::Event;
 use crate::domain::precondition::Precondition;
-use crate::domain::webhook::{DeliveryStatus, FailureClass};
+use crate::domain::webhook::{after_rotation, read_previous, DeliveryStatus, FailureClass};
 use crate::domain::wire::UnknownValue;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery};
 
@@ -248,8 +248,8 @@ impl Store {
         })
     }
 
-    /// Replaces the signing secret; deliveries signed from now on use the new one. `None`
-    /// when the brand has no endpoint.
+    /// Replaces the signing secret; deliveries signed from now on use the new one, and the
+    /// previous ones [`after_rotation`] keeps. `None` when the brand has no endpoint.
     pub async fn rotate_webhook_secret(
         &self,
         brand_id: i64,
@@ -258,21 +258,37 @@ impl Store {
         audit: &AuditEntry,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
         on_pool!(self, write, |pool| {
-            let mut tx = pool.begin().await?;
-            // The right-hand sides read the row as it was: the old secret becomes the previous one.
-            let rotated = sqlx::query_as(&format!(
-                "UPDATE webhook_endpoints
-                 SET previous_secret = CASE WHEN $4 IS NULL THEN NULL ELSE signing_secret END,
-                     previous_expires_at = $4, signing_secret = $2, secret_rotated_at = $3, updated_at = $3
-                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
-            ))
-            .bind(brand_id)
-            .bind(secret)
-            .bind(now())
-            .bind(previous_until)
-            .fetch_optional(&mut *tx)
-            .await?;
-            commit_audited(tx, rotated, audit).await
+            // Read, then write only if the secret is still the one read (another rotation
+            // may run at once): the loser reads again.
+            for _ in 0..5 {
+                let mut tx = pool.begin().await?;
+                let row: Option<(String, String)> = sqlx::query_as(
+                    "SELECT signing_secret, previous_secrets FROM webhook_endpoints WHERE brand_id = $1",
+                )
+                .bind(brand_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((current, stored)) = row else { return Ok(None) };
+                let now = chrono::Utc::now();
+                let kept = after_rotation(read_previous(&stored), current.clone(), previous_until.map(Ts::get), now);
+                let kept = serde_json::to_string(&kept).unwrap_or_else(|_| "[]".to_owned());
+                let rotated: Option<WebhookEndpointRecord> = sqlx::query_as(&format!(
+                    "UPDATE webhook_endpoints
+                     SET previous_secrets = $4, signing_secret = $2, secret_rotated_at = $3, updated_at = $3
+                     WHERE brand_id = $1 AND signing_secret = $5 RETURNING {ENDPOINT_COLUMNS}"
+                ))
+                .bind(brand_id)
+                .bind(secret)
+                .bind(Ts::from(now))
+                .bind(kept)
+                .bind(&current)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if rotated.is_some() {
+                    return commit_audited(tx, rotated, audit).await;
+                }
+            }
+            Err(StoreError::Database(sqlx::Error::RowNotFound))
         })
     }
 

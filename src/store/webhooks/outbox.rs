@@ -19,8 +19,9 @@ pub struct DueDelivery {
     pub brand_id: i64,
     pub url: String,
     pub signing_secret: String,
-    /// The secret replaced by a rotation, while its overlap lasts (decisions 11.4).
-    pub previous_secret: Option<String>,
+    /// The secrets replaced by rotations, a JSON array (`domain::webhook::read_previous`);
+    /// those whose overlap has ended are left out when signing (decisions 11.4).
+    pub previous_secrets: String,
 }
 
 /// An event a worker now holds the lease of.
@@ -108,7 +109,7 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
     );
     let sqlite = format!(
         "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret,
-                CASE WHEN ep.previous_expires_at > $1 THEN ep.previous_secret END AS previous_secret
+                ep.previous_secrets
          FROM webhook_endpoints ep JOIN webhook_events e ON e.seq IN (
              SELECT d.seq FROM webhook_events d WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2)
          WHERE ep.enabled
@@ -116,7 +117,7 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
     );
     let postgres = format!(
         "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret,
-                CASE WHEN ep.previous_expires_at > $1 THEN ep.previous_secret END AS previous_secret
+                ep.previous_secrets
          FROM webhook_endpoints ep CROSS JOIN LATERAL (
              SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
              WHERE {due} ORDER BY d.next_attempt_at, d.seq LIMIT $2) e

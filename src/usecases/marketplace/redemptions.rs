@@ -41,7 +41,14 @@ pub async fn page(
     limit: u32,
 ) -> Result<RedemptionPage, ListRedemptionsError> {
     let mut errors = Vec::new();
-    let since = match since.map(|s| DateTime::parse_from_rfc3339(s.trim())) {
+    let too_long = |s: &str| s.len() > crate::domain::reader::MAX_INSTANT_LEN;
+    let since = match since.map(|s| {
+        if too_long(s) {
+            DateTime::parse_from_rfc3339("")
+        } else {
+            DateTime::parse_from_rfc3339(s.trim())
+        }
+    }) {
         None => None,
         Some(Ok(t)) => Some(Ts::from(t.to_utc())),
         Some(Err(_)) => {

@@ -42,8 +42,10 @@ pub struct Entry {
     pub amount_pence: i64,
     pub amount: f64,
     /// When the order was delivered, RFC 3339 UTC.
+    #[schema(format = DateTime)]
     pub delivered_at: String,
     /// When the hold ends, RFC 3339 UTC.
+    #[schema(format = DateTime)]
     pub available_at: String,
     /// `pending`, `available` or `paid`.
     pub status: &'static str,
@@ -147,7 +149,9 @@ pub struct Remittance {
     /// Slug of the brand paid.
     pub brand_id: String,
     /// Every entry available at this instant and not paid before is on the statement.
+    #[schema(format = DateTime)]
     pub period_end: String,
+    #[schema(format = DateTime)]
     pub issued_at: String,
     /// The billing entity as it was at issue (the billing settings' fields).
     #[schema(value_type = Object)]

@@ -121,6 +121,41 @@ async fn during_a_rotation_overlap_each_secret_alone_verifies_and_after_it_only_
     app.stop().await;
 }
 
+/// Rotates the secret with an overlap of `hours`; answers the new secret.
+async fn rotate(app: &crate::helpers::TestApp, key: &str, hours: i64) -> String {
+    let rotated = json(app.post(ROTATE, key, &json!({"expire_previous_in_hours": hours})).await).await;
+    rotated["signing_secret"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn two_rotations_in_a_row_keep_every_secret_still_in_its_overlap() {
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    let first = configure(&app, &partner, &receiver.url()).await;
+    let second = rotate(&app, &partner.key, 24).await;
+    let third = rotate(&app, &partner.key, 2).await;
+
+    // The first secret's overlap (24 h) has not ended: it still signs, beside the second.
+    emit(&app, &partner, 1).await;
+    let hit = receiver.wait_for_hits(1, Duration::from_secs(5)).await.remove(0);
+    assert_eq!(hit.header("x-service-signature").matches(",v1=").count(), 3);
+    assert_eq!(hit.header("webhook-signature").split(' ').count(), 3);
+    libraries_verify(&hit, &[&third, &second, &first], &[]);
+
+    // At most five previous secrets sign at once: the oldest overlaps end first.
+    let mut secrets = vec![first, second, third];
+    for _ in 0..4 {
+        secrets.push(rotate(&app, &partner.key, 24).await);
+    }
+    emit(&app, &partner, 2).await;
+    let hit = receiver.wait_for_hits(2, Duration::from_secs(5)).await.remove(1);
+    assert_eq!(hit.header("webhook-signature").split(' ').count(), 6, "the current secret and five previous");
+    let newest: Vec<&str> = secrets[1..].iter().map(String::as_str).collect();
+    libraries_verify(&hit, &newest, &[&secrets[0]]);
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn a_test_event_is_a_signed_ping_through_the_queue_and_the_log() {
     let app = webhook_app(|_| {}).await;
