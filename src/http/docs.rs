@@ -6,9 +6,9 @@ mod answers;
 
 use std::sync::LazyLock;
 
+use crate::http::routing::get;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::get;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
