@@ -2,11 +2,10 @@
 //! `rehome_http_request_duration_seconds`), resolved once per route and method rather than
 //! looked up by their label values on every request.
 //!
-//! A label lookup hashes the values and takes the family's lock, about a thousand
-//! instructions for a request's counter and histogram: a twelfth of a `/healthz` answer. A
-//! [`RouteSeries`] holds the histogram of one (method, route) and its counters for the
-//! statuses a route answers, each resolved at its first use; recording is an atomic add and
-//! an observation.
+//! A label lookup hashes the values and takes the family's lock: about 450 instructions for
+//! a request's counter and histogram, 3 % of a `/healthz` answer. A [`RouteSeries`] holds
+//! the histogram of one (method, route) and its counters for the statuses a route answers,
+//! each resolved at its first use; recording is an atomic add and an observation.
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -46,7 +46,7 @@ async fn each_node_counts_its_own_requests_and_both_read_the_same_outbox() {
     }
     let age = |samples| value(samples, "rehome_webhook_outbox_oldest_age_seconds", &[]).expect("the oldest age");
     let (age_a, age_b) = (age(&a), age(&b));
-    assert!(age_a > 0.0 && age_b > 0.0, "{age_a} {age_b}");
+    assert!(age_a >= 0.0 && age_b >= 0.0, "{age_a} {age_b}");
     // The same event, read a moment apart.
     assert!((age_a - age_b).abs() < 5.0, "{age_a} {age_b}");
 }
