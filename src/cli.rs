@@ -246,6 +246,9 @@ async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result
         println!();
         println!("Dashboard: http://{addr}/dashboard  (sign in as {}, password {})", demo.email, demo.password);
     }
+    if let Some(addr) = server.metrics_addr() {
+        tracing::info!(%addr, "rehome metrics listening");
+    }
     tracing::info!(%addr, "rehome listening");
     server.run_until(shutdown_signal()).await
 }

@@ -2,10 +2,10 @@
 //! collection date inside the buyer's window (decisions 6.8), which emits
 //! `collection.scheduled`.
 
+use crate::http::routing::{get, post};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -30,7 +30,7 @@ use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleEr
 pub struct CollectionsApi;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/partner/collections", get(list_collections).post(schedule_collection))
+    Router::new().route("/partner/collections", get(list_collections).merge(post(schedule_collection)))
 }
 
 /// A sold clearance item and its collection.

@@ -1,9 +1,9 @@
 //! `POST /v1/partner/credits/redeem`: validate and spend a single-use credit code at
 //! checkout (decisions 6.7).
 
+use crate::http::routing::post;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;

@@ -1,10 +1,10 @@
 //! Liveness and readiness probes (outside `/v1`: no key, no rate limit).
 
+use crate::http::routing::get;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 

@@ -1,25 +1,31 @@
-//! The metrics listener's application (`GET /metrics`), and the layer that tells the edge
-//! which route template answered a request.
+//! The metrics listener's application (`GET /metrics`), and the handler wrapper that tells
+//! the edge which route answered a request.
 
-use std::convert::Infallible;
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
 use crate::app::AppState;
+use crate::metrics::{method_index, Metrics, RouteSeries};
 
 /// The Prometheus text exposition format (version 0.0.4).
 const TEXT_FORMAT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
 /// What the metrics listener answers: `GET /metrics`, and 404 for anything else.
 pub fn app(state: AppState) -> Router {
-    Router::new().route("/metrics", get(scrape)).fallback(|| async { StatusCode::NOT_FOUND }).with_state(state)
+    // Not counted: the request families are the public listener's.
+    #[allow(clippy::disallowed_methods)]
+    let scrape = get(scrape);
+    Router::new().route("/metrics", scrape).fallback(|| async { StatusCode::NOT_FOUND }).with_state(state)
 }
 
 async fn scrape(State(state): State<AppState>) -> Response {
@@ -27,66 +33,103 @@ async fn scrape(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, TEXT_FORMAT)], text).into_response()
 }
 
-/// The route template of the route that answered, left on its response for the edge's
-/// request counter (axum gives it to the request, which the edge no longer holds).
+/// A handler that hands the request series of its route and method to the edge with its
+/// answer ([`take_answered_by`]); [`super::routing`]'s `get`, `post`, … wrap every handler
+/// of the API, the dashboard and the probes in it.
+///
+/// It wraps the handler rather than the route (`route_layer`): a route layer is a boxed
+/// service of its own, cloned and its future boxed on every request, which cost about a
+/// thousand instructions per request; the wrapped handler is boxed once, as it was.
 #[derive(Clone)]
-pub(super) struct AnsweredBy(pub MatchedPath);
+pub struct Counted<H> {
+    handler: H,
+    /// By [`method_index`] (a `GET` route also answers `HEAD`), each resolved at the first
+    /// request, from the route template axum matched.
+    series: Arc<[OnceLock<Arc<RouteSeries>>; 8]>,
+}
 
-/// Put on a router's routes with `route_layer`: each answer carries [`AnsweredBy`].
-#[derive(Clone, Copy)]
-pub(super) struct RecordRoute;
+impl<H> Counted<H> {
+    pub fn new(handler: H) -> Self {
+        Self { handler, series: Arc::default() }
+    }
 
-impl<S> tower::Layer<S> for RecordRoute {
-    type Service = Recorded<S>;
-
-    fn layer(&self, inner: S) -> Recorded<S> {
-        Recorded { inner }
+    fn series(&self, request: &Request, metrics: &Metrics) -> Option<Arc<RouteSeries>> {
+        let method = method_index(request.method());
+        let slot = self.series.get(method)?;
+        if let Some(series) = slot.get() {
+            return Some(series.clone());
+        }
+        let route = request.extensions().get::<MatchedPath>()?;
+        Some(slot.get_or_init(|| Arc::new(metrics.route_series(method, route.as_str()))).clone())
     }
 }
 
-#[derive(Clone)]
-pub(super) struct Recorded<S> {
-    inner: S,
-}
-
-impl<S> tower::Service<Request> for Recorded<S>
+impl<H, T> Handler<T, AppState> for Counted<H>
 where
-    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    H: Handler<T, AppState>,
 {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Recording<S::Future>;
+    type Future = Recording<H::Future>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let route = request.extensions().get::<MatchedPath>().cloned();
-        Recording { future: self.inner.call(request), route }
+    fn call(self, request: Request, state: AppState) -> Self::Future {
+        let series = if state.config.metrics_addr.is_some() { self.series(&request, &state.metrics) } else { None };
+        Recording { future: self.handler.call(request, state), series }
     }
 }
 
 pin_project_lite::pin_project! {
-    pub(super) struct Recording<F> {
+    pub struct Recording<F> {
         #[pin]
         future: F,
-        route: Option<MatchedPath>,
+        series: Option<Arc<RouteSeries>>,
     }
 }
 
-impl<F> Future for Recording<F>
-where
-    F: Future<Output = Result<Response, Infallible>>,
-{
-    type Output = Result<Response, Infallible>;
+impl<F: Future<Output = Response>> Future for Recording<F> {
+    type Output = Response;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         let this = self.project();
-        let Ok(mut response) = std::task::ready!(this.future.poll(cx));
-        if let Some(route) = this.route.take() {
-            response.extensions_mut().insert(AnsweredBy(route));
+        let answer = std::task::ready!(this.future.poll(cx));
+        if let Some(series) = this.series.take() {
+            ANSWERED_BY.set(Some(series));
         }
-        Poll::Ready(Ok(response))
+        Poll::Ready(answer)
+    }
+}
+
+thread_local! {
+    /// The series of the route whose answer is ready, from the route to the edge. A route's
+    /// answer is ready while the edge polls the request (the route's future runs inside the
+    /// edge's, on the same thread), and the edge empties this before each poll and takes it
+    /// after: a slot without an allocation or a map insert per request, as a response
+    /// extension would be.
+    static ANSWERED_BY: Cell<Option<Arc<RouteSeries>>> = const { Cell::new(None) };
+}
+
+/// Empties the slot before the edge polls a request (whatever a future polled outside the
+/// edge left there is not this request's).
+pub(super) fn clear_answered_by() {
+    ANSWERED_BY.set(None);
+}
+
+/// The series of the route that answered during the edge's last poll, if one did.
+pub(super) fn take_answered_by() -> Option<Arc<RouteSeries>> {
+    ANSWERED_BY.take()
+}
+
+/// The route that answered, carried across a task: taken in the task where the route
+/// answered ([`AnsweredBy::take`]), put back in the request's own task
+/// ([`AnsweredBy::hand_on`]) as soon as that task has the answer.
+pub(crate) struct AnsweredBy(Option<Arc<RouteSeries>>);
+
+impl AnsweredBy {
+    pub(crate) fn take() -> Self {
+        Self(ANSWERED_BY.take())
+    }
+
+    pub(crate) fn hand_on(self) {
+        if let Some(series) = self.0 {
+            ANSWERED_BY.set(Some(series));
+        }
     }
 }

@@ -20,6 +20,7 @@ pub mod photos;
 pub mod precondition;
 pub mod query;
 pub mod redemptions;
+pub mod routing;
 pub mod serve;
 pub mod settings;
 pub mod wallet;
@@ -36,7 +37,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request};
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
@@ -44,7 +45,7 @@ use futures_util::FutureExt;
 use crate::app::AppState;
 use crate::error::{panic_response, ApiError, Limited};
 use crate::limit::LimitKey;
-use crate::metrics::{Metrics, RateLimit};
+use crate::metrics::{method_index, Metrics, RateLimit, RouteSeries};
 use auth::Identity;
 pub use json::Json;
 
@@ -59,7 +60,7 @@ pub const V1: &str = "/v1";
 /// its route (`/healthz` went from 38 allocations a request to 21; issue 19).
 ///
 /// With a metrics listener, every answer is also counted by method, route template and
-/// status; without one nothing is recorded (and the routes carry no recording layer).
+/// status (the handlers of `routing` name their route); without one nothing is recorded.
 pub fn app(state: AppState) -> impl serve::App {
     let metrics = state.config.metrics_addr.is_some().then(|| state.metrics.clone());
     Observed { inner: router(state), metrics }
@@ -81,10 +82,7 @@ fn router(state: AppState) -> Router {
         .merge(collections::router())
         .merge(wallet::router())
         .merge(people::router());
-    let v1 = recording_routes(&state, v1)
-        .fallback(unknown_route)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state.clone());
+    let v1 = v1.fallback(unknown_route).method_not_allowed_fallback(method_not_allowed).with_state(state.clone());
     // The body limit for axum's extractors (JSON, bytes, multipart) where bodies are read:
     // the API, the dashboard and the operator API, not the probes, docs and media (it is an
     // extension inserted into every request it wraps).
@@ -101,23 +99,13 @@ fn router(state: AppState) -> Router {
         // The dashboard: outside the `/v1` gate, so its pages never count against the API's
         // per-address limit (decisions 9.6).
         .nest("/dashboard", crate::web::router().layer(limit))
-        .route("/dashboard/", axum::routing::get(crate::web::to_home));
+        .route("/dashboard/", routing::get(crate::web::to_home));
     let app = match ops {
         Some(ops) => app.nest("/ops/v1", ops),
         None => app,
     };
-    // `/v1`'s routes record their templates inside it (axum matches them there).
-    let app = recording_routes(&state, app).nest_service(V1, v1);
+    let app = app.nest_service(V1, v1);
     app.fallback(unknown_route).method_not_allowed_fallback(method_not_allowed).with_state(state)
-}
-
-/// `router`'s routes, each leaving its template on its answers when metrics are on.
-fn recording_routes(state: &AppState, router: Router<AppState>) -> Router<AppState> {
-    if state.config.metrics_addr.is_some() {
-        router.route_layer(metrics::RecordRoute)
-    } else {
-        router
-    }
 }
 
 async fn unknown_route() -> ApiError {
@@ -262,7 +250,7 @@ where
         let span = tracing::info_span!("request", request_id = %id_text, method = %request.method(), path = %request.uri().path());
         // The clock is read for the log line's latency and the metrics' histogram.
         let started = (!span.is_disabled() || self.metrics.is_some()).then(Instant::now);
-        let counted = self.metrics.clone().map(|metrics| (metrics, request.method().clone()));
+        let counted = self.metrics.clone().map(|metrics| (metrics, method_index(request.method())));
         let called = {
             let _entered = span.enter();
             std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request)))
@@ -271,7 +259,7 @@ where
             Ok(future) => (Some(future), None),
             Err(panic) => (None, Some(panic)),
         };
-        Observing { future, panic, span, request_id: Some(request_id), started, counted }
+        Observing { future, panic, span, request_id: Some(request_id), started, counted, answered_by: None }
     }
 }
 
@@ -286,8 +274,10 @@ pin_project_lite::pin_project! {
         // Taken when the answer is given.
         request_id: Option<HeaderValue>,
         started: Option<Instant>,
-        // The metrics to count the answer into, and the request's method.
-        counted: Option<(Arc<Metrics>, Method)>,
+        // The metrics to count the answer into, and the request's method (`method_index`).
+        counted: Option<(Arc<Metrics>, usize)>,
+        // The series of the route that answered (`metrics::take_answered_by`).
+        answered_by: Option<Arc<RouteSeries>>,
     }
 }
 
@@ -300,9 +290,20 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _entered = this.span.enter();
+        let counting = this.counted.is_some();
+        if counting {
+            metrics::clear_answered_by();
+        }
         let answered = match this.future.as_mut().as_pin_mut() {
             Some(future) => match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Pending) => {
+                    // A route may answer while a layer outside it still works (an idempotent
+                    // request's answer being stored).
+                    if let Some(series) = counting.then(metrics::take_answered_by).flatten() {
+                        *this.answered_by = Some(series);
+                    }
+                    return Poll::Pending;
+                }
                 Ok(Poll::Ready(Ok(response))) => Ok(response),
                 Ok(Poll::Ready(Err(never))) => match never {},
                 Err(panic) => Err(panic),
@@ -318,8 +319,9 @@ where
         let status = response.status().as_u16();
         let elapsed = this.started.map(|started| started.elapsed()).unwrap_or_default();
         if let Some((metrics, method)) = this.counted.take() {
-            let route = response.extensions().get::<metrics::AnsweredBy>().map(|by| by.0.as_str());
-            metrics.http_request(&method, route, response.status(), elapsed);
+            let answered_by = metrics::take_answered_by().or_else(|| this.answered_by.take());
+            let series = answered_by.as_deref().unwrap_or_else(|| metrics.unmatched(method));
+            series.record(response.status(), elapsed);
         }
         let latency_ms = elapsed.as_secs_f64() * 1000.0;
         if status >= 500 {

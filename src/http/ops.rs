@@ -5,13 +5,13 @@
 //! It is not rate limited: its one caller is the marketplace itself, and with a token of at
 //! least 16 characters guessing is hopeless however fast one asks.
 
+use crate::http::routing::post;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use axum::Router;
 use chrono::Utc;
 use serde::Serialize;

@@ -1,9 +1,9 @@
 //! `GET /v1/listings/options`: the taxonomy, with the caller's manufacturer brands.
 
+use crate::http::routing::get;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::get;
 use axum::Router;
 
 use crate::app::AppState;

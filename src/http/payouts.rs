@@ -1,9 +1,9 @@
 //! `/v1/partner/settings/payouts`: which payout options the brand offers its customers and
 //! how credit is boosted (decisions 6.4).
 
+use crate::http::routing::{get, patch};
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -31,7 +31,7 @@ impl From<OptionsChangeError> for ApiError {
 pub struct PayoutsApi;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/partner/settings/payouts", get(get_payouts).patch(patch_payouts))
+    Router::new().route("/partner/settings/payouts", get(get_payouts).merge(patch(patch_payouts)))
 }
 
 /// The brand's payout options.

@@ -3,12 +3,12 @@
 
 use std::borrow::Cow;
 
+use crate::http::routing::{get, post};
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

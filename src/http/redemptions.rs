@@ -1,9 +1,9 @@
 //! `GET /v1/redemptions`: the polling alternative to `redemption.created` webhooks
 //! (decisions 6.6).
 
+use crate::http::routing::get;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};

@@ -1,9 +1,9 @@
 //! `/v1/partner/settings/brand` and `/v1/partner/settings/billing`: the public brand profile
 //! and the billing entity, each read whole and changed by partial update.
 
+use crate::http::routing::{get, patch};
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -27,8 +27,8 @@ pub struct SettingsApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/partner/settings/brand", get(get_brand).patch(patch_brand))
-        .route("/partner/settings/billing", get(get_billing).patch(patch_billing))
+        .route("/partner/settings/brand", get(get_brand).merge(patch(patch_brand)))
+        .route("/partner/settings/billing", get(get_billing).merge(patch(patch_billing)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -1,11 +1,11 @@
 //! The wallet (decisions 10.3, 10.5): balances, entries, and the statements that paid
 //! them, as JSON, CSV and PDF.
 
+use crate::http::routing::get;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};

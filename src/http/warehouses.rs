@@ -1,9 +1,9 @@
 //! `/v1/partner/settings/warehouses`: the warehouse address book and its one default.
 
+use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, patch, post};
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -32,8 +32,8 @@ pub struct WarehousesApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/partner/settings/warehouses", get(list_warehouses).post(create_warehouse))
-        .route("/partner/settings/warehouses/{id}", patch(update_warehouse).delete(delete_warehouse))
+        .route("/partner/settings/warehouses", get(list_warehouses).merge(post(create_warehouse)))
+        .route("/partner/settings/warehouses/{id}", patch(update_warehouse).merge(delete(delete_warehouse)))
         .route("/partner/settings/warehouses/{id}/set-default", post(set_default_warehouse))
 }
 

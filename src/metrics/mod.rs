@@ -8,16 +8,18 @@
 //! counter families promtool's linter reads as untyped, and `metrics` with its exporter
 //! brings about twenty crates and a process-wide recorder.
 //!
-//! On the request path a request costs one lookup of its counter and histogram (a hash of
-//! the label values under a read lock, no allocation once the series exists), an atomic add
-//! and a histogram observation; with no metrics listener nothing is recorded at all.
+//! On the request path a request costs an atomic add and a histogram observation on the
+//! series of its route and method, resolved once ([`RouteSeries`]); with no metrics listener
+//! nothing is recorded at all.
 //! Database gauges are read at scrape time, at most every [`GAUGE_TTL`].
 
+mod http;
 mod process;
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use axum::http::{Method, StatusCode};
+pub use http::{method_index, RouteSeries};
 use prometheus::{
     Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
@@ -70,6 +72,8 @@ pub struct Metrics {
     registry: Registry,
     http_requests: IntCounterVec,
     http_duration: HistogramVec,
+    /// The series of requests that reached no route, by [`method_index`].
+    unmatched: [OnceLock<RouteSeries>; http::METHODS.len()],
     webhook_deliveries: [IntCounter; 3],
     rate_limited: [IntCounter; 3],
     sign_ins: [IntCounter; 3],
@@ -192,6 +196,7 @@ impl Metrics {
             registry,
             http_requests,
             http_duration,
+            unmatched: Default::default(),
             log_lines_dropped,
             gauges,
             process,
@@ -199,16 +204,16 @@ impl Metrics {
         }
     }
 
-    /// One request answered: `route` is the matched template, `None` when no route was.
-    pub fn http_request(&self, method: &Method, route: Option<&str>, status: StatusCode, elapsed: Duration) {
-        let method = method_label(method);
-        let route = route.unwrap_or(UNMATCHED_ROUTE);
-        if let Ok(counter) = self.http_requests.get_metric_with_label_values(&[method, route, status.as_str()]) {
-            counter.inc();
-        }
-        if let Ok(histogram) = self.http_duration.get_metric_with_label_values(&[method, route]) {
-            histogram.observe(elapsed.as_secs_f64());
-        }
+    /// The request series of `route` (a matched template) and the method of [`method_index`]:
+    /// made once per route and method, and kept by the route.
+    pub fn route_series(&self, method: usize, route: &str) -> RouteSeries {
+        RouteSeries::new(&self.http_requests, &self.http_duration, method, route)
+    }
+
+    /// The request series of the method of [`method_index`] for requests that reached no route.
+    pub fn unmatched(&self, method: usize) -> &RouteSeries {
+        let method = method.min(self.unmatched.len() - 1);
+        self.unmatched[method].get_or_init(|| self.route_series(method, UNMATCHED_ROUTE))
     }
 
     pub fn webhook_deliveries(&self, outcome: Delivery, count: u64) {
@@ -275,21 +280,6 @@ impl Metrics {
     }
 }
 
-/// The method as a label: the standard ones by name, any other as `other` (a client
-/// chooses the method, and each new label value is a new series).
-fn method_label(method: &Method) -> &'static str {
-    match *method {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::DELETE => "DELETE",
-        Method::OPTIONS => "OPTIONS",
-        _ => "other",
-    }
-}
-
 fn as_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -340,12 +330,17 @@ mod tests {
         assert_eq!(metrics.rate_limited[RateLimit::Key as usize].get(), 0);
     }
 
+    use axum::http::{Method, StatusCode};
+
     #[test]
-    fn client_chosen_methods_share_one_label() {
+    fn client_chosen_methods_share_one_label_and_every_status_counts() {
         let metrics = Metrics::new();
         let odd = Method::from_bytes(b"BREW").unwrap();
-        metrics.http_request(&odd, None, StatusCode::NOT_FOUND, Duration::from_millis(1));
-        metrics.http_request(&Method::GET, Some("/healthz"), StatusCode::OK, Duration::from_millis(1));
+        metrics.unmatched(method_index(&odd)).record(StatusCode::NOT_FOUND, Duration::from_millis(1));
+        let probe = metrics.route_series(method_index(&Method::GET), "/healthz");
+        probe.record(StatusCode::OK, Duration::from_millis(1));
+        // A status outside the few kept at hand counts all the same.
+        probe.record(StatusCode::IM_A_TEAPOT, Duration::from_millis(1));
         let families = metrics.registry.gather();
         let requests = families.iter().find(|f| f.name() == "rehome_http_requests_total").unwrap();
         let labels: Vec<Vec<(String, String)>> = requests
@@ -358,5 +353,10 @@ mod tests {
             .any(|l| l.contains(&("method".into(), "other".into()))
                 && l.contains(&("route".into(), UNMATCHED_ROUTE.into()))));
         assert!(labels.iter().all(|l| !l.iter().any(|(_, v)| v == "BREW")));
+        for status in ["200", "418"] {
+            let probe = [("method", "GET"), ("route", "/healthz"), ("status", status)];
+            let probe = probe.map(|(k, v)| (k.to_owned(), v.to_owned()));
+            assert!(labels.iter().any(|l| probe.iter().all(|p| l.contains(p))), "{status}: {labels:?}");
+        }
     }
 }

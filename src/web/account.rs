@@ -1,10 +1,10 @@
 //! The signed-in home and its Security section: two-step enrolment, changing the password,
 //! and (for admins) the brand's two-step requirement.
 
+use crate::http::routing::{get, post};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
@@ -31,7 +31,7 @@ const REQUIREMENT_OFF: &str = "Two-step sign-in is no longer required.";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/account/two-step", get(two_step_page).post(two_step))
+        .route("/account/two-step", get(two_step_page).merge(post(two_step)))
         .route("/account/password", post(password))
         .route("/account/require-two-step", post(require_two_step))
 }

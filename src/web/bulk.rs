@@ -3,10 +3,10 @@
 //! Validate and Import call the use cases `POST /v1/listings/bulk-validate` and
 //! `bulk-commit` call, so a row fails here exactly as it fails there.
 
+use crate::http::routing::{get, post};
 use axum::extract::{Multipart, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum::Router;
 
 use super::extract::{admin_multipart, PageError, SignedIn};
@@ -17,7 +17,9 @@ use crate::usecases::bulk::{self, BulkError, CheckedRow, RowError};
 use crate::usecases::people::sessions::LiveSession;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/bulk-import", get(page).post(upload)).route("/bulk-import/template.xlsx", get(template))
+    Router::new()
+        .route("/bulk-import", get(page).merge(post(upload)))
+        .route("/bulk-import/template.xlsx", get(template))
 }
 
 /// One row of a report.

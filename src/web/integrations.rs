@@ -2,10 +2,10 @@
 //! webhook endpoint (URL, enabled, rotate the signing secret, send a test event). Every
 //! action calls the use case the API calls, with the same body.
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map};

@@ -3,10 +3,10 @@
 //! same page ("This invitation has been used or has expired."): the link existed or not,
 //! either way it will never work, and the page does not say which.
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::get;
 use axum::Router;
 use serde::Deserialize;
 
@@ -20,7 +20,7 @@ use crate::usecases::people::accept::{accept_invitation, invitation, AcceptError
 use crate::usecases::people::password_pool::HashingError;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/invite/{token}", get(invite_page).post(accept))
+    Router::new().route("/invite/{token}", get(invite_page).merge(post(accept)))
 }
 
 fn gone() -> Response {

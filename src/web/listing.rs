@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
+use crate::http::routing::{get, post};
 use axum::extract::{Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{Map, Value};
 
@@ -31,8 +31,8 @@ use crate::usecases::warehouses;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/listings/new", get(new_page).post(create))
-        .route("/listings/{id}", get(detail).post(update))
+        .route("/listings/new", get(new_page).merge(post(create)))
+        .route("/listings/{id}", get(detail).merge(post(update)))
         .route("/listings/{id}/edit", get(edit_page))
         .route("/listings/{id}/photos", post(add_photo))
         .route("/listings/{id}/photos/{position}/{action}", post(photo_action))

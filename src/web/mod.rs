@@ -24,11 +24,11 @@ pub mod signin;
 
 use std::sync::LazyLock;
 
+use crate::http::routing::get;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
 use axum::Router;
 
 use crate::app::AppState;

@@ -1,10 +1,10 @@
 //! The day-to-day pages: Deliveries (the webhook log, replay) and Collections (schedule a
 //! date inside the buyer window). Members see them read-only; their actions are admins'.
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -28,7 +28,7 @@ pub fn router() -> Router<AppState> {
         .route("/deliveries/replay-dead", post(replay_dead))
         .route("/deliveries/{event_id}", get(delivery_page))
         .route("/deliveries/{event_id}/replay", post(replay))
-        .route("/collections", get(collections_page).post(schedule))
+        .route("/collections", get(collections_page).merge(post(schedule)))
 }
 
 // ---- Deliveries ----

@@ -1,9 +1,9 @@
 //! Team (invite with the link shown, remove; admins) and the audit log (admins).
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::json;
@@ -20,7 +20,7 @@ use crate::usecases::people::team::{self, InviteError, RemoveError};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/team", get(team_page))
-        .route("/team/invite", get(invite_page).post(invite))
+        .route("/team/invite", get(invite_page).merge(post(invite)))
         .route("/team/{user_id}/remove", post(remove))
         .route("/audit-log", get(audit_page))
 }

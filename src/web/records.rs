@@ -1,10 +1,10 @@
 //! What the brand has and is owed: Listings (filters, search, pages), Redemptions (list,
 //! redeem a code), Wallet (balances, entries, statements with their CSV and PDF).
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 

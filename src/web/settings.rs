@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
+use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};

@@ -7,10 +7,10 @@
 //! emails have accounts. When every password worker stays busy the answer is 503 with
 //! `Retry-After`, having checked nothing.
 
+use crate::http::routing::{get, post};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
@@ -30,8 +30,8 @@ pub const SIGN_IN_AGAIN: &str = "Too many wrong codes, or the code page expired:
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/login", get(login_page).post(login))
-        .route("/login/code", get(code_page).post(code))
+        .route("/login", get(login_page).merge(post(login)))
+        .route("/login/code", get(code_page).merge(post(code)))
         .route("/logout", post(logout))
         .route("/sign-out", post(logout))
 }

@@ -18,6 +18,7 @@ use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER,
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
+use crate::http::metrics::AnsweredBy;
 use crate::http::V1;
 use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, Ts};
 
@@ -83,8 +84,11 @@ where
     // Run to the end even if the client goes away, so the key is always completed or
     // released, never left holding an answer nobody kept.
     let request = Request::from_parts(parts, Body::from(bytes));
-    let response = match tokio::spawn(run(next, request)).await {
-        Ok(response) => response,
+    let response = match tokio::spawn(run_apart(next, request)).await {
+        Ok((response, answered_by)) => {
+            answered_by.hand_on();
+            response
+        }
         Err(e) => {
             release(state, key_id, key).await;
             return ApiError::Internal(anyhow::anyhow!("handler failed: {e}")).into_response();
@@ -122,6 +126,16 @@ where
         Ok(response) => response,
         Err(never) => match never {},
     }
+}
+
+/// [`run`] in a task of its own, with the route that answered (for the request counters: a
+/// route tells the edge on the thread it answered on, that task's).
+async fn run_apart<S>(inner: S, request: Request) -> (Response, AnsweredBy)
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
+    let response = run(inner, request).await;
+    (response, AnsweredBy::take())
 }
 
 async fn release(state: &AppState, key_id: i64, key: String) {

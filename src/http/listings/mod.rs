@@ -3,11 +3,11 @@
 mod params;
 mod render;
 
+use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::header::ETAG;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
-use axum::routing::{get, post};
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -52,9 +52,9 @@ pub struct ListingsApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/listings", get(list_listings).post(create_listing))
+        .route("/listings", get(list_listings).merge(post(create_listing)))
         .route("/listings/bulk-delete", post(bulk_delete_listings))
-        .route("/listings/{id}", get(get_listing).patch(update_listing).delete(delete_listing))
+        .route("/listings/{id}", get(get_listing).merge(patch(update_listing)).merge(delete(delete_listing)))
 }
 
 /// The `status` filter of a list (documentation of the query parameter).

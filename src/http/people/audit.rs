@@ -1,8 +1,8 @@
 //! `GET /v1/partner/audit-log`: who did what, newest first (decisions 8.7).
 
+use crate::http::routing::get;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};

@@ -1,9 +1,9 @@
 //! `/v1/partner/settings/integrations/keys`: the brand's API keys (decisions 8.6).
 
+use crate::http::routing::{delete, get, post};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -27,7 +27,7 @@ pub struct KeysApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/partner/settings/integrations/keys", get(list_keys).post(create_key))
+        .route("/partner/settings/integrations/keys", get(list_keys).merge(post(create_key)))
         .route("/partner/settings/integrations/keys/{id}/roll", post(roll_key))
         .route("/partner/settings/integrations/keys/{id}", delete(revoke_key))
 }

@@ -1,10 +1,10 @@
 //! `/v1/partner/settings/team`: the brand's members, invitations, roles and removal
 //! (decisions 8.5).
 
+use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::{get, patch};
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -33,8 +33,8 @@ pub struct TeamApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/partner/settings/team", get(list_team).post(invite_member))
-        .route("/partner/settings/team/{user_id}", patch(change_role).delete(remove_member))
+        .route("/partner/settings/team", get(list_team).merge(post(invite_member)))
+        .route("/partner/settings/team/{user_id}", patch(change_role).merge(delete(remove_member)))
 }
 
 /// A person on the brand's team.

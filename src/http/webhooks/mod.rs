@@ -3,11 +3,11 @@
 
 mod params;
 
+use crate::http::routing::{get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -42,7 +42,7 @@ pub struct WebhooksApi;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/partner/settings/integrations/webhook", get(get_webhook).patch(patch_webhook))
+        .route("/partner/settings/integrations/webhook", get(get_webhook).merge(patch(patch_webhook)))
         .route("/partner/settings/integrations/webhook/rotate-secret", post(rotate_secret))
         .route("/partner/settings/integrations/webhook/test", post(send_test_event))
         .route("/partner/webhooks/deliveries", get(list_deliveries))

@@ -53,6 +53,8 @@ fn cli(url: &str, args: &[&str]) -> String {
 struct Node {
     name: &'static str,
     base: String,
+    /// The metrics listener's address, when the node has one (`REHOME_METRICS_ADDR`).
+    metrics_addr: Option<String>,
     log: PathBuf,
     child: Child,
 }
@@ -89,7 +91,7 @@ impl Node {
             .stderr(file)
             .spawn()
             .expect("start rehome serve");
-        Self { name, base: String::new(), log, child }
+        Self { name, base: String::new(), metrics_addr: None, log, child }
     }
 
     fn log_text(&self) -> String {
@@ -111,6 +113,13 @@ impl Node {
             tokio::time::sleep(Duration::from_millis(25)).await;
         };
         self.base = format!("http://{addr}");
+        // Logged before the line above, when there is a metrics listener.
+        let log = self.log_text();
+        self.metrics_addr = log
+            .lines()
+            .filter(|l| l.contains("rehome metrics listening"))
+            .find_map(|l| field(l, "addr"))
+            .map(Into::into);
         loop {
             if client.get(format!("{}/readyz", self.base)).send().await.is_ok_and(|r| r.status() == 200) {
                 return;
@@ -390,4 +399,5 @@ impl Cluster {
 
 mod invariants;
 mod mail;
+mod metrics;
 mod webhooks;

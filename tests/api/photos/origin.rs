@@ -1,6 +1,9 @@
 //! Local image servers for import tests: an axum app serving images, slow answers and
 //! redirects; and a raw TCP one that streams an endless chunked body.
 
+// A stand-in image host, not a route of ours: its answers are not counted.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
