@@ -25,6 +25,7 @@ mod photos;
 pub(crate) mod pool;
 mod rate_limits;
 mod redemptions;
+mod retention;
 mod sealer;
 mod sessions;
 mod settings;
