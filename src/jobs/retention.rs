@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use crate::config::Config;
 use crate::domain::retention::{Cutoffs, Windows};
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError, Ts};
+use crate::store::{PrunedBatch, Store, StoreError, Ts};
 
 /// The job's name in `job_leases`.
 pub const JOB: &str = "retention";
@@ -201,9 +201,10 @@ impl Retention {
                 continue;
             }
             let mut deleted = 0;
+            let mut from = None;
             loop {
                 let at = Instant::now();
-                let n = self.batch(table, &cut).await?;
+                let n = self.batch(table, &cut, &mut from).await?;
                 report.batches += 1;
                 report.longest_batch = report.longest_batch.max(at.elapsed());
                 deleted += n;
@@ -229,18 +230,29 @@ impl Retention {
         Ok(report)
     }
 
-    /// One statement: up to a batch of `table`'s rows past their cutoff.
-    async fn batch(&self, table: Table, cut: &Cutoffs) -> Result<u64, StoreError> {
+    /// One statement: up to a batch of `table`'s rows past their cutoff; `from` carries
+    /// where the previous batch of the table stopped, for those deleted oldest first.
+    async fn batch(&self, table: Table, cut: &Cutoffs, from: &mut Option<Ts>) -> Result<u64, StoreError> {
         let limit = i64::from(self.settings.batch);
         let store = &self.store;
+        let oldest_first = |batch: PrunedBatch, from: &mut Option<Ts>| {
+            *from = batch.last.or(*from);
+            batch.rows
+        };
         match table {
-            Table::SignInFailures => store.prune_sign_in_failures(Ts::from(cut.sign_in_failures), limit).await,
+            Table::SignInFailures => {
+                let batch = store.prune_sign_in_failures(*from, Ts::from(cut.sign_in_failures), limit).await?;
+                Ok(oldest_first(batch, from))
+            }
             Table::Sessions => {
                 store.prune_sessions(Ts::from(cut.sessions_ended), Ts::from(cut.sessions_seen), limit).await
             }
             Table::Invitations => store.prune_invitations(Ts::from(cut.invitations), limit).await,
             Table::Mail => store.prune_mail(Ts::from(cut.mail), limit).await,
-            Table::IdempotencyKeys => store.sweep_idempotency(Ts::from(cut.idempotency), limit).await,
+            Table::IdempotencyKeys => {
+                let batch = store.prune_idempotency(*from, Ts::from(cut.idempotency), limit).await?;
+                Ok(oldest_first(batch, from))
+            }
             Table::RateLimitSlots => match store.postgres() {
                 Some(pg) => pg.prune_rate_slots(cut.rate_limit_slot, limit).await,
                 None => Ok(0),

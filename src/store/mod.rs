@@ -65,6 +65,7 @@ pub use outage::{outage, Outage};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
+pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use sessions::{CodeCompletion, NewSession, SessionRecord};
 pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Reservation, TotpRecord};

@@ -5,6 +5,14 @@
 
 use super::{on_pool, PgStore, Store, StoreError, Ts};
 
+/// What one batched delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    pub rows: u64,
+    /// The latest instant among the rows deleted: where the next batch starts.
+    pub last: Option<Ts>,
+}
+
 impl Store {
     /// Takes the lease of the periodic job `name` until `lease_until` if it is due at `now`
     /// (its `next_run_at` passed, first time included) and no other node holds a live lease.
@@ -58,15 +66,50 @@ impl Store {
         })
     }
 
-    /// Deletes up to `limit` sign-in failures made before `before`; answers how many.
-    pub async fn prune_sign_in_failures(&self, before: Ts, limit: i64) -> Result<u64, StoreError> {
-        self.prune(
+    /// Deletes up to `limit` sign-in failures made before `before`, the oldest first, from
+    /// `from` on (the previous batch's [`Batch::last`]: the index is read from there, not
+    /// across the entries of rows already deleted, which PostgreSQL keeps until a vacuum).
+    pub async fn prune_sign_in_failures(&self, from: Option<Ts>, before: Ts, limit: i64) -> Result<Batch, StoreError> {
+        self.prune_oldest(
             "DELETE FROM sign_in_failures WHERE id IN (
-                 SELECT id FROM sign_in_failures WHERE at < $1 ORDER BY at LIMIT $2)",
-            &[before],
+                 SELECT id FROM sign_in_failures WHERE at >= $1 AND at < $2 ORDER BY at LIMIT $3)
+             RETURNING at",
+            from,
+            before,
             limit,
         )
         .await
+    }
+
+    /// Deletes up to `limit` idempotency keys expired at or before `now`, the first expired
+    /// first, from `from` on (as [`Store::prune_sign_in_failures`]).
+    pub async fn prune_idempotency(&self, from: Option<Ts>, now: Ts, limit: i64) -> Result<Batch, StoreError> {
+        self.prune_oldest(
+            "DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN (
+                 SELECT key_id, idem_key FROM idempotency_keys WHERE expires_at >= $1 AND expires_at <= $2
+                 ORDER BY expires_at LIMIT $3)
+             RETURNING expires_at",
+            from,
+            now,
+            limit,
+        )
+        .await
+    }
+
+    /// Runs a batched delete of the oldest rows by an indexed instant, `$1` the instant to
+    /// start from, `$2` the cutoff, `$3` the limit; it returns each deleted row's instant.
+    async fn prune_oldest(
+        &self,
+        sql: &'static str,
+        from: Option<Ts>,
+        upto: Ts,
+        limit: i64,
+    ) -> Result<Batch, StoreError> {
+        let from = from.or_else(|| Ts::from_micros(0)).unwrap_or(upto);
+        on_pool!(self, write, |pool| {
+            let gone: Vec<Ts> = sqlx::query_scalar(sql).bind(from).bind(upto).bind(limit).fetch_all(pool).await?;
+            Ok(Batch { rows: gone.len() as u64, last: gone.into_iter().max() })
+        })
     }
 
     /// Deletes up to `limit` sessions ended before `ended_before` or last seen before
