@@ -233,13 +233,11 @@ async fn the_audit_log_is_kept_however_old() {
 async fn the_job_deletes_in_batches_of_the_configured_size() {
     let app = spawn_app().await;
     let raw = app.db.raw().await;
+    // Five at one instant (a batch must not skip the rest of its last instant), two older.
+    let old = ago(TimeDelta::days(2));
     for i in 0..7 {
-        exec(
-            &raw,
-            &format!("INSERT INTO sign_in_failures (ip, at) VALUES ('10.0.0.{i}', $1)"),
-            &[ago(TimeDelta::days(2))],
-        )
-        .await;
+        let at = if i < 5 { old } else { ago(TimeDelta::days(3)) };
+        exec(&raw, &format!("INSERT INTO sign_in_failures (ip, at) VALUES ('10.0.0.{i}', $1)"), &[at]).await;
     }
     let settings = Settings { batch: 3, pause: Duration::ZERO, ..Settings::from_config(&Config::default()) };
     let report = Retention::new(app.store.clone(), settings).run_once(Utc::now()).await.expect("the job runs");
