@@ -11,4 +11,4 @@ CREATE TABLE job_leases (
 
 -- The batches of sign-in failures past their window find them without reading the table
 -- (an attack can leave millions of rows; the other indexes all begin with another column).
-CREATE INDEX sign_in_failures_at ON sign_in_failures (at);
+CREATE INDEX sign_in_failures_at ON sign_in_failures (at, id);
