@@ -13,6 +13,7 @@ use crate::http::auth::KeyCache;
 use crate::http::body::LargeBodies;
 use crate::http::idempotency::IdempotencyLog;
 use crate::http::serve::ConnectionLimits;
+use crate::jobs::retention::{Retention, Settings as RetentionSettings};
 use crate::jobs::{
     Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
 };
@@ -144,7 +145,11 @@ impl Server {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut queue_workers = self.spawn_photo_workers(&stopped)?;
         queue_workers.extend(self.spawn_mail_worker(&stopped)?);
-        queue_workers.push(spawn_idempotency_sweeper(self.state.store.clone(), stopped.clone()));
+        queue_workers.push(
+            Retention::new(self.state.store.clone(), RetentionSettings::from_config(&self.state.config))
+                .counting_into(self.state.metrics.clone())
+                .spawn(stopped.clone()),
+        );
         queue_workers.push(spawn_listing_count_folder(self.state.store.clone(), stopped.clone()));
         queue_workers.push(crate::jobs::remittances::spawn(
             self.state.store.clone(),
@@ -201,16 +206,6 @@ impl Server {
         self.state.store.close().await;
         Ok(())
     }
-}
-
-/// Deletes expired idempotency keys every few minutes, a bounded batch at a time (every node
-/// does; deleting what another node deleted is harmless).
-fn spawn_idempotency_sweeper(store: Store, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-    const BATCH: i64 = 10_000;
-    spawn_batches(Duration::from_secs(300), BATCH, stop, "cannot sweep expired idempotency keys", move || {
-        let store = store.clone();
-        async move { store.sweep_idempotency(crate::store::Ts::now(), BATCH).await.map(|n| n as i64) }
-    })
 }
 
 /// Folds the brands' listing count rows every few seconds (every node does; folds are safe

@@ -44,6 +44,13 @@ pub const DEFAULT_MAIL_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_IDEMPOTENCY_TTL_S: u64 = 24 * 60 * 60;
 pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
 pub const DEFAULT_SIGNIN_ADDRESS_LIMIT: u32 = 30;
+pub const DEFAULT_RETENTION_INTERVAL_S: u64 = 60;
+pub const DEFAULT_RETENTION_BATCH: u32 = 1_000;
+pub const DEFAULT_RETENTION_PAUSE_MS: u64 = 10;
+pub const DEFAULT_RETENTION_SIGN_IN_FAILURES_HOURS: u32 = 24;
+pub const DEFAULT_RETENTION_SESSIONS_DAYS: u32 = 30;
+pub const DEFAULT_RETENTION_INVITATIONS_DAYS: u32 = 30;
+pub const DEFAULT_RETENTION_MAIL_DAYS: u32 = 30;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -274,6 +281,38 @@ pub struct Config {
     #[arg(long, env = "REHOME_REMITTANCE_POLL_MS", default_value_t = DEFAULT_REMITTANCE_POLL_MS, hide = true)]
     pub remittance_poll_ms: u64,
 
+    /// How often, in seconds, the retention job deletes what is past its window (one node
+    /// at a time, by lease). 1 to 86400.
+    #[arg(long, env = "REHOME_RETENTION_INTERVAL_S", default_value_t = DEFAULT_RETENTION_INTERVAL_S)]
+    pub retention_interval_s: u64,
+
+    /// Rows the retention job deletes per statement (each a short write). 1 to 100000.
+    #[arg(long, env = "REHOME_RETENTION_BATCH", default_value_t = DEFAULT_RETENTION_BATCH)]
+    pub retention_batch: u32,
+
+    /// Pause, in ms, between two batches of the retention job, so requests' writes get the
+    /// database between them. 0 to 10000.
+    #[arg(long, env = "REHOME_RETENTION_PAUSE_MS", default_value_t = DEFAULT_RETENTION_PAUSE_MS)]
+    pub retention_pause_ms: u64,
+
+    /// Hours a failed sign-in is kept (at least the 15-minute lockout period, which counts
+    /// them). 1 to 8784.
+    #[arg(long, env = "REHOME_RETENTION_SIGN_IN_FAILURES_HOURS", default_value_t = DEFAULT_RETENTION_SIGN_IN_FAILURES_HOURS)]
+    pub retention_sign_in_failures_hours: u32,
+
+    /// Days a session is kept after it ended or expired. 0 to 3650.
+    #[arg(long, env = "REHOME_RETENTION_SESSIONS_DAYS", default_value_t = DEFAULT_RETENTION_SESSIONS_DAYS)]
+    pub retention_sessions_days: u32,
+
+    /// Days an invitation is kept after it was used, replaced or expired. 0 to 3650.
+    #[arg(long, env = "REHOME_RETENTION_INVITATIONS_DAYS", default_value_t = DEFAULT_RETENTION_INVITATIONS_DAYS)]
+    pub retention_invitations_days: u32,
+
+    /// Days a mail is kept after it was sent or given up (its text is erased at once). 0 to
+    /// 3650.
+    #[arg(long, env = "REHOME_RETENTION_MAIL_DAYS", default_value_t = DEFAULT_RETENTION_MAIL_DAYS)]
+    pub retention_mail_days: u32,
+
     /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
     /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
     #[arg(long, env = "REHOME_METRICS_ADDR")]
@@ -377,6 +416,13 @@ impl Default for Config {
             signin_address_limit: DEFAULT_SIGNIN_ADDRESS_LIMIT,
             password_workers: 0,
             idempotency_ttl_s: DEFAULT_IDEMPOTENCY_TTL_S,
+            retention_interval_s: DEFAULT_RETENTION_INTERVAL_S,
+            retention_batch: DEFAULT_RETENTION_BATCH,
+            retention_pause_ms: DEFAULT_RETENTION_PAUSE_MS,
+            retention_sign_in_failures_hours: DEFAULT_RETENTION_SIGN_IN_FAILURES_HOURS,
+            retention_sessions_days: DEFAULT_RETENTION_SESSIONS_DAYS,
+            retention_invitations_days: DEFAULT_RETENTION_INVITATIONS_DAYS,
+            retention_mail_days: DEFAULT_RETENTION_MAIL_DAYS,
             metrics_addr: None,
             log_format: LogFormat::Text,
         }
@@ -442,6 +488,7 @@ impl Config {
         if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
             bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
         }
+        self.check_retention()?;
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
             .context("REHOME_MARKETPLACE_URL")?;
@@ -490,6 +537,30 @@ impl Config {
             bail!(
                 "REHOME_S3_ACCESS_KEY_ID and REHOME_S3_SECRET_ACCESS_KEY must be given together \
                  (or neither, for the instance role)"
+            );
+        }
+        Ok(())
+    }
+
+    /// The retention job's interval, batches and windows.
+    fn check_retention(&self) -> anyhow::Result<()> {
+        if !(1..=86_400).contains(&self.retention_interval_s)
+            || !(1..=100_000).contains(&self.retention_batch)
+            || self.retention_pause_ms > 10_000
+        {
+            bail!(
+                "REHOME_RETENTION_INTERVAL_S must be 1 to 86400, REHOME_RETENTION_BATCH 1 to 100000 \
+                 and REHOME_RETENTION_PAUSE_MS 0 to 10000"
+            );
+        }
+        if !(1..=8_784).contains(&self.retention_sign_in_failures_hours)
+            || [self.retention_sessions_days, self.retention_invitations_days, self.retention_mail_days]
+                .iter()
+                .any(|days| *days > 3_650)
+        {
+            bail!(
+                "REHOME_RETENTION_SIGN_IN_FAILURES_HOURS must be 1 to 8784, and REHOME_RETENTION_SESSIONS_DAYS, \
+                 REHOME_RETENTION_INVITATIONS_DAYS and REHOME_RETENTION_MAIL_DAYS 0 to 3650"
             );
         }
         Ok(())
@@ -663,6 +734,27 @@ mod tests {
         assert!(Config { mail_retry_base_ms: 0, ..Config::default() }.resolve(bound).is_err());
         let printed = format!("{:?}", mail("smtps://user:hunter2-secret@mail.example", "a@b.example"));
         assert!(!printed.contains("hunter2"), "{printed}");
+    }
+
+    #[test]
+    fn retention_settings_out_of_range_are_refused() {
+        let bound = "127.0.0.1:9000".parse().unwrap();
+        assert!(Config::default().resolve(bound).is_ok());
+        for bad in [
+            Config { retention_interval_s: 0, ..Config::default() },
+            Config { retention_batch: 0, ..Config::default() },
+            Config { retention_batch: 100_001, ..Config::default() },
+            Config { retention_pause_ms: 10_001, ..Config::default() },
+            Config { retention_sign_in_failures_hours: 0, ..Config::default() },
+            Config { retention_sessions_days: 3_651, ..Config::default() },
+            Config { retention_invitations_days: 3_651, ..Config::default() },
+            Config { retention_mail_days: 3_651, ..Config::default() },
+        ] {
+            let error = bad.resolve(bound).expect_err("out of range").to_string();
+            assert!(error.contains("REHOME_RETENTION_"), "{error}");
+        }
+        let none_kept = Config { retention_sessions_days: 0, retention_mail_days: 0, ..Config::default() };
+        assert!(none_kept.resolve(bound).is_ok());
     }
 
     #[test]

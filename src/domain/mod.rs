@@ -18,6 +18,7 @@ pub mod payout;
 pub mod precondition;
 pub mod reader;
 pub mod redemption;
+pub mod retention;
 pub mod session;
 pub mod settings;
 pub mod taxonomy;

@@ -1,6 +1,7 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
 //! imports (each a leased queue in the store, woken through [`PhotoJobs`]); the mail outbox
-//! and its SMTP sender (woken through [`MailJobs`]); the monthly remittance run.
+//! and its SMTP sender (woken through [`MailJobs`]); the monthly remittance run; the
+//! retention job, which deletes what is past its window.
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
@@ -14,6 +15,7 @@ pub mod imports;
 pub mod mail;
 pub mod photo_queue;
 pub mod remittances;
+pub mod retention;
 pub mod retry;
 pub mod signature;
 pub mod thumbnails;

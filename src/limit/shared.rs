@@ -16,8 +16,6 @@ use crate::store::{PgStore, RateTake};
 const SHARED_TIMEOUT: Duration = Duration::from_secs(2);
 /// At most one warning about failing shared checks per this many milliseconds.
 const WARN_EVERY_MS: u64 = 10_000;
-/// How often idle buckets are swept out of the shared table.
-const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How often expired allowances are given back to the database.
 const GIVE_BACK_EVERY: Duration = Duration::from_millis(50);
 /// How long a key's allowance record outlives its last use.
@@ -316,23 +314,16 @@ impl SharedLimiter {
         }
     }
 
-    /// Gives unspent allowances back as they expire and sweeps idle buckets out of the
-    /// shared table once a minute, until `stop` turns true (or its sender is dropped); then
-    /// gives back everything this node still holds. Every node runs one.
+    /// Gives unspent allowances back as they expire, until `stop` turns true (or its sender
+    /// is dropped); then gives back everything this node still holds. Every node runs one.
+    /// (Idle buckets' slots are deleted by the retention job, `jobs::retention`.)
     pub fn spawn_upkeep(self: Arc<Self>, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
         tokio::spawn(async move {
             let mut give_back = tokio::time::interval(GIVE_BACK_EVERY);
             give_back.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut sweep = tokio::time::interval(SWEEP_EVERY);
-            sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             while !*stop.borrow() {
                 tokio::select! {
                     _ = give_back.tick() => self.give_back(Instant::now(), false).await,
-                    _ = sweep.tick() => {
-                        if let Err(e) = self.store.sweep_rates(WINDOW_MS).await {
-                            tracing::warn!(error = %e, "cannot sweep the shared rate limits");
-                        }
-                    }
                     changed = stop.changed() => if changed.is_err() { break },
                 }
             }

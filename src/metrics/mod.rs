@@ -77,6 +77,7 @@ pub struct Metrics {
     webhook_deliveries: [IntCounter; 3],
     rate_limited: [IntCounter; 3],
     sign_ins: [IntCounter; 3],
+    retention_deleted: IntCounterVec,
     log_lines_dropped: IntCounter,
     gauges: DatabaseGauges,
     process: process::ProcessMetrics,
@@ -143,6 +144,15 @@ impl Metrics {
             "Dashboard sign-ins (email and password) by outcome.",
             &["outcome"],
         );
+        let retention_deleted = counter_vec(
+            &registry,
+            "rehome_retention_deleted_rows_total",
+            "Rows the retention job deleted as past their window, by table.",
+            &["table"],
+        );
+        for table in crate::jobs::retention::Table::ALL {
+            retention_deleted.with_label_values(&[table.name()]);
+        }
         let log_lines_dropped = register(
             &registry,
             IntCounter::new(
@@ -197,6 +207,7 @@ impl Metrics {
             http_requests,
             http_duration,
             unmatched: Default::default(),
+            retention_deleted,
             log_lines_dropped,
             gauges,
             process,
@@ -229,6 +240,13 @@ impl Metrics {
         self.sign_ins[outcome as usize].inc();
         if outcome == SignIn::Locked {
             self.rate_limited(RateLimit::SignIn);
+        }
+    }
+
+    /// Rows of `table` the retention job deleted.
+    pub fn retention_deleted(&self, table: &str, rows: u64) {
+        if let Ok(counter) = self.retention_deleted.get_metric_with_label_values(&[table]) {
+            counter.inc_by(rows);
         }
     }
 

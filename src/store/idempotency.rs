@@ -202,19 +202,4 @@ impl Store {
             Ok(())
         })
     }
-
-    /// Deletes up to `limit` expired keys; answers how many.
-    pub async fn sweep_idempotency(&self, now: Ts, limit: i64) -> Result<u64, StoreError> {
-        on_pool!(self, write, |pool| {
-            let done = sqlx::query(
-                "DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN (
-                     SELECT key_id, idem_key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)",
-            )
-            .bind(now)
-            .bind(limit)
-            .execute(pool)
-            .await?;
-            Ok(done.rows_affected())
-        })
-    }
 }

@@ -12,7 +12,7 @@ use super::StoreError;
 /// [`Store::postgres`](super::Store::postgres).
 #[derive(Clone, Debug)]
 pub struct PgStore {
-    pool: Pool<Postgres>,
+    pub(super) pool: Pool<Postgres>,
 }
 
 /// Requests taken from a shared quota, as the database's clock saw it.
@@ -75,13 +75,5 @@ impl PgStore {
             .execute(&self.pool)
             .await?;
         Ok(())
-    }
-
-    /// Drops the counts of buckets idle for a whole window; returns how many slots went.
-    pub async fn sweep_rates(&self, window_ms: u64) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("SELECT rehome_rate_sweep($1)")
-            .bind(i64::try_from(window_ms).unwrap_or(i64::MAX))
-            .fetch_one(&self.pool)
-            .await?)
     }
 }

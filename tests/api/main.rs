@@ -33,6 +33,7 @@ mod options;
 mod people;
 mod photos;
 mod preconditions;
+mod retention;
 mod schema_parity;
 mod settings;
 mod wallet;

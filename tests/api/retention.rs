@@ -1,0 +1,306 @@
+//! The retention job (issue 36): for each table it prunes, a row past its window goes and a
+//! live one stays; what is kept (the audit log) stays however old; the job deletes in
+//! batches, runs by itself under its lease on one node at a time, and counts what it
+//! deleted. Rows are made old by writing their instants directly; the job is run as of now.
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use rehome::config::Config;
+use rehome::jobs::retention::{Retention, Settings, Table};
+use rehome::store::Ts;
+
+use crate::helpers::{on_postgres, on_raw, spawn_app, spawn_app_with, RawPool, TestApp};
+
+/// An instant `back` before now.
+fn ago(back: TimeDelta) -> Ts {
+    Ts::from(Utc::now() - back)
+}
+
+/// Runs `sql` with `instants` bound as `$1`, `$2`…
+async fn exec(raw: &RawPool, sql: &str, instants: &[Ts]) {
+    on_raw!(raw, |pool| {
+        let mut query = sqlx::query(sql);
+        for at in instants {
+            query = query.bind(*at);
+        }
+        query.execute(pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    })
+}
+
+async fn count(raw: &RawPool, sql: &str) -> i64 {
+    on_raw!(raw, |pool| sqlx::query_scalar::<_, i64>(sql)
+        .fetch_one(pool)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}")))
+}
+
+/// The job with the default settings over the app's store.
+fn job(app: &TestApp) -> Retention {
+    Retention::new(app.store.clone(), Settings::from_config(&Config::default()))
+}
+
+#[tokio::test]
+async fn sign_in_failures_go_after_a_day_and_recent_ones_stay() {
+    let app = spawn_app().await;
+    let raw = app.db.raw().await;
+    let insert = |ip: &str| format!("INSERT INTO sign_in_failures (account_key, ip, at) VALUES ('k', '{ip}', $1)");
+    exec(&raw, &insert("10.0.0.1"), &[ago(TimeDelta::hours(25))]).await;
+    exec(&raw, &insert("10.0.0.2"), &[ago(TimeDelta::hours(23))]).await;
+    exec(&raw, &insert("10.0.0.3"), &[ago(TimeDelta::minutes(1))]).await;
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::SignInFailures), 1);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures WHERE ip = '10.0.0.1'").await, 0);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await, 2);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sessions_go_a_window_after_they_ended_or_expired_and_live_ones_stay() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let raw = app.db.raw().await;
+    let insert = |name: &str| {
+        format!(
+            "INSERT INTO sessions (token_hash, user_id, stage, csrf_token, ip, created_at, last_seen_at, ended_at)
+             VALUES ({hash}, {user}, 'full', '{name}', '127.0.0.1', $1, $2, $3)",
+            hash = if on_postgres() { format!("'\\x{}'::bytea", hex(name)) } else { format!("X'{}'", hex(name)) },
+            user = partner.user_id,
+        )
+    };
+    let days = TimeDelta::days;
+    // Signed out 31 days ago; idle since 31 days and 12 hours ago; signed out yesterday;
+    // in use now; idle since 29 days ago (expired 28.5 days ago: kept).
+    let rows = [
+        ("ended_old", days(40), days(31), Some(days(31))),
+        ("expired_old", days(40), days(31) + TimeDelta::hours(13), None),
+        ("ended_recent", days(2), days(1), Some(days(1))),
+        ("live", days(1), TimeDelta::minutes(1), None),
+        ("expired_recent", days(30), days(29), None),
+    ];
+    for (name, created, seen, ended) in rows {
+        match ended {
+            Some(ended) => exec(&raw, &insert(name), &[ago(created), ago(seen), ago(ended)]).await,
+            None => exec(&raw, &insert(name).replace("$3", "NULL"), &[ago(created), ago(seen)]).await,
+        }
+    }
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::Sessions), 2);
+    let left: Vec<String> = on_raw!(&raw, |pool| sqlx::query_scalar(
+        "SELECT csrf_token FROM sessions WHERE csrf_token <> '' ORDER BY csrf_token"
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap());
+    assert_eq!(left, ["ended_recent", "expired_recent", "live"]);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn invitations_go_a_window_after_use_or_expiry_and_open_ones_stay() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let raw = app.db.raw().await;
+    let insert = |n: u8| {
+        format!(
+            "INSERT INTO invitations (token_hash, user_id, created_at, expires_at, used_at) VALUES ({hash}, {user}, $1, $2, $3)",
+            hash = if on_postgres() { format!("'\\x0{n}'::bytea") } else { format!("X'0{n}'") },
+            user = partner.user_id,
+        )
+    };
+    let days = TimeDelta::days;
+    // 1: used 40 days ago; 2: expired 31 days ago; 3: used yesterday; 4: open.
+    exec(&raw, &insert(1), &[ago(days(41)), ago(days(38)), ago(days(40))]).await;
+    exec(&raw, &insert(2).replace("$3", "NULL"), &[ago(days(34)), ago(days(31))]).await;
+    exec(&raw, &insert(3), &[ago(days(2)), ago(-days(1)), ago(days(1))]).await;
+    exec(&raw, &insert(4).replace("$3", "NULL"), &[ago(days(1)), ago(-days(2))]).await;
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::Invitations), 2);
+    let sql = format!("SELECT COUNT(*) FROM invitations WHERE user_id = {}", partner.user_id);
+    assert_eq!(count(&raw, &sql).await, 2);
+    let sql = format!("SELECT COUNT(*) FROM invitations WHERE used_at IS NULL AND user_id = {}", partner.user_id);
+    assert_eq!(count(&raw, &sql).await, 1, "the open invitation stays");
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sent_and_failed_mail_goes_after_its_window_and_waiting_mail_stays() {
+    let app = spawn_app().await;
+    let raw = app.db.raw().await;
+    let insert = |subject: &str, done: &str| {
+        format!(
+            "INSERT INTO mail_outbox (to_address, subject, text_body, created_at, next_attempt_at, {done})
+             VALUES ('a@b.example', '{subject}', '', $1, $1, $2)"
+        )
+    };
+    let days = TimeDelta::days;
+    exec(&raw, &insert("sent_old", "sent_at"), &[ago(days(40)), ago(days(31))]).await;
+    exec(&raw, &insert("failed_old", "failed_at"), &[ago(days(40)), ago(days(31))]).await;
+    exec(&raw, &insert("sent_recent", "sent_at"), &[ago(days(3)), ago(days(2))]).await;
+    // Waiting for 40 days (a retry window far longer than the default): never pruned.
+    exec(&raw, &insert("waiting", "last_error").replace("$2", "NULL"), &[ago(days(40))]).await;
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::Mail), 2);
+    let left: Vec<String> =
+        on_raw!(&raw, |pool| sqlx::query_scalar("SELECT subject FROM mail_outbox ORDER BY subject")
+            .fetch_all(pool)
+            .await
+            .unwrap());
+    assert_eq!(left, ["sent_recent", "waiting"]);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn idempotency_keys_go_once_expired_and_live_ones_stay() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let raw = app.db.raw().await;
+    let key_id = count(&raw, &format!("SELECT MIN(id) FROM api_keys WHERE user_id = {}", partner.user_id)).await;
+    let insert = |idem: &str| {
+        format!(
+            "INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, state, status, created_at, lease_until, expires_at)
+             VALUES ({key_id}, '{idem}', {fp}, 'done', 201, $1, $1, $2)",
+            fp = if on_postgres() { "'\\x00'::bytea" } else { "X'00'" },
+        )
+    };
+    let hours = TimeDelta::hours;
+    exec(&raw, &insert("expired"), &[ago(hours(25)), ago(hours(1))]).await;
+    exec(&raw, &insert("live"), &[ago(hours(23)), ago(-hours(1))]).await;
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::IdempotencyKeys), 1);
+    let left: Vec<String> = on_raw!(&raw, |pool| sqlx::query_scalar("SELECT idem_key FROM idempotency_keys")
+        .fetch_all(pool)
+        .await
+        .unwrap());
+    assert_eq!(left, ["live"]);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn idle_rate_limit_slots_go_and_current_ones_stay_on_postgres() {
+    if !on_postgres() {
+        eprintln!("rate_limit_slots exist on PostgreSQL only (REHOME_TEST_POSTGRES unset)");
+        return;
+    }
+    let app = spawn_app().await;
+    let raw = app.db.raw().await;
+    let slot_now = Utc::now().timestamp_millis() / 100;
+    // Ten minutes old, and now.
+    let old = slot_now - 6_000;
+    raw.execute(&format!(
+        "INSERT INTO rate_limit_slots (bucket, slot, hits) VALUES ('old', {old}, 3), ('now', {slot_now}, 1)"
+    ))
+    .await;
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert!(report.deleted(Table::RateLimitSlots) >= 1, "{report:?}");
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM rate_limit_slots WHERE bucket = 'old'").await, 0);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM rate_limit_slots WHERE bucket = 'now'").await, 1);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_audit_log_is_kept_however_old() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let raw = app.db.raw().await;
+    let insert = format!(
+        "INSERT INTO audit_log (brand_id, at, actor_type, actor_display, action) VALUES ({}, $1, 'operator', 'ops', 'old.entry')",
+        partner.brand_id
+    );
+    exec(&raw, &insert, &[ago(TimeDelta::days(3_000))]).await;
+    let before = count(&raw, "SELECT COUNT(*) FROM audit_log").await;
+
+    job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM audit_log").await, before);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM audit_log WHERE action = 'old.entry'").await, 1);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_job_deletes_in_batches_of_the_configured_size() {
+    let app = spawn_app().await;
+    let raw = app.db.raw().await;
+    // Five at one instant (a batch must not skip the rest of its last instant), two older.
+    let old = ago(TimeDelta::days(2));
+    for i in 0..7 {
+        let at = if i < 5 { old } else { ago(TimeDelta::days(3)) };
+        exec(&raw, &format!("INSERT INTO sign_in_failures (ip, at) VALUES ('10.0.0.{i}', $1)"), &[at]).await;
+    }
+    let settings = Settings { batch: 3, pause: Duration::ZERO, ..Settings::from_config(&Config::default()) };
+    let report = Retention::new(app.store.clone(), settings).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::SignInFailures), 7);
+    assert!(report.complete);
+    // 3 + 3 + 1 + an empty one for the failures, then one (empty) for each other table.
+    let tables = if on_postgres() { 6 } else { 5 };
+    assert_eq!(report.batches, 4 + (tables - 1));
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await, 0);
+    raw.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn one_node_at_a_time_holds_the_job_and_it_is_due_again_after_its_interval() {
+    let app = spawn_app().await;
+    let store = &app.store;
+    let now = Utc::now();
+    let at = |offset: TimeDelta| Ts::from(now + offset);
+    let lease = TimeDelta::minutes(5);
+    assert!(store.claim_job("retention-test", "a", at(TimeDelta::zero()), at(lease)).await.unwrap());
+    assert!(!store.claim_job("retention-test", "b", at(TimeDelta::zero()), at(lease)).await.unwrap(), "held by a");
+    assert!(store.extend_job("retention-test", "a", at(lease * 2)).await.unwrap());
+    assert!(!store.extend_job("retention-test", "b", at(lease * 2)).await.unwrap(), "b holds nothing");
+    // a finishes; the job is next due in an hour.
+    store.finish_job("retention-test", "a", at(TimeDelta::hours(1))).await.unwrap();
+    assert!(!store.claim_job("retention-test", "b", at(TimeDelta::minutes(59)), at(lease)).await.unwrap());
+    assert!(store.claim_job("retention-test", "b", at(TimeDelta::hours(1)), at(TimeDelta::hours(2))).await.unwrap());
+    // b dies holding it: a takes it over once the lease ran out.
+    assert!(!store.claim_job("retention-test", "a", at(TimeDelta::minutes(90)), at(lease)).await.unwrap());
+    assert!(store.claim_job("retention-test", "a", at(TimeDelta::hours(2)), at(TimeDelta::hours(3))).await.unwrap());
+    assert!(!store.extend_job("retention-test", "b", at(TimeDelta::hours(4))).await.unwrap(), "b lost it");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_server_runs_the_job_by_itself_and_counts_what_it_deleted() {
+    let app = spawn_app_with(|config| {
+        config.retention_interval_s = 1;
+        config.metrics_addr = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await;
+    let raw = app.db.raw().await;
+    let insert = "INSERT INTO sign_in_failures (ip, at) VALUES ('10.9.9.9', $1)";
+    exec(&raw, insert, &[ago(TimeDelta::days(2))]).await;
+    exec(&raw, insert, &[ago(TimeDelta::days(3))]).await;
+    exec(&raw, insert, &[ago(TimeDelta::minutes(1))]).await;
+
+    // The job runs about once a second; wait for it rather than run it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await > 1 {
+        assert!(std::time::Instant::now() < deadline, "the retention job did not run within 15 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM job_leases WHERE name = 'retention'").await, 1);
+    let addr = app.metrics_addr.expect("a metrics listener");
+    let page = reqwest::get(format!("http://{addr}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(page.contains("rehome_retention_deleted_rows_total{table=\"sign_in_failures\"} 2"), "{page}");
+    assert!(page.contains("rehome_retention_deleted_rows_total{table=\"sessions\"} 0"), "{page}");
+    raw.close().await;
+    app.stop().await;
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
