@@ -34,17 +34,8 @@ async fn a_backup_taken_during_a_burst_of_writes_is_whole_and_a_server_on_it_ser
     let partner = app.partner("acme").await;
     // A credit code: in full only in the `redemption.created` event waiting in the outbox
     // (no endpoint yet), sealed there with the data key.
-    let redemption = credit_code(&app, &partner, json!(80)).await;
-    let code = redemption["code"].as_str().unwrap().to_owned();
-    let mut before = Vec::new();
-    for n in 0..20 {
-        before.push(create_id(&app, &partner.key, json!({"title": format!("Before {n}")})).await);
-    }
-
     // Writers create listings until the backup is done.
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers = start_writers(&app, &partner, &stop);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let Busy { code, before, stop, writers } = busy(&app, &partner).await;
     let restored_dir = tempfile::tempdir().unwrap();
     let copy = restored_dir.path().join("restored.db");
     let (url, to) = (app.db.url.clone(), copy.clone());
@@ -95,6 +86,28 @@ async fn a_backup_taken_during_a_burst_of_writes_is_whole_and_a_server_on_it_ser
 }
 
 /// Four tasks creating listings titled `During …` until `stop`; each returns how many.
+/// A deployment in use: a credit code issued, 20 listings made, and writers creating more
+/// (for at least 200 ms already) until `stop`.
+struct Busy {
+    code: String,
+    before: Vec<i64>,
+    stop: Arc<AtomicBool>,
+    writers: Vec<tokio::task::JoinHandle<usize>>,
+}
+
+async fn busy(app: &TestApp, partner: &Partner) -> Busy {
+    let redemption = credit_code(app, partner, json!(80)).await;
+    let code = redemption["code"].as_str().unwrap().to_owned();
+    let mut before = Vec::new();
+    for n in 0..20 {
+        before.push(create_id(app, &partner.key, json!({"title": format!("Before {n}")})).await);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = start_writers(app, partner, &stop);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Busy { code, before, stop, writers }
+}
+
 fn start_writers(app: &TestApp, partner: &Partner, stop: &Arc<AtomicBool>) -> Vec<tokio::task::JoinHandle<usize>> {
     (0..4)
         .map(|w| {
@@ -167,16 +180,7 @@ async fn a_pg_dump_taken_while_the_server_writes_restores_into_a_new_database_wi
     // (in the `redemption.created` event and the redemption's own row).
     let receiver = Receiver::start().await;
     let secret = configure(&app, &partner, &receiver.url()).await;
-    let redemption = credit_code(&app, &partner, json!(80)).await;
-    let code = redemption["code"].as_str().unwrap().to_owned();
-    let mut before = Vec::new();
-    for n in 0..20 {
-        before.push(create_id(&app, &partner.key, json!({"title": format!("Before {n}")})).await);
-    }
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers = start_writers(&app, &partner, &stop);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let Busy { code, before, stop, writers } = busy(&app, &partner).await;
     let dump_dir = tempfile::tempdir().unwrap();
     let dump = dump_dir.path().join("rehome.dump");
     let (source, file) = (libpq_url(&app.db.url), dump.display().to_string());
