@@ -103,6 +103,10 @@ class Server:
         env = dict(self.env(), RUST_LOG="warn", REHOME_MEDIA_DIR=os.path.join(self.workdir, "media"))
         self.proc = subprocess.Popen([self.binary, "serve", "--addr", f"127.0.0.1:{self.port}"], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_ready()
+
+    def wait_ready(self):
+        """Waits (30 s at most) for /readyz to answer 200."""
         deadline = time.time() + 30
         while time.time() < deadline:
             try:

@@ -52,15 +52,7 @@ class LoggingServer(hb.Server):
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([self.binary, "serve", "--addr", f"127.0.0.1:{self.port}"], env=env,
                                      stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(self.base + "/readyz", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("server did not become ready")
+        self.wait_ready()
 
     def stop(self):
         super().stop()
