@@ -30,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_bench as hb  # noqa: E402  (the shared server, wrk and psql helpers)
