@@ -396,53 +396,31 @@ impl Config {
         if self.ops_token.as_ref().is_some_and(|t| t.expose().len() < 16) {
             bail!("REHOME_OPS_TOKEN must be at least 16 characters");
         }
-        if !(100..=600_000).contains(&self.webhook_timeout_ms) || !(10..=600_000).contains(&self.webhook_poll_ms) {
-            bail!("REHOME_WEBHOOK_TIMEOUT_MS must be 100 to 600000 and REHOME_WEBHOOK_POLL_MS 10 to 600000");
-        }
-        if !(1..=3_600_000).contains(&self.webhook_retry_base_ms)
-            || !(1..=2_592_000).contains(&self.webhook_retry_window_s)
-        {
-            bail!("REHOME_WEBHOOK_RETRY_BASE_MS must be 1 to 3600000 and REHOME_WEBHOOK_RETRY_WINDOW_S 1 to 2592000 (30 days)");
-        }
-        if !(1..=10_000).contains(&self.webhook_concurrency)
-            || !(1..=10_000).contains(&self.webhook_concurrency_per_endpoint)
-        {
-            bail!("REHOME_WEBHOOK_CONCURRENCY and REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT must be 1 to 10000");
-        }
-        if !(10..=600_000).contains(&self.photo_poll_ms)
-            || !(100..=600_000).contains(&self.image_import_timeout_ms)
-            || !(100..=600_000).contains(&self.image_import_connect_timeout_ms)
-            || !(1..=10).contains(&self.image_import_attempts)
-            || !(1..=3_600_000).contains(&self.image_import_retry_base_ms)
-        {
-            bail!(
-                "REHOME_PHOTO_POLL_MS must be 10 to 600000, REHOME_IMAGE_IMPORT_TIMEOUT_MS and \
-                 REHOME_IMAGE_IMPORT_CONNECT_TIMEOUT_MS 100 to 600000, REHOME_IMAGE_IMPORT_ATTEMPTS 1 to 10 and \
-                 REHOME_IMAGE_IMPORT_RETRY_BASE_MS 1 to 3600000"
-            );
-        }
-        if !(100..=600_000).contains(&self.header_timeout_ms)
-            || !(1..=1_000_000).contains(&self.max_connections)
-            || !(1..=1_073_741_824).contains(&self.body_min_rate)
-            || !(100..=3_600_000).contains(&self.body_grace_ms)
-        {
-            bail!(
-                "REHOME_HEADER_TIMEOUT_MS must be 100 to 600000, REHOME_MAX_CONNECTIONS 1 to 1000000, \
-                 REHOME_BODY_MIN_RATE 1 to 1073741824 and REHOME_BODY_GRACE_MS 100 to 3600000"
-            );
-        }
+        within("REHOME_WEBHOOK_TIMEOUT_MS", self.webhook_timeout_ms, 100..=600_000)?;
+        within("REHOME_WEBHOOK_POLL_MS", self.webhook_poll_ms, 10..=600_000)?;
+        within("REHOME_WEBHOOK_RETRY_BASE_MS", self.webhook_retry_base_ms, 1..=3_600_000)?;
+        within("REHOME_WEBHOOK_RETRY_WINDOW_S", self.webhook_retry_window_s, 1..=2_592_000)?;
+        within("REHOME_WEBHOOK_CONCURRENCY", self.webhook_concurrency, 1..=10_000)?;
+        within("REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT", self.webhook_concurrency_per_endpoint, 1..=10_000)?;
+        within("REHOME_PHOTO_POLL_MS", self.photo_poll_ms, 10..=600_000)?;
+        within("REHOME_IMAGE_IMPORT_TIMEOUT_MS", self.image_import_timeout_ms, 100..=600_000)?;
+        within("REHOME_IMAGE_IMPORT_CONNECT_TIMEOUT_MS", self.image_import_connect_timeout_ms, 100..=600_000)?;
+        within("REHOME_IMAGE_IMPORT_ATTEMPTS", self.image_import_attempts, 1..=10)?;
+        within("REHOME_IMAGE_IMPORT_RETRY_BASE_MS", self.image_import_retry_base_ms, 1..=3_600_000)?;
+        within("REHOME_HEADER_TIMEOUT_MS", self.header_timeout_ms, 100..=600_000)?;
+        within("REHOME_MAX_CONNECTIONS", self.max_connections, 1..=1_000_000)?;
+        within("REHOME_BODY_MIN_RATE", self.body_min_rate, 1..=1_073_741_824)?;
+        within("REHOME_BODY_GRACE_MS", self.body_grace_ms, 100..=3_600_000)?;
         self.check_edge()?;
         self.check_s3()?;
         self.check_mail()?;
-        if !(1..=604_800).contains(&self.idempotency_ttl_s) {
-            bail!("REHOME_IDEMPOTENCY_TTL_S must be 1 to 604800");
+        within("REHOME_IDEMPOTENCY_TTL_S", self.idempotency_ttl_s, 1..=604_800)?;
+        if Hold::hours(self.settlement_hold_hours).is_none() {
+            bail!("REHOME_SETTLEMENT_HOLD_HOURS must be 0 to {}", Hold::MAX_HOURS);
         }
-        if Hold::hours(self.settlement_hold_hours).is_none() || !(10..=3_600_000).contains(&self.remittance_poll_ms) {
-            bail!("REHOME_SETTLEMENT_HOLD_HOURS must be 0 to 8784 and REHOME_REMITTANCE_POLL_MS 10 to 3600000");
-        }
-        if !(1..=86_400).contains(&self.signin_lock_seconds) || self.signin_address_limit == 0 {
-            bail!("REHOME_SIGNIN_LOCK_SECONDS must be 1 to 86400 and REHOME_SIGNIN_ADDRESS_LIMIT at least 1");
-        }
+        within("REHOME_REMITTANCE_POLL_MS", self.remittance_poll_ms, 10..=3_600_000)?;
+        within("REHOME_SIGNIN_LOCK_SECONDS", self.signin_lock_seconds, 1..=86_400)?;
+        within("REHOME_SIGNIN_ADDRESS_LIMIT", self.signin_address_limit, 1..=u64::from(u32::MAX))?;
         self.check_retention()?;
         let public = base_url(self.public_url.take(), || format!("http://{bound}")).context("REHOME_PUBLIC_URL")?;
         let market = base_url(self.marketplace_url.take(), || format!("{public}/marketplace"))
@@ -457,19 +435,12 @@ impl Config {
 
     /// The bounds of the edge beyond the connection limits above.
     fn check_edge(&self) -> anyhow::Result<()> {
-        if self.max_connections_per_address > 1_000_000 {
-            bail!("REHOME_MAX_CONNECTIONS_PER_ADDRESS must be 0 (no ceiling) to 1000000");
+        within("REHOME_MAX_CONNECTIONS_PER_ADDRESS (0: no ceiling)", self.max_connections_per_address, 0..=1_000_000)?;
+        within("REHOME_LARGE_BODIES", self.large_bodies, 1..=10_000)?;
+        if let Some(decodes) = self.image_decodes {
+            within("REHOME_IMAGE_DECODES", decodes, 1..=1_024)?;
         }
-        if !(1..=10_000).contains(&self.large_bodies)
-            || self.image_decodes.is_some_and(|n| !(1..=1_024).contains(&n))
-            || !(16..=1_048_576).contains(&self.image_decode_memory_mb)
-        {
-            bail!(
-                "REHOME_LARGE_BODIES must be 1 to 10000, REHOME_IMAGE_DECODES 1 to 1024 and \
-                 REHOME_IMAGE_DECODE_MEMORY_MB 16 to 1048576"
-            );
-        }
-        Ok(())
+        within("REHOME_IMAGE_DECODE_MEMORY_MB", self.image_decode_memory_mb, 16..=1_048_576)
     }
 
     /// Images decoded at once: `REHOME_IMAGE_DECODES`, or the number of cores.
@@ -499,33 +470,19 @@ impl Config {
 
     /// The retention job's interval, batches and windows.
     fn check_retention(&self) -> anyhow::Result<()> {
-        if !(1..=86_400).contains(&self.retention_interval_s)
-            || !(1..=100_000).contains(&self.retention_batch)
-            || self.retention_pause_ms > 10_000
-        {
-            bail!(
-                "REHOME_RETENTION_INTERVAL_S must be 1 to 86400, REHOME_RETENTION_BATCH 1 to 100000 \
-                 and REHOME_RETENTION_PAUSE_MS 0 to 10000"
-            );
-        }
-        if !(1..=8_784).contains(&self.retention_sign_in_failures_hours)
-            || [self.retention_sessions_days, self.retention_invitations_days, self.retention_mail_days]
-                .iter()
-                .any(|days| *days > 3_650)
-        {
-            bail!(
-                "REHOME_RETENTION_SIGN_IN_FAILURES_HOURS must be 1 to 8784, and REHOME_RETENTION_SESSIONS_DAYS, \
-                 REHOME_RETENTION_INVITATIONS_DAYS and REHOME_RETENTION_MAIL_DAYS 0 to 3650"
-            );
-        }
-        Ok(())
+        within("REHOME_RETENTION_INTERVAL_S", self.retention_interval_s, 1..=86_400)?;
+        within("REHOME_RETENTION_BATCH", self.retention_batch, 1..=100_000)?;
+        within("REHOME_RETENTION_PAUSE_MS", self.retention_pause_ms, 0..=10_000)?;
+        within("REHOME_RETENTION_SIGN_IN_FAILURES_HOURS", self.retention_sign_in_failures_hours, 1..=8_784)?;
+        within("REHOME_RETENTION_SESSIONS_DAYS", self.retention_sessions_days, 0..=3_650)?;
+        within("REHOME_RETENTION_INVITATIONS_DAYS", self.retention_invitations_days, 0..=3_650)?;
+        within("REHOME_RETENTION_MAIL_DAYS", self.retention_mail_days, 0..=3_650)
     }
 
     /// The mail settings: an SMTP URL lettre takes, with a sender that is one address.
     fn check_mail(&self) -> anyhow::Result<()> {
-        if !(10..=600_000).contains(&self.mail_poll_ms) || !(1..=3_600_000).contains(&self.mail_retry_base_ms) {
-            bail!("REHOME_MAIL_POLL_MS must be 10 to 600000 and REHOME_MAIL_RETRY_BASE_MS 1 to 3600000");
-        }
+        within("REHOME_MAIL_POLL_MS", self.mail_poll_ms, 10..=600_000)?;
+        within("REHOME_MAIL_RETRY_BASE_MS", self.mail_retry_base_ms, 1..=3_600_000)?;
         let Some(url) = &self.smtp_url else {
             return Ok(());
         };
@@ -578,6 +535,19 @@ impl Config {
 }
 
 /// An absolute http(s) URL without a trailing slash.
+/// Checks one setting against its allowed values, stated once: the check and its message
+/// ("REHOME_X must be 1 to 10000 (it is 0)") come from the same range.
+fn within<T: TryInto<u64> + Copy + fmt::Display>(
+    name: &str,
+    value: T,
+    allowed: std::ops::RangeInclusive<u64>,
+) -> anyhow::Result<()> {
+    if value.try_into().is_ok_and(|v| allowed.contains(&v)) {
+        return Ok(());
+    }
+    bail!("{name} must be {} to {} (it is {value})", allowed.start(), allowed.end())
+}
+
 fn base_url(given: Option<String>, default: impl FnOnce() -> String) -> anyhow::Result<String> {
     let url = given.unwrap_or_else(default);
     let url = url.trim_end_matches('/').to_owned();
@@ -590,6 +560,18 @@ fn base_url(given: Option<String>, default: impl FnOnce() -> String) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each setting out of range is named alone, with its range and the value given, from the
+    /// range it is checked against.
+    #[test]
+    fn a_setting_out_of_range_is_named_with_its_range_and_value() {
+        let addr = "127.0.0.1:8080".parse().unwrap();
+        let error = Config { large_bodies: 0, ..Config::default() }.resolve(addr).unwrap_err().to_string();
+        assert_eq!(error, "REHOME_LARGE_BODIES must be 1 to 10000 (it is 0)");
+        let error = Config { retention_mail_days: 3_651, ..Config::default() }.resolve(addr).unwrap_err().to_string();
+        assert_eq!(error, "REHOME_RETENTION_MAIL_DAYS must be 0 to 3650 (it is 3651)");
+        assert!(within("REHOME_X", 0_usize, 0..=0).is_ok() && within("REHOME_X", -1_i64, 0..=5).is_err());
+    }
 
     /// The defaults come from the clap declarations (the same `rehome serve` starts with)
     /// and pass the start-up checks. (Checked against the former hand-written
