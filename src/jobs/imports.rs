@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use reqwest::header::CONTENT_LENGTH;
 use reqwest::{Method, StatusCode, Url};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 
 use super::{MediaFuture, MediaName, MediaStore};
 

@@ -18,7 +18,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 
 use crate::config::{Config, MediaStoreKind};
 

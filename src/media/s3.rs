@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use axum::body::Bytes;
+use bytes::Bytes;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path;
 use object_store::{

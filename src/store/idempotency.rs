@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use sqlx::FromRow;
 
 use super::{on_pool, Store, StoreError, Ts};

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-// The bytes crate's `Bytes`, shared cheaply between requests.
-use axum::body::Bytes;
+// `Bytes`, shared cheaply between requests.
+use bytes::Bytes;
 
 use super::Core;
 use crate::domain::taxonomy::Options;

@@ -1,6 +1,6 @@
 //! Photos: uploading one for listings, and reading it back with its thumbnails.
 
-use axum::body::Bytes;
+use bytes::Bytes;
 
 use super::Core;
 use crate::domain::listing::PhotoSource;
