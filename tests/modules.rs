@@ -1,0 +1,186 @@
+//! The module graph of `src/` (issue 30, item 4): which module names which through a
+//! `crate::` path, and the cycles in it. A cycle makes a rule impossible to change in one
+//! place (each side must be read to change the other), so none may be added: every cycle
+//! found must lie inside one of [`KNOWN`], the cycles the tree had when this test came
+//! (2026-11-27), which are to be taken apart and removed from the list, never added to.
+//!
+//! A module is a file (`src/a/b.rs` and `src/a/b/mod.rs` are `a::b`); a reference is any
+//! `crate::…` path in its code, resolved to the longest module it names. A module's use of
+//! its own ancestors or descendants is not an edge: a parent declares its children and
+//! re-exports them, and that is not a cycle between rules. `super::` paths are not read
+//! yet, so cycles between siblings through their parent (domain::money ↔ domain::listing,
+//! the listing spec ↔ its parser, which issue 30 names) are not seen by this test.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The cycles of 2026-11-27, each a set of modules that reach one another (a strongly
+/// connected component). Shrink this list; never grow it.
+const KNOWN: &[&[&str]] = &[
+    // The composition root is not one yet: app, the API and the dashboard name each other.
+    &["app", "error", "http", "http::auth", "http::body", "http::idempotency", "http::metrics", "http::routing", "web"],
+    // SMTP settings are checked with the mail job's transport.
+    &["config", "jobs::mail"],
+    // The retention job counts into the metrics, which name the job's tables.
+    &["jobs::retention", "metrics"],
+    // The body reader and the text rules.
+    &["domain::body", "domain::reader"],
+];
+
+fn modules(dir: &Path, prefix: &[String], out: &mut BTreeMap<String, String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            let mut inner = prefix.to_vec();
+            inner.push(name);
+            modules(&path, &inner, out);
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            let mut module = prefix.to_vec();
+            if !matches!(stem, "mod" | "lib" | "main") {
+                module.push(stem.to_owned());
+            }
+            if module.is_empty() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            out.entry(module.join("::")).or_default().push_str(&text);
+        }
+    }
+}
+
+/// The `crate::` paths of `text`, with `crate::x::{y, z::w}` groups expanded one level.
+fn crate_paths(text: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        let path = path.trim_end_matches(':').to_owned();
+        let after = &rest[path.len()..];
+        if let Some(group) = after.strip_prefix("::{").or_else(|| rest.strip_prefix("{")) {
+            let inner = group.split('}').next().unwrap_or_default();
+            for item in inner.split(',') {
+                let item = item.trim().split(" as ").next().unwrap_or_default().trim();
+                if !item.is_empty() && item != "self" {
+                    paths.push(if path.is_empty() { item.to_owned() } else { format!("{path}::{item}") });
+                }
+            }
+        }
+        if !path.is_empty() {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+fn related(a: &str, b: &str) -> bool {
+    a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
+}
+
+/// Tarjan's strongly connected components with more than one module.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    struct State<'g> {
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        found: Vec<BTreeSet<String>>,
+    }
+    fn visit<'g>(s: &mut State<'g>, v: &'g str) {
+        let n = s.index.len();
+        s.index.insert(v, n);
+        s.low.insert(v, n);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in s.graph.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[w].min(s.low[v]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.index[w].min(s.low[v]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = BTreeSet::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.insert(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                s.found.push(component);
+            }
+        }
+    }
+    let mut state = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !state.index.contains_key(v.as_str()) {
+            visit(&mut state, v);
+        }
+    }
+    state.found
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut texts = BTreeMap::new();
+    modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &[], &mut texts);
+    let names: BTreeSet<String> = texts.keys().cloned().collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in &texts {
+        let edges = graph.entry(module.clone()).or_default();
+        for path in crate_paths(text) {
+            let mut parts: Vec<&str> = path.split("::").collect();
+            while !parts.is_empty() && !names.contains(&parts.join("::")) {
+                parts.pop();
+            }
+            let target = parts.join("::");
+            if !target.is_empty() && !related(module, &target) {
+                edges.insert(target);
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_module_cycle_beyond_the_known_ones() {
+    let graph = graph();
+    assert!(graph.len() > 50, "the modules of src/ were not found: {}", graph.len());
+    let known: Vec<BTreeSet<String>> =
+        KNOWN.iter().map(|cycle| cycle.iter().map(|m| (*m).to_owned()).collect()).collect();
+    let new: Vec<String> = cycles(&graph)
+        .into_iter()
+        .filter(|cycle| !known.iter().any(|k| cycle.is_subset(k)))
+        .map(|cycle| cycle.into_iter().collect::<Vec<_>>().join(", "))
+        .collect();
+    assert!(new.is_empty(), "modules that reach one another (take the cycle apart):\n{}", new.join("\n"));
+}
+
+#[test]
+fn paths_are_read_whole_and_groups_expanded() {
+    let text = "use crate::domain::{money::Pence, listing}; let x = crate::store::Store::open;";
+    assert_eq!(
+        crate_paths(text),
+        ["domain::money::Pence", "domain::listing", "domain", "store::Store::open"].map(str::to_owned)
+    );
+    let graph = BTreeMap::from([
+        ("a".to_owned(), BTreeSet::from(["b".to_owned()])),
+        ("b".to_owned(), BTreeSet::from(["a".to_owned(), "c".to_owned()])),
+        ("c".to_owned(), BTreeSet::new()),
+    ]);
+    assert_eq!(cycles(&graph), [BTreeSet::from(["a".to_owned(), "b".to_owned()])]);
+}
