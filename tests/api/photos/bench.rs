@@ -4,77 +4,29 @@
 //! cargo test --release --test api photos::bench -- --ignored --nocapture --test-threads 1
 //! ```
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use image::codecs::jpeg::JpegEncoder;
 use image::ImageFormat;
-use rehome::domain::user::Role;
 use rehome::media::thumbnail;
 use rehome::media::ImageKind;
 
 use super::decoding::{costly_gif, costly_png};
+use super::process::Process;
 use super::{b64, image_bytes, MAX, UPLOAD};
-use crate::helpers::{binary_env, memory_kib, open_store, TestDb};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rehome");
-
-struct Serving(Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The release binary on `url`; with `thumbnails` false, the photo jobs are paused so that
-/// only the request path is measured (thumbnails would read the photo back meanwhile).
-fn serve(dir: &Path, url: &str, port: u16, thumbnails: bool) -> Serving {
-    let child = Command::new(BIN)
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .envs(binary_env(url))
-        .env("REHOME_MEDIA_DIR", dir.join("media"))
-        .env("REHOME_PHOTO_JOBS_PAUSED", if thumbnails { "false" } else { "true" })
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rehome");
-    Serving(child)
-}
-
-/// A server of the release binary on a fresh SQLite file in `dir`, ready, with a key.
-async fn bench_server(dir: &Path, thumbnails: bool) -> (Serving, String, String, TestDb) {
-    let db = TestDb::create_named(dir, "bench.db").await;
-    let store = open_store(&db.url).await;
-    rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
-    let user =
-        rehome::usecases::accounts::create_user(&store, "acme", "Ada", "ada@acme.example", Role::Admin).await.unwrap();
-    let key =
-        rehome::usecases::accounts::create_key(&store, user.id, "read,write".parse().unwrap(), None, Some(100_000))
-            .await
-            .unwrap()
-            .secret;
-    store.close().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = serve(dir, &db.url, port, thumbnails);
-    let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while client.get(format!("{base}/readyz")).send().await.map(|r| r.status() != 200).unwrap_or(true) {
-        assert!(Instant::now() < deadline, "server never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// The binary in its own process (`Process`), warmed up with three small uploads; with
+/// `thumbnails` false the photo jobs are paused, so that only the request path is measured
+/// (thumbnails would read the photo back meanwhile).
+async fn bench_server(thumbnails: bool) -> Process {
+    let paused = if thumbnails { "false" } else { "true" };
+    let server = Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", paused)]).await;
     let small =
         serde_json::to_vec(&serde_json::json!({"image_base64": b64(&image_bytes(ImageFormat::Png, 8, 8))})).unwrap();
     for _ in 0..3 {
-        let response =
-            client.post(format!("{base}{UPLOAD}")).bearer_auth(&key).header("content-type", "application/json");
-        assert_eq!(response.body(small.clone()).send().await.unwrap().status(), 201);
+        assert_eq!(server.post(UPLOAD, small.clone()).await.0, 201);
     }
-    (server, base, key, db)
+    server
 }
 
 /// A photo-like JPEG as large as an upload may be: 6000×4000 (24 megapixels, a full-frame
@@ -111,32 +63,20 @@ async fn bench_a_ten_mebibyte_upload() {
     let body = serde_json::to_vec(&serde_json::json!({"image_base64": b64(&photo), "filename": "big.jpg"})).unwrap();
     println!("photo: 6000x4000 JPEG, {} bytes ({} bytes of JSON)", photo.len(), body.len());
     let client = reqwest::Client::new();
-    let upload = |base: &str, key: &str| {
-        client
-            .post(format!("{base}{UPLOAD}"))
-            .bearer_auth(key)
-            .header("content-type", "application/json")
-            .body(body.clone())
-            .send()
-    };
 
     // The request path alone (thumbnails paused): latency and the server's memory.
-    let dir = tempfile::tempdir().unwrap();
-    let (server, base, key, _db) = bench_server(dir.path(), false).await;
-    let pid = server.0.id();
-    let (rss_before, _) = memory_kib(pid).unwrap_or_default();
+    let server = bench_server(false).await;
+    let (rss_before, _) = server.memory_kib();
     let mut times = Vec::new();
     let mut peaks = Vec::new();
     for _ in 0..10 {
         let started = Instant::now();
-        let response = upload(&base, &key).await.unwrap();
-        let status = response.status();
-        let _ = response.bytes().await;
+        let (status, _) = server.post(UPLOAD, body.clone()).await;
         times.push(started.elapsed());
         assert_eq!(status, 201);
-        peaks.push(memory_kib(pid).unwrap_or_default().1);
+        peaks.push(server.memory_kib().1);
     }
-    let (rss_after, peak) = memory_kib(pid).unwrap_or_default();
+    let (rss_after, peak) = server.memory_kib();
     println!("upload, request to 201: {}", spread(times));
     println!(
         "server RSS before {rss_before} KiB, after {rss_after} KiB; peak (VmHWM) {} KiB after the first, {peak} KiB after all: growth {} MiB",
@@ -146,18 +86,17 @@ async fn bench_a_ten_mebibyte_upload() {
     drop(server);
 
     // Thumbnails on: from the 201 to both thumbnails ready, one photo at a time.
-    let dir = tempfile::tempdir().unwrap();
-    let (server, base, key, _db) = bench_server(dir.path(), true).await;
+    let server = bench_server(true).await;
     let mut times = Vec::new();
     for _ in 0..5 {
-        let response = upload(&base, &key).await.unwrap();
-        assert_eq!(response.status(), 201);
+        let (status, uploaded) = server.post(UPLOAD, body.clone()).await;
+        assert_eq!(status, 201);
         let answered = Instant::now();
-        let id = response.json::<serde_json::Value>().await.unwrap()["attachment_id"].as_i64().unwrap();
+        let id = uploaded["attachment_id"].as_i64().unwrap();
         loop {
             let photo: serde_json::Value = client
-                .get(format!("{base}/v1/listings/photos/{id}"))
-                .bearer_auth(&key)
+                .get(server.url(&format!("/v1/listings/photos/{id}")))
+                .bearer_auth(&server.key)
                 .send()
                 .await
                 .unwrap()
@@ -173,7 +112,7 @@ async fn bench_a_ten_mebibyte_upload() {
         times.push(answered.elapsed());
     }
     println!("thumbnails, 201 to both ready: {}", spread(times));
-    println!("server peak (VmHWM) with thumbnails: {} KiB", memory_kib(server.0.id()).unwrap_or_default().1);
+    println!("server peak (VmHWM) with thumbnails: {} KiB", server.memory_kib().1);
 }
 
 /// A 12-megapixel (4000×3000) photo-like JPEG: smooth gradients with fine noise.
@@ -250,7 +189,6 @@ fn mib_over(peak: u64, before: u64) -> u64 {
 #[tokio::test]
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 async fn bench_key_bombs_and_costly_pictures() {
-    use super::process::Process;
     let paused = [("REHOME_PHOTO_JOBS_PAUSED", "true")];
     let bomb = key_bomb(1_160_000);
     at_once(&format!("key bomb ({} bytes)", bomb.len()), "/v1/listings", &bomb, 1).await;
@@ -316,7 +254,7 @@ async fn bench_key_bombs_and_costly_pictures() {
 /// Sends `body` to `path` `n` times at once, to a fresh server process; prints the answers,
 /// how long they took and how much the server's peak memory grew.
 async fn at_once(what: &str, path: &str, body: &[u8], n: usize) {
-    let server = super::process::Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true")]).await;
+    let server = Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true")]).await;
     let (_, before) = server.memory_kib();
     let started = Instant::now();
     let answers = futures_util::future::join_all((0..n).map(|_| server.post(path, body.to_vec()))).await;
