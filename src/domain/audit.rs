@@ -30,6 +30,14 @@ pub enum AuditAction {
     TotpEnrolled,
     /// The brand's rule that everyone signs in with a two-step code, turned on or off.
     TotpRequirementChanged,
+    /// A recovery code used instead of a two-step code at sign-in.
+    RecoveryCodeUsed,
+    /// A new set of recovery codes made (the old ones no longer work).
+    RecoveryCodesRenewed,
+    /// The user turned their own two-step sign-in off.
+    TotpDisabled,
+    /// An admin reset a member's two-step sign-in (the member sets it up again).
+    TotpReset,
     KeyCreated,
     KeyRolled,
     KeyRevoked,
@@ -58,6 +66,10 @@ wire_names!(AuditAction {
     PasswordChangeLocked => "password.change_locked",
     TotpEnrolled => "two_step.enrolled",
     TotpRequirementChanged => "two_step.requirement_changed",
+    RecoveryCodeUsed => "two_step.recovery_code_used",
+    RecoveryCodesRenewed => "two_step.recovery_codes_renewed",
+    TotpDisabled => "two_step.disabled",
+    TotpReset => "two_step.reset",
     KeyCreated => "key.created",
     KeyRolled => "key.rolled",
     KeyRevoked => "key.revoked",

@@ -17,6 +17,7 @@ pub mod password;
 pub mod payout;
 pub mod precondition;
 pub mod reader;
+pub mod recovery;
 pub mod redemption;
 pub mod retention;
 pub mod session;

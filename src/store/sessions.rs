@@ -6,7 +6,7 @@ use sqlx::FromRow;
 
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
-use crate::domain::session::Stage;
+use crate::domain::session::{Stage, ABSOLUTE, IDLE};
 
 /// A session to begin.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +38,15 @@ pub struct SessionRecord {
     pub status: String,
     pub totp_enrolled: bool,
     pub require_totp: bool,
+}
+
+/// One of a user's own sessions, as their account page lists it.
+#[derive(Debug, Clone, FromRow)]
+pub struct OwnSession {
+    pub id: i64,
+    pub created_at: Ts,
+    pub last_seen_at: Ts,
+    pub ip: Option<String>,
 }
 
 /// What finishing a sign-in with a two-step code did.
@@ -138,6 +147,36 @@ impl Store {
                 .execute(pool)
                 .await?;
             Ok(())
+        })
+    }
+
+    /// The user's signed-in sessions not ended and not expired at `now` (idle or too old),
+    /// most recently seen first.
+    pub async fn live_sessions(&self, user_id: i64, now: Ts) -> Result<Vec<OwnSession>, StoreError> {
+        let idle = Ts::from(now.get() - IDLE);
+        let oldest = Ts::from(now.get() - ABSOLUTE);
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(
+                "SELECT id, created_at, last_seen_at, ip FROM sessions
+                 WHERE user_id = $1 AND stage = 'full' AND ended_at IS NULL AND last_seen_at > $2 AND created_at > $3
+                 ORDER BY last_seen_at DESC, id DESC LIMIT 50",
+            )
+            .bind(user_id)
+            .bind(idle)
+            .bind(oldest)
+            .fetch_all(pool)
+            .await?)
+        })
+    }
+
+    /// Ends every session of the user but `keep`, with `audit`; answers how many ended.
+    pub async fn end_other_sessions(&self, user_id: i64, keep: i64, audit: &AuditEntry) -> Result<u64, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let ended = end_user_sessions((&mut *tx).into(), user_id, Some(keep)).await?;
+            record_audit((&mut *tx).into(), audit).await?;
+            tx.commit().await?;
+            Ok(ended)
         })
     }
 

@@ -5,6 +5,7 @@
 use sha2::{Digest, Sha256};
 use sqlx::FromRow;
 
+use super::recovery::replace_recovery_codes;
 use super::sessions::{end_user_sessions, insert_session, mark_login, promote, NewSession};
 use super::{now, on_pool, record_audit, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
@@ -224,13 +225,15 @@ impl Store {
     }
 
     /// Makes the offered secret `pending` (as read) the user's, with `step` as its last used
-    /// step; with `promote_session` (a session waiting to enrol, and its new token hash) the
-    /// session is signed in too. `audit` is appended. False when the offer changed meanwhile.
+    /// step, and `recovery` (hashes) their recovery codes; with `promote_session` (a session
+    /// waiting to enrol, and its new token hash) the session is signed in too. `audit` is
+    /// appended. False when the offer changed meanwhile.
     pub async fn confirm_totp(
         &self,
         user_id: i64,
         pending: &[u8],
         step: i64,
+        recovery: &[[u8; 32]],
         promote_session: Option<(i64, &[u8])>,
         audit: &[AuditEntry],
     ) -> Result<bool, StoreError> {
@@ -249,6 +252,7 @@ impl Store {
             if confirmed != 1 {
                 return Ok(false);
             }
+            replace_recovery_codes((&mut *tx).into(), user_id, recovery).await?;
             if let Some((session_id, new_token_hash)) = promote_session {
                 if !promote((&mut *tx).into(), session_id, Stage::Enrol, new_token_hash).await? {
                     return Ok(false);

@@ -1,5 +1,10 @@
-//! The signed-in home and its Security section: two-step enrolment, changing the password,
+//! The signed-in home, and the user's own account (decisions 9.7, linked from their name on
+//! every page): two-step sign-in with its recovery codes, the password, their sessions,
 //! and (for admins) the brand's two-step requirement.
+//!
+//! Every action answers post/redirect/get with a one-time notice (`web::notice`), except
+//! the two that show recovery codes: those are shown in the answer itself, once, and never
+//! stored in a form a reload could bring back.
 
 use crate::http::routing::{get, post};
 use axum::extract::State;
@@ -10,60 +15,105 @@ use serde::Deserialize;
 
 use super::cookies;
 use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
-use super::pages::{render, Chrome, HomePage, PasswordErrors, TwoStepPage};
-use super::signin::{continue_signed, LOCKED};
-use super::{qr, HOME, LOGIN};
+use super::notice::{Flash, Notice};
+use super::pages::{
+    render, when, AccountPage, Chrome, HomePage, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors,
+    TwoStepPage,
+};
+use super::signin::{continue_signed, continue_url, NextPage, LOCKED};
+use super::{qr, LOGIN};
 use crate::app::AppState;
+use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::Stage;
 use crate::usecases::people::enrolment::{
-    confirm_enrolment, offer, set_totp_requirement, EnrolError, Offer, RequirementError,
+    confirm_enrolment, offer, recovery_codes_left, renew_recovery_codes, set_totp_requirement, turn_off, EnrolError,
+    Offer, RequirementError, TwoStepChangeError,
 };
 use crate::usecases::people::password_pool::HashingError;
-use crate::usecases::people::passwords::{change_password, PasswordChangeError};
-use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::people::passwords::{change_password, PasswordChangeError, PasswordCheckError};
+use crate::usecases::people::sessions::{end_other_sessions, own_sessions, LiveSession};
+
+/// The account page.
+pub const ACCOUNT: &str = "/dashboard/account";
 
 pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters. Spaces alone are not a password.";
 pub const PASSWORDS_DIFFER: &str = "The passwords do not match.";
 pub const CURRENT_INCORRECT: &str = "The current password is incorrect.";
-const PASSWORD_CHANGED: &str = "Your password was changed; your other sessions were signed out.";
-const REQUIREMENT_ON: &str = "Two-step sign-in is now required for everyone in your brand.";
-const REQUIREMENT_OFF: &str = "Two-step sign-in is no longer required.";
+const CODE_INCORRECT: &str =
+    "The code is incorrect: enter the 6-digit code your app shows now, or one of your unused recovery codes.";
+const REQUIRED_BY_BRAND: &str =
+    "Your brand requires two-step sign-in, so it cannot be turned off. An admin can change that rule.";
 
 pub fn router() -> Router<AppState> {
     Router::new()
+        .route("/account", get(account_page))
         .route("/account/two-step", get(two_step_page).merge(post(two_step)))
+        .route("/account/two-step/off", post(two_step_off))
+        .route("/account/recovery-codes", post(new_recovery_codes))
         .route("/account/password", post(password))
+        .route("/account/sessions/end-others", post(end_others))
         .route("/account/require-two-step", post(require_two_step))
 }
 
-fn home_page(
-    session: &LiveSession,
-    status: StatusCode,
-    errors: PasswordErrors,
-    notice: Option<&'static str>,
-) -> Response {
+/// The signed-in home.
+pub async fn home(SignedIn(session): SignedIn) -> Response {
     let r = &session.record;
-    render(
-        status,
-        &HomePage {
-            chrome: Chrome::signed_in(session),
-            csrf: r.csrf_token.clone(),
-            name: r.name.clone(),
-            email: r.email.clone(),
-            brand: r.brand_name.clone(),
-            role: r.role.clone(),
-            is_admin: session.is_admin(),
-            totp_enrolled: r.totp_enrolled,
-            require_totp: r.require_totp,
-            password_errors: errors,
-            notice,
-        },
-    )
+    let page = HomePage {
+        chrome: Chrome::signed_in(&session),
+        name: r.name.clone(),
+        email: r.email.clone(),
+        role: r.role.clone(),
+        brand: r.brand_name.clone(),
+    };
+    render(StatusCode::OK, &page)
 }
 
-/// The signed-in home: who is signed in, and the Security section.
-pub async fn home(SignedIn(session): SignedIn) -> Response {
-    home_page(&session, StatusCode::OK, PasswordErrors::default(), None)
+async fn account_view(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    password_errors: PasswordErrors,
+    two_step_errors: TwoStepErrors,
+    notice: Option<&'static str>,
+) -> Result<Response, PageError> {
+    let r = &session.record;
+    let recovery_left = if r.totp_enrolled { recovery_codes_left(&state.core, session).await? } else { 0 };
+    let sessions = own_sessions(&state.core, session)
+        .await?
+        .into_iter()
+        .map(|s| SessionRow {
+            started: when(s.created_at.get()),
+            last_seen: when(s.last_seen_at.get()),
+            ip: s.ip.unwrap_or_default(),
+            current: s.id == r.id,
+        })
+        .collect();
+    let page = AccountPage {
+        chrome: Chrome::signed_in(session),
+        csrf: r.csrf_token.clone(),
+        name: r.name.clone(),
+        email: r.email.clone(),
+        brand: r.brand_name.clone(),
+        role: r.role.clone(),
+        is_admin: session.is_admin(),
+        totp_enrolled: r.totp_enrolled,
+        require_totp: r.require_totp,
+        recovery_left,
+        sessions,
+        password_errors,
+        two_step_errors,
+        notice,
+    };
+    Ok(render(status, &page))
+}
+
+async fn account_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    flash: Flash,
+) -> Result<Response, PageError> {
+    account_view(&state, &session, StatusCode::OK, PasswordErrors::default(), TwoStepErrors::default(), flash.text())
+        .await
 }
 
 async fn enrolment_page(
@@ -111,14 +161,35 @@ struct CodeForm {
     code: String,
 }
 
-async fn two_step(State(state): State<AppState>, posted: SessionForm<CodeForm>) -> Result<Response, PageError> {
+/// The recovery codes, shown once, with the way on.
+fn codes_page(chrome: Chrome, codes: &[RecoveryCode], continue_to: String, enrolled_now: bool) -> Response {
+    let codes = codes.iter().map(RecoveryCode::display).collect();
+    render(StatusCode::OK, &RecoveryCodesPage { chrome, codes, continue_to, enrolled_now })
+}
+
+async fn two_step(
+    State(state): State<AppState>,
+    next: NextPage,
+    posted: SessionForm<CodeForm>,
+) -> Result<Response, PageError> {
     let SessionForm { session, form } = posted;
     if session.stage() == Stage::Code {
         return Ok(Redirect::to(Visitor::continue_at(Stage::Code)).into_response());
     }
     match confirm_enrolment(&state.core, &session, &form.code).await {
-        Ok(Some(signed)) => Ok(continue_signed(&state, &signed)),
-        Ok(None) => Ok(Redirect::to(HOME).into_response()),
+        Ok(enrolled) => match enrolled.signed {
+            // Signing in: the new session cookie comes with the codes page.
+            Some(signed) => {
+                let continue_to = continue_url(signed.stage, next.get());
+                let mut response = codes_page(Chrome::guest(), &enrolled.recovery_codes, continue_to, true);
+                let redirect = continue_signed(&state, &signed, &next);
+                for cookie in redirect.headers().get_all(axum::http::header::SET_COOKIE) {
+                    response.headers_mut().append(axum::http::header::SET_COOKIE, cookie.clone());
+                }
+                Ok(response)
+            }
+            None => Ok(codes_page(Chrome::signed_in(&session), &enrolled.recovery_codes, ACCOUNT.to_owned(), true)),
+        },
         Err(EnrolError::WrongCode) => {
             enrolment_page(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(super::signin::WRONG_CODE)).await
         }
@@ -126,6 +197,89 @@ async fn two_step(State(state): State<AppState>, posted: SessionForm<CodeForm>) 
         Err(EnrolError::Store(e)) => Err(e.into()),
         Err(e @ (EnrolError::Random(_) | EnrolError::Seal(_))) => Err(PageError::internal(e)),
     }
+}
+
+#[derive(Debug, Deserialize)]
+struct PasswordOnlyForm {
+    #[serde(default)]
+    password: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct TwoStepOffForm {
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    code: String,
+}
+
+/// Where a refused two-step change is shown: the sentence for the field it concerns, or a
+/// failure of the service.
+enum Refusal {
+    Password(&'static str),
+    Code(&'static str),
+    Notice(&'static str),
+    Failed(PageError),
+}
+
+fn refusal(e: TwoStepChangeError) -> Refusal {
+    match e {
+        TwoStepChangeError::Password(PasswordCheckError::Incorrect) => Refusal::Password(CURRENT_INCORRECT),
+        TwoStepChangeError::Password(PasswordCheckError::Locked) => Refusal::Password(LOCKED),
+        TwoStepChangeError::Password(PasswordCheckError::Hashing(HashingError::Busy)) => {
+            Refusal::Failed(PageError::Busy)
+        }
+        TwoStepChangeError::Password(PasswordCheckError::Store(e)) | TwoStepChangeError::Store(e) => {
+            Refusal::Failed(e.into())
+        }
+        TwoStepChangeError::WrongCode => Refusal::Code(CODE_INCORRECT),
+        TwoStepChangeError::Required => Refusal::Notice(REQUIRED_BY_BRAND),
+        TwoStepChangeError::NotEnrolled => Refusal::Notice("Two-step sign-in is already off."),
+        e @ (TwoStepChangeError::Password(PasswordCheckError::Hashing(_))
+        | TwoStepChangeError::Code(_)
+        | TwoStepChangeError::Random(_)) => Refusal::Failed(PageError::internal(e)),
+    }
+}
+
+async fn new_recovery_codes(
+    State(state): State<AppState>,
+    posted: SignedInForm<PasswordOnlyForm>,
+) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    let errors = match renew_recovery_codes(&state.core, &session, &form.password).await {
+        Ok(codes) => return Ok(codes_page(Chrome::signed_in(&session), &codes, ACCOUNT.to_owned(), false)),
+        Err(e) => match refusal(e) {
+            Refusal::Password(text) | Refusal::Code(text) => {
+                TwoStepErrors { renew_password: Some(text), ..Default::default() }
+            }
+            Refusal::Notice(text) => {
+                let (p, t) = (PasswordErrors::default(), TwoStepErrors::default());
+                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text)).await;
+            }
+            Refusal::Failed(e) => return Err(e),
+        },
+    };
+    account_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, PasswordErrors::default(), errors, None).await
+}
+
+async fn two_step_off(
+    State(state): State<AppState>,
+    posted: SignedInForm<TwoStepOffForm>,
+) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    let errors = match turn_off(&state.core, &session, &form.password, &form.code).await {
+        Ok(()) => return Ok(Notice::TwoStepOff.redirect(ACCOUNT, state.config.secure_cookies())),
+        Err(e) => match refusal(e) {
+            Refusal::Password(text) => TwoStepErrors { off_password: Some(text), ..Default::default() },
+            Refusal::Code(text) => TwoStepErrors { off_code: Some(text), ..Default::default() },
+            Refusal::Notice(text) => {
+                let (p, t) = (PasswordErrors::default(), TwoStepErrors::default());
+                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text)).await;
+            }
+            Refusal::Failed(e) => return Err(e),
+        },
+    };
+    account_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, PasswordErrors::default(), errors, None).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -152,13 +306,14 @@ async fn password(State(state): State<AppState>, posted: SignedInForm<PasswordFo
         everywhere,
     )
     .await;
+    let secure = state.config.secure_cookies();
     let errors = match changed {
         Ok(()) if everywhere => {
-            let mut response = Redirect::to(LOGIN).into_response();
-            cookies::clear_session(response.headers_mut(), state.config.secure_cookies());
+            let mut response = Notice::SignedOut.redirect(LOGIN, secure);
+            cookies::clear_session(response.headers_mut(), secure);
             return Ok(response);
         }
-        Ok(()) => return Ok(home_page(&session, StatusCode::OK, PasswordErrors::default(), Some(PASSWORD_CHANGED))),
+        Ok(()) => return Ok(Notice::PasswordChanged.redirect(ACCOUNT, secure)),
         Err(PasswordChangeError::CurrentIncorrect) => {
             PasswordErrors { current: Some(CURRENT_INCORRECT), ..Default::default() }
         }
@@ -169,7 +324,15 @@ async fn password(State(state): State<AppState>, posted: SignedInForm<PasswordFo
         Err(PasswordChangeError::Store(e)) => return Err(e.into()),
         Err(e @ PasswordChangeError::Hashing(_)) => return Err(PageError::internal(e)),
     };
-    Ok(home_page(&session, StatusCode::UNPROCESSABLE_ENTITY, errors, None))
+    account_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, errors, TwoStepErrors::default(), None).await
+}
+
+#[derive(Debug, Deserialize)]
+struct NoFields {}
+
+async fn end_others(State(state): State<AppState>, posted: SignedInForm<NoFields>) -> Result<Response, PageError> {
+    end_other_sessions(&state.core, &posted.session).await?;
+    Ok(Notice::OtherSessionsEnded.redirect(ACCOUNT, state.config.secure_cookies()))
 }
 
 #[derive(Debug, Deserialize)]
@@ -182,13 +345,12 @@ async fn require_two_step(
     State(state): State<AppState>,
     posted: SignedInForm<RequirementForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { mut session, form } = posted;
+    let SignedInForm { session, form } = posted;
     let on = form.require_two_step.is_some();
     match set_totp_requirement(&state.core, &session.actor(), on).await {
         Ok(()) => {
-            session.record.require_totp = on;
-            let notice = if on { REQUIREMENT_ON } else { REQUIREMENT_OFF };
-            Ok(home_page(&session, StatusCode::OK, PasswordErrors::default(), Some(notice)))
+            let notice = if on { Notice::RequirementOn } else { Notice::RequirementOff };
+            Ok(notice.redirect(ACCOUNT, state.config.secure_cookies()))
         }
         Err(RequirementError::Forbidden) => Err(PageError::Forbidden),
         Err(RequirementError::Store(e)) => Err(e.into()),

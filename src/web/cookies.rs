@@ -1,11 +1,18 @@
-//! The dashboard's two cookies: `rehome_session` (the session token) and `rehome_csrf` (the
-//! double-submit token of the forms shown before there is a session: sign-in, invitation).
+//! The dashboard's cookies: `rehome_session` (the session token), `rehome_csrf` (the
+//! double-submit token of the forms shown before there is a session: sign-in, invitation)
+//! and `rehome_notice` (what the last action did, shown once: `web::notice`).
 
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue};
 
 pub const SESSION: &str = "rehome_session";
 pub const CSRF: &str = "rehome_csrf";
+pub const NOTICE: &str = "rehome_notice";
+/// The dashboard page asked for before signing in (percent-encoded), for 15 minutes.
+pub const NEXT: &str = "rehome_next";
+const NEXT_SECONDS: i64 = 900;
+/// A notice not shown within a minute (the redirect was not followed) is dropped.
+const NOTICE_SECONDS: i64 = 60;
 
 /// The value of cookie `name` in the request's `Cookie` headers.
 pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -45,6 +52,32 @@ pub fn set_csrf(headers: &mut HeaderMap, token: &str, secure: bool) {
     set(headers, CSRF, token, "/dashboard", 86_400, secure);
 }
 
+/// Keeps `path` (a dashboard page) to return to once signed in. Not `Secure`: it is the
+/// address of a page of this site, no secret (and the sign-in checks it again).
+pub fn set_next(headers: &mut HeaderMap, path: &str) {
+    let encoded: String = url::form_urlencoded::byte_serialize(path.as_bytes()).collect();
+    set(headers, NEXT, &encoded, "/dashboard", NEXT_SECONDS, false);
+}
+
+pub fn clear_next(headers: &mut HeaderMap) {
+    set(headers, NEXT, "", "/dashboard", 0, false);
+}
+
+/// A percent-encoded cookie value, decoded.
+pub fn decode(value: &str) -> Option<String> {
+    url::form_urlencoded::parse(value.as_bytes()).next().map(|(text, _)| text.into_owned())
+}
+
+/// The name of the notice the next page shows once.
+pub fn set_notice(headers: &mut HeaderMap, name: &str, secure: bool) {
+    set(headers, NOTICE, name, "/dashboard", NOTICE_SECONDS, secure);
+}
+
+/// Deletes the notice (a deletion needs no `Secure`: only its name and path must match).
+pub fn clear_notice(headers: &mut HeaderMap) {
+    set(headers, NOTICE, "", "/dashboard", 0, false);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +89,16 @@ mod tests {
         assert_eq!(get(&headers, SESSION), Some("tok"));
         assert_eq!(get(&headers, CSRF), None, "empty is absent");
         assert_eq!(get(&headers, "b"), None);
+    }
+
+    #[test]
+    fn the_page_to_return_to_reads_back_as_kept() {
+        let mut headers = HeaderMap::new();
+        set_next(&mut headers, "/dashboard/listings?status=active&q=oak sofa");
+        let cookie = headers.get(SET_COOKIE).unwrap().to_str().unwrap();
+        let value = cookie.strip_prefix("rehome_next=").unwrap().split(';').next().unwrap();
+        assert!(!value.contains(['&', ' ', '/', '=', ';']), "{value}");
+        assert_eq!(decode(value).as_deref(), Some("/dashboard/listings?status=active&q=oak sofa"));
     }
 
     #[test]

@@ -35,6 +35,9 @@ const MAX_FORM_BYTES: usize = 64 * 1024;
 pub enum PageError {
     /// Not signed in (far enough): 303 to this path.
     Redirect(&'static str),
+    /// Not signed in: 303 to the sign-in page, which returns to this page afterwards (a
+    /// page read with GET; a form posted without a session is not replayed).
+    SignIn(Option<String>),
     /// A POST without a valid CSRF token, or an admin action by a member: 403.
     Forbidden,
     /// A form body that does not parse: 400.
@@ -72,6 +75,13 @@ impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let (status, title, text) = match self {
             Self::Redirect(to) => return Redirect::to(to).into_response(),
+            Self::SignIn(next) => {
+                let mut response = Redirect::to(LOGIN).into_response();
+                if let Some(next) = next.as_deref().and_then(super::signin::safe_next).filter(|n| n.trim_end_matches('/') != super::HOME) {
+                    cookies::set_next(response.headers_mut(), next);
+                }
+                return response;
+            }
             Self::Forbidden => (
                 StatusCode::FORBIDDEN,
                 "Forbidden",
@@ -185,7 +195,12 @@ impl FromRequestParts<AppState> for SignedIn {
         let visitor = Visitor::from_request_parts(parts, state).await?;
         match visitor.session {
             Some(session) if session.stage() == Stage::Full => Ok(Self(session)),
-            _ => Err(PageError::Redirect(LOGIN)),
+            _ => {
+                // The path as asked: the dashboard is nested at `/dashboard`, which its
+                // routes see stripped.
+                let asked = parts.uri.path_and_query().map(|p| format!("{}{}", super::HOME, p.as_str()));
+                Err(PageError::SignIn(asked.filter(|_| parts.method == axum::http::Method::GET)))
+            }
         }
     }
 }

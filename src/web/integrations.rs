@@ -12,7 +12,9 @@ use serde_json::{json, Map};
 
 use crate::domain::reader::object;
 
+use super::confirm::{self, Confirm};
 use super::extract::{PageError, SignedIn, SignedInForm};
+use super::notice::{Flash, Notice};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::key_request::key_prefix;
@@ -27,10 +29,10 @@ pub fn router() -> Router<AppState> {
         .route("/integrations", get(page))
         .route("/integrations/keys/new", get(new_key_page))
         .route("/integrations/keys", post(create_key))
-        .route("/integrations/keys/{id}/revoke", post(revoke_key))
+        .route("/integrations/keys/{id}/revoke", get(confirm_revoke).merge(post(revoke_key)))
         .route("/integrations/keys/{id}/roll", post(roll_key))
         .route("/integrations/webhook", post(save_webhook))
-        .route("/integrations/webhook/rotate", post(rotate_secret))
+        .route("/integrations/webhook/rotate", get(confirm_rotate).merge(post(rotate_secret)))
         .route("/integrations/webhook/test", post(send_test))
 }
 
@@ -119,9 +121,63 @@ async fn integrations(
     Ok(render(status, &page))
 }
 
-async fn page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn page(State(state): State<AppState>, SignedIn(session): SignedIn, flash: Flash) -> Result<Response, PageError> {
     require_admin(&session)?;
-    integrations(&state, &session, StatusCode::OK, Shown::default()).await
+    let shown = Shown { notice: flash.text().map(str::to_owned), ..Shown::default() };
+    integrations(&state, &session, StatusCode::OK, shown).await
+}
+
+async fn confirm_revoke(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let id = id.parse::<i64>().ok();
+    let now = chrono::Utc::now();
+    let key = keys::keys(&state.core, &session.actor())
+        .await?
+        .into_iter()
+        .find(|k| Some(k.id) == id && k.revoked_at.is_none() && k.expires_at.is_none_or(|at| at.get() > now));
+    let Some(key) = key else {
+        return Ok(Redirect::to(PAGE).into_response());
+    };
+    let name = if key.label.is_empty() { key_prefix(&key.lookup) } else { format!("“{}”", key.label) };
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: format!("Revoke the key {name}?"),
+            lines: vec![
+                format!(
+                    "Every request signed with the key {} is refused from now on, on every node.",
+                    key_prefix(&key.lookup)
+                ),
+                "Anything still using it stops working: give it a new key first (Create key).".to_owned(),
+                "A revoked key cannot be brought back.".to_owned(),
+            ],
+            action: format!("{PAGE}/keys/{}/revoke", key.id),
+            button: "Revoke key".to_owned(),
+            cancel: PAGE.to_owned(),
+        },
+    ))
+}
+
+async fn confirm_rotate(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: "Rotate the webhook signing secret?".to_owned(),
+            lines: vec![
+                "A new signing secret is made and shown once.".to_owned(),
+                "Deliveries are signed with the new secret at once: update your receiver with it straight away."
+                    .to_owned(),
+            ],
+            action: format!("{PAGE}/webhook/rotate"),
+            button: "Rotate secret now".to_owned(),
+            cancel: PAGE.to_owned(),
+        },
+    ))
 }
 
 async fn new_key_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
@@ -177,7 +233,8 @@ async fn revoke_key(
     require_admin(&session)?;
     let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
     match keys::revoke(&state.core, &session.actor(), id).await {
-        Ok(_) | Err(RevokeKeyError::NotFound) => Ok(Redirect::to(PAGE).into_response()),
+        Ok(_) => Ok(Notice::KeyRevoked.redirect(PAGE, state.config.secure_cookies())),
+        Err(RevokeKeyError::NotFound) => Ok(Redirect::to(PAGE).into_response()),
         Err(RevokeKeyError::Store(e)) => Err(e.into()),
     }
 }

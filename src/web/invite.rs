@@ -86,7 +86,7 @@ async fn accept(
     let GuestForm { visitor, form } = posted;
     let status = StatusCode::UNPROCESSABLE_ENTITY;
     match accept_invitation(&state.core, &token, &form.password, &form.confirm_password, visitor.ip).await {
-        Ok(signed) => Ok(continue_signed(&state, &signed)),
+        Ok(signed) => Ok(continue_signed(&state, &signed, &super::signin::NextPage::default())),
         Err(AcceptError::Gone) => Ok(gone()),
         Err(AcceptError::Invalid) => form_page(&state, &visitor, &token, status, Some(PASSWORD_INVALID), None).await,
         Err(AcceptError::Mismatch) => form_page(&state, &visitor, &token, status, None, Some(PASSWORDS_DIFFER)).await,

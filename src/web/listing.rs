@@ -35,7 +35,7 @@ pub fn router() -> Router<AppState> {
         .route("/listings/{id}", get(detail).merge(post(update)))
         .route("/listings/{id}/edit", get(edit_page))
         .route("/listings/{id}/photos", post(add_photo))
-        .route("/listings/{id}/photos/{position}/{action}", post(photo_action))
+        .route("/listings/{id}/photos/{position}/{action}", get(confirm_photo_action).merge(post(photo_action)))
 }
 
 /// The form's fields as text, keyed by the API's field names (faults joined by commas).
@@ -573,6 +573,33 @@ async fn add_photo(
         Err(e) => return Err(PageError::internal(e)),
     };
     change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), "Photo added.").await
+}
+
+/// The confirmation step of "Remove" on a photo (decisions 9.8); "Make cover" needs none.
+async fn confirm_photo_action(
+    SignedIn(session): SignedIn,
+    Path((id, position, action)): Path<(String, String, String)>,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let id = listing_id(&id)?;
+    let back = format!("/dashboard/listings/{id}");
+    let (Some(index), "remove") = (photo_position(&position), action.as_str()) else {
+        return Ok(Redirect::to(&back).into_response());
+    };
+    let number = index + 1;
+    Ok(super::confirm::page(
+        &session,
+        super::confirm::Confirm {
+            title: format!("Remove photo {number} from this listing?"),
+            lines: vec![
+                "The photo and its thumbnails leave the listing at once.".to_owned(),
+                "To show it again, upload it again.".to_owned(),
+            ],
+            action: format!("{back}/photos/{number}/remove"),
+            button: format!("Remove photo {number}"),
+            cancel: back,
+        },
+    ))
 }
 
 /// "Remove" or "Make cover" (`/photos/{n}/remove`, `/photos/{n}/cover`) on the photo

@@ -9,11 +9,13 @@
 
 pub mod account;
 pub mod bulk;
+pub mod confirm;
 pub mod cookies;
 pub mod extract;
 pub mod integrations;
 pub mod invite;
 pub mod listing;
+pub mod notice;
 pub mod operations;
 pub mod pages;
 pub mod people;
@@ -73,8 +75,11 @@ pub fn router() -> Router<AppState> {
 
 /// The headers of every dashboard answer; pages (not the stylesheet) are never cached.
 async fn security_headers(request: Request, next: Next) -> Response {
+    let carried_notice = cookies::get(request.headers(), cookies::NOTICE).is_some();
     let mut response = next.run(request).await;
+    let status = response.status();
     let headers = response.headers_mut();
+    notice::spend(carried_notice, status, headers);
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

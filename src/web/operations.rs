@@ -9,6 +9,7 @@ use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::confirm::{self, Confirm};
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::pages::{page_number, render, require_admin, when, Chrome, FieldErrors};
@@ -25,7 +26,7 @@ use crate::usecases::{warehouses, webhooks};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/deliveries", get(deliveries_page))
-        .route("/deliveries/replay-dead", post(replay_dead))
+        .route("/deliveries/replay-dead", get(confirm_replay_dead).merge(post(replay_dead)))
         .route("/deliveries/{event_id}", get(delivery_page))
         .route("/deliveries/{event_id}/replay", post(replay))
         .route("/collections", get(collections_page).merge(post(schedule)))
@@ -137,6 +138,24 @@ async fn replay(
         Err(refused) => format!("Event {event_id} was not replayed: {}", replay_refusal(&refused)),
     };
     deliveries_view(&state, &session, None, 1, Some(notice)).await
+}
+
+async fn confirm_replay_dead(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: "Retry every dead event?".to_owned(),
+            lines: vec![
+                "Every event that gave up after its last retry is queued again and sent to your endpoint now."
+                    .to_owned(),
+                "Your receiver may see events it already handled: deduplicate them by their event id.".to_owned(),
+            ],
+            action: "/dashboard/deliveries/replay-dead".to_owned(),
+            button: "Retry every dead event now".to_owned(),
+            cancel: "/dashboard/deliveries?status=dead".to_owned(),
+        },
+    ))
 }
 
 async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {

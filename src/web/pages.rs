@@ -156,6 +156,8 @@ pub struct LoginPage {
     pub email: String,
     /// Why the last attempt failed.
     pub error: Option<&'static str>,
+    /// What the last action did (signed out).
+    pub notice: Option<&'static str>,
 }
 
 #[derive(Template)]
@@ -182,6 +184,19 @@ pub struct TwoStepPage {
     pub error: Option<&'static str>,
 }
 
+/// The recovery codes just made, shown this once.
+#[derive(Template)]
+#[template(path = "dashboard/recovery_codes.html")]
+pub struct RecoveryCodesPage {
+    pub chrome: Chrome,
+    /// `xxxxx-xxxxx`, ten of them.
+    pub codes: Vec<String>,
+    /// Where "Continue" leads.
+    pub continue_to: String,
+    /// True when the codes come with two-step sign-in just set up (not renewed).
+    pub enrolled_now: bool,
+}
+
 /// Errors of the change-password form, each shown beside its field.
 #[derive(Debug, Default)]
 pub struct PasswordErrors {
@@ -190,9 +205,42 @@ pub struct PasswordErrors {
     pub confirm: Option<&'static str>,
 }
 
+/// The signed-in home.
 #[derive(Template)]
 #[template(path = "dashboard/home.html")]
 pub struct HomePage {
+    pub chrome: Chrome,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub brand: String,
+}
+
+/// Errors of the two-step forms of the account page, each beside its field.
+#[derive(Debug, Default)]
+pub struct TwoStepErrors {
+    /// The password of the "new recovery codes" form.
+    pub renew_password: Option<&'static str>,
+    /// The password of the "turn off" form.
+    pub off_password: Option<&'static str>,
+    /// The code of the "turn off" form.
+    pub off_code: Option<&'static str>,
+}
+
+/// A signed-in session as the account page lists it.
+#[derive(Debug)]
+pub struct SessionRow {
+    pub started: String,
+    pub last_seen: String,
+    pub ip: String,
+    pub current: bool,
+}
+
+/// The user's own account: who they are, two-step sign-in and recovery codes, the
+/// password, their sessions; for admins the brand's two-step rule.
+#[derive(Template)]
+#[template(path = "dashboard/account.html")]
+pub struct AccountPage {
     pub chrome: Chrome,
     pub csrf: String,
     pub name: String,
@@ -202,7 +250,11 @@ pub struct HomePage {
     pub is_admin: bool,
     pub totp_enrolled: bool,
     pub require_totp: bool,
+    /// Unused recovery codes.
+    pub recovery_left: i64,
+    pub sessions: Vec<SessionRow>,
     pub password_errors: PasswordErrors,
+    pub two_step_errors: TwoStepErrors,
     /// What the last action did.
     pub notice: Option<&'static str>,
 }

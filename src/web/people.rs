@@ -8,20 +8,26 @@ use axum::Router;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::confirm::{self, Confirm};
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
+use super::notice::{Flash, Notice};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::reader::object;
 use crate::usecases::people::audit;
+use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::people::team::{self, InviteError, RemoveError};
+
+const TEAM: &str = "/dashboard/team";
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/team", get(team_page))
         .route("/team/invite", get(invite_page).merge(post(invite)))
-        .route("/team/{user_id}/remove", post(remove))
+        .route("/team/{user_id}/remove", get(confirm_remove).merge(post(remove)))
+        .route("/team/{user_id}/reset-two-step", get(confirm_reset).merge(post(reset_two_step)))
         .route("/audit-log", get(audit_page))
 }
 
@@ -33,6 +39,7 @@ pub struct MemberRow {
     pub status: String,
     pub last_sign_in: String,
     pub is_self: bool,
+    pub two_step: bool,
 }
 
 #[derive(askama::Template)]
@@ -69,6 +76,7 @@ async fn team_view(
         .into_iter()
         .map(|m| MemberRow {
             is_self: m.id == session.record.user_id,
+            two_step: m.totp_enrolled,
             id: m.id,
             name: m.name,
             email: m.email,
@@ -87,9 +95,13 @@ async fn team_view(
     Ok(render(status, &page))
 }
 
-async fn team_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn team_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    flash: Flash,
+) -> Result<Response, PageError> {
     require_admin(&session)?;
-    team_view(&state, &session, StatusCode::OK, None, None).await
+    team_view(&state, &session, StatusCode::OK, None, flash.text().map(str::to_owned)).await
 }
 
 fn invite_form(session: &LiveSession, status: StatusCode, form: InviteForm, errors: FieldErrors) -> Response {
@@ -138,6 +150,85 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
     Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)))
 }
 
+/// The member `user_id` names, among the brand's (for a confirmation page).
+async fn member_named(
+    state: &AppState,
+    session: &LiveSession,
+    user_id: &str,
+) -> Result<Option<crate::store::MemberRecord>, PageError> {
+    let Ok(user_id) = user_id.parse::<i64>() else { return Ok(None) };
+    let members = team::members(&state.core, &session.actor()).await?;
+    Ok(members.into_iter().find(|m| m.id == user_id))
+}
+
+async fn confirm_remove(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let Some(member) = member_named(&state, &session, &user_id).await? else {
+        return Err(PageError::Redirect(TEAM));
+    };
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: format!("Remove {} from the team?", member.name),
+            lines: vec![
+                format!("{} ({}) is signed out everywhere and can no longer sign in.", member.name, member.email),
+                "Their API keys stop working at once.".to_owned(),
+                "Their listings move to you.".to_owned(),
+            ],
+            action: format!("/dashboard/team/{}/remove", member.id),
+            button: format!("Remove {}", member.name),
+            cancel: TEAM.to_owned(),
+        },
+    ))
+}
+
+async fn confirm_reset(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let Some(member) = member_named(&state, &session, &user_id).await? else {
+        return Err(PageError::Redirect(TEAM));
+    };
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: format!("Reset two-step sign-in for {}?", member.name),
+            lines: vec![
+                "Do this when they lost their phone and their recovery codes.".to_owned(),
+                "Their authenticator secret and recovery codes stop working, and their sessions end.".to_owned(),
+                "They sign in with their password and set two-step sign-in up again.".to_owned(),
+            ],
+            action: format!("/dashboard/team/{}/reset-two-step", member.id),
+            button: format!("Reset two-step sign-in for {}", member.name),
+            cancel: TEAM.to_owned(),
+        },
+    ))
+}
+
+async fn reset_two_step(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let notice = match reset_member(&state.core, &session.actor(), user_id).await {
+        Ok(()) => return Ok(Notice::TwoStepReset.redirect(TEAM, state.config.secure_cookies())),
+        Err(ResetError::Forbidden) => return Err(PageError::Forbidden),
+        Err(ResetError::Store(e)) => return Err(e.into()),
+        Err(ResetError::OwnAccount) => "Not reset: turn your own two-step sign-in off on your account page.",
+        Err(ResetError::NotFound) => "Not reset: that member has no two-step sign-in (or is no longer in the team).",
+    };
+    team_view(&state, &session, StatusCode::CONFLICT, None, Some(notice.to_owned())).await
+}
+
 async fn remove(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
@@ -147,7 +238,7 @@ async fn remove(
     require_admin(&session)?;
     let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
     let notice = match team::remove(&state.core, &session.actor(), user_id, None).await {
-        Ok(moved) => format!("Member removed; {moved} listing(s) moved to you."),
+        Ok(_) => return Ok(Notice::MemberRemoved.redirect(TEAM, state.config.secure_cookies())),
         Err(RemoveError::Store(e)) => return Err(e.into()),
         Err(RemoveError::NotFound) => "Not removed: there is no such member of the team.".to_owned(),
         Err(RemoveError::CannotRemoveSelf) => "Not removed: you cannot remove yourself.".to_owned(),
@@ -158,7 +249,7 @@ async fn remove(
             "Not removed: the team would have no admin left. Make another member an admin first.".to_owned()
         }
     };
-    team_view(&state, &session, StatusCode::OK, None, Some(notice)).await
+    team_view(&state, &session, StatusCode::CONFLICT, None, Some(notice)).await
 }
 
 pub struct AuditRow {

@@ -8,13 +8,15 @@ use std::collections::HashMap;
 use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::confirm::{self, Confirm};
 use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
+use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, require_admin, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::body::{BodySpec, FieldType};
@@ -35,7 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/settings/warehouses", post(add_warehouse))
         .route("/settings/warehouses/{id}", post(update_warehouse))
         .route("/settings/warehouses/{id}/default", post(make_default))
-        .route("/settings/warehouses/{id}/delete", post(delete_warehouse))
+        .route("/settings/warehouses/{id}/delete", get(confirm_delete_warehouse).merge(post(delete_warehouse)))
 }
 
 /// One field of a form drawn from a body table.
@@ -243,8 +245,8 @@ async fn view(
     Ok(render(status, &page))
 }
 
-async fn page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    view(&state, &session, StatusCode::OK, None, Refused::default()).await
+async fn page(State(state): State<AppState>, SignedIn(session): SignedIn, flash: Flash) -> Result<Response, PageError> {
+    view(&state, &session, StatusCode::OK, flash.text(), Refused::default()).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -384,6 +386,31 @@ async fn make_default(
     changed(&state, &session, outcome).await
 }
 
+async fn confirm_delete_warehouse(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let found = warehouses::list(&state.core, &session.actor()).await?.into_iter().find(|w| w.id == id);
+    let Some(warehouse) = found else {
+        return Ok(axum::response::Redirect::to("/dashboard/settings").into_response());
+    };
+    Ok(confirm::page(
+        &session,
+        Confirm {
+            title: format!("Delete the warehouse “{}”?", warehouse.label),
+            lines: vec![
+                "Listings collected from it move to your default warehouse.".to_owned(),
+                "If it is your default, the oldest of your other warehouses becomes the default.".to_owned(),
+            ],
+            action: format!("/dashboard/settings/warehouses/{}/delete", warehouse.id),
+            button: "Delete warehouse".to_owned(),
+            cancel: "/dashboard/settings".to_owned(),
+        },
+    ))
+}
+
 async fn delete_warehouse(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -391,8 +418,10 @@ async fn delete_warehouse(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let outcome = warehouses::delete(&state.core, &session.actor(), &id).await.map(|_| "Warehouse deleted.");
-    changed(&state, &session, outcome).await
+    match warehouses::delete(&state.core, &session.actor(), &id).await {
+        Ok(_) => Ok(Notice::WarehouseDeleted.redirect("/dashboard/settings", state.config.secure_cookies())),
+        Err(e) => changed(&state, &session, Err(e)).await,
+    }
 }
 
 async fn changed(

@@ -16,17 +16,58 @@ use serde::Deserialize;
 
 use super::cookies;
 use super::extract::{guest_csrf, GuestForm, PageError, SessionForm, Visitor};
+use super::notice::{Flash, Notice};
 use super::pages::{render, Chrome, CodePage, LoginPage};
 use super::{HOME, LOGIN};
 use crate::app::AppState;
 use crate::domain::session::Stage;
 use crate::usecases::people::sessions::sign_out;
+use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::people::sign_in::{sign_in, verify_code, CodeError, SignInError, Signed};
 
 pub const INCORRECT: &str = "The email or password is incorrect.";
 pub const LOCKED: &str = "Too many attempts, try again later.";
-pub const WRONG_CODE: &str = "The code is incorrect.";
+pub const WRONG_CODE: &str =
+    "The code is incorrect. Enter the 6-digit code your app shows now, or one of your unused recovery codes.";
 pub const SIGN_IN_AGAIN: &str = "Too many wrong codes, or the code page expired: sign in again.";
+
+/// A page to return to after signing in, if `next` may be one: a dashboard path of this
+/// origin (never another site, `//host` or `/\\host`), not a sign-in or sign-out path.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let dashboard = next == HOME || next.starts_with("/dashboard/") || next.starts_with("/dashboard?");
+    let plain = next.len() <= 2048 && next.bytes().all(|b| b.is_ascii_graphic()) && !next.contains("//");
+    let signing = ["/dashboard/login", "/dashboard/logout", "/dashboard/sign-out"].iter().any(|p| next.starts_with(p));
+    (dashboard && plain && !next.contains('\\') && !signing).then_some(next)
+}
+
+/// Where a session at `stage` continues: the code or enrolment page, or, signed in, the
+/// page first asked for (`next`) or the home.
+pub fn continue_url(stage: Stage, next: Option<&str>) -> String {
+    match stage {
+        Stage::Full => next.and_then(safe_next).unwrap_or(HOME).to_owned(),
+        other => Visitor::continue_at(other).to_owned(),
+    }
+}
+
+/// The page first asked for before signing in, as the `rehome_next` cookie keeps it (the
+/// redirect to the sign-in page stays exactly `/dashboard/login`, decisions 9.1).
+#[derive(Debug, Clone, Default)]
+pub struct NextPage(pub Option<String>);
+
+impl NextPage {
+    pub fn get(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NextPage {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let kept = cookies::get(&parts.headers, cookies::NEXT).and_then(cookies::decode);
+        Ok(Self(kept.filter(|next| safe_next(next).is_some())))
+    }
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -36,10 +77,14 @@ pub fn router() -> Router<AppState> {
         .route("/sign-out", post(logout))
 }
 
-/// The answer to a session that moved on: its cookie, and the page where it continues.
-pub fn continue_signed(state: &AppState, signed: &Signed) -> Response {
-    let mut response = Redirect::to(Visitor::continue_at(signed.stage)).into_response();
+/// The answer to a session that moved on: its cookie, and the page where it continues
+/// (once signed in, the page first asked for, whose cookie is then spent).
+pub fn continue_signed(state: &AppState, signed: &Signed, next: &NextPage) -> Response {
+    let mut response = Redirect::to(&continue_url(signed.stage, next.get())).into_response();
     cookies::set_session(response.headers_mut(), &signed.token, state.config.secure_cookies());
+    if signed.stage == Stage::Full && next.0.is_some() {
+        cookies::clear_next(response.headers_mut());
+    }
     response
 }
 
@@ -50,20 +95,22 @@ fn login_form(
     status: StatusCode,
     email: String,
     error: Option<&'static str>,
+    notice: Option<&'static str>,
 ) -> Result<Response, PageError> {
     let (csrf, fresh) = guest_csrf(state, visitor)?;
-    let mut response = render(status, &LoginPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, error });
+    let page = LoginPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, error, notice };
+    let mut response = render(status, &page);
     if fresh {
         cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
     }
     Ok(response)
 }
 
-async fn login_page(State(state): State<AppState>, visitor: Visitor) -> Result<Response, PageError> {
+async fn login_page(State(state): State<AppState>, visitor: Visitor, flash: Flash) -> Result<Response, PageError> {
     if visitor.signed_in().is_some() {
         return Ok(Redirect::to(HOME).into_response());
     }
-    login_form(&state, &visitor, StatusCode::OK, String::new(), None)
+    login_form(&state, &visitor, StatusCode::OK, String::new(), None, flash.text())
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,26 +121,30 @@ struct LoginForm {
     password: String,
 }
 
-async fn login(State(state): State<AppState>, posted: GuestForm<LoginForm>) -> Result<Response, PageError> {
+async fn login(
+    State(state): State<AppState>,
+    next: NextPage,
+    posted: GuestForm<LoginForm>,
+) -> Result<Response, PageError> {
     let GuestForm { visitor, form } = posted;
+    let refused = |error| login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email.clone(), Some(error), None);
     match sign_in(&state.core, &form.email, &form.password, visitor.ip).await {
-        Ok(signed) => Ok(continue_signed(&state, &signed)),
-        Err(SignInError::Incorrect) => {
-            login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email, Some(INCORRECT))
-        }
-        Err(SignInError::Locked) => login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email, Some(LOCKED)),
+        Ok(signed) => Ok(continue_signed(&state, &signed, &next)),
+        Err(SignInError::Incorrect) => refused(INCORRECT),
+        Err(SignInError::Locked) => refused(LOCKED),
         Err(SignInError::Busy) => Err(PageError::Busy),
         Err(SignInError::Store(e)) => Err(e.into()),
         Err(e @ (SignInError::Random(_) | SignInError::Hashing(_))) => Err(PageError::internal(e)),
     }
 }
 
+fn code_form(session: &LiveSession, status: StatusCode, error: Option<&'static str>) -> Response {
+    render(status, &CodePage { chrome: Chrome::guest(), csrf: session.record.csrf_token.clone(), error })
+}
+
 async fn code_page(visitor: Visitor) -> Response {
     match &visitor.session {
-        Some(session) if session.stage() == Stage::Code => render(
-            StatusCode::OK,
-            &CodePage { chrome: Chrome::guest(), csrf: session.record.csrf_token.clone(), error: None },
-        ),
+        Some(session) if session.stage() == Stage::Code => code_form(session, StatusCode::OK, None),
         Some(session) => Redirect::to(Visitor::continue_at(session.stage())).into_response(),
         None => Redirect::to(LOGIN).into_response(),
     }
@@ -105,21 +156,22 @@ struct CodeForm {
     code: String,
 }
 
-async fn code(State(state): State<AppState>, posted: SessionForm<CodeForm>) -> Result<Response, PageError> {
+async fn code(
+    State(state): State<AppState>,
+    next: NextPage,
+    posted: SessionForm<CodeForm>,
+) -> Result<Response, PageError> {
     let SessionForm { session, form } = posted;
     if session.stage() != Stage::Code {
         return Ok(Redirect::to(Visitor::continue_at(session.stage())).into_response());
     }
     match verify_code(&state.core, &session, &form.code).await {
-        Ok(signed) => Ok(continue_signed(&state, &signed)),
-        Err(CodeError::Wrong) => Ok(render(
-            StatusCode::UNAUTHORIZED,
-            &CodePage { chrome: Chrome::guest(), csrf: session.record.csrf_token.clone(), error: Some(WRONG_CODE) },
-        )),
+        Ok(signed) => Ok(continue_signed(&state, &signed, &next)),
+        Err(CodeError::Wrong) => Ok(code_form(&session, StatusCode::UNAUTHORIZED, Some(WRONG_CODE))),
         Err(CodeError::SessionEnded) => {
             let visitor = Visitor { ip: session.ip, session: None, csrf_cookie: None };
             let mut response =
-                login_form(&state, &visitor, StatusCode::UNAUTHORIZED, String::new(), Some(SIGN_IN_AGAIN))?;
+                login_form(&state, &visitor, StatusCode::UNAUTHORIZED, String::new(), Some(SIGN_IN_AGAIN), None)?;
             cookies::clear_session(response.headers_mut(), state.config.secure_cookies());
             Ok(response)
         }
@@ -133,7 +185,44 @@ struct NoFields {}
 
 async fn logout(State(state): State<AppState>, posted: SessionForm<NoFields>) -> Result<Response, PageError> {
     sign_out(&state.core, &posted.session).await?;
-    let mut response = Redirect::to(LOGIN).into_response();
+    let mut response = Notice::SignedOut.redirect(LOGIN, state.config.secure_cookies());
     cookies::clear_session(response.headers_mut(), state.config.secure_cookies());
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_dashboard_paths_of_this_origin_are_returned_to() {
+        for ok in ["/dashboard", "/dashboard/listings?status=active&page=2", "/dashboard/listings/42/edit"] {
+            assert_eq!(safe_next(ok), Some(ok));
+        }
+        for refused in [
+            "https://evil.example/dashboard",
+            "//evil.example/dashboard",
+            "/dashboard//evil.example",
+            "/\\evil.example",
+            "/dashboard/\\evil",
+            "/v1/listings",
+            "/dashboardx",
+            "/dashboard/login?next=/dashboard",
+            "/dashboard/logout",
+            "/dashboard/a b",
+            "/dashboard/\u{e9}",
+            "",
+        ] {
+            assert_eq!(safe_next(refused), None, "{refused}");
+        }
+        assert_eq!(safe_next(&format!("/dashboard/{}", "a".repeat(3000))), None);
+    }
+
+    #[test]
+    fn the_page_asked_for_is_where_signing_in_ends() {
+        assert_eq!(continue_url(Stage::Code, Some("/dashboard/team")), "/dashboard/login/code");
+        assert_eq!(continue_url(Stage::Full, Some("/dashboard/team")), "/dashboard/team");
+        assert_eq!(continue_url(Stage::Full, Some("https://evil.example")), HOME);
+        assert_eq!(continue_url(Stage::Full, None), HOME);
+    }
 }

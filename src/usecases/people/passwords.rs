@@ -36,6 +36,55 @@ pub enum PasswordChangeError {
     Store(#[from] StoreError),
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum PasswordCheckError {
+    #[error("the current password is incorrect")]
+    Incorrect,
+    #[error("too many attempts, try again later")]
+    Locked,
+    #[error(transparent)]
+    Hashing(#[from] HashingError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Checks the signed-in user's current password (before a change to their account), as a
+/// guess at the account's secret: counted against the sign-in limits before it is checked,
+/// a wrong one audited as `wrong`, a refusal as `locked`. A right one answers the attempt
+/// still counted: the caller takes it back ([`Attempt::uncount`]) once whatever else it
+/// checks (a two-step code) is right too, or lets it stand as a failure.
+pub(crate) async fn check_password(
+    core: &Core,
+    session: &LiveSession,
+    current: &str,
+    wrong: AuditAction,
+    locked: AuditAction,
+) -> Result<Attempt, PasswordCheckError> {
+    if !Password::could_be(current) {
+        return Err(PasswordCheckError::Incorrect);
+    }
+    let user_id = session.record.user_id;
+    let key = email_key(&session.record.email);
+    let Some(attempt) = Attempt::begin(core, &key, Some(user_id), session.ip).await? else {
+        core.store.record_audit(&session.audit(locked)).await?;
+        return Err(PasswordCheckError::Locked);
+    };
+    let stored = core.store.password_hash(user_id).await?;
+    let right = match core.passwords.verify(current, stored).await {
+        Ok(right) => right,
+        Err(e) => {
+            attempt.uncount(core).await?;
+            return Err(e.into());
+        }
+    };
+    if !right {
+        attempt.failed();
+        core.store.record_audit(&session.audit(wrong)).await?;
+        return Err(PasswordCheckError::Incorrect);
+    }
+    Ok(attempt)
+}
+
 /// The signed-in user changes their password, giving the current one. Their other
 /// sessions end; with `end_this_one` this one too.
 pub async fn change_password(
@@ -51,29 +100,17 @@ pub async fn change_password(
     if new.expose() != confirm {
         return Err(PasswordChangeError::Mismatch);
     }
-    if !Password::could_be(current) {
-        return Err(PasswordChangeError::CurrentIncorrect);
-    }
-    let user_id = session.record.user_id;
-    let key = email_key(&session.record.email);
-    let Some(attempt) = Attempt::begin(core, &key, Some(user_id), session.ip).await? else {
-        core.store.record_audit(&session.audit(AuditAction::PasswordChangeLocked)).await?;
-        return Err(PasswordChangeError::Locked);
-    };
-    let stored = core.store.password_hash(user_id).await?;
-    let right = match core.passwords.verify(current, stored).await {
-        Ok(right) => right,
-        Err(e) => {
-            attempt.uncount(core).await?;
-            return Err(e.into());
-        }
-    };
-    if !right {
-        attempt.failed();
-        core.store.record_audit(&session.audit(AuditAction::PasswordChangeFailed)).await?;
-        return Err(PasswordChangeError::CurrentIncorrect);
-    }
+    let attempt =
+        check_password(core, session, current, AuditAction::PasswordChangeFailed, AuditAction::PasswordChangeLocked)
+            .await
+            .map_err(|e| match e {
+                PasswordCheckError::Incorrect => PasswordChangeError::CurrentIncorrect,
+                PasswordCheckError::Locked => PasswordChangeError::Locked,
+                PasswordCheckError::Hashing(e) => PasswordChangeError::Hashing(e),
+                PasswordCheckError::Store(e) => PasswordChangeError::Store(e),
+            })?;
     attempt.uncount(core).await?;
+    let user_id = session.record.user_id;
     let hash = core.passwords.hash(new).await?;
     let keep = (!end_this_one).then_some(session.record.id);
     core.store.set_password(user_id, &hash, keep, &session.audit(AuditAction::PasswordChanged)).await?;

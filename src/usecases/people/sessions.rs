@@ -11,7 +11,7 @@ use crate::domain::apikey::{hash_secret, random_base62};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::session::{is_live, needs_touch, Stage, TOUCH_EVERY};
 use crate::domain::user::{Actor, MemberStatus, Role, Via};
-use crate::store::{SessionRecord, StoreError, Ts};
+use crate::store::{OwnSession, SessionRecord, StoreError, Ts};
 use crate::usecases::Core;
 
 /// Characters of a session (or CSRF) token: about 256 bits.
@@ -150,4 +150,15 @@ pub async fn sign_out(core: &Core, session: &LiveSession) -> Result<(), StoreErr
     let audit = (session.stage() == Stage::Full).then(|| session.audit(AuditAction::SignedOut));
     core.store.end_session(session.record.id, audit.as_ref()).await?;
     Ok(())
+}
+
+/// The signed-in user's live sessions, most recently seen first (their account page).
+pub async fn own_sessions(core: &Core, session: &LiveSession) -> Result<Vec<OwnSession>, StoreError> {
+    core.store.live_sessions(session.record.user_id, Ts::from(Utc::now())).await
+}
+
+/// Signs the user out everywhere but this session; answers how many sessions ended.
+pub async fn end_other_sessions(core: &Core, session: &LiveSession) -> Result<u64, StoreError> {
+    let audit = session.audit(AuditAction::SignedOut);
+    core.store.end_other_sessions(session.record.user_id, session.record.id, &audit).await
 }

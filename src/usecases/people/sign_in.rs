@@ -22,6 +22,7 @@ use super::sessions::{new_token, LiveSession, RandomFailure};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::lockout::email_key;
 use crate::domain::password::Password;
+use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::{stage_after_password, Stage, WRONG_CODES};
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
 use crate::metrics::SignIn;
@@ -161,7 +162,8 @@ pub(super) async fn enrolled_secret(core: &Core, user_id: i64) -> Result<Option<
     Ok(Some((secret, record.totp_last_step)))
 }
 
-/// Checks the two-step code of a session waiting for one; signs it in under a new token.
+/// Checks the two-step code (or an unused recovery code, which is then used up) of a
+/// session waiting for one; signs it in under a new token.
 /// A wrong code is a failed sign-in of the user's email (counted before it is checked, and
 /// audited); the fifth since the session began ends the session, and so does an attempt
 /// the limits refuse.
@@ -177,22 +179,32 @@ pub async fn verify_code(core: &Core, session: &LiveSession, code: &str) -> Resu
         core.store.end_session(record.id, None).await?;
         return Err(CodeError::SessionEnded);
     };
-    let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
-    let last = last_step.and_then(|s| u64::try_from(s).ok());
-    let step = accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok());
+    let (token, token_hash) = new_token()?;
     let audit = session.audit(AuditAction::SignInSucceeded);
-    if let Some(step) = step {
-        let (token, token_hash) = new_token()?;
-        match core.store.complete_code_sign_in(record.id, record.user_id, step, &token_hash, &audit).await? {
-            CodeCompletion::SignedIn => {
-                attempt.uncount(core).await?;
-                return Ok(Signed { token, stage: Stage::Full });
+    let completion = if let Some(recovery) = RecoveryCode::parse(code) {
+        let used = session.audit(AuditAction::RecoveryCodeUsed);
+        core.store
+            .complete_recovery_sign_in(record.id, record.user_id, &recovery.hash(), &token_hash, &[used, audit])
+            .await?
+    } else {
+        let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
+        let last = last_step.and_then(|s| u64::try_from(s).ok());
+        match accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok()) {
+            Some(step) => {
+                core.store.complete_code_sign_in(record.id, record.user_id, step, &token_hash, &audit).await?
             }
-            CodeCompletion::StepUsed => {}
-            CodeCompletion::SessionGone => {
-                attempt.uncount(core).await?;
-                return Err(CodeError::SessionEnded);
-            }
+            None => CodeCompletion::StepUsed,
+        }
+    };
+    match completion {
+        CodeCompletion::SignedIn => {
+            attempt.uncount(core).await?;
+            return Ok(Signed { token, stage: Stage::Full });
+        }
+        CodeCompletion::StepUsed => {}
+        CodeCompletion::SessionGone => {
+            attempt.uncount(core).await?;
+            return Err(CodeError::SessionEnded);
         }
     }
     wrong_code(core, session, attempt).await

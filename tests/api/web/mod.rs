@@ -1,6 +1,7 @@
 //! The dashboard's sign-in over real HTTP (decisions 8.1–8.4, 9.1–9.3): a cookie-keeping
 //! client that follows no redirects, so each answer (303s included) is checked as sent.
 
+mod account;
 mod bursts;
 mod failures;
 mod headers;

@@ -197,9 +197,17 @@ async fn an_invitation_shows_its_link_and_a_member_is_removed() {
         .filter_map(|s| s.split('/').next())
         .find_map(|id| id.parse::<i64>().ok())
         .unwrap();
+    // One click on "Remove" opens the confirmation step (decisions 9.8): nothing removed yet.
+    let confirm = ada.get(&format!("/dashboard/team/{sam}/remove")).await;
+    assert_eq!(confirm.status, 200);
+    assert!(confirm.body.contains(">Remove Sam Stock</button>"), "{}", confirm.body);
+    assert!(ada.get("/dashboard/team").await.body.contains("sam@acme.example"), "still a member");
     let page = ada.post(&format!("/dashboard/team/{sam}/remove"), &[("csrf", csrf.as_str())]).await;
-    assert_eq!(page.status, 200);
-    assert!(page.body.contains("Member removed"), "{}", page.body);
+    page.assert_redirect("/dashboard/team");
+    let team = ada.get("/dashboard/team").await;
+    assert!(team.body.contains("Member removed"), "{}", team.body);
+    assert!(!team.body.contains("sam@acme.example"));
+    assert!(!ada.get("/dashboard/team").await.body.contains("Member removed"), "the notice shows once");
 }
 
 #[tokio::test]

@@ -164,8 +164,10 @@ async fn changing_the_password_ends_the_other_sessions_or_all_of_them() {
             &[("current_password", PASSWORD), ("new_password", new), ("confirm_password", new), ("csrf", &csrf)],
         )
         .await;
-    assert_eq!(changed.status, 200, "{}", changed.body);
-    assert_eq!(here.get("/dashboard").await.status, 200, "this session stays");
+    changed.assert_redirect("/dashboard/account");
+    let account = here.get("/dashboard/account").await;
+    assert_eq!(account.status, 200, "this session stays");
+    assert!(account.body.contains("Your password was changed"), "{}", account.body);
     elsewhere.get("/dashboard").await.assert_redirect("/dashboard/login");
     assert_eq!(Browser::new(&app).sign_in(&email, PASSWORD).await.status, 401);
     assert!(audit_actions(&app, partner.brand_id).await.contains(&"password.changed".to_owned()));

@@ -32,16 +32,34 @@ async fn fresh_step() -> u64 {
 
 /// Enrols the signed-in `browser`; answers the secret. The last used step is then forgotten
 /// so that each test chooses its steps freely.
-async fn enrol(app: &TestApp, browser: &mut Browser, user_id: i64) -> String {
+pub async fn enrol(app: &TestApp, browser: &mut Browser, user_id: i64) -> String {
+    enrol_with_codes(app, browser, user_id).await.0
+}
+
+/// Enrols the signed-in `browser`; answers the secret and the ten recovery codes shown once.
+pub async fn enrol_with_codes(app: &TestApp, browser: &mut Browser, user_id: i64) -> (String, Vec<String>) {
     let page = browser.get("/dashboard/account/two-step").await;
     assert_eq!(page.status, 200, "{}", page.body);
     let secret = page.text_of("totp-secret");
     let step = fresh_step().await;
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
-    assert_eq!((done.status, done.location()), (303, Some("/dashboard")), "{}", done.body);
+    assert_eq!(done.status, 200, "{}", done.body);
+    let codes = recovery_codes(&done);
+    assert!(done.body.contains("href=\"/dashboard/account\""), "continue to the account: {}", done.body);
     forget_last_step(app, user_id).await;
-    secret
+    (secret, codes)
+}
+
+/// The recovery codes a page shows (`xxxxx-xxxxx`), each once.
+pub fn recovery_codes(page: &super::Page) -> Vec<String> {
+    let list = page.body.split("id=\"recovery-codes\"").nth(1).expect("a list of recovery codes");
+    let list = list.split("</ol>").next().unwrap_or_default();
+    let codes: Vec<String> =
+        list.split("<code>").skip(1).filter_map(|c| c.split("</code>").next()).map(str::to_owned).collect();
+    assert_eq!(codes.len(), 10, "{}", page.body);
+    assert!(codes.iter().all(|c| c.len() == 11 && c.as_bytes()[5] == b'-'), "{codes:?}");
+    codes
 }
 
 async fn forget_last_step(app: &TestApp, user_id: i64) {
@@ -80,13 +98,16 @@ async fn enrolment_shows_a_qr_code_the_secret_and_the_otpauth_url_and_confirms_w
     let wrong = browser.post("/dashboard/account/two-step", &[("code", "12345"), ("csrf", &page.csrf())]).await;
     assert_eq!(wrong.status, 422);
     assert!(wrong.body.contains("The code is incorrect."));
-    assert!(browser.get("/dashboard").await.body.contains("Two-step sign-in is off."));
+    assert!(browser.get("/dashboard/account").await.body.contains("Two-step sign-in is off."));
 
     let step = fresh_step().await;
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
-    done.assert_redirect("/dashboard");
-    assert!(browser.get("/dashboard").await.body.contains("Two-step sign-in is on."));
+    assert_eq!(done.status, 200);
+    assert_eq!(recovery_codes(&done).len(), 10);
+    let account = browser.get("/dashboard/account").await;
+    assert!(account.body.contains("Two-step sign-in is on"), "{}", account.body);
+    assert!(account.body.contains("You have 10 unused recovery codes of 10."), "{}", account.body);
     assert!(browser.get("/dashboard/account/two-step").await.body.contains("Two-step sign-in is on"));
     assert!(audit_actions(&app, partner.brand_id).await.contains(&"two_step.enrolled".to_owned()));
     // The secret is stored sealed, never in clear.
@@ -196,18 +217,20 @@ async fn a_brand_requiring_two_step_makes_members_enrol_before_signing_in() {
 
     // A member may not change the rule.
     let mut member = Browser::signed_in(&app, member_email).await;
-    let page = member.get("/dashboard").await;
+    let page = member.get("/dashboard/account").await;
     assert!(!page.body.contains("Require two-step"), "not offered to members");
     let refused =
         member.post("/dashboard/account/require-two-step", &[("require_two_step", "on"), ("csrf", &page.csrf())]).await;
     assert_eq!(refused.status, 403);
 
     let mut admin_browser = Browser::signed_in(&app, &email).await;
-    let csrf = admin_browser.get("/dashboard").await.csrf();
+    let csrf = admin_browser.get("/dashboard/account").await.csrf();
     let on =
         admin_browser.post("/dashboard/account/require-two-step", &[("require_two_step", "on"), ("csrf", &csrf)]).await;
-    assert_eq!(on.status, 200);
-    assert!(on.body.contains("checked"));
+    on.assert_redirect("/dashboard/account");
+    let shown = admin_browser.get("/dashboard/account").await;
+    assert!(shown.body.contains("checked") && shown.body.contains("now required for everyone"), "{}", shown.body);
+    assert!(!admin_browser.get("/dashboard/account").await.body.contains("now required"), "the notice shows once");
     let entries = app.store.audit_page(partner.brand_id, 20, None).await.unwrap();
     let changed = entries.iter().find(|e| e.action == "two_step.requirement_changed").expect("audited");
     assert_eq!((changed.actor_type.as_str(), changed.actor_id), ("user", Some(partner.user_id)));
@@ -222,7 +245,9 @@ async fn a_brand_requiring_two_step_makes_members_enrol_before_signing_in() {
     let step = fresh_step().await;
     let done =
         member.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
-    done.assert_redirect("/dashboard");
+    assert_eq!(done.status, 200, "the recovery codes, shown once, with the new session");
+    assert_eq!(recovery_codes(&done).len(), 10);
+    assert!(done.body.contains("href=\"/dashboard\""), "continue to the home");
     let home = member.get("/dashboard").await;
     assert_eq!(home.status, 200);
     assert!(home.body.contains("Signed in as Mo Member"));
