@@ -76,7 +76,9 @@ pub fn router() -> Router<AppState> {
 /// The headers of every dashboard answer; pages (not the stylesheet) are never cached.
 async fn security_headers(request: Request, next: Next) -> Response {
     let carried_notice = cookies::get(request.headers(), cookies::NOTICE).is_some();
-    let mut response = next.run(request).await;
+    // The page's path, for the navigation to mark the current page (`pages::Chrome`).
+    let path = format!("{HOME}{}", request.uri().path());
+    let mut response = pages::CURRENT_PATH.scope(path, next.run(request)).await;
     let status = response.status();
     let headers = response.headers_mut();
     notice::spend(carried_notice, status, headers);

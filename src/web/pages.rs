@@ -7,11 +7,19 @@ use axum::response::{IntoResponse, Response};
 
 use crate::usecases::people::sessions::LiveSession;
 
+tokio::task_local! {
+    /// The path of the dashboard page being answered (`/dashboard/…`), set around every
+    /// dashboard request (`web::security_headers`), so the navigation marks its page.
+    pub static CURRENT_PATH: String;
+}
+
 /// A link of the signed-in navigation.
 #[derive(Debug, Clone)]
 pub struct NavLink {
     pub href: &'static str,
     pub text: &'static str,
+    /// The page shown is this one or below it (`aria-current="page"`).
+    pub current: bool,
 }
 
 /// The signed-in user the header names, with the token of its sign-out form.
@@ -64,10 +72,15 @@ fn nav(is_admin: bool) -> Vec<NavLink> {
         ("/dashboard/wallet", "Wallet", false),
         ("/dashboard/audit-log", "Audit log", true),
     ];
+    let current = |href: &str| {
+        CURRENT_PATH
+            .try_with(|path| path.strip_prefix(href).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+            .unwrap_or(false)
+    };
     LINKS
         .iter()
         .filter(|(_, _, admin_only)| is_admin || !admin_only)
-        .map(|&(href, text, _)| NavLink { href, text })
+        .map(|&(href, text, _)| NavLink { href, text, current: current(href) })
         .collect()
 }
 

@@ -358,6 +358,55 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     return problems
 
 
+WIDTH_PAGES = [
+    ("home", "/dashboard"), ("account", "/dashboard/account"), ("listings", "/dashboard/listings"),
+    ("new-listing", "/dashboard/listings/new"), ("bulk-import", "/dashboard/bulk-import"),
+    ("settings", "/dashboard/settings"), ("integrations", "/dashboard/integrations"),
+    ("new-key", "/dashboard/integrations/keys/new"), ("rotate-confirm", "/dashboard/integrations/webhook/rotate"),
+    ("deliveries", "/dashboard/deliveries"), ("replay-confirm", "/dashboard/deliveries/replay-dead"),
+    ("redemptions", "/dashboard/redemptions"), ("collections", "/dashboard/collections"),
+    ("team", "/dashboard/team"), ("invite", "/dashboard/team/invite"), ("wallet", "/dashboard/wallet"),
+    ("audit-log", "/dashboard/audit-log"), ("two-step", "/dashboard/account/two-step"),
+]
+
+
+def check_widths(browser, base, shots):
+    """Every page at 1280 px and at 390 px: nothing scrolls the page sideways (decisions 9.7),
+    the navigation marks the current page; screenshots of both widths when asked."""
+    problems = []
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, base, ADMIN)
+    pages = list(WIDTH_PAGES)
+    page.goto(base + "/dashboard/listings")
+    first = page.locator("a[href^='/dashboard/listings/']").first
+    if first.count():
+        pages.append(("listing", first.get_attribute("href")))
+    page.goto(base + "/dashboard/deliveries")
+    event = page.locator("a[href^='/dashboard/deliveries/evt_']").first
+    if event.count():
+        pages.append(("delivery", event.get_attribute("href")))
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in pages:
+            page.goto(base + path)
+            page.wait_for_load_state()
+            wide = page.evaluate("document.scrollingElement.scrollWidth")
+            inner = page.evaluate("window.innerWidth")
+            if wide > inner:
+                problems.append(f"{path} scrolls sideways at {width} px ({wide} > {inner})")
+            marked = page.locator("nav a[aria-current='page']")
+            section = "/" + "/".join(path.split("?")[0].split("/")[1:3])
+            if section in [f"/dashboard/{n}" for n in ("listings", "settings", "integrations", "deliveries",
+                                                        "redemptions", "collections", "team", "wallet",
+                                                        "audit-log", "bulk-import")]:
+                if marked.count() != 1 or marked.first.get_attribute("href") != section:
+                    problems.append(f"{path}: the navigation does not mark {section} as the current page")
+            if shots:
+                page.screenshot(path=os.path.join(shots, f"{name}-{width}.png"), full_page=True)
+    page.close()
+    return problems
+
+
 def check_member(page, base, watch):
     problems = []
     sign_in(page, base, MEMBER)
@@ -406,6 +455,7 @@ def main():
                 member_page = browser.new_page()
                 member_watch = Watch(member_page, origin)
                 problems += check_member(member_page, base, member_watch)
+                problems += check_widths(browser, base, args.screenshots)
                 problems += watch.problems + member_watch.problems
                 browser.close()
         finally:

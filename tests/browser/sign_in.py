@@ -105,15 +105,22 @@ def check(base: str, chromium: str) -> list:
         colour = page.eval_on_selector("header.top", "e => getComputedStyle(e).backgroundColor")
         if colour != "rgb(255, 255, 255)":
             problems.append(f"the dashboard stylesheet did not apply (header background {colour})")
+        # The name in the header leads to the account page (decisions 9.7), with the password form.
+        page.get_by_role("link", name="Ada Admin").click()
+        page.wait_for_load_state()
+        if not page.url.endswith("/dashboard/account"):
+            problems.append(f"the name in the header led to {page.url}")
         for label in ("Current password", "New password", "Confirm new password"):
             if page.get_by_label(label, exact=True).count() != 1:
-                problems.append(f"no field labelled {label!r} on the signed-in page")
+                problems.append(f"no field labelled {label!r} on the account page")
 
         # Sign out: back on the sign-in page, and the dashboard is closed again.
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_load_state()
         if not page.url.endswith("/dashboard/login"):
             problems.append(f"signing out went to {page.url}")
+        if page.get_by_text("You are signed out.").count() != 1:
+            problems.append("signing out did not say so")
         page.goto(base + "/dashboard")
         if not page.url.endswith("/dashboard/login"):
             problems.append("the dashboard is still open after signing out")
