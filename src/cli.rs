@@ -38,9 +38,13 @@ pub enum Command {
         // Boxed: the settings dwarf the other commands' arguments (clippy::large_enum_variant).
         #[command(flatten)]
         config: Box<Config>,
-        /// Seed a demo brand, admin and key, and print a ready-to-run curl line.
+        /// Seed a demo brand, admin and key, and print a ready-to-run curl line. An
+        /// existing demo is reused unchanged.
         #[arg(long)]
         demo: bool,
+        /// With --demo: give the existing demo admin a new key and password (their sessions end).
+        #[arg(long, requires = "demo")]
+        demo_reset: bool,
     },
     /// Manage partner brands.
     #[command(subcommand)]
@@ -184,8 +188,9 @@ pub enum KeysCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { config, demo } => {
+        Command::Serve { config, demo, demo_reset } => {
             let _log = logging::init(config.log_format);
+            let demo = demo.then_some(if demo_reset { Demo::Reset } else { Demo::Reuse });
             serve(&cli.database_url, *config, demo).await
         }
         Command::CopyToPostgres { from, to, data_key, data_key_file } => {
@@ -221,30 +226,52 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn serve(database_url: &str, config: Config, demo: bool) -> anyhow::Result<()> {
+/// What `serve --demo` does with an existing demo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Demo {
+    Reuse,
+    Reset,
+}
+
+async fn serve(database_url: &str, config: Config, demo: Option<Demo>) -> anyhow::Result<()> {
     let sealer =
         Sealer::load(config.data_key.as_ref().map(Secret::expose), config.data_key_file.as_deref(), database_url)
             .context("loading the data key")?;
     let store = Store::open(database_url, Some(sealer)).await?;
     let server = Server::bind(config, store.clone()).await?;
     let addr = server.local_addr();
-    if demo {
-        let demo = accounts::demo_access(&store).await.context("seeding the demo brand")?;
-        crate::usecases::demo::sample_data(&server.state().core, &demo.admin)
+    if let Some(demo) = demo {
+        let access = accounts::demo_access(&store, demo == Demo::Reset).await.context("seeding the demo brand")?;
+        crate::usecases::demo::sample_data(&server.state().core, &access.admin)
             .await
             .context("seeding the demo's sample data")?;
-        let key = demo.key;
-        println!("Demo brand '{}' is ready. Its admin's API key (shown once):", accounts::DEMO_BRAND);
-        println!();
-        println!("    {}", key.secret);
-        println!();
-        println!("Try it:");
-        println!();
-        println!("    curl -s -H 'Authorization: Bearer {}' http://{addr}/v1/listings/options", key.secret);
-        println!();
-        println!("API docs: http://{addr}/docs");
-        println!();
-        println!("Dashboard: http://{addr}/dashboard  (sign in as {}, password {})", demo.email, demo.password);
+        match access.credentials {
+            Some((key, password)) => {
+                println!("Demo brand '{}' is ready. Its admin's API key (shown once):", accounts::DEMO_BRAND);
+                println!();
+                println!("    {}", key.secret);
+                println!();
+                println!("Try it:");
+                println!();
+                println!("    curl -s -H 'Authorization: Bearer {}' http://{addr}/v1/listings/options", key.secret);
+                println!();
+                println!("API docs: http://{addr}/docs");
+                println!();
+                println!("Dashboard: http://{addr}/dashboard  (sign in as {}, password {password})", access.email);
+            }
+            None => {
+                println!("Demo brand '{}' exists already and was left as it was.", accounts::DEMO_BRAND);
+                println!();
+                println!("API docs: http://{addr}/docs");
+                println!();
+                println!(
+                    "Dashboard: http://{addr}/dashboard  (sign in as {} with the password printed when the demo \
+                     was made)",
+                    access.email
+                );
+                println!("Lost the password or the key? Run `rehome serve --demo --demo-reset` for new ones.");
+            }
+        }
     }
     if let Some(addr) = server.metrics_addr() {
         tracing::info!(%addr, "rehome metrics listening");

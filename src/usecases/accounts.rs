@@ -161,28 +161,40 @@ const DEMO_EMAIL: &str = "admin@demo-furniture.example";
 
 /// What `serve --demo` prints: an API key and a dashboard sign-in for the demo admin.
 pub struct DemoAccess {
-    pub key: CreatedKey,
     pub email: &'static str,
-    /// A new random password (the previous one stops working).
-    pub password: String,
+    /// A new read/write key and a new random password (the previous password stops
+    /// working), when the demo was created just now or a reset was asked for; `None` when
+    /// an existing demo was reused as it was.
+    pub credentials: Option<(CreatedKey, String)>,
     /// The demo admin, to seed the sample data as.
     pub admin: Actor,
 }
 
-/// Seeds the demo brand and admin when missing, and gives the admin a new read/write key
-/// and a new generated dashboard password.
-pub async fn demo_access(store: &Store) -> Result<DemoAccess, DemoError> {
+/// The label of the key `serve --demo` makes.
+const DEMO_KEY_LABEL: &str = "Demo key";
+
+/// Seeds the demo brand and admin when missing, with a read/write key and a generated
+/// dashboard password. An existing demo is reused as it is (its password, sessions and
+/// keys unchanged), unless `reset`: then the admin gets a new key and a new password (which
+/// ends their sessions).
+pub async fn demo_access(store: &Store, reset: bool) -> Result<DemoAccess, DemoError> {
     let brand = match store.brand_by_slug(DEMO_BRAND).await? {
         Some(brand) => brand,
         None => create_brand(store, DEMO_BRAND, "Demo Furniture Co").await?,
     };
-    let user = match store.user_by_email(brand.id, DEMO_EMAIL).await? {
-        Some(user) => user,
-        None => create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?,
+    let (user, created) = match store.user_by_email(brand.id, DEMO_EMAIL).await? {
+        Some(user) => (user, false),
+        None => (create_user(store, DEMO_BRAND, "Demo Admin", DEMO_EMAIL, Role::Admin).await?, true),
     };
-    let key = create_key(store, user.id, Scopes { read: true, write: true }, None, None).await?;
-    let password = random_base62(20).map_err(AccountError::Random)?;
-    passwords::set_password(store, user.id, &password).await?;
+    let credentials = if created || reset {
+        let scopes = Scopes { read: true, write: true };
+        let key = create_labelled_key(store, user.id, DEMO_KEY_LABEL, scopes, None, None).await?;
+        let password = random_base62(20).map_err(AccountError::Random)?;
+        passwords::set_password(store, user.id, &password).await?;
+        Some((key, password))
+    } else {
+        None
+    };
     let admin = Actor {
         brand_id: brand.id,
         brand_slug: DEMO_BRAND.to_owned(),
@@ -192,7 +204,7 @@ pub async fn demo_access(store: &Store) -> Result<DemoAccess, DemoError> {
         via: Via::Operator,
         ip: None,
     };
-    Ok(DemoAccess { key, email: DEMO_EMAIL, password, admin })
+    Ok(DemoAccess { email: DEMO_EMAIL, credentials, admin })
 }
 
 /// Why the demo could not be seeded.

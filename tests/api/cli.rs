@@ -117,20 +117,21 @@ async fn the_cli_refuses_bad_input_with_a_message_and_non_zero_exit() {
     assert!(!ok && err.contains("no key"), "{err}");
 }
 
-#[tokio::test]
-async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work() {
-    let dir = tempfile::tempdir().unwrap();
+/// `rehome serve --demo` (plus `extra`) in `dir` on a free port: the server, its base URL
+/// and its output up to the dashboard line.
+async fn serve_demo(dir: &std::path::Path, extra: &[&str]) -> (Serving, String, Vec<String>) {
     let port = free_port();
     let mut child = Command::new(BIN)
         .args(["serve", "--demo", "--addr", &format!("127.0.0.1:{port}")])
-        .current_dir(dir.path())
+        .args(extra)
+        .current_dir(dir)
         .env_remove("REHOME_DATABASE_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let _server = Serving(child);
+    let server = Serving(child);
     let lines: Vec<String> = tokio::task::spawn_blocking(move || {
         let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
         let mut seen: Vec<String> = lines.by_ref().take_while(|l| !l.starts_with("API docs")).collect();
@@ -139,21 +140,33 @@ async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work()
     })
     .await
     .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&base).await;
+    (server, base, lines)
+}
+
+/// The email and password of "Dashboard: http://…/dashboard  (sign in as EMAIL, password PASSWORD)".
+fn demo_sign_in(lines: &[String]) -> (String, String) {
+    let dashboard = lines.iter().find(|l| l.starts_with("Dashboard:")).expect("a dashboard line");
+    let sign_in = dashboard.split("sign in as ").nth(1).expect("the sign-in").trim_end_matches(')');
+    let (email, password) = sign_in.split_once(", password ").expect("email and password");
+    (email.to_owned(), password.to_owned())
+}
+
+#[tokio::test]
+async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, base, lines) = serve_demo(dir.path(), &[]).await;
     let curl = lines.iter().find(|l| l.trim_start().starts_with("curl ")).expect("a curl line");
     let key = curl.split_whitespace().find(|w| w.starts_with("rhk_")).unwrap().trim_end_matches('\'');
     assert!(dir.path().join("rehome.db").exists(), "the default database is rehome.db in the working directory");
-    let base = format!("http://127.0.0.1:{port}");
-    wait_ready(&base).await;
     let response =
         reqwest::Client::new().get(format!("{base}/v1/listings/options")).bearer_auth(key).send().await.unwrap();
     assert_eq!(response.status(), 200);
 
-    // "Dashboard: http://…/dashboard  (sign in as EMAIL, password PASSWORD)"
-    let dashboard = lines.iter().find(|l| l.starts_with("Dashboard:")).expect("a dashboard line");
-    let sign_in = dashboard.split("sign in as ").nth(1).expect("the sign-in").trim_end_matches(')');
-    let (email, password) = sign_in.split_once(", password ").expect("email and password");
+    let (email, password) = demo_sign_in(&lines);
     let mut browser = crate::web::Browser::at(&base);
-    browser.sign_in(email, password).await.assert_redirect("/dashboard");
+    browser.sign_in(&email, &password).await.assert_redirect("/dashboard");
     let home = browser.get("/dashboard").await;
     assert_eq!(home.status, 200);
     assert!(home.body.contains("Demo Admin"), "{}", home.body);
@@ -178,4 +191,41 @@ async fn serve_demo_prints_a_key_a_curl_line_and_a_dashboard_sign_in_that_work()
         assert_eq!(browser.get(page).await.status, 200, "{page}");
     }
     assert!(browser.get("/dashboard/listings").await.body.contains("Grey velvet 3-seater sofa"));
+    let keys_before = api_keys(&base, key).await;
+    drop(server);
+
+    // Started again on the same database: reused as it was (issue 31.9). The password, the
+    // session and the key still work; no key is added.
+    let (server, base, lines) = serve_demo(dir.path(), &[]).await;
+    assert!(lines.iter().any(|l| l.contains("exists already and was left as it was")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("rhk_")), "no new key: {lines:?}");
+    let mut browser = browser.moved_to(&base);
+    assert_eq!(browser.get("/dashboard").await.status, 200, "the session lives on");
+    crate::web::Browser::at(&base).sign_in(&email, &password).await.assert_redirect("/dashboard");
+    assert_eq!(api_keys(&base, key).await, keys_before);
+    drop(server);
+
+    // Asked to reset: a new key and password; the old password and session end.
+    let (_server, base, lines) = serve_demo(dir.path(), &["--demo-reset"]).await;
+    let (_, new_password) = demo_sign_in(&lines);
+    assert_ne!(new_password, password);
+    assert!(lines.iter().any(|l| l.contains("rhk_")), "{lines:?}");
+    let mut browser = browser.moved_to(&base);
+    browser.get("/dashboard").await.assert_redirect("/dashboard/login");
+    assert_eq!(crate::web::Browser::at(&base).sign_in(&email, &password).await.status, 401);
+    crate::web::Browser::at(&base).sign_in(&email, &new_password).await.assert_redirect("/dashboard");
+}
+
+/// How many keys the demo brand has (revoked ones included).
+async fn api_keys(base: &str, key: &str) -> usize {
+    let listed: serde_json::Value = reqwest::Client::new()
+        .get(format!("{base}/v1/partner/settings/integrations/keys"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    listed["data"].as_array().expect("keys").len()
 }

@@ -83,6 +83,13 @@ impl Browser {
         Self { base: base.to_owned(), client, cookies: HashMap::new() }
     }
 
+    /// The same browser, its cookies kept, against the service at another address (a
+    /// restarted server).
+    pub fn moved_to(mut self, base: &str) -> Self {
+        self.base = base.to_owned();
+        self
+    }
+
     /// The `Cookie` header this browser sends.
     pub fn cookie_header(&self) -> String {
         self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
