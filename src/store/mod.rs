@@ -73,7 +73,7 @@ pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Rese
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
 pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
-pub use wallet::{Balances, EntryRecord, NewLedgerEntry, RemittanceRecord, StatementMail};
+pub use wallet::{Balances, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointChange,

@@ -152,7 +152,30 @@ pub(super) async fn insert_entry(conn: Conn<'_>, entry: &NewLedgerEntry) -> Resu
     })
 }
 
+/// A month's sales in the ledger: its entries and their gross.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct MonthSales {
+    /// `YYYY-MM` (UTC).
+    pub month: String,
+    pub entries: i64,
+    pub gross_pence: i64,
+}
+
+/// The month of `delivered_at`, `YYYY-MM`.
+const DELIVERED_MONTH: Dialect =
+    Dialect { sqlite: "substr(delivered_at, 1, 7)", postgres: "to_char(delivered_at AT TIME ZONE 'UTC', 'YYYY-MM')" };
+
 impl Store {
+    /// The brand's sales (every ledger entry) delivered since `since`, by month, oldest first.
+    pub async fn sales_by_month(&self, brand_id: i64, since: Ts) -> Result<Vec<MonthSales>, StoreError> {
+        let month = DELIVERED_MONTH.pick(self);
+        let sql = format!(
+            "SELECT {month} AS month, CAST(COUNT(*) AS BIGINT) AS entries, CAST(SUM(gross_pence) AS BIGINT) AS gross_pence
+             FROM ledger_entries WHERE brand_id = $1 AND delivered_at >= $2 GROUP BY {month} ORDER BY 1"
+        );
+        on_pool!(self, read, |pool| Ok(sqlx::query_as(&sql).bind(brand_id).bind(since).fetch_all(pool).await?))
+    }
+
     /// The brand's balances at `now`.
     pub async fn wallet_balances(&self, brand_id: i64, now: Ts) -> Result<Balances, StoreError> {
         on_pool!(self, read, |pool| {

@@ -15,6 +15,7 @@ pub mod demo;
 pub mod listings;
 pub mod marketplace;
 pub mod options;
+pub mod overview;
 pub mod people;
 pub mod photos;
 pub mod settings;

@@ -25,6 +25,7 @@ use super::{qr, LOGIN};
 use crate::app::AppState;
 use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::Stage;
+use crate::usecases::overview::overview;
 use crate::usecases::people::enrolment::{
     confirm_enrolment, offer, recovery_codes_left, renew_recovery_codes, set_totp_requirement, turn_off, EnrolError,
     Offer, RequirementError, TwoStepChangeError,
@@ -55,17 +56,20 @@ pub fn router() -> Router<AppState> {
         .route("/account/require-two-step", post(require_two_step))
 }
 
-/// The signed-in home.
-pub async fn home(SignedIn(session): SignedIn) -> Response {
+/// The signed-in home: what needs doing (`usecases::overview`).
+pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
     let r = &session.record;
+    let overview = overview(&state.core, &session.actor(), chrono::Utc::now()).await?;
     let page = HomePage {
         chrome: Chrome::signed_in(&session),
         name: r.name.clone(),
         email: r.email.clone(),
         role: r.role.clone(),
         brand: r.brand_name.clone(),
+        is_admin: session.is_admin(),
+        view: super::home::HomeView::of(overview),
     };
-    render(StatusCode::OK, &page)
+    Ok(render(StatusCode::OK, &page))
 }
 
 async fn account_view(

@@ -12,6 +12,7 @@ pub mod bulk;
 pub mod confirm;
 pub mod cookies;
 pub mod extract;
+pub mod home;
 pub mod integrations;
 pub mod invite;
 pub mod listing;

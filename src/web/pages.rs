@@ -227,6 +227,8 @@ pub struct HomePage {
     pub email: String,
     pub role: String,
     pub brand: String,
+    pub is_admin: bool,
+    pub view: super::home::HomeView,
 }
 
 /// Errors of the two-step forms of the account page, each beside its field.

@@ -617,3 +617,42 @@ async fn htmx_is_served_by_the_binary_and_configured_for_the_pages_csp() {
     let page = ada.get("/dashboard/listings").await;
     assert!(page.headers.get("content-encoding").is_none(), "pages (with their CSRF tokens) are not compressed");
 }
+
+#[tokio::test]
+async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let quiet = ada.get("/dashboard").await;
+    assert!(quiet.body.contains("Nothing needs you now"), "{}", quiet.body);
+
+    // A sale delivered this month, an order to collect, an invitation waiting.
+    let sold = listing(&app, &partner, json!({"channel": "clearance", "price_gbp": 100, "quantity": 3})).await;
+    let sale = order(&app, json!({"listing_id": sold})).await["id"].as_i64().unwrap();
+    complete(&app, sale, json!({})).await;
+    let to_collect = order(&app, json!({"listing_id": sold, "buyer_window_start": "2026-12-10"})).await;
+    let invited = json!({"email": "sam@acme.example", "display_name": "Sam Stock", "role": "member"});
+    assert_eq!(app.post("/v1/partner/settings/team", &partner.key, &invited).await.status(), 201);
+
+    let home = ada.get("/dashboard").await;
+    assert_eq!(home.status, 200);
+    let body = &home.body;
+    assert!(!body.contains("Nothing needs you now"), "{body}");
+    // The sale and the order both wait for their collection.
+    assert!(body.contains("2 collections to schedule"), "{body}");
+    let end = to_collect["buyer_window_end"].as_str().unwrap();
+    let deadline = chrono::NaiveDate::parse_from_str(end, "%Y-%m-%d").unwrap().format("%-d %b %Y").to_string();
+    assert!(body.contains(&format!("by {deadline}")), "the deadline in words: {body}");
+    assert!(body.contains("1 invitation not accepted yet") && body.contains("Sam Stock (sam@acme.example)"));
+    assert!(body.contains("<a href=\"/dashboard/listings?status=active\">Active</a>: 1"), "{body}");
+    // The chart has a text alternative: this month's sale in the table.
+    assert!(body.contains("<svg class=\"chart\"") && body.contains("<title id=\"sales-title\">"), "{body}");
+    let month = chrono::Utc::now().format("%b %Y").to_string();
+    assert!(body.contains(&format!("<td>{month}</td><td class=\"num\">1</td><td class=\"num\">100.00</td>")), "{body}");
+    assert_eq!(body.matches("<rect ").count(), 12, "a bar per month");
+
+    // A member sees the work, not the team's or the keys'.
+    let mut mo = member(&app, &partner).await;
+    let theirs = mo.get("/dashboard").await;
+    assert!(theirs.body.contains("2 collections to schedule") && !theirs.body.contains("Sam Stock"));
+}

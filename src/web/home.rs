@@ -1,0 +1,144 @@
+//! The home page's view of `usecases::overview`: sentences, money in pounds, dates as
+//! people read them, and the sales of the last 12 months as a small bar chart drawn here as
+//! SVG (no script, nothing from another origin), with the same figures as a table for
+//! those who do not see it.
+
+use std::fmt::Write as _;
+
+use crate::domain::listing::ListingStatus;
+use crate::usecases::overview::{KeyConcern, Overview};
+use crate::usecases::wallet::statement::pounds;
+
+/// `26 Nov 2026`.
+fn day(date: chrono::NaiveDate) -> String {
+    date.format("%-d %b %Y").to_string()
+}
+
+pub struct ScheduleRow {
+    pub listing_id: i64,
+    pub window: String,
+    pub deadline: String,
+}
+
+pub struct KeyRow {
+    pub name: String,
+    pub why: String,
+}
+
+pub struct MonthRow {
+    pub month: String,
+    pub sales: i64,
+    pub gross: String,
+}
+
+pub struct HomeView {
+    pub to_schedule: Vec<ScheduleRow>,
+    pub to_schedule_total: i64,
+    pub dead_deliveries: i64,
+    pub invitations: Vec<(String, String)>,
+    pub keys: Vec<KeyRow>,
+    pub available: String,
+    pub pending: String,
+    pub next_statement: String,
+    /// `(status as people say it, link filter, count)`.
+    pub listings: Vec<(&'static str, &'static str, i64)>,
+    pub months: Vec<MonthRow>,
+    /// The chart, an `<svg>` element built from numbers and month names only.
+    pub chart: String,
+    /// Nothing asks for attention.
+    pub all_clear: bool,
+}
+
+impl HomeView {
+    pub fn of(o: Overview) -> Self {
+        let to_schedule = o
+            .to_schedule
+            .iter()
+            .map(|s| ScheduleRow {
+                listing_id: s.listing_id,
+                window: format!("{} to {}", day(s.window_start), day(s.deadline)),
+                deadline: day(s.deadline),
+            })
+            .collect();
+        let keys = o
+            .keys
+            .iter()
+            .map(|k| KeyRow {
+                name: if k.label.is_empty() { k.lookup.clone() } else { format!("{} ({})", k.label, k.lookup) },
+                why: match k.concern {
+                    KeyConcern::Expiring(at) => {
+                        format!("stops working on {}: roll it before then", day(at.date_naive()))
+                    }
+                    KeyConcern::Unused => "not used for 90 days: revoke it if nothing needs it".to_owned(),
+                },
+            })
+            .collect();
+        let listings = o
+            .listings
+            .iter()
+            .map(|(status, n)| {
+                let (text, filter) = match status {
+                    ListingStatus::Active => ("Active", "active"),
+                    ListingStatus::Draft => ("Draft", "draft"),
+                    ListingStatus::Closed => ("Closed", "closed"),
+                };
+                (text, filter, *n)
+            })
+            .collect();
+        let months = o
+            .sales
+            .iter()
+            .map(|m| MonthRow {
+                month: m.month.format("%b %Y").to_string(),
+                sales: m.entries,
+                gross: pounds(m.gross_pence),
+            })
+            .collect();
+        let all_clear =
+            o.to_schedule_total == 0 && o.dead_deliveries == 0 && o.pending_invitations.is_empty() && o.keys.is_empty();
+        Self {
+            chart: chart(&o),
+            to_schedule,
+            to_schedule_total: o.to_schedule_total,
+            dead_deliveries: o.dead_deliveries,
+            invitations: o.pending_invitations,
+            keys,
+            available: pounds(o.balances.available),
+            pending: pounds(o.balances.pending),
+            next_statement: day(o.next_statement),
+            listings,
+            months,
+            all_clear,
+        }
+    }
+}
+
+/// Twelve bars, one per month, scaled to the best month; the figures are the table's.
+fn chart(o: &Overview) -> String {
+    const WIDTH: i64 = 600;
+    const HEIGHT: i64 = 160;
+    const BAR: i64 = WIDTH / 12;
+    let top = o.sales.iter().map(|m| m.gross_pence).max().unwrap_or(0).max(1);
+    let mut svg = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {}\" role=\"img\" aria-labelledby=\"sales-title\" \
+         xmlns=\"http://www.w3.org/2000/svg\"><title id=\"sales-title\">Sales by month, the last 12 months \
+         (figures in the table below)</title>",
+        HEIGHT + 20
+    );
+    for (i, m) in (0i64..).zip(&o.sales) {
+        let h = m.gross_pence * (HEIGHT - 10) / top;
+        let x = i * BAR + 6;
+        let _ = write!(
+            svg,
+            "<rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{h}\" fill=\"#1f5f8b\"></rect>\
+             <text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5c6670\">{}</text>",
+            HEIGHT - h,
+            BAR - 12,
+            x + (BAR - 12) / 2,
+            HEIGHT + 15,
+            m.month.format("%b"),
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
