@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::outcome::{Kind, Outcome};
 use crate::domain::FieldError;
 use crate::http::Json;
 use crate::store::{outage, Outage, StoreError};
@@ -103,6 +104,15 @@ impl ApiError {
 
     pub fn validation(errors: Vec<FieldError>) -> Self {
         Self::Validation(errors)
+    }
+
+    /// A use case's refusal from the catalogue; a use case that names none for an error
+    /// it reports as a refusal is a bug of the service (a 500, logged with the error).
+    pub fn refused(outcome: Option<Outcome>, error: &dyn std::fmt::Debug) -> Self {
+        match outcome {
+            Some(outcome) => outcome.into(),
+            None => Self::Internal(anyhow::anyhow!("a refusal without an outcome: {error:?}")),
+        }
     }
 
     /// A single validation reason on one field.
@@ -228,6 +238,22 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+/// A use case's refusal, answered with the catalogue's code and sentence.
+impl From<Outcome> for ApiError {
+    fn from(outcome: Outcome) -> Self {
+        let status = match outcome.kind() {
+            Kind::BadRequest => StatusCode::BAD_REQUEST,
+            Kind::Forbidden => StatusCode::FORBIDDEN,
+            Kind::NotFound => StatusCode::NOT_FOUND,
+            Kind::Conflict => StatusCode::CONFLICT,
+            Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::Unsupported => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        };
+        Self::client(status, outcome.code(), outcome.message())
     }
 }
 

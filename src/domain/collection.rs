@@ -13,6 +13,13 @@ use crate::domain::FieldError;
 /// A warehouse id is at most this long.
 pub const WAREHOUSE_ID_MAX: usize = 64;
 
+/// Which clearance orders a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectionQuery {
+    Only(CollectionStatus),
+    Any,
+}
+
 /// Whether a sold clearance item's collection is confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CollectionStatus {

@@ -72,6 +72,13 @@ pub struct KeyRequest {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+/// A key's label, under the one text rule of every body (as `label` of [`KEY_BODY`]): one
+/// line of at most [`MAX_LABEL_LEN`] characters, trimmed; `Ok(None)` when blank; the `Err`
+/// is the reason's suffix. The CLI's `--label` is read by it too.
+pub fn key_label(text: &str) -> Result<Option<String>, &'static str> {
+    crate::domain::reader::text(&Value::String(text.to_owned()), MAX_LABEL_LEN, crate::domain::reader::Lines::One)
+}
+
 impl KeyRequest {
     /// `now`: `expires_at` must be after it.
     pub fn parse(body: &Map<String, Value>, now: DateTime<Utc>) -> Result<Self, Vec<FieldError>> {

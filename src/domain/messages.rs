@@ -3,6 +3,7 @@
 //! `<field>_<suffix>` (`required`, `invalid`, `too_long`, `unknown`) or one of a few codes
 //! of their own; a sentence names the field as the request spelled it.
 
+use super::listing::{MAX_Q_CHARS, MAX_Q_WORDS};
 use super::money::MAX_PRICE;
 use super::reader::{FIRST_YEAR, LAST_YEAR};
 
@@ -49,6 +50,9 @@ fn invalid(field: &str) -> String {
             "Give `{field}` as a date (2026-11-27) or an instant with its offset (2026-11-27T10:00:00Z), in the \
              years {FIRST_YEAR} to {LAST_YEAR}."
         );
+    }
+    if name == "q" {
+        return format!("Search with 1 to {MAX_Q_WORDS} words of at most {MAX_Q_CHARS} characters in all.");
     }
     if name.ends_with("_cm") || name == "quantity" || name.ends_with("_id") || name.ends_with("_hours") {
         return format!("Give `{field}` as a whole number within the range the API reference states for it.");

@@ -13,6 +13,7 @@ pub mod lockout;
 pub mod messages;
 pub mod money;
 pub mod order;
+pub mod outcome;
 pub mod password;
 pub mod payout;
 pub mod precondition;

@@ -353,6 +353,13 @@ fn in_range(date: NaiveDate) -> bool {
     (FIRST_YEAR..=LAST_YEAR).contains(&date.year())
 }
 
+/// A form's number as the JSON number it spells (its text kept exactly), else the text
+/// (which the field's reader then refuses): a form field read as its JSON twin is.
+pub fn form_number(text: &str) -> Value {
+    let trimmed = text.trim();
+    serde_json::from_str::<serde_json::Number>(trimmed).map_or_else(|_| Value::String(text.to_owned()), Value::Number)
+}
+
 /// Exactly `YYYY-MM-DD`, in the years [`FIRST_YEAR`]..=[`LAST_YEAR`].
 pub fn parse_date(text: &str) -> Option<NaiveDate> {
     (text.len() == 10).then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()).flatten().filter(|d| in_range(*d))

@@ -54,6 +54,14 @@ pub struct Actor {
     pub ip: Option<IpAddr>,
 }
 
+impl Actor {
+    /// The one ownership rule of listings: only the user who created a listing (its
+    /// seller, `seller_user_id`) may change it (`forbidden_not_owner`).
+    pub fn may_change_listing_of(&self, seller_user_id: i64) -> bool {
+        self.user_id == seller_user_id
+    }
+}
+
 /// What a key may do: `read` allows GET, `write` allows POST, PATCH and DELETE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Scopes {

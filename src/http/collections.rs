@@ -11,14 +11,13 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
-use crate::domain::collection::{Collection, CollectionRequest, CollectionStatus};
+use crate::domain::collection::{self, Collection, CollectionRequest, CollectionStatus};
 use crate::domain::order::order_reference;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
 use crate::http::Json;
-use crate::store::CollectionFilter;
 use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleError};
 
 #[derive(utoipa::OpenApi)]
@@ -85,7 +84,7 @@ pub enum CollectionStatusParam {
 struct CollectionQuery {
     /// `unscheduled`, `scheduled` or `any` (default).
     #[param(value_type = Option<CollectionStatusParam>)]
-    status: (&'static str, CollectionFilter),
+    status: (&'static str, collection::CollectionQuery),
     /// 1-indexed page; default 1.
     #[param(value_type = Option<u32>, minimum = 1)]
     page: u32,
@@ -96,8 +95,8 @@ struct CollectionQuery {
 
 impl CollectionQuery {
     fn read(pairs: &[(String, String)]) -> Result<Self, ApiError> {
-        const ANY: (&str, CollectionFilter) = ("any", CollectionFilter::Any);
-        let only = |status: CollectionStatus| (status.as_str(), CollectionFilter::Only(status));
+        const ANY: (&str, collection::CollectionQuery) = ("any", collection::CollectionQuery::Any);
+        let only = |status: CollectionStatus| (status.as_str(), collection::CollectionQuery::Only(status));
         let mut params = QueryParams::new(pairs);
         let status = params.choice(
             "status",

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::domain::body::{BodySpec, Field, FieldType};
+use crate::domain::outcome::Outcome;
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -234,23 +235,13 @@ fn decodes_busy() -> Response {
 impl From<UploadPhotoError> for ApiError {
     fn from(e: UploadPhotoError) -> Self {
         match e {
-            UploadPhotoError::UnsupportedImage => ApiError::client(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_mime",
-                "The image is not a readable JPEG, PNG, WebP or GIF.",
-            ),
-            UploadPhotoError::TooManyPixels { width, height } => ApiError::client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "image_too_large",
-                format!(
-                    "The image is {width}×{height} pixels; at most {} megapixels are accepted. Scale it down and upload again.",
-                    crate::media::sniff::MAX_PIXELS / 1_000_000
-                ),
-            ),
+            UploadPhotoError::UnsupportedImage => Outcome::UnsupportedImage.into(),
+            UploadPhotoError::TooManyPixels { width, height } => Outcome::TooManyPixels { width, height }.into(),
             // The media directory's disk is full: nothing was stored, as a full database.
-            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                ApiError::Outage { kind: crate::store::Outage::StorageFull, cause: format!("cannot store a photo: {e}") }
-            }
+            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => ApiError::Outage {
+                kind: crate::store::Outage::StorageFull,
+                cause: format!("cannot store a photo: {e}"),
+            },
             UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
             UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),
             UploadPhotoError::Store(e) => e.into(),
@@ -268,7 +259,7 @@ impl From<GetPhotoError> for ApiError {
 }
 
 fn photo_not_found() -> ApiError {
-    ApiError::not_found("photo_not_found", "No photo with that id in this brand.")
+    Outcome::PhotoNotFound.into()
 }
 
 /// One of the brand's photos, with its thumbnails once ready.

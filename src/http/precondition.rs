@@ -1,10 +1,11 @@
 //! `If-Match` in, `412 precondition_failed` out (decisions 11.5); the tags themselves are
 //! the domain's (`domain::precondition`).
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{content_etag, IfMatch};
 use crate::error::ApiError;
 
@@ -15,12 +16,7 @@ pub fn if_match(headers: &HeaderMap) -> Option<IfMatch> {
 }
 
 pub fn precondition_failed() -> ApiError {
-    ApiError::client(
-        StatusCode::PRECONDITION_FAILED,
-        "precondition_failed",
-        "If-Match does not match the current version (it changed since you read it); nothing was changed. \
-         Read it again and retry.",
-    )
+    Outcome::PreconditionFailed.into()
 }
 
 /// A JSON answer with a content `ETag`: the settings sections, which have no version.

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use crate::app::AppState;
 use crate::domain::precondition::Precondition;
-use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
+use crate::domain::settings::{Billing, BillingEdit, BillingPatch, BrandProfile, ProfileEdit, ProfilePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
@@ -98,7 +98,7 @@ pub async fn patch_brand(
     });
     let check = |current: &BrandProfile| guard.holds(current);
     let check: Option<Precondition<'_, BrandProfile>> = guard.is_set().then_some(&check);
-    let profile = settings::update_profile(&state.core, &caller.actor, &body, check).await?;
+    let profile = settings::update_profile(&state.core, &caller.actor, ProfileEdit::parse(&body), check).await?;
     Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
@@ -146,7 +146,7 @@ pub async fn patch_billing(
     });
     let check = |current: &Billing| guard.holds(current);
     let check: Option<Precondition<'_, Billing>> = guard.is_set().then_some(&check);
-    let billing = settings::update_billing(&state.core, &caller.actor, &body, check).await?;
+    let billing = settings::update_billing(&state.core, &caller.actor, BillingEdit::parse(&body), check).await?;
     Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 

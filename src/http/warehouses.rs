@@ -9,7 +9,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::settings::{Warehouse, WarehouseChanges, WarehousePatch};
+use crate::domain::outcome::Outcome;
+use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChanges, WarehouseEdit, WarehousePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
@@ -67,17 +68,13 @@ fn path_id(id: Result<Path<String>, PathRejection>) -> String {
 }
 
 fn warehouse_not_found() -> ApiError {
-    ApiError::not_found("warehouse_not_found", "No warehouse with this id in your brand.")
+    Outcome::WarehouseNotFound.into()
 }
 
 /// Losing every retry of a race on the one-default index is a conflict to try again, not
 /// a server fault.
 fn edit_conflict() -> ApiError {
-    ApiError::client(
-        StatusCode::CONFLICT,
-        "edit_conflict",
-        "Another change to this brand's warehouses happened at the same time; try again.",
-    )
+    Outcome::WarehousesContended.into()
 }
 
 impl From<CreateError> for ApiError {
@@ -147,7 +144,8 @@ pub async fn create_warehouse(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<WarehouseResponse>)> {
-    let warehouse = warehouses::create(&state.core, &caller.actor, &body).await?;
+    let new = NewWarehouse::parse(&body).map_err(CreateError::Invalid)?;
+    let warehouse = warehouses::create(&state.core, &caller.actor, &new).await?;
     Ok((StatusCode::CREATED, Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse })))
 }
 
@@ -175,7 +173,8 @@ pub async fn update_warehouse(
     id: Result<Path<String>, PathRejection>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<WarehouseResponse>> {
-    let warehouse = warehouses::update(&state.core, &caller.actor, &path_id(id), &body).await?;
+    let edit = WarehouseEdit::parse(&body);
+    let warehouse = warehouses::update(&state.core, &caller.actor, &path_id(id), edit).await?;
     Ok(Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse }))
 }
 

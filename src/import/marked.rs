@@ -11,8 +11,8 @@ pub const ERRORS_FILENAME: &str = "rehome-bulk-errors.xlsx";
 /// The header of the column the errors are written in.
 pub const ERRORS_HEADER: &str = "errors";
 
-/// What is wrong with one data row: its reasons in order, each with the 0-based column of
-/// the cell it belongs to, when it belongs to one.
+/// What is wrong with one data row: its reasons' sentences in order, each with the 0-based
+/// column of the cell it belongs to, when it belongs to one.
 #[derive(Debug, Clone)]
 pub struct RowMarks {
     pub row: u32,
@@ -49,7 +49,7 @@ pub fn error_workbook(sheet: &Sheet, marks: &[RowMarks]) -> Result<Vec<u8>, Xlsx
         let at = row.row.saturating_sub(1);
         let mark = marks.iter().find(|m| m.row == row.row);
         let reasons_in = |col: u32| -> Vec<&str> {
-            mark.map(|m| m.errors.iter().filter(|(_, c)| *c == Some(col)).map(|(code, _)| code.as_str()).collect())
+            mark.map(|m| m.errors.iter().filter(|(_, c)| *c == Some(col)).map(|(reason, _)| reason.as_str()).collect())
                 .unwrap_or_default()
         };
         for (col, cell) in &row.cells {
@@ -78,9 +78,9 @@ pub fn error_workbook(sheet: &Sheet, marks: &[RowMarks]) -> Result<Vec<u8>, Xlsx
         let summary: Vec<String> = mark
             .errors
             .iter()
-            .map(|(code, col)| match col.and_then(|c| sheet.headers.get(c as usize)) {
-                Some(header) if !header.trim().is_empty() => format!("{}: {code}", header.trim()),
-                _ => code.clone(),
+            .map(|(reason, col)| match col.and_then(|c| sheet.headers.get(c as usize)) {
+                Some(header) if !header.trim().is_empty() => format!("{}: {reason}", header.trim()),
+                _ => reason.clone(),
             })
             .collect();
         ws.write_string_with_format(at, errors_col, summary.join("; "), &wrapped)?;

@@ -7,17 +7,10 @@ use chrono::NaiveDate;
 
 use super::{on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
-use crate::domain::collection::CollectionStatus;
+use crate::domain::collection::{CollectionQuery, CollectionStatus};
 use crate::domain::event::Event;
 use crate::domain::listing::Channel;
 use crate::domain::order::OrderStatus;
-
-/// Which clearance orders a list shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CollectionFilter {
-    Only(CollectionStatus),
-    Any,
-}
 
 /// What recording a collection did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,14 +54,14 @@ impl Store {
     pub async fn collections(
         &self,
         brand_id: i64,
-        filter: CollectionFilter,
+        filter: CollectionQuery,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<CollectionRow>, i64), StoreError> {
         let condition = match filter {
-            CollectionFilter::Only(CollectionStatus::Unscheduled) => "AND c.id IS NULL",
-            CollectionFilter::Only(CollectionStatus::Scheduled) => "AND c.id IS NOT NULL",
-            CollectionFilter::Any => "",
+            CollectionQuery::Only(CollectionStatus::Unscheduled) => "AND c.id IS NULL",
+            CollectionQuery::Only(CollectionStatus::Scheduled) => "AND c.id IS NOT NULL",
+            CollectionQuery::Any => "",
         };
         let from = format!(
             "FROM orders o JOIN brands b ON b.id = o.brand_id LEFT JOIN collections c ON c.order_id = o.id

@@ -51,13 +51,13 @@ use pool::Pool;
 pub(crate) use audit::commit_audited;
 pub use audit::{record_audit, AuditRecord};
 pub use brands::{BrandInsert, BrandRecord};
-pub use collections::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection};
+pub use collections::{CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
-    ImageSlot, ImageSource, ListingEdit, ListingFilter, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
-    ListingUpdate, NewListing, Removal, SavedListing, SyncPage,
+    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
+    NewListing, Removal, SavedListing, SyncPage,
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use operating::{PoolUsage, QueueDepths};

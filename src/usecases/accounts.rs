@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::{random_base62, NewKey};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
-use crate::domain::key_request::MAX_LABEL_LEN;
+use crate::domain::key_request::key_label;
 use crate::domain::team::normalise_email;
 use crate::domain::user::{valid_slug, Actor, Role, Scopes, Via};
 use crate::store::{
@@ -105,10 +105,9 @@ pub async fn create_labelled_key(
     expires_at: Option<DateTime<Utc>>,
     rate_limit: Option<u32>,
 ) -> Result<CreatedKey, AccountError> {
-    let label = label.trim();
-    if label.chars().count() > MAX_LABEL_LEN || label.chars().any(char::is_control) {
-        return Err(AccountError::InvalidLabel);
-    }
+    // A blank label is allowed here (an operator's key may have none).
+    let label = key_label(label).map_err(|_| AccountError::InvalidLabel)?.unwrap_or_default();
+    let label = label.as_str();
     let Some(user) = store.user_by_id(user_id).await? else {
         return Err(AccountError::NoSuchUser(user_id));
     };

@@ -3,11 +3,12 @@
 //! names one of the brand's listings, their PATCH rules) and fails with its codes, each
 //! pinned to the sheet cell it belongs to.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::listings::{self, ListingChange, NewListingBody};
 use super::Core;
-use crate::domain::listing::{validate, Channel, ValidListing};
+use crate::domain::listing::{validate, Channel, Given, ListingInput, ValidListing};
+use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::Options;
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
@@ -53,7 +54,16 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowError {
     pub code: String,
+    /// The reason's sentence (what is wrong and what to do), for people.
+    pub message: String,
     pub at: Option<CellRef>,
+}
+
+impl RowError {
+    /// A reason of the row as a whole.
+    fn of_row(outcome: Outcome) -> Self {
+        Self { code: outcome.code().to_owned(), message: outcome.message().into_owned(), at: None }
+    }
 }
 
 /// The template for the actor's brand: its manufacturer brands in the dropdowns.
@@ -135,7 +145,7 @@ pub async fn commit_file(
         rows[position].outcome = match update {
             ListingUpdate::Saved(saved) => Ok((saved.record.id, Action::Updated)),
             // Changed by someone else since this import read it: not overwritten.
-            ListingUpdate::Stale => Err(vec![RowError { code: "edit_conflict".to_owned(), at: None }]),
+            ListingUpdate::Stale => Err(vec![RowError::of_row(Outcome::EditConflict)]),
         };
     }
     Ok(BulkReport { sheet: file.sheet, rows })
@@ -164,8 +174,8 @@ struct ReadFile {
 }
 
 struct ReadRow {
-    /// The create body: the row's cells and the clearance channel.
-    body: Map<String, Value>,
+    /// The create input: the row's cells and the clearance channel.
+    input: ListingInput,
     validated: Result<ValidListing, Vec<FieldError>>,
 }
 
@@ -195,15 +205,15 @@ async fn planned(
             _ => Ok(None),
         };
         let outcome = match target {
-            Err(code) => Err(vec![FieldError::new("sku", code)]),
-            Ok(None) => listings::prepare(core, actor, &read.body, read.validated)
+            Err(outcome) => Err(vec![outcome.on("sku")]),
+            Ok(None) => listings::prepare(core, actor, &read.input, read.validated)
                 .await?
                 .map(|body| Plan::Create(Box::new(body))),
             Ok(Some(listing)) => {
                 // PATCH rules: the row's cells only; the listing keeps its channel.
-                let mut body = row.body.clone();
-                body.remove("channel");
-                listings::prepare_change(core, actor, listing.clone(), &body)
+                let mut input = read.input;
+                input.channel = Given::Keep;
+                listings::prepare_change(core, actor, listing.clone(), &input)
                     .await?
                     .map(|change| Plan::Update(Box::new(change)))
             }
@@ -223,15 +233,15 @@ fn match_sku<'a>(
     sku: &str,
     earlier: &[Option<String>],
     existing: &'a [ListingRecord],
-) -> Result<Option<&'a ListingRecord>, &'static str> {
+) -> Result<Option<&'a ListingRecord>, Outcome> {
     if earlier.iter().flatten().any(|seen| seen == sku) {
-        return Err("sku_duplicate_in_file");
+        return Err(Outcome::SkuDuplicateInFile);
     }
     let mut matches = existing.iter().filter(|l| l.fields.sku.as_deref() == Some(sku));
     match (matches.next(), matches.next()) {
         (None, _) => Ok(None),
-        (Some(_), Some(_)) => Err("sku_ambiguous"),
-        (Some(listing), None) if listing.user_id != actor.user_id => Err("forbidden_not_owner"),
+        (Some(_), Some(_)) => Err(Outcome::SkuAmbiguous),
+        (Some(listing), None) if !actor.may_change_listing_of(listing.user_id) => Err(Outcome::NotOwner),
         (Some(listing), None) => Ok(Some(listing)),
     }
 }
@@ -253,7 +263,7 @@ fn row_errors(sheet: &Sheet, row: &SheetRow, errors: Vec<FieldError>) -> Vec<Row
         .into_iter()
         .map(|e| {
             let field = e.field.split(['[', '.']).next().unwrap_or_default();
-            RowError { at: sheet.cell_of(row, field), code: e.code }
+            RowError { at: sheet.cell_of(row, field), code: e.code, message: e.message }
         })
         .collect()
 }
@@ -271,10 +281,10 @@ fn validated(sheet: Sheet) -> ReadFile {
         .rows
         .iter()
         .map(|row| {
-            let mut body = row.body.clone();
-            body.insert("channel".to_owned(), Value::String(Channel::Clearance.as_str().to_owned()));
-            let validated = validate(&body, None);
-            ReadRow { body, validated }
+            let mut input = ListingInput::from_json(&row.body);
+            input.channel = Given::Set(Channel::Clearance);
+            let validated = validate(&input, None);
+            ReadRow { input, validated }
         })
         .collect();
     ReadFile { sheet, rows }

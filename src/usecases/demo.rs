@@ -16,23 +16,21 @@ use crate::domain::reader::object;
 use super::marketplace::{orders, payouts};
 use super::photos::{self, PhotoUpload};
 use super::{listings, wallet, warehouses, Core};
+use crate::domain::listing::{ListingInput, ListingQuery};
 use crate::domain::order::{BuyerWindow, Completion, OrderRequest};
 use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice};
+use crate::domain::settings::NewWarehouse;
 use crate::domain::user::Actor;
-use crate::store::ListingFilter;
 
 /// Seeds the sample data once: a brand that has listings is left as it is.
 pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
-    if listings::list(core, admin, ListingFilter::default(), 1, 0).await?.total > 0 {
+    if listings::list(core, admin, ListingQuery::default(), 1, 0).await?.total > 0 {
         return Ok(());
     }
-    warehouses::create(
-        core,
-        admin,
-        &object(json!({"label": "Leeds DC", "address_1": "1 Dock Road", "city": "Leeds", "postcode": "LS1 4AP"})),
-    )
-    .await
-    .map_err(|e| anyhow::anyhow!("demo warehouse: {e}"))?;
+    let leeds =
+        object(json!({"label": "Leeds DC", "address_1": "1 Dock Road", "city": "Leeds", "postcode": "LS1 4AP"}));
+    let leeds = NewWarehouse::parse(&leeds).map_err(|e| anyhow::anyhow!("demo warehouse: {e:?}"))?;
+    warehouses::create(core, admin, &leeds).await.map_err(|e| anyhow::anyhow!("demo warehouse: {e}"))?;
     let photo = photos::upload(core, admin, PhotoUpload { bytes: sofa_png()?, filename: Some("sofa.png".into()) })
         .await
         .map_err(|e| anyhow::anyhow!("demo photo: {e}"))?;
@@ -90,8 +88,9 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
 }
 
 async fn listing(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<i64> {
-    let saved =
-        listings::create(core, admin, &object(body)).await.map_err(|e| anyhow::anyhow!("demo listing: {e:?}"))?;
+    let saved = listings::create(core, admin, &ListingInput::from_json(&object(body)))
+        .await
+        .map_err(|e| anyhow::anyhow!("demo listing: {e:?}"))?;
     Ok(saved.record.id)
 }
 

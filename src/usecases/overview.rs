@@ -9,11 +9,11 @@ use chrono::{DateTime, Datelike, Months, NaiveDate, TimeDelta, Utc};
 use super::marketplace::collections;
 use super::people::{keys, team};
 use super::{listings, wallet, webhooks, Core};
-use crate::domain::collection::CollectionStatus;
-use crate::domain::listing::ListingStatus;
+use crate::domain::collection::{CollectionQuery, CollectionStatus};
+use crate::domain::listing::{ListingQuery, ListingStatus};
 use crate::domain::user::{Actor, Role};
 use crate::domain::webhook::DeliveryStatus;
-use crate::store::{Balances, CollectionFilter, ListingFilter, StoreError, Ts};
+use crate::store::{Balances, StoreError, Ts};
 
 /// Collections listed on the home (the rest are on Collections).
 const COLLECTIONS_SHOWN: i64 = 5;
@@ -76,7 +76,7 @@ pub struct Overview {
 
 /// The brand's overview at `now`, as `actor` may see it.
 pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<Overview, StoreError> {
-    let unscheduled = CollectionFilter::Only(CollectionStatus::Unscheduled);
+    let unscheduled = CollectionQuery::Only(CollectionStatus::Unscheduled);
     let (orders, to_schedule_total) = collections::list(core, actor, unscheduled, COLLECTIONS_SHOWN, 0).await?;
     let to_schedule = orders
         .into_iter()
@@ -99,7 +99,7 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
     let wallet = wallet::wallet(core, actor).await?;
     let mut listings = Vec::with_capacity(ListingStatus::ALL.len());
     for status in ListingStatus::ALL {
-        let filter = ListingFilter { status: Some(*status), ..ListingFilter::default() };
+        let filter = ListingQuery { status: Some(*status), ..ListingQuery::default() };
         listings.push((*status, listings::list(core, actor, filter, 0, 0).await?.total));
     }
     let first = first_of_month(now.date_naive()) - Months::new(11);

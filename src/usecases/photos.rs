@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use super::Core;
 use crate::domain::listing::PhotoSource;
+use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 use crate::media::original::{self, Refusal};
 use crate::media::{sanitize_filename, MediaName};
@@ -31,6 +32,17 @@ pub enum UploadPhotoError {
     Task(#[from] tokio::task::JoinError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl UploadPhotoError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::UnsupportedImage => Some(Outcome::UnsupportedImage),
+            Self::TooManyPixels { width, height } => Some(Outcome::TooManyPixels { width: *width, height: *height }),
+            Self::Media(_) | Self::Task(_) | Self::Store(_) => None,
+        }
+    }
 }
 
 /// Stores a photo of the actor's brand, typed from its bytes (not its name), decoded,

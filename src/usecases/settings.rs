@@ -1,11 +1,9 @@
 //! The brand profile and the billing entity: read whole, changed by partial update.
 
-use serde_json::{Map, Value};
-
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::precondition::Precondition;
-use crate::domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
+use crate::domain::settings::{Billing, BillingEdit, BrandProfile, ProfileEdit};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::StoreError;
@@ -27,17 +25,17 @@ pub async fn profile(core: &Core, actor: &Actor) -> Result<BrandProfile, StoreEr
     Ok(core.store.brand_profile(actor.brand_id).await?.unwrap_or_default())
 }
 
-/// Applies a PATCH body to the brand profile and answers the whole profile, if `guard`
+/// Applies a change to the brand profile and answers the whole profile, if `guard`
 /// (checked in the write's transaction) accepts the profile as it stands. The first save
 /// must name the display name.
 pub async fn update_profile(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    edit: ProfileEdit,
     guard: Option<Precondition<'_, BrandProfile>>,
 ) -> Result<BrandProfile, PatchError> {
     let first_save = core.store.brand_profile(actor.brand_id).await?.is_none();
-    let patch = ProfilePatch::parse(body, first_save).map_err(PatchError::Invalid)?;
+    let patch = edit.of(first_save).map_err(PatchError::Invalid)?;
     let audit = settings_audit(actor, "profile");
     core.store.save_brand_profile(actor.brand_id, &patch, guard, &audit).await?.ok_or(PatchError::PreconditionFailed)
 }
@@ -47,17 +45,17 @@ pub async fn billing(core: &Core, actor: &Actor) -> Result<Billing, StoreError> 
     Ok(core.store.billing(actor.brand_id).await?.unwrap_or_default())
 }
 
-/// Applies a PATCH body to the billing entity (checked against the one on file) and
-/// answers the whole entity, if `guard` (checked in the write's transaction) accepts the
-/// entity as it stands.
+/// Applies a change to the billing entity (checked against the one on file) and answers
+/// the whole entity, if `guard` (checked in the write's transaction) accepts the entity as
+/// it stands.
 pub async fn update_billing(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    edit: BillingEdit,
     guard: Option<Precondition<'_, Billing>>,
 ) -> Result<Billing, PatchError> {
     let current = billing(core, actor).await?;
-    let patch = BillingPatch::parse(body, &current).map_err(PatchError::Invalid)?;
+    let patch = edit.of(&current).map_err(PatchError::Invalid)?;
     let audit = settings_audit(actor, "billing");
     core.store.save_billing(actor.brand_id, &patch, guard, &audit).await?.ok_or(PatchError::PreconditionFailed)
 }

@@ -1,10 +1,8 @@
 //! The warehouse address book of a brand and its one default.
 
-use serde_json::{Map, Value};
-
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
-use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseId, WarehousePatch};
+use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseEdit, WarehouseId};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{StoreError, WarehouseWriteError};
@@ -78,19 +76,18 @@ pub async fn list(core: &Core, actor: &Actor) -> Result<Vec<Warehouse>, StoreErr
     core.store.warehouses(actor.brand_id).await
 }
 
-/// Adds a warehouse from a create body. The brand's first becomes the default; one asked
+/// Adds a warehouse. The brand's first becomes the default; one asked
 /// to be the default demotes the previous one.
-pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Warehouse, CreateError> {
-    let new = NewWarehouse::parse(body).map_err(CreateError::Invalid)?;
-    Ok(core.store.create_warehouse(actor.brand_id, &new, &warehouse_audit(actor, None)).await?)
+pub async fn create(core: &Core, actor: &Actor, new: &NewWarehouse) -> Result<Warehouse, CreateError> {
+    Ok(core.store.create_warehouse(actor.brand_id, new, &warehouse_audit(actor, None)).await?)
 }
 
-/// Applies a PATCH body to the warehouse `id` (any text; one that is not a UUID names no
+/// Applies a change to the warehouse `id` (any text; one that is not a UUID names no
 /// warehouse). The default cannot be un-set.
-pub async fn update(core: &Core, actor: &Actor, id: &str, body: &Map<String, Value>) -> Result<Warehouse, UpdateError> {
+pub async fn update(core: &Core, actor: &Actor, id: &str, edit: WarehouseEdit) -> Result<Warehouse, UpdateError> {
     let id = WarehouseId::parse(id).ok_or(UpdateError::NotFound)?;
     let current = core.store.warehouse(actor.brand_id, id).await?.ok_or(UpdateError::NotFound)?;
-    let patch = WarehousePatch::parse(body, current.is_default).map_err(UpdateError::Invalid)?;
+    let patch = edit.of(current.is_default).map_err(UpdateError::Invalid)?;
     match core.store.update_warehouse(actor.brand_id, id, &patch, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(warehouse) => Ok(warehouse),
         WarehouseChange::NotFound => Err(UpdateError::NotFound),

@@ -9,7 +9,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 
-use super::extract::{admin_multipart, PageError, SignedIn};
+use super::extract::{admin_multipart, multipart_parts, PageError, SignedIn};
 use super::pages::{render, Chrome};
 use crate::app::AppState;
 use crate::import::{ImportError, Mode, Upload, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
@@ -82,17 +82,14 @@ struct Posted {
     file: Vec<u8>,
 }
 
-async fn read_form(mut multipart: Multipart) -> Result<Posted, PageError> {
+async fn read_form(multipart: Multipart) -> Result<Posted, PageError> {
     let mut posted = Posted::default();
-    while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
-        let name = field.name().unwrap_or_default().to_owned();
-        let bytes = field.bytes().await.map_err(|_| PageError::BadForm)?;
-        let text = || String::from_utf8_lossy(&bytes).into_owned();
-        match name.as_str() {
-            "csrf" => posted.csrf = text(),
-            "action" => posted.action = text(),
-            "mode" => posted.mode = text(),
-            "file" => posted.file = bytes.to_vec(),
+    for part in multipart_parts(multipart).await? {
+        match part.name.as_str() {
+            "csrf" => posted.csrf = part.text(),
+            "action" => posted.action = part.text(),
+            "mode" => posted.mode = part.text(),
+            "file" => posted.file = part.bytes.to_vec(),
             _ => {}
         }
     }
@@ -111,10 +108,11 @@ fn rows_of<T>(rows: Vec<CheckedRow<T>>, ok: impl Fn(T) -> String) -> Vec<ReportR
         .collect()
 }
 
+/// `(cell, column, sentence)` of a reason: the page shows what to do, not the code.
 fn error_cell(e: RowError) -> (String, String, String) {
     match e.at {
-        Some(at) => (at.cell, at.column, e.code),
-        None => (String::new(), String::new(), e.code),
+        Some(at) => (at.cell, at.column, e.message),
+        None => (String::new(), String::new(), e.message),
     }
 }
 

@@ -210,6 +210,33 @@ fn tokens_match(presented: &str, expected: &str) -> bool {
     !expected.is_empty() && bool::from(presented.as_bytes().ct_eq(expected.as_bytes()))
 }
 
+/// One part of a multipart form: its name, its file name (for a file) and its bytes.
+pub struct Part {
+    pub name: String,
+    pub filename: Option<String>,
+    pub bytes: Bytes,
+}
+
+impl Part {
+    /// The part as text (invalid UTF-8 replaced, as a browser never sends it).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// Every part of a multipart form, in order: the one loop over a form's parts (a part the
+/// server cannot read is a bad form).
+pub async fn multipart_parts(mut multipart: axum::extract::Multipart) -> Result<Vec<Part>, PageError> {
+    let mut parts = Vec::new();
+    while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        let filename = field.file_name().map(str::to_owned);
+        let bytes = field.bytes().await.map_err(|_| PageError::BadForm)?;
+        parts.push(Part { name, filename, bytes });
+    }
+    Ok(parts)
+}
+
 /// A multipart form's check (its token is a field among the others): the session's token,
 /// then an admin's action (decisions 9.2, 9.4).
 pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), PageError> {

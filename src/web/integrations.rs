@@ -7,6 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
+use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{json, Map};
 
@@ -17,7 +18,8 @@ use super::extract::{PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
-use crate::domain::key_request::key_prefix;
+use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
+use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::{self, ConfigureError, RotateError, TestEventError};
@@ -201,7 +203,11 @@ async fn create_key(State(state): State<AppState>, posted: SignedInForm<KeyForm>
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = object(json!({"label": form.label}));
-    match keys::create(&state.core, &session.actor(), &body).await {
+    let created = match KeyRequest::parse(&body, Utc::now()) {
+        Ok(request) => keys::create(&state.core, &session.actor(), &request).await,
+        Err(errors) => Err(CreateKeyError::Invalid(errors)),
+    };
+    match created {
         Ok(issued) => {
             let shown = Shown {
                 new_key: Some((issued.key.label, issued.secret)),
@@ -249,7 +255,12 @@ async fn roll_key(
     let session = posted.session;
     require_admin(&session)?;
     let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
-    let shown = match keys::roll(&state.core, &session.actor(), id, &Map::new()).await {
+    // The API's defaults: an empty body.
+    let rolled = match RollRequest::parse(&Map::new()) {
+        Ok(request) => keys::roll(&state.core, &session.actor(), id, &request).await,
+        Err(errors) => Err(RollKeyError::Invalid(errors)),
+    };
+    let shown = match rolled {
         Ok(issued) => Shown {
             new_key: Some((issued.key.label, issued.secret)),
             notice: Some("Key rolled: the old one stops working within 24 hours. Copy the new secret now.".to_owned()),
@@ -282,7 +293,11 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
     require_admin(&session)?;
     let enabled = form.enabled.is_some();
     let body = object(json!({"url": form.url, "enabled": enabled}));
-    let shown = match webhooks::configure(&state.core, &session.actor(), &body, None).await {
+    let configured = match WebhookPatch::parse(&body, state.core.config.webhook_allow_http) {
+        Ok(patch) => webhooks::configure(&state.core, &session.actor(), &patch, None).await,
+        Err(errors) => Err(ConfigureError::Invalid(errors)),
+    };
+    let shown = match configured {
         Ok(configured) => Shown {
             signing_secret: configured.secret_created.then(|| configured.endpoint.signing_secret.clone()),
             notice: Some("Webhook saved.".to_owned()),
@@ -304,7 +319,12 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
 async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let shown = match webhooks::rotate_secret(&state.core, &session.actor(), &Map::new()).await {
+    // The API's defaults: an empty body.
+    let rotated = match SecretRotation::parse(&Map::new()) {
+        Ok(rotation) => webhooks::rotate_secret(&state.core, &session.actor(), &rotation).await,
+        Err(errors) => Err(RotateError::Invalid(errors)),
+    };
+    let shown = match rotated {
         Ok(endpoint) => Shown {
             signing_secret: Some(endpoint.signing_secret),
             notice: Some("Signing secret rotated.".to_owned()),

@@ -10,16 +10,18 @@ use axum::extract::{Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::extract::{admin_multipart, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::pages::{form_number, render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
-use crate::domain::listing::{Channel, DELIVERY_CONTRIBUTIONS_GBP};
-use crate::domain::money::UnitMoney;
+use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
+use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
+use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
 use crate::domain::user::Actor;
+use crate::domain::FieldError;
 use crate::store::{ListingRecord, PhotoRecord};
 use crate::usecases::listings::{
     self, CreateListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,
@@ -179,7 +181,7 @@ impl ListingFormPage {
             TEXT_FIELDS.contains(&field)
                 || ["faults", "exposed_to", "measurements", "photo", "listing"].contains(&field)
         };
-        self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ")
+        self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
     }
 
     /// `(field, label, values)` of the taxonomy fields chosen from a list.
@@ -204,7 +206,7 @@ pub struct ListingPage {
     pub updated: String,
     pub views: i64,
     /// `(label, GBP)` of one unit's money.
-    pub money: Vec<(&'static str, String)>,
+    pub money: Vec<(String, String)>,
     /// `(url or "", status, error)` of each image, in order.
     pub images: Vec<(String, &'static str, String)>,
     pub notice: Option<&'static str>,
@@ -237,13 +239,14 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
     let record = listing_of(state, session, id).await?;
     let f = &record.fields;
     let unit = UnitMoney::of(f.channel, f.price(), f.delivery_contribution_gbp);
-    let mut money = vec![("Price", pounds(unit.price.get()))];
+    let mut money = vec![("Price".to_owned(), pounds(unit.price.get()))];
     if f.channel == Channel::Clearance {
-        money.push(("Commission (15%)", pounds(unit.commission.get())));
-        money.push(("VAT on the commission (20%)", pounds(unit.vat.get())));
+        // The rates the payout is worked out with, never restated.
+        money.push((format!("Commission ({CLEARANCE_COMMISSION_PERCENT}%)"), pounds(unit.commission.get())));
+        money.push((format!("VAT on the commission ({VAT_PERCENT}%)"), pounds(unit.vat.get())));
     }
-    money.push(("Delivery contribution", pounds(unit.delivery.get())));
-    money.push(("Your payout per unit", pounds(unit.payout.get())));
+    money.push(("Delivery contribution".to_owned(), pounds(unit.delivery.get())));
+    money.push(("Your payout per unit".to_owned(), pounds(unit.payout.get())));
     let images = record
         .images
         .iter()
@@ -335,7 +338,7 @@ const TEXT_FIELDS: [&str; 19] = [
 /// The parts of a measurement row (`measurement_<row>_<part>`), by the API's names.
 const MEASUREMENT_PARTS: [&str; 4] = ["type", "w_cm", "d_cm", "h_cm"];
 
-async fn read_form(mut multipart: Multipart) -> Result<Posted, PageError> {
+async fn read_form(multipart: Multipart) -> Result<Posted, PageError> {
     let mut posted = Posted {
         csrf: String::new(),
         values: Values::default(),
@@ -343,17 +346,16 @@ async fn read_form(mut multipart: Multipart) -> Result<Posted, PageError> {
         exposed_to: Vec::new(),
         photo: None,
     };
-    while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
-        let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.file_name().map(str::to_owned);
-        let bytes = field.bytes().await.map_err(|_| PageError::BadForm)?;
-        match name.as_str() {
-            "csrf" => posted.csrf = String::from_utf8_lossy(&bytes).into_owned(),
-            "faults" => posted.faults.push(String::from_utf8_lossy(&bytes).into_owned()),
-            "exposed_to" => posted.exposed_to.push(String::from_utf8_lossy(&bytes).into_owned()),
-            "photo" if !bytes.is_empty() => posted.photo = Some((bytes.to_vec(), filename.unwrap_or_default())),
+    for part in multipart_parts(multipart).await? {
+        match part.name.as_str() {
+            "csrf" => posted.csrf = part.text(),
+            "faults" => posted.faults.push(part.text()),
+            "exposed_to" => posted.exposed_to.push(part.text()),
+            "photo" if !part.bytes.is_empty() => {
+                posted.photo = Some((part.bytes.to_vec(), part.filename.unwrap_or_default()))
+            }
             other if TEXT_FIELDS.contains(&other) || is_measurement_part(other) => {
-                posted.values.0.insert(other.to_owned(), String::from_utf8_lossy(&bytes).into_owned());
+                posted.values.0.insert(other.to_owned(), part.text());
             }
             _ => {}
         }
@@ -369,11 +371,11 @@ fn is_measurement_part(name: &str) -> bool {
 
 /// The rows of the form with anything in them, as the API's `measurements` (dimensions as
 /// JSON numbers, their text kept; the API's reasons name what is wrong).
-fn measurements_of(values: &Values) -> Vec<Value> {
+fn measurements_of(values: &Values) -> Value {
     (1..=MEASUREMENT_ROWS)
         .filter(|row| MEASUREMENT_PARTS.iter().any(|part| !values.measurement(row, part).trim().is_empty()))
         .map(|row| {
-            let mut piece = Map::new();
+            let mut piece = serde_json::Map::new();
             piece.insert("type".to_owned(), Value::String(values.measurement(&row, "type").trim().to_owned()));
             for part in &MEASUREMENT_PARTS[1..] {
                 piece.insert((*part).to_owned(), form_number(values.measurement(&row, part).trim()));
@@ -383,40 +385,32 @@ fn measurements_of(values: &Values) -> Vec<Value> {
         .collect()
 }
 
-/// The API body of the form: numbers as JSON numbers (their text kept exactly), the rest as
-/// text; an empty optional field is left out on create and cleared (`null`) on edit.
-fn body_of(posted: &Posted, editing: bool) -> Map<String, Value> {
-    let mut body = Map::new();
-    for name in TEXT_FIELDS {
-        let text = posted.values.get(name).trim();
-        let numeric =
-            matches!(name, "price_gbp" | "sale_price_gbp" | "rrp_gbp" | "quantity" | "delivery_contribution_gbp");
-        let value = if text.is_empty() {
-            // Required fields and the warehouse (which always has one) cannot be cleared.
-            let clearable = !matches!(
-                name,
-                "title" | "price_gbp" | "channel" | "status" | "quantity" | "category" | "condition" | "warehouse_id"
-            );
-            if !editing || !clearable {
-                continue;
-            }
-            Value::Null
-        } else if numeric {
-            form_number(text)
-        } else {
-            Value::String(text.to_owned())
-        };
-        body.insert(name.to_owned(), value);
+/// Fields a blank leaves as they are even on edit: the form always fills them, and a
+/// cleared one would fall back to a default (or, for the warehouse, to none).
+const KEPT_WHEN_BLANK: [&str; 4] = ["channel", "status", "quantity", "warehouse_id"];
+
+/// The form as the listing input the API's body would give, each field read by its type in
+/// the listing body's table: a blank field is left out on create, and on edit cleared
+/// unless it is required (or [`KEPT_WHEN_BLANK`]).
+fn input_of(posted: &Posted, editing: bool) -> ListingInput {
+    let mut input = ListingInput::default();
+    for field in LISTING_BODY.fields.iter().filter(|f| TEXT_FIELDS.contains(&f.name)) {
+        let text = posted.values.get(field.name);
+        let kept = !editing || field.required || KEPT_WHEN_BLANK.contains(&field.name);
+        if !(text.trim().is_empty() && kept) {
+            input.give_text(field.name, text);
+        }
     }
-    body.insert("faults".to_owned(), Value::Array(posted.faults.iter().cloned().map(Value::String).collect()));
-    let measurements = measurements_of(&posted.values);
+    let list = |items: &[String]| items.iter().cloned().map(Value::String).collect::<Value>();
+    input.give("faults", &list(&posted.faults));
     if editing || !posted.exposed_to.is_empty() {
-        body.insert("exposed_to".to_owned(), posted.exposed_to.iter().cloned().map(Value::String).collect());
+        input.give("exposed_to", &list(&posted.exposed_to));
     }
-    if editing || !measurements.is_empty() {
-        body.insert("measurements".to_owned(), Value::Array(measurements));
+    let measurements = measurements_of(&posted.values);
+    if editing || measurements.as_array().is_some_and(|m| !m.is_empty()) {
+        input.give("measurements", &measurements);
     }
-    body
+    input
 }
 
 /// A photo uploaded from a form, through the same budget of image decodes as the API's
@@ -442,22 +436,17 @@ async fn create(
     let posted = read_form(multipart).await?;
     admin_multipart(&session, &posted.csrf)?;
     let actor = session.actor();
-    let mut body = body_of(&posted, false);
+    let mut input = input_of(&posted, false);
     if let Some((bytes, filename)) = posted.photo.clone() {
         match upload_photo(&state, &actor, PhotoUpload { bytes, filename: Some(filename) }).await? {
-            Ok(photo) => {
-                body.insert("attachment_ids".to_owned(), Value::from(vec![photo.id]));
-            }
-            Err(UploadPhotoError::UnsupportedImage) => {
-                return refused(&state, &session, None, posted, "photo", "unsupported_mime").await
-            }
-            Err(UploadPhotoError::TooManyPixels { .. }) => {
-                return refused(&state, &session, None, posted, "photo", "image_too_large").await
-            }
-            Err(e) => return Err(PageError::internal(e)),
+            Ok(photo) => input.attachment_ids = Given::Set(vec![photo.id]),
+            Err(e) => match e.outcome() {
+                Some(outcome) => return refused(&state, &session, None, posted, outcome.on("photo")).await,
+                None => return Err(PageError::internal(e)),
+            },
         }
     }
-    match listings::create(&state.core, &actor, &body).await {
+    match listings::create(&state.core, &actor, &input).await {
         Ok(saved) => Ok(Redirect::to(&format!("/dashboard/listings/{}", saved.record.id)).into_response()),
         Err(CreateListingError::Invalid(errors)) => {
             form_answer(&state, &session, None, posted.values, FieldErrors(errors)).await
@@ -466,16 +455,15 @@ async fn create(
     }
 }
 
+/// The form again, 422, with the values given and one reason.
 async fn refused(
     state: &AppState,
     session: &LiveSession,
     id: Option<i64>,
     posted: Posted,
-    field: &str,
-    code: &str,
+    reason: FieldError,
 ) -> Result<Response, PageError> {
-    let errors = FieldErrors(vec![crate::domain::FieldError::new(field, code)]);
-    form_answer(state, session, id, posted.values, errors).await
+    form_answer(state, session, id, posted.values, FieldErrors(vec![reason])).await
 }
 
 async fn update(
@@ -487,21 +475,18 @@ async fn update(
     let id = listing_id(&id)?;
     let posted = read_form(multipart).await?;
     admin_multipart(&session, &posted.csrf)?;
-    let body = body_of(&posted, true);
-    match listings::update(&state.core, &session.actor(), id, &body, None).await {
+    let input = input_of(&posted, true);
+    match listings::update(&state.core, &session.actor(), id, &input, None).await {
         Ok(_) => listing_view(&state, &session, id, Some("Listing saved.")).await,
         Err(UpdateListingError::Invalid(errors)) => {
             form_answer(&state, &session, Some(id), posted.values, FieldErrors(errors)).await
         }
-        Err(UpdateListingError::NotOwner) => {
-            refused(&state, &session, Some(id), posted, "listing", "forbidden_not_owner").await
-        }
-        Err(UpdateListingError::EditConflict | UpdateListingError::PreconditionFailed) => {
-            refused(&state, &session, Some(id), posted, "listing", "edit_conflict").await
-        }
-        Err(UpdateListingError::NoFields) => refused(&state, &session, Some(id), posted, "listing", "no_fields").await,
         Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
         Err(UpdateListingError::Store(e)) => Err(e.into()),
+        Err(e) => match e.outcome() {
+            Some(outcome) => refused(&state, &session, Some(id), posted, outcome.on("listing")).await,
+            None => Err(PageError::internal(e)),
+        },
     }
 }
 
@@ -515,15 +500,16 @@ async fn change_photos(
     done: &'static str,
 ) -> Result<Response, PageError> {
     let Some(change) = change else {
-        return photo_refused(state, session, id, "photo_not_found".to_owned()).await;
+        return photo_refused(state, session, id, Outcome::PhotoNotFound).await;
     };
     match listings::change_photos(&state.core, &session.actor(), id, change).await {
         Ok(_) => listing_view(state, session, id, Some(done)).await,
-        Err(PhotoChangeError::NoSuchPhoto) => photo_refused(state, session, id, "photo_not_found".into()).await,
-        Err(PhotoChangeError::NotOwner) => photo_refused(state, session, id, "forbidden_not_owner".into()).await,
-        Err(PhotoChangeError::EditConflict) => photo_refused(state, session, id, "edit_conflict".into()).await,
         Err(PhotoChangeError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
         Err(PhotoChangeError::Store(e)) => Err(e.into()),
+        Err(e) => match e.outcome() {
+            Some(outcome) => photo_refused(state, session, id, outcome).await,
+            None => Err(PageError::internal(e)),
+        },
     }
 }
 
@@ -532,10 +518,10 @@ async fn photo_refused(
     state: &AppState,
     session: &LiveSession,
     id: i64,
-    reason: String,
+    reason: Outcome,
 ) -> Result<Response, PageError> {
     let mut page = listing_page(state, session, id).await?;
-    page.photo_error = Some(reason);
+    page.photo_error = Some(reason.message().into_owned());
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
@@ -543,34 +529,28 @@ async fn add_photo(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     Path(id): Path<String>,
-    mut multipart: Multipart,
+    multipart: Multipart,
 ) -> Result<Response, PageError> {
     let id = listing_id(&id)?;
     let (mut csrf, mut photo) = (String::new(), None);
-    while let Some(field) = multipart.next_field().await.map_err(|_| PageError::BadForm)? {
-        let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.file_name().map(str::to_owned);
-        let bytes = field.bytes().await.map_err(|_| PageError::BadForm)?;
-        match name.as_str() {
-            "csrf" => csrf = String::from_utf8_lossy(&bytes).into_owned(),
-            "photo" if !bytes.is_empty() => photo = Some((bytes.to_vec(), filename)),
+    for part in multipart_parts(multipart).await? {
+        match part.name.as_str() {
+            "csrf" => csrf = part.text(),
+            "photo" if !part.bytes.is_empty() => photo = Some((part.bytes.to_vec(), part.filename)),
             _ => {}
         }
     }
     admin_multipart(&session, &csrf)?;
     let Some((bytes, filename)) = photo else {
-        return photo_refused(&state, &session, id, "photo_required".into()).await;
+        return photo_refused(&state, &session, id, Outcome::PhotoRequired).await;
     };
     let actor = session.actor();
     let uploaded = match upload_photo(&state, &actor, PhotoUpload { bytes, filename }).await? {
         Ok(photo) => photo,
-        Err(UploadPhotoError::UnsupportedImage) => {
-            return photo_refused(&state, &session, id, "unsupported_mime".into()).await
-        }
-        Err(UploadPhotoError::TooManyPixels { .. }) => {
-            return photo_refused(&state, &session, id, "image_too_large".into()).await
-        }
-        Err(e) => return Err(PageError::internal(e)),
+        Err(e) => match e.outcome() {
+            Some(outcome) => return photo_refused(&state, &session, id, outcome).await,
+            None => return Err(PageError::internal(e)),
+        },
     };
     change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), "Photo added.").await
 }

@@ -14,10 +14,9 @@ use super::extract::{PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::pages::{page_number, render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
-use crate::domain::collection::CollectionRequest;
+use crate::domain::collection::{CollectionQuery, CollectionRequest};
 use crate::domain::reader::object;
-use crate::domain::webhook::DeliveryStatus;
-use crate::store::CollectionFilter;
+use crate::domain::webhook::{DeadReplay, DeliveryStatus};
 use crate::usecases::marketplace::collections::{self, ScheduleError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::ReplayError;
@@ -162,7 +161,11 @@ async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>)
     let session = posted.session;
     require_admin(&session)?;
     let body = object(serde_json::json!({"status": "dead"}));
-    let notice = match webhooks::replay_dead(&state.core, &session.actor(), &body).await {
+    let replayed = match DeadReplay::parse(&body) {
+        Ok(request) => webhooks::replay_dead(&state.core, &session.actor(), &request).await,
+        Err(errors) => Err(ReplayError::Invalid(errors)),
+    };
+    let notice = match replayed {
         Ok(n) => format!("{n} dead event(s) queued for delivery."),
         Err(ReplayError::Store(e)) => return Err(e.into()),
         Err(refused) => format!("Nothing was replayed: {}", replay_refusal(&refused)),
@@ -272,7 +275,7 @@ async fn collections_view(
     failed: Option<(i64, FieldErrors)>,
 ) -> Result<Response, PageError> {
     let actor = session.actor();
-    let (orders, _) = collections::list(&state.core, &actor, CollectionFilter::Any, COLLECTIONS_SHOWN, 0).await?;
+    let (orders, _) = collections::list(&state.core, &actor, CollectionQuery::Any, COLLECTIONS_SHOWN, 0).await?;
     let (mut unscheduled, mut scheduled) = (Vec::new(), Vec::new());
     for order in orders {
         let row = CollectionRow {

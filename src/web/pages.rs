@@ -90,15 +90,16 @@ fn nav(is_admin: bool) -> Vec<NavLink> {
 pub struct FieldErrors(pub Vec<crate::domain::FieldError>);
 
 impl FieldErrors {
-    /// The codes given for `field`, joined; `None` when it has none.
+    /// The sentences of the reasons given for `field` (never their codes), joined; `None`
+    /// when it has none.
     pub fn get(&self, field: &str) -> Option<String> {
-        let codes: Vec<&str> = self.0.iter().filter(|e| e.field == field).map(|e| e.code.as_str()).collect();
-        (!codes.is_empty()).then(|| codes.join(", "))
+        let messages: Vec<&str> = self.0.iter().filter(|e| e.field == field).map(|e| e.message.as_str()).collect();
+        (!messages.is_empty()).then(|| messages.join(" "))
     }
 
-    /// Every reason, for a form whose fields do not each have a place.
+    /// Every reason's sentence, for a form whose fields do not each have a place.
     pub fn all(&self) -> String {
-        self.0.iter().map(|e| e.code.as_str()).collect::<Vec<_>>().join(", ")
+        self.0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
     }
 
     pub fn is_empty(&self) -> bool {
@@ -120,14 +121,7 @@ pub fn page_number(text: Option<&str>, last: i64) -> i64 {
     text.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=last).contains(p)).unwrap_or(1)
 }
 
-/// A numeric form field as the API would receive it: a JSON number (its decimal text kept
-/// exactly) when the text is one, else the text as given, which the use case then refuses
-/// with the API's code.
-pub fn form_number(text: &str) -> serde_json::Value {
-    let trimmed = text.trim();
-    serde_json::from_str::<serde_json::Number>(trimmed)
-        .map_or_else(|_| serde_json::Value::String(text.to_owned()), serde_json::Value::Number)
-}
+pub use crate::domain::reader::form_number;
 
 /// `2026-11-25 15:34` for tables.
 pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {

@@ -15,6 +15,7 @@ use super::notice::{Flash, Notice};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::reader::object;
+use crate::domain::team::MemberInvite;
 use crate::usecases::people::audit;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::sessions::LiveSession;
@@ -136,7 +137,11 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = object(json!({"email": form.email, "display_name": form.name, "role": form.role}));
-    let errors = match team::invite(&state.core, &session.actor(), &body).await {
+    let invited = match MemberInvite::parse(&body) {
+        Ok(request) => team::invite(&state.core, &session.actor(), &request).await,
+        Err(errors) => Err(InviteError::Invalid(errors)),
+    };
+    let errors = match invited {
         Ok(invited) => {
             let shown = (invited.member.email, invited.invite_url, when(invited.invite_expires_at.get()));
             return team_view(&state, &session, StatusCode::CREATED, Some(shown), None).await;

@@ -12,8 +12,8 @@ use super::extract::{PageError, SignedIn, SignedInForm};
 use super::pages::{page_number, render, require_admin, when, Chrome};
 use crate::app::AppState;
 use crate::domain::credit_code::RedeemRequest;
-use crate::domain::listing::{Channel, ListingStatus};
-use crate::store::ListingFilter;
+use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
+use crate::domain::FieldError;
 use crate::usecases::listings;
 use crate::usecases::marketplace::credits::{self, RedeemError};
 use crate::usecases::marketplace::redemptions;
@@ -57,6 +57,8 @@ pub struct ListingsPage {
     pub total: i64,
     /// The query string of the filters, for the page links.
     pub filters: String,
+    /// Why the search was refused (the API's rule for `q`), shown in place of results.
+    pub search_error: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,10 +81,22 @@ async fn listings_page(
 ) -> Result<Response, PageError> {
     let status = query.status.parse::<ListingStatus>().ok();
     let channel = query.channel.parse::<Channel>().ok();
-    let words: Vec<String> = query.q.split_whitespace().take(8).map(|w| w.chars().take(64).collect()).collect();
+    // The API's search rule: a search too long is refused with its reason, never cut.
+    let (words, search_error) = match query.q.trim() {
+        "" => (Vec::new(), None),
+        q => match ListingQuery::search_words(q) {
+            Some(words) => (words, None),
+            None => (Vec::new(), Some(FieldError::of("q", "invalid").message)),
+        },
+    };
     let page = page_number(query.page.as_deref(), 100_000);
-    let filter = ListingFilter { status, channel, sku: None, words };
-    let found = listings::list(&state.core, &session.actor(), filter, PER_PAGE, (page - 1) * PER_PAGE).await?;
+    let found = match search_error {
+        Some(_) => Default::default(),
+        None => {
+            let filter = ListingQuery { status, channel, sku: None, words };
+            listings::list(&state.core, &session.actor(), filter, PER_PAGE, (page - 1) * PER_PAGE).await?
+        }
+    };
     let rows = found
         .listings
         .into_iter()
@@ -92,7 +106,7 @@ async fn listings_page(
             status: l.status.as_str(),
             channel: l.channel.as_str(),
             category: l.category,
-            price: pounds(l.sale_price.unwrap_or(l.regular_price).get()),
+            price: pounds(price(l.regular_price, l.sale_price).get()),
             views: l.view_count,
             created: when(l.created_at.get()),
         })
@@ -113,6 +127,7 @@ async fn listings_page(
         pages: (found.total + PER_PAGE - 1) / PER_PAGE,
         total: found.total,
         filters,
+        search_error,
     };
     Ok(render(StatusCode::OK, &view))
 }

@@ -20,9 +20,12 @@ use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, require_admin, Chrome, FieldErrors};
 use crate::app::AppState;
 use crate::domain::body::{BodySpec, FieldType};
+use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutOptionsPatch;
 use crate::domain::reader::object;
-use crate::domain::settings::{BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY};
+use crate::domain::settings::{
+    BillingEdit, NewWarehouse, ProfileEdit, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
+};
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::settings::{self, PatchError};
@@ -295,7 +298,8 @@ async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Res
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = body(&PROFILE_BODY, &form);
-    let outcome = settings::update_profile(&state.core, &session.actor(), &body, None).await.map(drop);
+    let outcome =
+        settings::update_profile(&state.core, &session.actor(), ProfileEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { brand: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, body, back, "Brand saved.").await
 }
@@ -304,7 +308,8 @@ async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Res
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let body = body(&BILLING_BODY, &form);
-    let outcome = settings::update_billing(&state.core, &session.actor(), &body, None).await.map(drop);
+    let outcome =
+        settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, body, back, "Billing saved.").await
 }
@@ -336,7 +341,11 @@ async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Re
     // Blank fields are left out: the warehouse is new.
     let mut body = body(&WAREHOUSE_BODY, &form);
     body.retain(|_, v| !matches!(v, Value::String(s) if s.trim().is_empty()));
-    match warehouses::create(&state.core, &session.actor(), &body).await {
+    let created = match NewWarehouse::parse(&body) {
+        Ok(new) => warehouses::create(&state.core, &session.actor(), &new).await,
+        Err(errors) => Err(CreateError::Invalid(errors)),
+    };
+    match created {
         Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse added."), Refused::default()).await,
         Err(CreateError::Invalid(errors)) => {
             let values = self::body(&WAREHOUSE_BODY, &form);
@@ -344,8 +353,10 @@ async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Re
             view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
         }
         Err(CreateError::Contended) => {
-            let refused =
-                Refused { warehouse_error: Some("warehouses_contended: try again".into()), ..Refused::default() };
+            let refused = Refused {
+                warehouse_error: Some(Outcome::WarehousesContended.message().into_owned()),
+                ..Refused::default()
+            };
             view(&state, &session, StatusCode::CONFLICT, None, refused).await
         }
         Err(CreateError::Store(e)) => Err(e.into()),
@@ -362,7 +373,7 @@ async fn update_warehouse(
     // Every field is given (a blank one clears it); the default is changed by its own button.
     let mut body = body(&WAREHOUSE_BODY, &form);
     body.remove("is_default");
-    match warehouses::update(&state.core, &session.actor(), &id, &body).await {
+    match warehouses::update(&state.core, &session.actor(), &id, WarehouseEdit::parse(&body)).await {
         Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse saved."), Refused::default()).await,
         Err(UpdateError::Invalid(errors)) => {
             let refused = Refused { warehouse_edit: Some((id, body, FieldErrors(errors))), ..Refused::default() };
@@ -431,10 +442,10 @@ async fn changed(
 ) -> Result<Response, PageError> {
     let error = match outcome {
         Ok(notice) => return view(state, session, StatusCode::OK, Some(notice), Refused::default()).await,
-        Err(ChangeError::NotFound) => "warehouse_not_found",
-        Err(ChangeError::Contended) => "warehouses_contended: try again",
+        Err(ChangeError::NotFound) => Outcome::WarehouseNotFound,
+        Err(ChangeError::Contended) => Outcome::WarehousesContended,
         Err(ChangeError::Store(e)) => return Err(e.into()),
     };
-    let refused = Refused { warehouse_error: Some(error.to_owned()), ..Refused::default() };
+    let refused = Refused { warehouse_error: Some(error.message().into_owned()), ..Refused::default() };
     view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
 }

@@ -189,10 +189,18 @@ async fn the_error_workbook_marks_the_faulty_cells() {
     // The errors column after the last one used; empty for a good row.
     assert_eq!(cells["AG1"]["value"], "errors");
     assert!(cells.get("AG2").is_none(), "{}", cells["AG2"]);
-    assert_eq!(cells["AG3"]["value"], "title: title_required; Price_GBP: price_gbp_invalid");
+    // Each reason in words, what to do, not its code.
+    let sentence = |field: &str, code: &str| rehome::domain::FieldError::new(field, code).message;
+    let (title, price) = (sentence("title", "title_required"), sentence("price_gbp", "price_gbp_invalid"));
+    assert_eq!(cells["AG3"]["value"], format!("title: {title}; Price_GBP: {price}"));
     // The faulty cells, filled and annotated; a blank one too (the missing title).
-    for (cell, reason) in [("AB3", "price_gbp_invalid"), ("A3", "title_required")] {
-        assert_eq!(cells[cell]["note"].as_str().map(|n| n.contains(reason)), Some(true), "{cell}: {}", cells[cell]);
+    for (cell, reason) in [("AB3", &price), ("A3", &title)] {
+        assert_eq!(
+            cells[cell]["note"].as_str().map(|n| n.contains(reason.as_str())),
+            Some(true),
+            "{cell}: {}",
+            cells[cell]
+        );
         assert_eq!(cells[cell]["fill"], "FFFFC7CE", "{cell}");
     }
     assert!(cells["AB2"]["fill"].is_null() && cells["AB2"]["note"].is_null(), "a good cell is left as it was");

@@ -1,8 +1,10 @@
 //! A listing's content and its rules: the enums of the spec, the validated fields, and the
 //! one validator shared by create, PATCH and bulk-import rows.
 
+mod input;
 mod matching;
 mod parse;
+mod query;
 mod spec;
 mod sync;
 mod validate;
@@ -14,10 +16,12 @@ use super::money::{payout, Pence};
 use super::wire::wire_names;
 
 pub use image::{ImageStatus, PhotoSource};
+pub use input::{Given, ListingInput};
 pub use parse::{
     BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_DIMENSION_CM, MAX_ITEMS, SKU_MAX, TITLE_MAX,
     WAREHOUSE_LOCATION_MAX,
 };
+pub use query::{ListingQuery, MAX_Q_CHARS, MAX_Q_WORDS, MAX_SKU_CHARS};
 pub use spec::{BulkDelete, BulkDeleteRefused, ListingPatch, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
 pub use sync::SyncPosition;
 pub use validate::{referenced_ids, validate, References, ValidListing};

@@ -224,17 +224,23 @@ mod tests {
         accepted.sort_unstable();
         assert_eq!(documented, accepted);
         let example = object(serde_json::from_str(LISTING_BODY.example).unwrap());
-        assert!(super::super::validate(&example, None).is_ok(), "the example is a valid listing");
+        assert!(
+            super::super::validate(&super::super::ListingInput::from_json(&example), None).is_ok(),
+            "the example is a valid listing"
+        );
         let unknown = object(json!({"title": "x", "colour_code": 3}));
-        let codes: Vec<String> =
-            super::super::validate(&unknown, None).unwrap_err().into_iter().map(|e| e.code).collect();
+        let codes: Vec<String> = super::super::validate(&super::super::ListingInput::from_json(&unknown), None)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.code)
+            .collect();
         assert!(codes.contains(&"colour_code_unknown".to_owned()));
     }
 
     #[test]
     fn listing_text_follows_the_one_text_rule_of_every_body() {
         let codes = |body: Value| -> Vec<String> {
-            match super::super::validate(&object(body), None) {
+            match super::super::validate(&super::super::ListingInput::from_json(&object(body)), None) {
                 Ok(_) => vec![],
                 Err(errors) => errors.into_iter().map(|e| e.code).collect(),
             }

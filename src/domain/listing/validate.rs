@@ -1,15 +1,12 @@
-//! The one listing validator: a JSON object (a create body, a PATCH body or a bulk-import
-//! row), optionally over a stored listing, becomes [`ListingFields`] or every reason it
+//! The one listing validator: a [`ListingInput`] (a create body, a PATCH body, a bulk-import
+//! row or a dashboard form), optionally over a stored listing, becomes [`ListingFields`] or every reason it
 //! cannot, as `<field>_<reason>` codes.
 //!
 //! A PATCH is merged field by field with the stored listing and the rules that tie fields
 //! together (quantity per channel, sale below regular price, faults present) are checked on
 //! the merged result, so no PATCH can leave a listing invalid.
 
-use serde_json::{Map, Value};
-
-use super::parse::{self, Parsed};
-use super::spec::LISTING_BODY;
+use super::input::{Given, ListingInput};
 use super::{Channel, ListingFields, ListingStatus, MAX_CLEARANCE_QUANTITY};
 use crate::domain::FieldError;
 
@@ -31,62 +28,59 @@ pub struct References {
     pub attachment_ids: Vec<i64>,
 }
 
-/// The well-formed warehouse and attachment ids a body names (malformed ones are already
+/// The well-formed warehouse and attachment ids an input names (malformed ones are already
 /// reasons of [`validate`]).
-pub fn referenced_ids(body: &Map<String, Value>) -> References {
+pub fn referenced_ids(input: &ListingInput) -> References {
     References {
-        warehouse_id: body.get("warehouse_id").and_then(|v| parse::warehouse_id(v).ok().flatten()),
-        attachment_ids: body
-            .get("attachment_ids")
-            .and_then(|v| parse::attachment_ids(v).ok().flatten())
-            .unwrap_or_default(),
+        warehouse_id: input.warehouse_id.set().cloned(),
+        attachment_ids: input.attachment_ids.set().cloned().unwrap_or_default(),
     }
 }
 
-/// Validates `body` as a whole listing (create, bulk row) or, with `existing`, as a change
+/// Validates `input` as a whole listing (create, bulk row) or, with `existing`, as a change
 /// to a stored one (PATCH: omitted fields keep their value, `null` clears an optional one).
 /// Collects every reason at once.
-pub fn validate(body: &Map<String, Value>, existing: Option<&ListingFields>) -> Result<ValidListing, Vec<FieldError>> {
-    let mut r = Reader { body, existing, errors: Vec::new() };
+pub fn validate(input: &ListingInput, existing: Option<&ListingFields>) -> Result<ValidListing, Vec<FieldError>> {
+    let mut r = Reader { input, existing, errors: Vec::new() };
 
-    let title = r.read("title", parse::title, |e| Some(e.title.clone()));
+    let title = r.read("title", &input.title, |e| Some(e.title.clone()));
     r.require("title", &title);
-    let regular_price = r.read("price_gbp", parse::money, |e| Some(e.regular_price));
+    let regular_price = r.read("price_gbp", &input.regular_price, |e| Some(e.regular_price));
     r.require("price_gbp", &regular_price);
-    let condition = r.read("condition", parse::condition, |e| Some(e.condition));
+    let condition = r.read("condition", &input.condition, |e| Some(e.condition));
     r.require("condition", &condition);
-    let category = r.read("category", parse::category, |e| Some(e.category.clone()));
+    let category = r.read("category", &input.category, |e| Some(e.category.clone()));
     r.require("category", &category);
-    let description = r.read("description", parse::description, |e| e.description.clone());
-    let channel = r.read("channel", parse::channel, |e| Some(e.channel));
+    let description = r.read("description", &input.description, |e| e.description.clone());
+    let channel = r.read("channel", &input.channel, |e| Some(e.channel));
     // `active` or `draft` when given; a stored `closed` stays unless the body changes it.
-    let status = r.read("status", parse::status, |e| Some(e.status));
-    let sale_price = r.read("sale_price_gbp", parse::money, |e| e.sale_price);
+    let status = r.read("status", &input.status, |e| Some(e.status));
+    let sale_price = r.read("sale_price_gbp", &input.sale_price, |e| e.sale_price);
     if let (Got::Value(sale), Got::Value(regular)) = (&sale_price, &regular_price) {
         if sale >= regular {
             r.reject("sale_price_gbp", "invalid");
         }
     }
-    let rrp = r.read("rrp_gbp", parse::money, |e| e.rrp);
+    let rrp = r.read("rrp_gbp", &input.rrp, |e| e.rrp);
     let delivery =
-        r.read("delivery_contribution_gbp", parse::delivery_contribution, |e| Some(e.delivery_contribution_gbp));
-    let brand = r.read("brand", parse::brand, |e| e.brand.clone());
-    let colour = r.read("colour", parse::colour, |e| e.colour.clone());
-    let fabric = r.read("fabric", parse::fabric, |e| e.fabric.clone());
-    let age_years = r.read("age_years", parse::age_band, |e| e.age_years.clone());
-    let available_from = r.read("available_from", parse::date, |e| e.available_from.clone());
-    let quantity = r.read("quantity", parse::quantity, |e| Some(e.quantity));
+        r.read("delivery_contribution_gbp", &input.delivery_contribution_gbp, |e| Some(e.delivery_contribution_gbp));
+    let brand = r.read("brand", &input.brand, |e| e.brand.clone());
+    let colour = r.read("colour", &input.colour, |e| e.colour.clone());
+    let fabric = r.read("fabric", &input.fabric, |e| e.fabric.clone());
+    let age_years = r.read("age_years", &input.age_years, |e| e.age_years.clone());
+    let available_from = r.read("available_from", &input.available_from, |e| e.available_from.clone());
+    let quantity = r.read("quantity", &input.quantity, |e| Some(e.quantity));
     r.check_quantity(&quantity, &channel, &status);
-    let measurements = r.read("measurements", parse::measurements, |e| Some(e.measurements.clone()));
-    let exposed_to = r.read("exposed_to", parse::exposed_to, |e| Some(e.exposed_to.clone()));
-    let faults = r.read("faults", parse::faults, |e| Some(e.faults.clone()));
+    let measurements = r.read("measurements", &input.measurements, |e| Some(e.measurements.clone()));
+    let exposed_to = r.read("exposed_to", &input.exposed_to, |e| Some(e.exposed_to.clone()));
+    let faults = r.read("faults", &input.faults, |e| Some(e.faults.clone()));
     r.require("faults", &faults);
-    let images = r.given("images", parse::images);
-    let attachment_ids = r.given("attachment_ids", parse::attachment_ids);
-    let sku = r.read("sku", parse::sku, |e| e.sku.clone());
-    let warehouse_location = r.read("warehouse_location", parse::warehouse_location, |e| e.warehouse_location.clone());
-    let warehouse_id = r.read("warehouse_id", parse::warehouse_id, |e| e.warehouse_id.clone());
-    for field in body.keys().filter(|k| !LISTING_BODY.accepts(k)) {
+    let images = r.given("images", &input.images);
+    let attachment_ids = r.given("attachment_ids", &input.attachment_ids);
+    let sku = r.read("sku", &input.sku, |e| e.sku.clone());
+    let warehouse_location = r.read("warehouse_location", &input.warehouse_location, |e| e.warehouse_location.clone());
+    let warehouse_id = r.read("warehouse_id", &input.warehouse_id, |e| e.warehouse_id.clone());
+    for field in &input.unknown {
         r.errors.push(FieldError::of(field, "unknown"));
     }
 
@@ -143,44 +137,40 @@ impl<T> Got<T> {
 }
 
 struct Reader<'a> {
-    body: &'a Map<String, Value>,
+    input: &'a ListingInput,
     existing: Option<&'a ListingFields>,
     errors: Vec<FieldError>,
 }
 
 impl Reader<'_> {
-    /// The body's value of `field` (`null` and blanks are absent), else the stored one.
-    fn read<T>(
+    /// The input's value of `field` (`null` and blanks are absent), else the stored one.
+    fn read<T: Clone>(
         &mut self,
         field: &'static str,
-        parse: impl FnOnce(&Value) -> Parsed<T>,
+        given: &Given<T>,
         keep: impl FnOnce(&ListingFields) -> Option<T>,
     ) -> Got<T> {
-        match self.body.get(field) {
-            Some(Value::Null) => Got::Absent,
-            Some(value) => match parse(value) {
-                Ok(Some(v)) => Got::Value(v),
-                Ok(None) => Got::Absent,
-                Err(reason) => {
-                    self.reject(field, reason);
-                    Got::Invalid
-                }
-            },
-            None => self.existing.and_then(keep).map_or(Got::Absent, Got::Value),
+        match given {
+            Given::Set(v) => Got::Value(v.clone()),
+            Given::Clear => Got::Absent,
+            Given::Refused(reason) => {
+                self.reject(field, reason);
+                Got::Invalid
+            }
+            Given::Keep => self.existing.and_then(keep).map_or(Got::Absent, Got::Value),
         }
     }
 
     /// A field that only means something when the body gives it (`null` gives an empty list).
-    fn given<T>(&mut self, field: &'static str, parse: impl FnOnce(&Value) -> Parsed<Vec<T>>) -> Option<Vec<T>> {
-        match self.body.get(field)? {
-            Value::Null => Some(Vec::new()),
-            value => match parse(value) {
-                Ok(v) => Some(v.unwrap_or_default()),
-                Err(reason) => {
-                    self.reject(field, reason);
-                    None
-                }
-            },
+    fn given<T: Clone>(&mut self, field: &'static str, given: &Given<Vec<T>>) -> Option<Vec<T>> {
+        match given {
+            Given::Keep => None,
+            Given::Clear => Some(Vec::new()),
+            Given::Set(v) => Some(v.clone()),
+            Given::Refused(reason) => {
+                self.reject(field, reason);
+                None
+            }
         }
     }
 
@@ -216,7 +206,7 @@ impl Reader<'_> {
         // Reopening a sold-out listing without giving it stock: say that, not that the
         // quantity the client never sent is wrong.
         let sold_out = self.existing.is_some_and(|e| e.status == ListingStatus::Closed && e.quantity == 0);
-        if sold_out && *quantity == 0 && !self.body.contains_key("quantity") {
+        if sold_out && *quantity == 0 && self.input.quantity == Given::Keep {
             self.errors.push(FieldError::new("status", "listing_sold_out"));
         } else {
             self.reject("quantity", "invalid");

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::fields::{Fields, Lines, Parsed};
+use super::fields::{Lines, Parsed};
 use super::shapes::{CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
@@ -110,34 +110,89 @@ pub struct BillingPatch {
 }
 
 impl BillingPatch {
-    /// Parses a PATCH body against the billing entity on file. When the resulting country
-    /// is the United Kingdom, the postcode, VAT and company numbers must have UK shapes:
-    /// those given, and, when the country changes to the United Kingdom, those on file.
+    /// Parses a PATCH body against the billing entity on file ([`BillingEdit::of`]).
     pub fn parse(body: &Map<String, Value>, current: &Billing) -> Result<Self, Vec<FieldError>> {
-        let mut f = Fields::of(body, &BILLING_BODY);
-        let company_name = f.text("company_name", NAME_MAX, Lines::One);
-        let address_1 = f.text("address_1", ADDRESS_LINE_MAX, Lines::One);
-        let address_2 = f.text("address_2", ADDRESS_LINE_MAX, Lines::One);
-        let city = f.text("city", CITY_MAX, Lines::One);
-        let country = f.text("country", Country::MAX_CHARS, Lines::One).map(|c| String::from(Country::parse(&c)));
+        BillingEdit::parse(body).of(current)
+    }
+}
+
+/// One field as a body gives it: `None` when not given; else its text under the one text
+/// rule (`null` and blanks clear it: `""`) or the reason's suffix.
+type GivenText = Option<Result<String, &'static str>>;
+
+/// A change of the billing entity as a body gives it, each field read under the one text
+/// rule. The shapes depend on the entity on file (the country it lands in), which only the
+/// use case reads: [`Self::of`] checks them.
+#[derive(Debug, Clone)]
+pub struct BillingEdit {
+    company_name: GivenText,
+    address_1: GivenText,
+    address_2: GivenText,
+    city: GivenText,
+    country: GivenText,
+    postcode: GivenText,
+    company_number: GivenText,
+    vat_number: GivenText,
+    invoice_email: GivenText,
+    /// Fields the body names that the billing entity does not have, in the body's order.
+    unknown: Vec<String>,
+}
+
+impl BillingEdit {
+    pub fn parse(body: &Map<String, Value>) -> Self {
+        let text = |field: &str, max_chars: usize| -> GivenText {
+            Some(match body.get(field)? {
+                Value::Null => Ok(String::new()),
+                value => crate::domain::reader::text(value, max_chars, Lines::One).map(Option::unwrap_or_default),
+            })
+        };
+        Self {
+            company_name: text("company_name", NAME_MAX),
+            address_1: text("address_1", ADDRESS_LINE_MAX),
+            address_2: text("address_2", ADDRESS_LINE_MAX),
+            city: text("city", CITY_MAX),
+            country: text("country", Country::MAX_CHARS),
+            postcode: text("postcode", POSTCODE_MAX),
+            company_number: text("company_number", REGISTRATION_MAX),
+            vat_number: text("vat_number", REGISTRATION_MAX),
+            invoice_email: text("invoice_email", Email::MAX_CHARS),
+            unknown: body.keys().filter(|k| !BILLING_BODY.accepts(k)).cloned().collect(),
+        }
+    }
+
+    /// The patch over the entity on file, or every reason it is refused (in the fields'
+    /// order, unknown fields last). When the resulting country is the United Kingdom, the
+    /// postcode, VAT and company numbers must have UK shapes: those given, and, when the
+    /// country changes to the United Kingdom, those on file.
+    pub fn of(self, current: &Billing) -> Result<BillingPatch, Vec<FieldError>> {
+        let errors = &mut Vec::new();
+        let company_name = read(errors, "company_name", self.company_name);
+        let address_1 = read(errors, "address_1", self.address_1);
+        let address_2 = read(errors, "address_2", self.address_2);
+        let city = read(errors, "city", self.city);
+        let country = read(errors, "country", self.country).map(|c| String::from(Country::parse(&c)));
 
         let uk = Country::is_united_kingdom(country.as_deref().unwrap_or(&current.country));
         // Moving to the United Kingdom checks the values on file as well as those given.
         let recheck = uk && !Country::is_united_kingdom(&current.country);
         let on_file = |value: &str| if recheck { Some(value.to_owned()) } else { None };
-        let postcode = uk_field(&mut f, "postcode", POSTCODE_MAX, uk, on_file(&current.postcode), |s| {
+        let postcode = uk_field(errors, "postcode", self.postcode, uk, on_file(&current.postcode), |s| {
             UkPostcode::parse(s).map(String::from)
         });
         let company_number =
-            uk_field(&mut f, "company_number", REGISTRATION_MAX, uk, on_file(&current.company_number), |s| {
+            uk_field(errors, "company_number", self.company_number, uk, on_file(&current.company_number), |s| {
                 CompanyNumber::parse(s).map(String::from)
             });
-        let vat_number = uk_field(&mut f, "vat_number", REGISTRATION_MAX, uk, on_file(&current.vat_number), |s| {
+        let vat_number = uk_field(errors, "vat_number", self.vat_number, uk, on_file(&current.vat_number), |s| {
             UkVatNumber::parse(s).map(String::from)
         });
-        let invoice_email = f.shaped("invoice_email", Email::MAX_CHARS, |s| Email::parse(s).map(String::from));
-
-        let patch = Self {
+        let invoice_email = read(errors, "invoice_email", self.invoice_email)
+            .and_then(|text| shaped(errors, "invoice_email", text, |s| Email::parse(s).map(String::from)));
+        errors.extend(self.unknown.iter().map(|field| FieldError::of(field, "unknown")));
+        if !errors.is_empty() {
+            return Err(std::mem::take(errors));
+        }
+        Ok(BillingPatch {
             company_name,
             address_1,
             address_2,
@@ -148,33 +203,56 @@ impl BillingPatch {
             vat_number,
             invoice_email,
             _parsed: Parsed,
-        };
-        f.finish(patch)
+        })
     }
+}
+
+/// The text of a field given, recording its reason when it was refused.
+fn read(errors: &mut Vec<FieldError>, field: &str, given: GivenText) -> Option<String> {
+    match given? {
+        Ok(text) => Some(text),
+        Err(suffix) => {
+            errors.push(FieldError::of(field, suffix));
+            None
+        }
+    }
+}
+
+/// A text with a shape: empty clears it; otherwise `parse` gives the normalised value, or
+/// `<field>_invalid` is recorded.
+fn shaped(
+    errors: &mut Vec<FieldError>,
+    field: &str,
+    text: String,
+    parse: impl FnOnce(&str) -> Option<String>,
+) -> Option<String> {
+    if text.is_empty() {
+        return Some(text);
+    }
+    let value = parse(&text);
+    if value.is_none() {
+        errors.push(FieldError::of(field, "invalid"));
+    }
+    value
 }
 
 /// A field with a UK shape: in the United Kingdom, the value given (or else `on_file`) in its
 /// UK shape, empty clearing it; elsewhere free text.
 fn uk_field(
-    f: &mut Fields,
-    field: &'static str,
-    max_chars: usize,
+    errors: &mut Vec<FieldError>,
+    field: &str,
+    given: GivenText,
     uk: bool,
     on_file: Option<String>,
     parse: fn(&str) -> Option<String>,
 ) -> Option<String> {
-    let given = f.text(field, max_chars, Lines::One);
+    let named = given.is_some();
+    let text = read(errors, field, given);
     if !uk {
-        return given;
+        return text;
     }
-    let value = if f.given(field) { given? } else { on_file.filter(|v| !v.is_empty())? };
-    if value.is_empty() {
-        return Some(value);
-    }
-    match parse(&value) {
-        Some(normalised) => Some(normalised),
-        None => f.fail(field, "invalid"),
-    }
+    let value = if named { text? } else { on_file.filter(|v| !v.is_empty())? };
+    shaped(errors, field, value, parse)
 }
 
 #[cfg(test)]

@@ -77,6 +77,32 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A body read both ways of one yes-or-no fact its rules depend on and that only the use
+/// case knows (the warehouse changed is the default; the brand saves its profile for the
+/// first time): the edge reads the body, the use case picks the reading ([`Self::of`])
+/// once it knows, after it has looked (so what is missing is answered as missing, whatever
+/// the body).
+#[derive(Debug, Clone)]
+pub struct EitherWay<T> {
+    yes: Result<T, Vec<FieldError>>,
+    no: Result<T, Vec<FieldError>>,
+}
+
+impl<T> EitherWay<T> {
+    pub(super) fn read(parse: impl Fn(bool) -> Result<T, Vec<FieldError>>) -> Self {
+        Self { yes: parse(true), no: parse(false) }
+    }
+
+    /// The value read when the fact holds (`fact`) or not, or every reason it is refused.
+    pub fn of(self, fact: bool) -> Result<T, Vec<FieldError>> {
+        if fact {
+            self.yes
+        } else {
+            self.no
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,11 +9,13 @@ mod profile;
 mod shapes;
 mod warehouse;
 
-pub use billing::{Billing, BillingPatch, BILLING_BODY};
-pub use profile::{BrandProfile, ProfilePatch, PROFILE_BODY};
+pub use billing::{Billing, BillingEdit, BillingPatch, BILLING_BODY};
+pub use fields::EitherWay;
+pub use profile::{BrandProfile, ProfileEdit, ProfilePatch, PROFILE_BODY};
 pub use shapes::{
     CompanyNumber, Country, Email, HexColour, PhoneNumber, PublicHttpsUrl, UkPostcode, UkVatNumber, UNITED_KINGDOM,
 };
 pub use warehouse::{
-    NewWarehouse, Warehouse, WarehouseChange, WarehouseChanges, WarehouseId, WarehousePatch, WAREHOUSE_BODY,
+    NewWarehouse, Warehouse, WarehouseChange, WarehouseChanges, WarehouseEdit, WarehouseId, WarehousePatch,
+    WAREHOUSE_BODY,
 };

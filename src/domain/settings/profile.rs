@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::fields::{Fields, Lines, Parsed};
+use super::fields::{EitherWay, Fields, Lines, Parsed};
 use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
@@ -91,6 +91,17 @@ pub struct ProfilePatch {
     pub logo_url: Option<String>,
     pub accent_color: Option<String>,
     _parsed: Parsed,
+}
+
+/// A change of the brand profile as a body gives it, read for either save: the first save
+/// must name the display name, and whether the brand has saved one yet only the use case
+/// learns ([`EitherWay::of`] with `first_save`).
+pub type ProfileEdit = EitherWay<ProfilePatch>;
+
+impl ProfileEdit {
+    pub fn parse(body: &Map<String, Value>) -> Self {
+        EitherWay::read(|first_save| ProfilePatch::parse(body, first_save))
+    }
 }
 
 impl ProfilePatch {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::fields::{Fields, Lines, Parsed};
+use super::fields::{EitherWay, Fields, Lines, Parsed};
 use super::shapes::{Country, Email, PhoneNumber, UNITED_KINGDOM};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
@@ -172,6 +172,18 @@ impl WarehousePatch {
             f.fail::<()>("is_default", "invalid");
         }
         f.finish(patch)
+    }
+}
+
+/// A change of a warehouse as a body gives it, read for either kind of warehouse: the
+/// rules differ only in that the default cannot be un-set, and which kind the warehouse is
+/// only the use case learns, after reading it (so an unknown warehouse is
+/// `warehouse_not_found` whatever the body): [`EitherWay::of`] with `is_default`.
+pub type WarehouseEdit = EitherWay<WarehousePatch>;
+
+impl WarehouseEdit {
+    pub fn parse(body: &Map<String, Value>) -> Self {
+        EitherWay::read(|is_default| WarehousePatch::parse(body, is_default))
     }
 }
 

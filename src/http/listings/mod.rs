@@ -13,12 +13,15 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
-use crate::domain::listing::{BulkDelete, BulkDeleteRefused, ListingPatch, Measurement, SyncPosition, ValidListing};
+use crate::domain::listing::{
+    BulkDelete, BulkDeleteRefused, ListingInput, ListingPatch, Measurement, SyncPosition, ValidListing,
+};
+use crate::domain::outcome::Outcome;
 use crate::domain::precondition::listing_etag;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::http::precondition::{if_match, precondition_failed};
+use crate::http::precondition::if_match;
 use crate::http::Json;
 use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
@@ -140,8 +143,8 @@ pub struct BulkDeleteOutcome {
 impl From<GetListingError> for ApiError {
     fn from(e: GetListingError) -> Self {
         match e {
-            GetListingError::NotFound => listing_not_found(),
             GetListingError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -158,17 +161,9 @@ impl From<CreateListingError> for ApiError {
 impl From<UpdateListingError> for ApiError {
     fn from(e: UpdateListingError) -> Self {
         match e {
-            UpdateListingError::NotFound => listing_not_found(),
-            UpdateListingError::NotOwner => not_owner(),
-            UpdateListingError::NoFields => ApiError::bad_request("no_fields", "Send at least one field to change."),
             UpdateListingError::Invalid(errors) => ApiError::validation(errors),
-            UpdateListingError::EditConflict => ApiError::client(
-                StatusCode::CONFLICT,
-                "edit_conflict",
-                "The listing kept changing during the update; retry.",
-            ),
-            UpdateListingError::PreconditionFailed => precondition_failed(),
             UpdateListingError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -176,9 +171,8 @@ impl From<UpdateListingError> for ApiError {
 impl From<DeleteListingError> for ApiError {
     fn from(e: DeleteListingError) -> Self {
         match e {
-            DeleteListingError::NotFound => listing_not_found(),
-            DeleteListingError::NotOwner => not_owner(),
             DeleteListingError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -205,11 +199,7 @@ pub fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'
 }
 
 fn listing_not_found() -> ApiError {
-    ApiError::not_found("listing_not_found", "No listing with this id in your brand.")
-}
-
-fn not_owner() -> ApiError {
-    ApiError::client(StatusCode::FORBIDDEN, "forbidden_not_owner", "Only the user who created a listing may change it.")
+    Outcome::ListingNotFound.into()
 }
 
 /// A path id that is not an integer names no listing.
@@ -325,7 +315,7 @@ pub async fn create_listing(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, [(HeaderName, String); 1], Json<ListingDetail>)> {
-    let saved = listings::create(&state.core, &caller.actor, &body).await?;
+    let saved = listings::create(&state.core, &caller.actor, &ListingInput::from_json(&body)).await?;
     let etag = listing_etag(saved.record.version);
     Ok((StatusCode::CREATED, [(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
@@ -362,7 +352,8 @@ pub async fn update_listing(
 ) -> ApiResult<([(HeaderName, String); 1], Json<ListingDetail>)> {
     let id = listing_id(path)?;
     let condition = if_match(&headers);
-    let saved = listings::update(&state.core, &caller.actor, id, &body, condition.as_ref()).await?;
+    let input = ListingInput::from_json(&body);
+    let saved = listings::update(&state.core, &caller.actor, id, &input, condition.as_ref()).await?;
     let etag = listing_etag(saved.record.version);
     Ok(([(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
@@ -415,8 +406,8 @@ pub async fn bulk_delete_listings(
         .map(|(id, removal)| {
             let error = match removal {
                 Removal::Deleted => None,
-                Removal::NotFound => Some("listing_not_found"),
-                Removal::NotOwner => Some("forbidden_not_owner"),
+                Removal::NotFound => Some(Outcome::ListingNotFound.code()),
+                Removal::NotOwner => Some(Outcome::NotOwner.code()),
             };
             BulkDeleteOutcome { id, ok: error.is_none(), errors: error.map(|e| vec![e]) }
         })

@@ -1,14 +1,14 @@
 //! Reading the list query string.
 
-use crate::domain::listing::{Channel, ListingStatus, SyncPosition};
+use crate::domain::listing::{Channel, ListingQuery, ListingStatus, SyncPosition};
 use crate::error::ApiError;
 use crate::http::query::{Page, QueryParams};
-use crate::store::{ListingFilter, Ts};
+use crate::store::Ts;
 
 /// A list request: which listings, and which page of them.
 #[derive(Debug, Clone)]
 pub struct ListParams {
-    pub filter: ListingFilter,
+    pub filter: ListingQuery,
     pub paging: Paging,
 }
 
@@ -19,11 +19,6 @@ pub enum Paging {
     Numbered(Page),
     Walk { after: SyncPosition, per_page: u32 },
 }
-
-/// Longest `sku` and `q` values, and most words in `q`.
-const MAX_SKU_CHARS: usize = 100;
-const MAX_Q_CHARS: usize = 200;
-const MAX_Q_WORDS: usize = 10;
 
 /// `page` ≥ 1, `per_page` 1..100, `status` active|draft|any (default active), `channel`
 /// clearance|exchange or omitted, `sku` (exact), `q` (words in the title or SKU).
@@ -65,31 +60,22 @@ pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
         None,
         &[("clearance", Some(Channel::Clearance)), ("exchange", Some(Channel::Exchange))],
     );
-    // As a SKU is stored: without invisible characters (see `reader::identifier`).
-    let sku = query.get("sku").map(crate::domain::reader::identifier);
-    let sku = match sku.as_deref().map(str::trim) {
+    let sku = match query.get("sku").map(ListingQuery::sku) {
         None => None,
-        Some(sku) if !sku.is_empty() && sku.chars().count() <= MAX_SKU_CHARS => Some(sku.to_owned()),
-        Some(_) => query.invalid("sku"),
+        Some(Some(sku)) => Some(sku),
+        Some(None) => query.invalid("sku"),
     };
-    let words: Vec<String> = match query.get("q") {
+    let words = match query.get("q").map(ListingQuery::search_words) {
         None => Vec::new(),
-        Some(q) => {
-            let words: Vec<String> = q.split_whitespace().map(str::to_owned).collect();
-            if words.is_empty() || words.len() > MAX_Q_WORDS || q.chars().count() > MAX_Q_CHARS {
-                query.invalid::<()>("q");
-                Vec::new()
-            } else {
-                words
-            }
-        }
+        Some(Some(words)) => words,
+        Some(None) => query.invalid("q").unwrap_or_default(),
     };
     query.finish()?;
     let paging = match cursor.or(since) {
         Some(after) => Paging::Walk { after, per_page: page.per_page },
         None => Paging::Numbered(page),
     };
-    Ok(ListParams { filter: ListingFilter { status, channel, sku, words }, paging })
+    Ok(ListParams { filter: ListingQuery { status, channel, sku, words }, paging })
 }
 
 #[cfg(test)]

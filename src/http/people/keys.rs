@@ -5,6 +5,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Router;
+use chrono::Utc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -148,7 +149,8 @@ pub async fn create_key(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
-    let issued = keys::create(&state.core, &caller.actor, &body).await?;
+    let request = KeyRequest::parse(&body, Utc::now()).map_err(CreateKeyError::Invalid)?;
+    let issued = keys::create(&state.core, &caller.actor, &request).await?;
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
 
@@ -178,7 +180,8 @@ pub async fn roll_key(
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let key_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(key_not_found)?;
-    let issued = keys::roll(&state.core, &caller.actor, key_id, &body).await?;
+    let request = RollRequest::parse(&body).map_err(RollKeyError::Invalid)?;
+    let issued = keys::roll(&state.core, &caller.actor, key_id, &request).await?;
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
 

@@ -186,7 +186,8 @@ pub async fn invite_member(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<InvitedMember>)> {
-    let invited = team::invite(&state.core, &caller.actor, &body).await?;
+    let request = MemberInvite::parse(&body).map_err(InviteError::Invalid)?;
+    let invited = team::invite(&state.core, &caller.actor, &request).await?;
     Ok((
         StatusCode::CREATED,
         Json(InvitedMember {
@@ -220,7 +221,8 @@ pub async fn change_role(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<Member>> {
     let user_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(member_not_found)?;
-    let member = team::change_role(&state.core, &caller.actor, user_id, &body).await?;
+    let change = RoleChange::parse(&body).map_err(RoleError::Invalid)?;
+    let member = team::change_role(&state.core, &caller.actor, user_id, &change).await?;
     Ok(Json(member.into()))
 }
 

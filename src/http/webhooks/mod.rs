@@ -216,12 +216,14 @@ pub async fn patch_webhook(
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
+    let patch = WebhookPatch::parse(&body, state.core.config.webhook_allow_http).map_err(ConfigureError::Invalid)?;
     let guard = Guard::new(&headers, |current: &Option<WebhookEndpointRecord>| {
         WebhookSettings::new(&caller.brand_slug, current.as_ref())
     });
     let check = |current: &Option<WebhookEndpointRecord>| guard.holds(current);
     let check: Option<Precondition<'_, Option<WebhookEndpointRecord>>> = guard.is_set().then_some(&check);
-    let Configured { endpoint, secret_created } = webhooks::configure(&state.core, &caller.actor, &body, check).await?;
+    let Configured { endpoint, secret_created } =
+        webhooks::configure(&state.core, &caller.actor, &patch, check).await?;
     // The tag is the GET's (which shows the secret as a hint only), also when this answer
     // reveals a new secret.
     let tag = serde_json::to_vec(&WebhookSettings::new(&caller.brand_slug, Some(&endpoint)))
@@ -264,7 +266,8 @@ pub async fn rotate_secret(
     State(state): State<AppState>,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> ApiResult<Json<WebhookSettings>> {
-    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor, &body).await?;
+    let rotation = SecretRotation::parse(&body).map_err(RotateError::Invalid)?;
+    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor, &rotation).await?;
     Ok(Json(WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)))
 }
 
@@ -321,7 +324,8 @@ pub async fn replay_dead(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<Replayed>> {
-    let replayed = webhooks::replay_dead(&state.core, &caller.actor, &body).await?;
+    let request = DeadReplay::parse(&body).map_err(ReplayError::Invalid)?;
+    let replayed = webhooks::replay_dead(&state.core, &caller.actor, &request).await?;
     Ok(Json(Replayed { replayed }))
 }
 

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use std::sync::LazyLock;
 
 use super::{on_pool, Dialect, Store, StoreError, Ts};
-use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingStatus, SyncPosition};
+use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingQuery, ListingStatus, SyncPosition};
 use crate::domain::money::Pence;
 pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock, touch as touch_listings};
 use rows::{DetailRow, SummaryRow};
@@ -84,17 +84,6 @@ pub struct ListingSummaryRecord {
     pub cover_url: Option<String>,
 }
 
-/// The filters of a list page; `None` means any.
-#[derive(Debug, Clone, Default)]
-pub struct ListingFilter {
-    pub status: Option<ListingStatus>,
-    pub channel: Option<Channel>,
-    /// Exactly this SKU.
-    pub sku: Option<String>,
-    /// Each word must appear in the title or the SKU, whatever the case.
-    pub words: Vec<String>,
-}
-
 /// One page of a sync walk (decisions 11.2), in (`updated_at`, `id`) order.
 #[derive(Debug, Clone)]
 pub struct SyncPage {
@@ -104,7 +93,7 @@ pub struct SyncPage {
 }
 
 /// One page of listings and how many match the filter in all.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ListingPage {
     pub listings: Vec<ListingSummaryRecord>,
     pub total: i64,
@@ -268,7 +257,7 @@ impl Store {
     pub async fn list_listings(
         &self,
         brand_id: i64,
-        filter: ListingFilter,
+        filter: ListingQuery,
         limit: i64,
         offset: i64,
     ) -> Result<ListingPage, StoreError> {
@@ -315,7 +304,7 @@ impl Store {
     pub async fn sync_listings(
         &self,
         brand_id: i64,
-        filter: ListingFilter,
+        filter: ListingQuery,
         after: SyncPosition,
         limit: i64,
     ) -> Result<SyncPage, StoreError> {
@@ -356,7 +345,7 @@ struct FilterSql {
 }
 
 impl FilterSql {
-    fn new(filter: &ListingFilter, first: usize) -> Self {
+    fn new(filter: &ListingQuery, first: usize) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut next = first;

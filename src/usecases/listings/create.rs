@@ -2,10 +2,8 @@
 //! bulk import, so that a bulk row fails exactly as a single create does: the validator,
 //! the reasons only the store can tell, the default warehouse, then one transaction.
 
-use serde_json::{Map, Value};
-
 use super::wake_after_save;
-use crate::domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ValidListing};
+use crate::domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ListingInput, ValidListing};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
@@ -32,8 +30,8 @@ pub enum CreateListingError {
 }
 
 /// Creates one listing sold by the actor.
-pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<SavedListing, CreateListingError> {
-    let listing = prepare(core, actor, body, validate(body, None)).await?.map_err(CreateListingError::Invalid)?;
+pub async fn create(core: &Core, actor: &Actor, input: &ListingInput) -> Result<SavedListing, CreateListingError> {
+    let listing = prepare(core, actor, input, validate(input, None)).await?.map_err(CreateListingError::Invalid)?;
     let mut bodies = [listing];
     default_warehouse(core, actor, &mut bodies).await?;
     let saved = core.store.create_listing(new_listing(actor, &bodies[0])).await?;
@@ -41,16 +39,16 @@ pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Re
     Ok(saved)
 }
 
-/// Checks a create body the validator has already read (`validate(body, None)`; bulk
+/// Checks a create input the validator has already read (`validate(input, None)`; bulk
 /// import runs it off the async workers with the parsing of its file): `Ok(Err(reasons))`
 /// lists every reason it is refused (the validator's and the store's).
 pub async fn prepare(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    input: &ListingInput,
     validated: Result<ValidListing, Vec<FieldError>>,
 ) -> Result<Result<NewListingBody, Vec<FieldError>>, StoreError> {
-    Ok(checked(core, actor, body, validated).await?.map(|valid| NewListingBody {
+    Ok(checked(core, actor, input, validated).await?.map(|valid| NewListingBody {
         images: image_sources(&valid.images, &valid.attachment_ids).unwrap_or_default(),
         fields: valid.fields,
     }))
@@ -65,17 +63,17 @@ pub struct ListingChange {
     pub images: Option<Vec<ImageSlot>>,
 }
 
-/// Checks a change of `existing` by `body` exactly as a PATCH does (PATCH semantics:
-/// fields the body leaves out stay as they are): `Ok(Err(reasons))` lists every reason it
+/// Checks a change of `existing` by `input` exactly as a PATCH does (PATCH semantics:
+/// fields the input leaves out stay as they are): `Ok(Err(reasons))` lists every reason it
 /// is refused.
 pub async fn prepare_change(
     core: &Core,
     actor: &Actor,
     existing: ListingRecord,
-    body: &Map<String, Value>,
+    input: &ListingInput,
 ) -> Result<Result<ListingChange, Vec<FieldError>>, StoreError> {
-    let validated = validate(body, Some(&existing.fields));
-    Ok(checked(core, actor, body, validated).await?.map(|valid| ListingChange {
+    let validated = validate(input, Some(&existing.fields));
+    Ok(checked(core, actor, input, validated).await?.map(|valid| ListingChange {
         images: image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new)),
         fields: valid.fields,
         existing,
@@ -132,14 +130,14 @@ fn new_listing<'a>(actor: &'a Actor, body: &'a NewListingBody) -> NewListing<'a>
 }
 
 /// Adds the reasons only the store can tell (unknown warehouse or photos) to the
-/// validator's, so a body learns every reason at once.
+/// validator's, so an input learns every reason at once.
 pub(super) async fn checked(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    input: &ListingInput,
     validated: Result<ValidListing, Vec<FieldError>>,
 ) -> Result<Result<ValidListing, Vec<FieldError>>, StoreError> {
-    let refs = referenced_ids(body);
+    let refs = referenced_ids(input);
     let mut errors = match &validated {
         Ok(_) => Vec::new(),
         Err(errors) => errors.clone(),

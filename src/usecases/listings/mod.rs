@@ -3,15 +3,13 @@
 
 mod create;
 
-use serde_json::{Map, Value};
-
-use crate::domain::listing::{validate, ImageStatus, SyncPosition};
+use crate::domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, SyncPosition};
+use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{listing_etag, IfMatch};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
-    ImageSlot, ImageSource, ListingFilter, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing,
-    StoreError, SyncPage,
+    ImageSlot, ImageSource, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError, SyncPage,
 };
 use crate::usecases::Core;
 use create::{checked, image_sources, keep_images};
@@ -24,11 +22,11 @@ const UPDATE_ATTEMPTS: usize = 3;
 pub async fn list(
     core: &Core,
     actor: &Actor,
-    filter: ListingFilter,
+    query: ListingQuery,
     limit: i64,
     offset: i64,
 ) -> Result<ListingPage, StoreError> {
-    core.store.list_listings(actor.brand_id, filter, limit, offset).await
+    core.store.list_listings(actor.brand_id, query, limit, offset).await
 }
 
 /// Up to `limit` of the brand's listings changed after `after`, trashed ones included, in
@@ -36,11 +34,11 @@ pub async fn list(
 pub async fn sync(
     core: &Core,
     actor: &Actor,
-    filter: ListingFilter,
+    query: ListingQuery,
     after: SyncPosition,
     limit: i64,
 ) -> Result<SyncPage, StoreError> {
-    core.store.sync_listings(actor.brand_id, filter, after, limit).await
+    core.store.sync_listings(actor.brand_id, query, after, limit).await
 }
 
 /// Why a listing was not read.
@@ -51,6 +49,16 @@ pub enum GetListingError {
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl GetListingError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::ListingNotFound),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// One of the brand's listings (not trashed).
@@ -82,7 +90,22 @@ pub enum UpdateListingError {
     Store(#[from] StoreError),
 }
 
-/// Merges `body` over one of the actor's listings and saves it if the merged listing is
+impl UpdateListingError {
+    /// The refusal in the catalogue; `None` for reasons of fields ([`Self::Invalid`]) and
+    /// failures of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::ListingNotFound),
+            Self::NotOwner => Some(Outcome::NotOwner),
+            Self::NoFields => Some(Outcome::NoFields),
+            Self::EditConflict => Some(Outcome::EditConflict),
+            Self::PreconditionFailed => Some(Outcome::PreconditionFailed),
+            Self::Invalid(_) | Self::Store(_) => None,
+        }
+    }
+}
+
+/// Merges `input` over one of the actor's listings and saves it if the merged listing is
 /// valid; a listing changed by someone else meanwhile is read again (three attempts). With
 /// `if_match`, the listing must carry one of its tags when read and still when saved (the
 /// save is conditional on the version read), else nothing changes.
@@ -90,21 +113,21 @@ pub async fn update(
     core: &Core,
     actor: &Actor,
     id: i64,
-    body: &Map<String, Value>,
+    input: &ListingInput,
     if_match: Option<&IfMatch>,
 ) -> Result<SavedListing, UpdateListingError> {
     for _ in 0..UPDATE_ATTEMPTS {
         let existing = core.store.listing(actor.brand_id, id).await?.ok_or(UpdateListingError::NotFound)?;
-        if existing.user_id != actor.user_id {
+        if !actor.may_change_listing_of(existing.user_id) {
             return Err(UpdateListingError::NotOwner);
         }
         if if_match.is_some_and(|condition| !condition.matches(&listing_etag(existing.version))) {
             return Err(UpdateListingError::PreconditionFailed);
         }
-        if body.is_empty() {
+        if input.is_empty() {
             return Err(UpdateListingError::NoFields);
         }
-        let valid = checked(core, actor, body, validate(body, Some(&existing.fields)))
+        let valid = checked(core, actor, input, validate(input, Some(&existing.fields)))
             .await?
             .map_err(UpdateListingError::Invalid)?;
         let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new));
@@ -154,6 +177,19 @@ pub enum PhotoChangeError {
     Store(#[from] StoreError),
 }
 
+impl PhotoChangeError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::ListingNotFound),
+            Self::NotOwner => Some(Outcome::NotOwner),
+            Self::NoSuchPhoto => Some(Outcome::PhotoNotFound),
+            Self::EditConflict => Some(Outcome::EditConflict),
+            Self::Store(_) => None,
+        }
+    }
+}
+
 /// Adds, removes or moves to the front one of the actor's listing's images. Every other
 /// image is kept as it is (an import is never fetched again); a listing changed meanwhile
 /// is read again and the change applied to it (three attempts).
@@ -165,7 +201,7 @@ pub async fn change_photos(
 ) -> Result<SavedListing, PhotoChangeError> {
     for _ in 0..UPDATE_ATTEMPTS {
         let existing = core.store.listing(actor.brand_id, id).await?.ok_or(PhotoChangeError::NotFound)?;
-        if existing.user_id != actor.user_id {
+        if !actor.may_change_listing_of(existing.user_id) {
             return Err(PhotoChangeError::NotOwner);
         }
         let mut slots: Vec<ImageSlot> = existing.images.iter().cloned().map(ImageSlot::Kept).collect();
@@ -197,6 +233,17 @@ pub enum DeleteListingError {
     NotOwner,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl DeleteListingError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::ListingNotFound),
+            Self::NotOwner => Some(Outcome::NotOwner),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// Moves one of the actor's listings to the trash.

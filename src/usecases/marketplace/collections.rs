@@ -5,11 +5,11 @@
 use super::no_randomness;
 use crate::domain::apikey::random_base62;
 use crate::domain::audit::{AuditAction, AuditEntry};
-use crate::domain::collection::{Collection, CollectionRequest, CollectionStatus};
+use crate::domain::collection::{Collection, CollectionQuery, CollectionRequest, CollectionStatus};
 use crate::domain::event::{Event, EventType};
 use crate::domain::order::{order_reference, BuyerWindow};
 use crate::domain::user::Actor;
-use crate::store::{CollectionFilter, CollectionInsert, CollectionRow, NewCollection, StoreError, Ts};
+use crate::store::{CollectionInsert, CollectionRow, NewCollection, StoreError, Ts};
 use crate::usecases::Core;
 
 /// A sold clearance item and its collection, if scheduled.
@@ -35,7 +35,7 @@ impl ClearanceOrder {
 pub async fn list(
     core: &Core,
     actor: &Actor,
-    filter: CollectionFilter,
+    filter: CollectionQuery,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<ClearanceOrder>, i64), StoreError> {

@@ -2,9 +2,6 @@
 //! overlap, revoke. Every change writes its audit entry in its own transaction. Revocation
 //! reaches every node within the key cache's lifetime (`REHOME_KEY_CACHE_MS`, 1 s).
 
-use chrono::Utc;
-use serde_json::{Map, Value};
-
 use crate::domain::apikey::NewKey;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::key_request::{KeyRequest, RollRequest};
@@ -61,8 +58,7 @@ pub async fn keys(core: &Core, actor: &Actor) -> Result<Vec<KeyRecord>, StoreErr
 }
 
 /// Creates a key for the caller's user or another active member of the brand.
-pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<IssuedKey, CreateKeyError> {
-    let request = KeyRequest::parse(body, Utc::now()).map_err(CreateKeyError::Invalid)?;
+pub async fn create(core: &Core, actor: &Actor, request: &KeyRequest) -> Result<IssuedKey, CreateKeyError> {
     let user_id = match request.user_id {
         None => actor.user_id,
         Some(id) => {
@@ -90,13 +86,7 @@ pub async fn create(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Re
 
 /// Replaces a live key with a new one; the old one works for `expires_in_hours` more at
 /// most (its own expiry, if sooner, stays).
-pub async fn roll(
-    core: &Core,
-    actor: &Actor,
-    key_id: i64,
-    body: &Map<String, Value>,
-) -> Result<IssuedKey, RollKeyError> {
-    let request = RollRequest::parse(body).map_err(RollKeyError::Invalid)?;
+pub async fn roll(core: &Core, actor: &Actor, key_id: i64, request: &RollRequest) -> Result<IssuedKey, RollKeyError> {
     let secret = NewKey::generate().map_err(RollKeyError::Random)?;
     // The target is the key rolled over from; the answer names the new one.
     let entry = |old: i64, _new: i64| AuditEntry::by(actor, AuditAction::KeyRolled, Some(format!("key:{old}")));

@@ -2,7 +2,6 @@
 //! members. Every change writes its audit entry in its own transaction.
 
 use chrono::Utc;
-use serde_json::{Map, Value};
 
 use super::invitations::{invitation_mail, Invitation};
 use crate::domain::audit::{AuditAction, AuditEntry};
@@ -68,8 +67,7 @@ pub async fn members(core: &Core, actor: &Actor) -> Result<Vec<MemberRecord>, St
 
 /// Invites someone: the user (status `invited`), a 72-hour link, the audit entry and, when
 /// mail is configured, the email carrying the link, all in one transaction.
-pub async fn invite(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<Invited, InviteError> {
-    let request = MemberInvite::parse(body).map_err(InviteError::Invalid)?;
+pub async fn invite(core: &Core, actor: &Actor, request: &MemberInvite) -> Result<Invited, InviteError> {
     let invitation = Invitation::generate(core.config.public_url(), Utc::now()).map_err(InviteError::Random)?;
     let brand_name = match core.store.brand_by_slug(&actor.brand_slug).await? {
         Some(brand) => brand.name,
@@ -109,9 +107,8 @@ pub async fn change_role(
     core: &Core,
     actor: &Actor,
     user_id: i64,
-    body: &Map<String, Value>,
+    change: &RoleChange,
 ) -> Result<MemberRecord, RoleError> {
-    let change = RoleChange::parse(body).map_err(RoleError::Invalid)?;
     let entry = AuditEntry::by(actor, AuditAction::MemberRoleChanged, Some(format!("user:{user_id}")));
     match core.store.change_role(actor.brand_id, user_id, change.role, entry).await? {
         RoleUpdate::Done(member) => Ok(member),

@@ -3,7 +3,6 @@
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::user::Actor;
-use serde_json::{Map, Value};
 
 use crate::domain::webhook::{DeadReplay, DeliveryStatus};
 use crate::domain::FieldError;
@@ -92,8 +91,7 @@ pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<Delive
 /// Queues every dead event of the brand (created at or after `since`, when given) again,
 /// each with a fresh retry window; answers how many. Refused, like one replay, without an
 /// enabled endpoint.
-pub async fn replay_dead(core: &Core, actor: &Actor, body: &Map<String, Value>) -> Result<u64, ReplayError> {
-    let request = DeadReplay::parse(body).map_err(ReplayError::Invalid)?;
+pub async fn replay_dead(core: &Core, actor: &Actor, request: &DeadReplay) -> Result<u64, ReplayError> {
     if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
         return Err(ReplayError::NotConfigured);
     }

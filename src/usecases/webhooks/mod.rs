@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use reqwest::Url;
-use serde_json::{Map, Value};
 
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
@@ -67,7 +66,7 @@ pub async fn endpoint(core: &Core, actor: &Actor) -> Result<Option<WebhookEndpoi
     core.store.webhook_endpoint(actor.brand_id).await
 }
 
-/// Applies a PATCH body: sets the URL and/or pauses or resumes deliveries. The first URL
+/// Applies a change of the endpoint: sets the URL and/or pauses or resumes deliveries. The first URL
 /// creates the endpoint with a new signing secret. Wakes the worker when deliveries are on,
 /// so events that waited for an endpoint go out.
 /// With a `guard` (`If-Match`), only if the endpoint as it stands (none before the first
@@ -75,10 +74,9 @@ pub async fn endpoint(core: &Core, actor: &Actor) -> Result<Option<WebhookEndpoi
 pub async fn configure(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    patch: &WebhookPatch,
     guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
 ) -> Result<Configured, ConfigureError> {
-    let patch = WebhookPatch::parse(body, core.config.webhook_allow_http).map_err(ConfigureError::Invalid)?;
     if let Some(url) = &patch.url {
         if !destination_allowed(url, core.config.allow_private_network).await {
             return Err(ConfigureError::Invalid(vec![FieldError::new("url", "url_invalid")]));
@@ -139,9 +137,8 @@ async fn update(
 pub async fn rotate_secret(
     core: &Core,
     actor: &Actor,
-    body: &Map<String, Value>,
+    rotation: &SecretRotation,
 ) -> Result<WebhookEndpointRecord, RotateError> {
-    let rotation = SecretRotation::parse(body).map_err(RotateError::Invalid)?;
     let previous_until = (rotation.expire_previous_in_hours > 0)
         .then(|| Ts::from(Utc::now() + TimeDelta::hours(rotation.expire_previous_in_hours)));
     let secret = generate_secret().map_err(RotateError::Randomness)?;

@@ -2,7 +2,12 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 use super::*;
-use crate::domain::listing::{Condition, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX};
+
+/// The validator over a JSON body, as the API reads it.
+fn validate(body: &Map<String, Value>, existing: Option<&ListingFields>) -> Result<ValidListing, Vec<FieldError>> {
+    super::validate(&ListingInput::from_json(body), existing)
+}
+use crate::domain::listing::{Condition, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, LISTING_BODY};
 use crate::domain::money::Pence;
 
 fn object(value: Value) -> Map<String, Value> {
@@ -296,11 +301,15 @@ fn images_and_attachments_are_only_reported_when_given() {
 
 #[test]
 fn references_name_only_well_formed_ids() {
-    let refs =
-        referenced_ids(&object(json!({"warehouse_id": "936DA01F-9ABD-4D9D-80C7-02AF85C822A8", "attachment_ids": [5]})));
+    let refs = referenced_ids(&ListingInput::from_json(&object(
+        json!({"warehouse_id": "936DA01F-9ABD-4D9D-80C7-02AF85C822A8", "attachment_ids": [5]}),
+    )));
     assert_eq!(refs.warehouse_id.as_deref(), Some("936da01f-9abd-4d9d-80c7-02af85c822a8"));
     assert_eq!(refs.attachment_ids, [5]);
-    assert_eq!(referenced_ids(&object(json!({"warehouse_id": "x", "attachment_ids": [-1]}))), References::default());
+    assert_eq!(
+        referenced_ids(&ListingInput::from_json(&object(json!({"warehouse_id": "x", "attachment_ids": [-1]})))),
+        References::default()
+    );
 }
 
 mod patch {
