@@ -15,7 +15,8 @@ use crate::http::idempotency::IdempotencyLog;
 use crate::http::serve::ConnectionLimits;
 use crate::jobs::retention::{Retention, Settings as RetentionSettings};
 use crate::jobs::{
-    Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, ThumbnailWorker, WorkerSettings,
+    Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, Queues, ThumbnailWorker,
+    WorkerSettings,
 };
 use crate::limit::Limiter;
 use crate::media::pool::DecodePool;
@@ -41,6 +42,9 @@ pub struct Shared {
     pub large_bodies: LargeBodies,
     /// The image decodes in flight, with their memory budget (uploads and the photo jobs).
     pub decodes: DecodePool,
+    /// The runners of the leased queues (thumbnails, image imports, mail), started with
+    /// the server; [`Queues::run_pending`] runs what is due now.
+    pub queues: Queues,
 }
 
 impl Deref for Shared {
@@ -84,7 +88,7 @@ impl AppState {
             passwords,
             metrics: Arc::new(Metrics::new()),
         };
-        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes }))
+        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes, queues: Queues::default() }))
     }
 }
 
@@ -115,7 +119,10 @@ impl Server {
             }
         }
         let media = media::from_config(&config)?;
-        Ok(Self { listener, metrics, state: AppState::new(config, store, media) })
+        let server = Self { listener, metrics, state: AppState::new(config, store, media) };
+        server.add_photo_workers()?;
+        server.add_mail_worker()?;
+        Ok(server)
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -143,8 +150,7 @@ impl Server {
         // The worker stops with the server (or when `stop` is dropped on an error) and
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let mut queue_workers = self.spawn_photo_workers(&stopped)?;
-        queue_workers.extend(self.spawn_mail_worker(&stopped)?);
+        let mut queue_workers = self.state.queues.spawn_all(&stopped);
         queue_workers.push(
             Retention::new(self.state.store.clone(), RetentionSettings::from_config(&self.state.config))
                 .counting_into(self.state.metrics.clone())
@@ -153,8 +159,7 @@ impl Server {
         queue_workers.push(spawn_listing_count_folder(self.state.store.clone(), stopped.clone()));
         queue_workers.push(crate::jobs::remittances::spawn(
             self.state.store.clone(),
-            self.state.config.mail_enabled(),
-            self.state.mail.clone(),
+            self.state.config.mail_enabled().then(|| self.state.mail.clone()),
             Duration::from_millis(self.state.config.remittance_poll_ms),
             stopped.clone(),
         ));
@@ -254,13 +259,10 @@ where
 impl Server {
     /// The thumbnail and image import workers, unless `REHOME_PHOTO_JOBS_PAUSED`; they stop
     /// with the webhook worker.
-    fn spawn_photo_workers(
-        &self,
-        stop: &tokio::sync::watch::Receiver<bool>,
-    ) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+    fn add_photo_workers(&self) -> anyhow::Result<()> {
         let state = &self.state;
         if state.config.photo_jobs_paused {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let poll = Duration::from_millis(state.config.photo_poll_ms);
         let thumbnails = ThumbnailWorker::new(
@@ -278,22 +280,22 @@ impl Server {
             state.decodes.clone(),
         )
         .context("cannot build the image import HTTP client")?;
-        Ok(vec![thumbnails.spawn(stop.clone()), imports.spawn(stop.clone())])
+        state.queues.add(thumbnails.runner());
+        state.queues.add(imports.runner());
+        Ok(())
     }
 }
 
 impl Server {
     /// The mail worker, when mail is configured; it stops with the webhook worker.
-    fn spawn_mail_worker(
-        &self,
-        stop: &tokio::sync::watch::Receiver<bool>,
-    ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    fn add_mail_worker(&self) -> anyhow::Result<()> {
         let state = &self.state;
         if !state.config.mail_enabled() {
-            return Ok(None);
+            return Ok(());
         }
         let worker = MailWorker::new(state.store.clone(), &state.config, state.mail.clone())?;
-        Ok(Some(worker.spawn(stop.clone())))
+        state.queues.add(worker.runner());
+        Ok(())
     }
 }
 

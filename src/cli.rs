@@ -350,8 +350,11 @@ async fn admin(store: &Store, command: Command) -> anyhow::Result<()> {
             if as_of > now {
                 bail!("--as-of must not be in the future");
             }
+            // The statements' mail goes from the serving nodes' outbox, at their next poll:
+            // there is no worker here to wake.
             let mail = smtp_url.is_some_and(|u| !u.is_empty()) && mail_from.is_some_and(|f| !f.is_empty());
-            let issued = wallet::run(store, as_of, mail).await?;
+            let nobody = crate::jobs::MailJobs::default();
+            let issued = wallet::run(store, as_of, mail.then_some(&nobody)).await?;
             println!("issued {} statement(s) as of {}", issued.len(), Ts::from(as_of));
             for r in issued {
                 println!(

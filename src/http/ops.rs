@@ -382,10 +382,8 @@ pub async fn run_remittances(
         Some(at) => at,
         None => now,
     };
-    let issued = wallet::run(&state.core.store, as_of, state.config.mail_enabled())
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    state.core.mail.wake();
+    let mail = state.config.mail_enabled().then_some(&state.core.mail);
+    let issued = wallet::run(&state.core.store, as_of, mail).await.map_err(|e| ApiError::Internal(e.into()))?;
     Ok(Json(RunAnswer { issued: issued.iter().map(|r| r.id).collect() }))
 }
 

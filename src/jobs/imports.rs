@@ -12,17 +12,18 @@ use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use reqwest::header::CONTENT_LENGTH;
 use reqwest::{Method, StatusCode, Url};
-use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
-use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
+use super::photo_queue::PhotoJobs;
+use super::queue::{finish_round, Queue, Runner};
+use super::retry::{random_unit, Attempts, Backoff, MAX_GAP};
 use crate::config::Config;
 use crate::domain::listing::PhotoSource;
 use crate::media::original::{self, Refusal};
 use crate::media::pool::{self, DecodePool};
 use crate::media::{sanitize_filename, sniff, ImageKind, MediaName, MediaStore, MAX_IMAGE_BYTES};
 use crate::net::{refusal, ClientSettings, Outbound, Redirects, Refused};
-use crate::store::{ClaimedImport, NewPhoto, Store};
+use crate::store::{ClaimedImport, NewPhoto, Store, StoreError};
 
 /// The `User-Agent` of every import.
 pub const USER_AGENT: &str = "rehome-image-import/1.0";
@@ -57,13 +58,12 @@ impl ImportSettings {
     fn lease(&self) -> TimeDelta {
         TimeDelta::from_std(self.timeout * 2 + Duration::from_secs(10)).unwrap_or(TimeDelta::minutes(2))
     }
-}
 
-/// The wait before attempt `attempts + 1` after `attempts` passing failures: the base, four
-/// times longer each time, at most an hour.
-pub fn retry_delay(base: Duration, attempts: u32) -> Duration {
-    let factor = 4u32.saturating_pow(attempts.saturating_sub(1));
-    base.saturating_mul(factor).min(Duration::from_secs(3600))
+    /// Passing failures are retried after the base, four times longer each time, at most
+    /// an hour, until the attempts are used.
+    pub fn retries(&self) -> Attempts {
+        Attempts { backoff: Backoff { base: self.retry_base, factor: 4, max_gap: MAX_GAP }, attempts: self.attempts }
+    }
 }
 
 /// Why an import failed: the code shown on the listing, and whether to try again.
@@ -120,18 +120,18 @@ impl ImportWorker {
         Ok(Self { store, media, jobs, outbound, settings, owner, decodes })
     }
 
-    pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
-        let worker = Arc::new(self);
-        let (wake, poll) = (worker.jobs.imports.clone(), worker.settings.poll);
-        let (store, owner) = (worker.store.clone(), worker.owner.clone());
-        spawn_queue(store, owner, wake, poll, stop, "image import", move || {
-            let w = worker.clone();
-            async move { w.round().await }
-        })
+    /// The runner of this worker, woken by [`PhotoJobs::wake_imports`].
+    pub fn runner(self) -> Arc<Runner<Self>> {
+        let (wake, poll) = (self.jobs.imports.clone(), self.settings.poll);
+        Runner::new(self, wake, poll)
     }
+}
+
+impl Queue for ImportWorker {
+    const NAME: &'static str = "image import";
 
     /// Claims a batch, works it, records it; returns how many were claimed.
-    pub async fn round(self: &Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>) -> usize {
         let now = Utc::now();
         let lease_until = now + self.settings.lease();
         let max_attempts = i64::from(self.settings.attempts);
@@ -153,6 +153,12 @@ impl ImportWorker {
         count
     }
 
+    async fn release(&self) -> Result<(), StoreError> {
+        self.store.release_photo_leases(&self.owner).await
+    }
+}
+
+impl ImportWorker {
     async fn import(&self, import: ClaimedImport) {
         let outcome = match fetch(&self.outbound, &import.source_url).await {
             Ok(fetched) => self.keep(&import, fetched).await,
@@ -161,11 +167,10 @@ impl ImportWorker {
         let recorded = match outcome {
             Ok(()) => Ok(()),
             Err(failure) => {
-                let attempts = u32::try_from(import.attempts).unwrap_or(u32::MAX);
-                let retry_at = (failure.passing && attempts < self.settings.attempts).then(|| {
-                    Utc::now()
-                        + TimeDelta::from_std(retry_delay(self.settings.retry_base, attempts)).unwrap_or_default()
-                });
+                let retry_at = failure
+                    .passing
+                    .then(|| self.settings.retries().next_attempt(import.attempts, Utc::now(), random_unit()))
+                    .flatten();
                 tracing::info!(image_id = import.id, listing_id = import.listing_id, error = %failure.code,
                     retry = retry_at.is_some(), "image import failed");
                 self.store.fail_image_import(&self.owner, import.id, &failure.code, retry_at).await
@@ -296,12 +301,20 @@ mod tests {
 
     #[test]
     fn passing_failures_wait_four_times_longer_each_time_up_to_an_hour() {
-        let base = Duration::from_secs(10);
-        assert_eq!(retry_delay(base, 1), Duration::from_secs(10));
-        assert_eq!(retry_delay(base, 2), Duration::from_secs(40));
-        assert_eq!(retry_delay(base, 3), Duration::from_secs(160));
-        assert_eq!(retry_delay(base, 30), Duration::from_secs(3600));
-        assert_eq!(retry_delay(base, 0), Duration::from_secs(10));
+        let settings = ImportSettings {
+            connect_timeout: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
+            attempts: 40,
+            retry_base: Duration::from_secs(10),
+            poll: Duration::from_secs(1),
+            allow_private_network: false,
+        };
+        let backoff = settings.retries().backoff;
+        let secs: Vec<u64> = [0, 1, 2, 3, 30].iter().map(|n| backoff.nominal_gap(*n).as_secs()).collect();
+        assert_eq!(secs, [10, 10, 40, 160, 3600]);
+        let now = Utc::now();
+        assert_eq!(settings.retries().next_attempt(2, now, 0.0), Some(now + TimeDelta::seconds(40)));
+        assert_eq!(settings.retries().next_attempt(40, now, 0.0), None);
     }
 
     #[tokio::test]

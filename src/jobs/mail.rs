@@ -26,13 +26,13 @@ use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::Error as SmtpError;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
-use tokio::sync::{watch, Notify};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
 
-use super::photo_queue::run_queue;
+use super::queue::{finish_round, Queue, Runner};
 use super::retry::{random_unit, RetrySchedule};
 use crate::config::Config;
-use crate::store::{ClaimedMail, MailOutcome, Store};
+use crate::store::{ClaimedMail, MailOutcome, Store, StoreError};
 
 /// How long a message is retried after it was queued (decisions 10.6: a mail server that is
 /// down delays mail, never loses it); then it is failed.
@@ -64,7 +64,7 @@ impl MailSettings {
     pub fn from_config(config: &Config) -> Self {
         Self {
             poll: Duration::from_millis(config.mail_poll_ms),
-            schedule: RetrySchedule { base: Duration::from_millis(config.mail_retry_base_ms), window: RETRY_WINDOW },
+            schedule: RetrySchedule::doubling(Duration::from_millis(config.mail_retry_base_ms), RETRY_WINDOW),
         }
     }
 }
@@ -173,28 +173,19 @@ impl MailWorker {
         Ok(Self { store, transport, from, settings: MailSettings::from_config(config), wake, owner })
     }
 
-    /// Runs until `stop` turns true (or its sender is dropped), finishing the round in
-    /// flight; then releases the leases it still holds.
-    pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
-        let worker = Arc::new(self);
-        tokio::spawn(async move {
-            let round = {
-                let worker = worker.clone();
-                move || {
-                    let worker = worker.clone();
-                    async move { worker.round().await }
-                }
-            };
-            run_queue(worker.wake.0.clone(), worker.settings.poll, stop, round).await;
-            if let Err(e) = worker.store.release_mail_leases(&worker.owner).await {
-                tracing::warn!(error = %e, "cannot release mail leases; they expire on their own");
-            }
-        })
+    /// The runner of this worker, woken by [`MailJobs::wake`].
+    pub fn runner(self) -> Arc<Runner<Self>> {
+        let (wake, poll) = (self.wake.0.clone(), self.settings.poll);
+        Runner::new(self, wake, poll)
     }
 
     fn lease(&self) -> TimeDelta {
         TimeDelta::from_std(SEND_TIMEOUT * 2 + Duration::from_secs(10)).unwrap_or(TimeDelta::minutes(2))
     }
+}
+
+impl Queue for MailWorker {
+    const NAME: &'static str = "mail";
 
     /// Claims a batch, sends each message concurrently and records each outcome as it
     /// comes. Answers how many were claimed.
@@ -216,10 +207,16 @@ impl MailWorker {
                 worker.record(&mail, &outcome).await;
             });
         }
-        super::photo_queue::finish_round(tasks, "mail").await;
+        finish_round(tasks, "mail").await;
         count
     }
 
+    async fn release(&self) -> Result<(), StoreError> {
+        self.store.release_mail_leases(&self.owner).await.map(drop)
+    }
+}
+
+impl MailWorker {
     /// One attempt at `mail`: what to record.
     async fn attempt(&self, mail: &ClaimedMail) -> MailOutcome {
         if mail.undecryptable {
@@ -387,7 +384,7 @@ mod tests {
 
     #[test]
     fn failures_are_retried_for_three_days_then_given_up() {
-        let schedule = RetrySchedule { base: Duration::from_secs(30), window: RETRY_WINDOW };
+        let schedule = RetrySchedule::doubling(Duration::from_secs(30), RETRY_WINDOW);
         let queued = Utc::now();
         let retry = after_failure(&schedule, 1, queued, queued, 0.0, "refused".into(), false);
         assert_eq!(retry, MailOutcome::Retry { at: queued + TimeDelta::seconds(30), error: "refused".into() });

@@ -1,7 +1,8 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
-//! imports (each a leased queue in the store, woken through [`PhotoJobs`]); the mail outbox
-//! and its SMTP sender (woken through [`MailJobs`]); the monthly remittance run; the
-//! retention job, which deletes what is past its window.
+//! imports (woken through [`PhotoJobs`]) and the mail outbox with its SMTP sender (woken
+//! through [`MailJobs`]), three leased queues run by one runner ([`queue`]); the monthly
+//! remittance run; the retention job, which deletes what is past its window. Every queue
+//! retries on a schedule of its own, written as data ([`retry`]), with jitter.
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`crate::domain::event::Event`], pass it to [`crate::store::Store::insert_event`] with `&mut *tx`
@@ -14,6 +15,7 @@
 pub mod imports;
 pub mod mail;
 pub mod photo_queue;
+pub mod queue;
 pub mod remittances;
 pub mod retention;
 pub mod retry;
@@ -24,5 +26,6 @@ pub mod webhooks;
 pub use imports::{ImportSettings, ImportWorker};
 pub use mail::{MailJobs, MailSettings, MailWorker};
 pub use photo_queue::PhotoJobs;
+pub use queue::Queues;
 pub use thumbnails::ThumbnailWorker;
 pub use webhooks::{Deliverer, Outbox, WorkerSettings};

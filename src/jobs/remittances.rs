@@ -24,14 +24,8 @@ use crate::usecases::wallet;
 pub const LEASE: TimeDelta = TimeDelta::minutes(15);
 
 /// The scheduler: checks every `poll` (and at each 1st, 00:00 UTC) whether the month's run
-/// is due and unclaimed. With `mail`, statements are mailed (then `mail_jobs` is woken).
-pub fn spawn(
-    store: Store,
-    mail: bool,
-    mail_jobs: MailJobs,
-    poll: Duration,
-    mut stop: watch::Receiver<bool>,
-) -> JoinHandle<()> {
+/// is due and unclaimed. With `mail`, statements are mailed (the run wakes its worker).
+pub fn spawn(store: Store, mail: Option<MailJobs>, poll: Duration, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
     let owner = format!("remittances-{}", uuid::Uuid::new_v4().simple());
     tokio::spawn(async move {
         if let Err(e) = store.start_remittance_schedule(Ts::from(month_start(Utc::now()))).await {
@@ -41,14 +35,11 @@ pub fn spawn(
             let now = Utc::now();
             let period = month_start(now);
             match store.claim_remittance_run(Ts::from(period), &owner, Ts::from(now), Ts::from(now + LEASE)).await {
-                Ok(true) => match wallet::run(&store, period, mail).await {
+                Ok(true) => match wallet::run(&store, period, mail.as_ref()).await {
                     Ok(issued) => {
                         tracing::info!(period = %period, statements = issued.len(), "monthly remittance run done");
                         if let Err(e) = store.finish_remittance_run(Ts::from(period), &owner).await {
                             tracing::warn!(error = %e, "cannot mark the remittance run done; it will run again");
-                        }
-                        if !issued.is_empty() {
-                            mail_jobs.wake();
                         }
                     }
                     Err(e) => {

@@ -1,10 +1,15 @@
-//! The retry schedule of webhook deliveries, as one pure function.
+//! The retry schedules of the background queues, as data and pure functions.
 //!
-//! After the n-th failed attempt of a window (n = 1, 2, …) the nominal gap is
-//! `base × 2^(n−1)`, capped at one hour (30 s, 1 min, 2 min, … 32 min, 1 h, 1 h, … with the
-//! default base). Jitter shortens each gap by up to 20 % so that events that failed together
-//! do not all come back together; a gap is never longer than its nominal value, so the cap
-//! holds. There is no attempt after the window closes: the event is then dead.
+//! Every queue waits longer after each failed attempt: after the n-th failure (n = 1, 2, …)
+//! the nominal gap is `base × factor^(n−1)`, capped at `max_gap` ([`Backoff`]). Jitter
+//! shortens each gap by up to 20 % so that work that failed together does not all come back
+//! together; a gap is never longer than its nominal value, so the cap holds. A queue stops
+//! retrying either when a window closes ([`RetrySchedule`]: webhooks, mail) or after a
+//! number of attempts ([`Attempts`]: thumbnails, image imports).
+//!
+//! The webhook schedule (decisions §9) is the doubling one: 30 s, 1 min, 2 min, … 32 min,
+//! 1 h, 1 h, … with the default base, and no attempt after the window closes: the event is
+//! then dead.
 
 use std::time::Duration;
 
@@ -15,18 +20,53 @@ pub const MAX_GAP: Duration = Duration::from_secs(60 * 60);
 /// The largest share of a gap that jitter removes.
 pub const JITTER: f64 = 0.2;
 
+/// How long to wait after each failure of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The gap after the first failure.
+    pub base: Duration,
+    /// How many times longer each gap is than the one before.
+    pub factor: u32,
+    /// The longest gap.
+    pub max_gap: Duration,
+}
+
+impl Backoff {
+    /// Twice as long each time, at most [`MAX_GAP`].
+    pub const fn doubling(base: Duration) -> Self {
+        Self { base, factor: 2, max_gap: MAX_GAP }
+    }
+
+    /// The gap after the `failures`-th failed attempt (1-based; 0 reads as 1) before jitter.
+    pub fn nominal_gap(&self, failures: u32) -> Duration {
+        let growth = self.factor.max(1).saturating_pow(failures.saturating_sub(1).min(63));
+        self.base.saturating_mul(growth).min(self.max_gap)
+    }
+
+    /// The gap after the `failures`-th failed attempt, shortened by jitter: `unit` is a
+    /// random number in [0, 1) ([`random_unit`]).
+    pub fn gap(&self, failures: u32, unit: f64) -> Duration {
+        self.nominal_gap(failures).mul_f64(1.0 - JITTER * unit.clamp(0.0, 1.0))
+    }
+}
+
+/// Retries within a window that opens when the work is created (or replayed).
 #[derive(Debug, Clone, Copy)]
 pub struct RetrySchedule {
-    pub base: Duration,
+    pub backoff: Backoff,
     /// How long after an event's creation (or replay) it is retried.
     pub window: Duration,
 }
 
 impl RetrySchedule {
+    /// The doubling schedule of webhooks and mail.
+    pub const fn doubling(base: Duration, window: Duration) -> Self {
+        Self { backoff: Backoff::doubling(base), window }
+    }
+
     /// The gap after the `failures`-th failed attempt (1-based) before jitter.
     pub fn nominal_gap(&self, failures: u32) -> Duration {
-        let doublings = failures.saturating_sub(1).min(31);
-        self.base.saturating_mul(1 << doublings).min(MAX_GAP)
+        self.backoff.nominal_gap(failures)
     }
 
     /// When to try again after the `failures`-th failed attempt that ended at `now`, or
@@ -39,9 +79,7 @@ impl RetrySchedule {
         retry_until: DateTime<Utc>,
         unit: f64,
     ) -> Option<DateTime<Utc>> {
-        let nominal = self.nominal_gap(failures);
-        let gap = nominal.mul_f64(1.0 - JITTER * unit.clamp(0.0, 1.0));
-        let next = now + TimeDelta::from_std(gap).ok()?;
+        let next = now + TimeDelta::from_std(self.backoff.gap(failures, unit)).ok()?;
         (next <= retry_until).then_some(next)
     }
 
@@ -62,6 +100,25 @@ impl RetrySchedule {
     }
 }
 
+/// Retries up to a number of attempts in all (the first one included).
+#[derive(Debug, Clone, Copy)]
+pub struct Attempts {
+    pub backoff: Backoff,
+    pub attempts: u32,
+}
+
+impl Attempts {
+    /// When to try again after `attempts` attempts, the last failing at `now`, or `None`
+    /// when they were all used.
+    pub fn next_attempt(&self, attempts: i64, now: DateTime<Utc>, unit: f64) -> Option<DateTime<Utc>> {
+        let failures = u32::try_from(attempts.max(1)).unwrap_or(u32::MAX);
+        if failures >= self.attempts {
+            return None;
+        }
+        Some(now + TimeDelta::from_std(self.backoff.gap(failures, unit)).ok()?)
+    }
+}
+
 /// A uniform random number in [0, 1) from the OS (0 if it cannot be read: no jitter).
 pub fn random_unit() -> f64 {
     let mut bytes = [0u8; 8];
@@ -76,7 +133,7 @@ mod tests {
     use super::*;
 
     fn default() -> RetrySchedule {
-        RetrySchedule { base: Duration::from_secs(30), window: Duration::from_secs(24 * 3600) }
+        RetrySchedule::doubling(Duration::from_secs(30), Duration::from_secs(24 * 3600))
     }
 
     #[test]
@@ -121,5 +178,23 @@ mod tests {
         let gaps = default().nominal_gaps();
         assert_eq!(gaps.len() + 1, 30);
         assert!(gaps.iter().sum::<Duration>() <= Duration::from_secs(24 * 3600));
+    }
+
+    #[test]
+    fn image_imports_wait_four_times_longer_each_time_up_to_an_hour() {
+        let backoff = Backoff { base: Duration::from_secs(10), factor: 4, max_gap: MAX_GAP };
+        let secs: Vec<u64> = [0, 1, 2, 3, 30].iter().map(|n| backoff.nominal_gap(*n).as_secs()).collect();
+        assert_eq!(secs, [10, 10, 40, 160, 3600]);
+    }
+
+    #[test]
+    fn attempts_end_after_the_last_one_and_each_gap_is_jittered() {
+        let capped = Attempts { backoff: Backoff::doubling(Duration::from_secs(10)), attempts: 3 };
+        let now = Utc::now();
+        assert_eq!(capped.next_attempt(1, now, 0.0), Some(now + TimeDelta::seconds(10)));
+        assert_eq!(capped.next_attempt(2, now, 0.0), Some(now + TimeDelta::seconds(20)));
+        assert_eq!(capped.next_attempt(3, now, 0.0), None);
+        let jittered = capped.next_attempt(2, now, 0.5).unwrap() - now;
+        assert_eq!(jittered, TimeDelta::seconds(18));
     }
 }

@@ -8,20 +8,22 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
-use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
-use super::photo_queue::{finish_round, spawn_queue, PhotoJobs};
+use super::photo_queue::PhotoJobs;
+use super::queue::{finish_round, Queue, Runner};
+use super::retry::{random_unit, Attempts, Backoff};
 use crate::media::pool::{self, DecodePool};
 use crate::media::{thumbnail, ImageKind, MediaName, MediaStore, Rendition};
-use crate::store::{ClaimedThumbnail, Store, THUMBNAIL_ATTEMPTS};
+use crate::store::{ClaimedThumbnail, Store, StoreError, THUMBNAIL_ATTEMPTS};
 
 /// Photos decoded at once: decoding is CPU-bound, and requests need the cores too.
 const CONCURRENCY: i64 = 2;
 /// Longer than any decode; a crashed worker's photos are retaken after it.
 const LEASE: TimeDelta = TimeDelta::minutes(5);
-/// Gap before retrying after a storage error, times the attempts so far.
-const RETRY_GAP: TimeDelta = TimeDelta::seconds(10);
+/// A storage error is retried after 10 s, then 20 s (jittered), up to the attempts.
+const RETRIES: Attempts =
+    Attempts { backoff: Backoff::doubling(Duration::from_secs(10)), attempts: THUMBNAIL_ATTEMPTS as u32 };
 /// How long a photo waits for room among the image decodes before the attempt is retried
 /// later: well within the lease.
 const DECODE_WAIT: Duration = Duration::from_secs(120);
@@ -53,18 +55,18 @@ impl ThumbnailWorker {
         Self { store, media, jobs, poll, owner, decodes }
     }
 
-    pub fn spawn(self, stop: watch::Receiver<bool>) -> JoinHandle<()> {
-        let worker = Arc::new(self);
-        let (wake, poll) = (worker.jobs.thumbnails.clone(), worker.poll);
-        let (store, owner) = (worker.store.clone(), worker.owner.clone());
-        spawn_queue(store, owner, wake, poll, stop, "thumbnail", move || {
-            let w = worker.clone();
-            async move { w.round().await }
-        })
+    /// The runner of this worker, woken by [`PhotoJobs::wake_thumbnails`].
+    pub fn runner(self) -> Arc<Runner<Self>> {
+        let (wake, poll) = (self.jobs.thumbnails.clone(), self.poll);
+        Runner::new(self, wake, poll)
     }
+}
+
+impl Queue for ThumbnailWorker {
+    const NAME: &'static str = "thumbnail";
 
     /// Claims a batch, works it, records it; returns how many were claimed.
-    pub async fn round(self: &Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>) -> usize {
         let now = Utc::now();
         let claimed = match self.store.claim_thumbnails(&self.owner, now, now + LEASE, CONCURRENCY).await {
             Ok(claimed) => claimed,
@@ -86,6 +88,12 @@ impl ThumbnailWorker {
         count
     }
 
+    async fn release(&self) -> Result<(), StoreError> {
+        self.store.release_photo_leases(&self.owner).await
+    }
+}
+
+impl ThumbnailWorker {
     async fn attempt(&self, photo: &ClaimedThumbnail) -> Outcome {
         let Some(name) = MediaName::parse(&photo.name) else {
             return Outcome::Undecodable(format!("stored name {:?} is not a media name", photo.name));
@@ -132,8 +140,7 @@ impl ThumbnailWorker {
                 self.store.fail_thumbnails(&self.owner, photo.id, &reason, None).await
             }
             Outcome::Failed(reason) => {
-                let retry_at =
-                    (photo.attempts < THUMBNAIL_ATTEMPTS).then(|| Utc::now() + RETRY_GAP * photo.attempts as i32);
+                let retry_at = RETRIES.next_attempt(photo.attempts, Utc::now(), random_unit());
                 tracing::warn!(photo_id = photo.id, reason = %reason, retry = retry_at.is_some(), "thumbnail attempt failed");
                 self.store.fail_thumbnails(&self.owner, photo.id, &reason, retry_at).await
             }

@@ -68,10 +68,10 @@ impl WorkerSettings {
     pub fn from_config(config: &Config) -> Self {
         Self {
             timeout: Duration::from_millis(config.webhook_timeout_ms),
-            schedule: RetrySchedule {
-                base: Duration::from_millis(config.webhook_retry_base_ms),
-                window: Duration::from_secs(config.webhook_retry_window_s),
-            },
+            schedule: RetrySchedule::doubling(
+                Duration::from_millis(config.webhook_retry_base_ms),
+                Duration::from_secs(config.webhook_retry_window_s),
+            ),
             concurrency: config.webhook_concurrency.max(1),
             per_endpoint: config.webhook_concurrency_per_endpoint.max(1),
             poll: Duration::from_millis(config.webhook_poll_ms),

@@ -9,6 +9,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use super::queue::LeasedQueue;
 use super::{on_conn, on_pool, Conn, Sealer, Store, StoreError, Ts};
 
 /// A message to queue. The sender is the server's `REHOME_MAIL_FROM`.
@@ -160,6 +161,19 @@ pub struct MailRecord {
     pub erased: bool,
 }
 
+/// Messages neither sent nor failed, oldest due first.
+const MAIL_QUEUE: LeasedQueue = LeasedQueue {
+    table: "mail_outbox",
+    from: "mail_outbox q",
+    pending: "q.sent_at IS NULL AND q.failed_at IS NULL",
+    always_scheduled: true,
+    lease: "leased_until",
+    touched: false,
+    order: "q.next_attempt_at, q.id",
+    returning: "id, to_address, subject, text_body, sealed_text, attachment_name, attachment_type, attachment, \
+                attempts, created_at",
+};
+
 impl Store {
     /// Takes the lease of up to `limit` due messages (oldest due first) for `owner` until
     /// `lease_until`, counting an attempt on each. On PostgreSQL the rows are locked as they
@@ -172,24 +186,11 @@ impl Store {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedMail>, StoreError> {
-        let sql = format!(
-            "UPDATE mail_outbox SET lease_owner = $1, leased_until = $2, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM mail_outbox
-                          WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
-                            AND (leased_until IS NULL OR leased_until <= $3)
-                          ORDER BY next_attempt_at, id LIMIT $4 {})
-             RETURNING id, to_address, subject, text_body, sealed_text, attachment_name, attachment_type, attachment,
-                       attempts, created_at",
-            self.skip_locked("mail_outbox")
-        );
         let rows: Vec<ClaimedRow> = on_pool!(self, write, |pool| {
-            sqlx::query_as(&sql)
-                .bind(owner)
-                .bind(Ts::from(lease_until))
-                .bind(Ts::from(now))
-                .bind(limit)
-                .fetch_all(pool)
-                .await?
+            let mut conn = pool.acquire().await?;
+            let rows = self.claim_leased((&mut *conn).into(), &MAIL_QUEUE, owner, now, lease_until, limit).await?;
+            conn.settle();
+            rows
         });
         Ok(rows.into_iter().map(|row| row.open(self.sealer.as_ref())).collect())
     }
@@ -242,13 +243,7 @@ impl Store {
     /// Gives up the leases `owner` holds (a worker stopping with nothing in flight), so
     /// another node or the next start takes the messages at once.
     pub async fn release_mail_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        on_pool!(self, write, |pool| {
-            Ok(sqlx::query("UPDATE mail_outbox SET lease_owner = NULL, leased_until = NULL WHERE lease_owner = $1")
-                .bind(owner)
-                .execute(pool)
-                .await?
-                .rows_affected())
-        })
+        self.release_leases(MAIL_QUEUE.table, MAIL_QUEUE.lease, owner).await
     }
 
     /// The newest `limit` messages of the outbox, oldest first (operators and tests).

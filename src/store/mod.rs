@@ -23,6 +23,7 @@ mod outage;
 mod payouts;
 mod photos;
 pub(crate) mod pool;
+mod queue;
 mod rate_limits;
 mod recovery;
 mod redemptions;

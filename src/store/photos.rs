@@ -13,6 +13,7 @@ use sqlx::FromRow;
 use crate::domain::listing::{ImageStatus, PhotoSource};
 
 use super::listings::touch_listings;
+use super::queue::{LeasedQueue, Outcomes};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
@@ -70,7 +71,6 @@ pub struct ClaimedImport {
 }
 
 // The states as the SQL below writes and matches them.
-const PENDING: &str = ImageStatus::Pending.as_str();
 const DONE: &str = ImageStatus::Done.as_str();
 const FAILED: &str = ImageStatus::Failed.as_str();
 
@@ -113,7 +113,8 @@ impl Store {
         })
     }
 
-    /// Claims up to `limit` photos waiting for thumbnails, leased to `owner` until `lease_until`.
+    /// Claims up to `limit` photos waiting for thumbnails, leased to `owner` until
+    /// `lease_until`; photos that used [`THUMBNAIL_ATTEMPTS`] without an outcome are failed first.
     pub async fn claim_thumbnails(
         &self,
         owner: &str,
@@ -121,34 +122,12 @@ impl Store {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedThumbnail>, StoreError> {
-        let (now, until) = (Ts::from(now), Ts::from(lease_until));
-        let lock = self.skip_locked("photos");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            sqlx::query(&format!(
-                "UPDATE photos SET thumb_status = '{FAILED}', thumb_error = 'gave up: no attempt finished',
-                     lease_owner = NULL, lease_until = NULL, updated_at = $1
-                 WHERE thumb_status = '{PENDING}' AND attempts >= $2 AND (lease_until IS NULL OR lease_until <= $1)"
-            ))
-            .bind(now)
-            .bind(THUMBNAIL_ATTEMPTS)
-            .execute(&mut *tx)
-            .await?;
-            let sql = format!(
-                "UPDATE photos SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-                 WHERE id IN (SELECT id FROM photos WHERE thumb_status = '{PENDING}'
-                                 AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
-                                 AND (lease_until IS NULL OR lease_until <= $3)
-                              ORDER BY id LIMIT $4 {lock})
-                 RETURNING id, name, attempts"
-            );
-            let claimed = sqlx::query_as::<_, ClaimedThumbnail>(&sql)
-                .bind(owner)
-                .bind(until)
-                .bind(now)
-                .bind(limit)
-                .fetch_all(&mut *tx)
-                .await?;
+            let queue = (&THUMBNAIL_QUEUE, &THUMBNAIL_OUTCOMES);
+            let _: Vec<(i64,)> = self.give_up_leased((&mut *tx).into(), queue, now, THUMBNAIL_ATTEMPTS, "id").await?;
+            let claimed =
+                self.claim_leased((&mut *tx).into(), &THUMBNAIL_QUEUE, owner, now, lease_until, limit).await?;
             tx.commit().await?;
             Ok(claimed)
         })
@@ -181,7 +160,7 @@ impl Store {
         error: &str,
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
-        self.fail_leased(THUMBNAIL_QUEUE, owner, id, error, retry_at).await
+        self.fail_leased((&THUMBNAIL_QUEUE, &THUMBNAIL_OUTCOMES), owner, id, error, retry_at).await
     }
 
     /// Claims up to `limit` due image imports of live listings; rows that used `max_attempts`
@@ -194,21 +173,12 @@ impl Store {
         limit: i64,
         max_attempts: i64,
     ) -> Result<Vec<ClaimedImport>, StoreError> {
-        let (now, until) = (Ts::from(now), Ts::from(lease_until));
-        let lock = self.skip_locked("i");
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let gave_up: Vec<(i64, i64)> = sqlx::query_as(&format!(
-                "UPDATE listing_images SET status = '{FAILED}', error = COALESCE(error, 'gave_up'),
-                     lease_owner = NULL, lease_until = NULL, updated_at = $1
-                 WHERE status = '{PENDING}' AND source_url IS NOT NULL AND attempts >= $2
-                   AND (lease_until IS NULL OR lease_until <= $1)
-                 RETURNING (SELECT brand_id FROM listings WHERE id = listing_id), listing_id"
-            ))
-            .bind(now)
-            .bind(max_attempts)
-            .fetch_all(&mut *tx)
-            .await?;
+            let queue = (&IMPORT_QUEUE, &IMPORT_OUTCOMES);
+            let returning = "(SELECT brand_id FROM listings WHERE id = listing_id), listing_id";
+            let gave_up: Vec<(i64, i64)> =
+                self.give_up_leased((&mut *tx).into(), queue, now, max_attempts, returning).await?;
             // Their listings' images changed: a change a sync walk must see.
             let mut brands: Vec<i64> = gave_up.iter().map(|(brand, _)| *brand).collect();
             brands.sort_unstable();
@@ -216,24 +186,9 @@ impl Store {
             for brand_id in brands {
                 let listings: Vec<i64> =
                     gave_up.iter().filter(|(brand, _)| *brand == brand_id).map(|(_, listing)| *listing).collect();
-                touch_listings((&mut *tx).into(), brand_id, &listings, now).await?;
+                touch_listings((&mut *tx).into(), brand_id, &listings, Ts::from(now)).await?;
             }
-            let sql = format!(
-                "UPDATE listing_images SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-                 WHERE id IN (SELECT i.id FROM listing_images i JOIN listings l ON l.id = i.listing_id
-                              WHERE i.status = '{PENDING}' AND i.source_url IS NOT NULL AND l.deleted_at IS NULL
-                                AND (i.next_attempt_at IS NULL OR i.next_attempt_at <= $3)
-                                AND (i.lease_until IS NULL OR i.lease_until <= $3)
-                              ORDER BY i.created_at, i.id LIMIT $4 {lock})
-                 RETURNING id, listing_id, source_url, attempts"
-            );
-            let claimed = sqlx::query_as::<_, ClaimedImport>(&sql)
-                .bind(owner)
-                .bind(until)
-                .bind(now)
-                .bind(limit)
-                .fetch_all(&mut *tx)
-                .await?;
+            let claimed = self.claim_leased((&mut *tx).into(), &IMPORT_QUEUE, owner, now, lease_until, limit).await?;
             tx.commit().await?;
             Ok(claimed)
         })
@@ -291,7 +246,7 @@ impl Store {
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
         if retry_at.is_some() {
-            return self.fail_leased(IMPORT_QUEUE, owner, image_id, error, retry_at).await;
+            return self.fail_leased((&IMPORT_QUEUE, &IMPORT_OUTCOMES), owner, image_id, error, retry_at).await;
         }
         // Failed for good: the listing's image list shows it, a change a sync walk must see.
         let now = now();
@@ -317,62 +272,41 @@ impl Store {
         })
     }
 
-    /// Records a failed attempt on a row of `queue`, if `owner` still holds its lease: back
-    /// to pending until `retry_at`, or failed for good when `None`.
-    async fn fail_leased(
-        &self,
-        queue: LeasedQueue,
-        owner: &str,
-        id: i64,
-        error: &str,
-        retry_at: Option<DateTime<Utc>>,
-    ) -> Result<(), StoreError> {
-        let LeasedQueue { table, status, error_column } = queue;
-        let sql = format!(
-            "UPDATE {table} SET {status} = CASE WHEN $1 IS NULL THEN '{FAILED}' ELSE '{PENDING}' END,
-                 next_attempt_at = $1, {error_column} = $2, lease_owner = NULL, lease_until = NULL, updated_at = $3
-             WHERE id = $4 AND lease_owner = $5"
-        );
-        on_pool!(self, write, |pool| {
-            sqlx::query(&sql)
-                .bind(retry_at.map(Ts::from))
-                .bind(error)
-                .bind(now())
-                .bind(id)
-                .bind(owner)
-                .execute(pool)
-                .await?;
-            Ok(())
-        })
-    }
-
     /// Gives up the thumbnail and import leases of `owner` (a worker stopping).
     pub async fn release_photo_leases(&self, owner: &str) -> Result<(), StoreError> {
-        on_pool!(self, write, |pool| {
-            sqlx::query("UPDATE photos SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1")
-                .bind(owner)
-                .execute(pool)
-                .await?;
-            sqlx::query("UPDATE listing_images SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1")
-                .bind(owner)
-                .execute(pool)
-                .await?;
-            Ok(())
-        })
+        for queue in [&THUMBNAIL_QUEUE, &IMPORT_QUEUE] {
+            self.release_leases(queue.table, queue.lease, owner).await?;
+        }
+        Ok(())
     }
 }
 
-/// A table whose rows are work leased to one worker at a time.
-#[derive(Clone, Copy)]
-struct LeasedQueue {
-    table: &'static str,
-    status: &'static str,
-    error_column: &'static str,
-}
+/// Photos waiting for their thumbnails.
+const THUMBNAIL_QUEUE: LeasedQueue = LeasedQueue {
+    table: "photos",
+    from: "photos q",
+    pending: "q.thumb_status = 'pending'",
+    always_scheduled: false,
+    lease: "lease_until",
+    touched: true,
+    order: "q.id",
+    returning: "id, name, attempts",
+};
+const THUMBNAIL_OUTCOMES: Outcomes =
+    Outcomes { status: "thumb_status", error: "thumb_error", gave_up: "'gave up: no attempt finished'" };
 
-const THUMBNAIL_QUEUE: LeasedQueue =
-    LeasedQueue { table: "photos", status: "thumb_status", error_column: "thumb_error" };
-const IMPORT_QUEUE: LeasedQueue = LeasedQueue { table: "listing_images", status: "status", error_column: "error" };
+/// Image URLs of live listings waiting to be imported.
+const IMPORT_QUEUE: LeasedQueue = LeasedQueue {
+    table: "listing_images",
+    from: "listing_images q JOIN listings l ON l.id = q.listing_id AND l.deleted_at IS NULL",
+    pending: "q.status = 'pending' AND q.source_url IS NOT NULL",
+    always_scheduled: false,
+    lease: "lease_until",
+    touched: true,
+    order: "q.created_at, q.id",
+    returning: "id, listing_id, source_url, attempts",
+};
+const IMPORT_OUTCOMES: Outcomes = Outcomes { status: "status", error: "error", gave_up: "COALESCE(error, 'gave_up')" };
 
 async fn insert_photo(conn: Conn<'_>, new: NewPhoto<'_>, now: Ts) -> Result<PhotoRecord, StoreError> {
     let sql = format!(

@@ -166,6 +166,11 @@ impl<DB: Database> Pool<DB> {
             // Idle connections in turn, as sqlx's pool hands them out. Most recent first (LIFO)
             // made the two-node SQLite test of concurrent edits answer `edit_conflict` in 2 runs
             // of 25 (three stale reads in a row; not understood yet); in turn, 30 of 30 passed.
+            // Reproduced again (issue 30.7) by tests/api/pool_stale.rs, ignored: with LIFO 1
+            // run of 5 at 200 rounds, with FIFO 0 of 8. Ruled out so far: sqlx-sqlite 0.8.6
+            // resets a statement before `fetch_optional` gets its row and at the end of every
+            // other execute; a transaction dropped open is rolled back before the check
+            // settles its connection. The cause is still open: FIFO hides it, it does not fix it.
             .queue_mode(managed::QueueMode::Fifo)
             .wait_timeout(Some(timeout))
             .create_timeout(Some(timeout))

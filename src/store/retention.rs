@@ -3,6 +3,7 @@
 //! their key in one short statement, so the write lock (SQLite's one writer) or the row
 //! locks (PostgreSQL) are held for one batch only; the job pauses between batches.
 
+use super::queue::NamedLease;
 use super::{on_pool, Dialect, PgStore, Store, StoreError, Ts};
 
 /// What one batched delete did.
@@ -18,23 +19,13 @@ impl Store {
     /// (its `next_run_at` passed, first time included) and no other node holds a live lease.
     /// Answers whether `owner` now holds it.
     pub async fn claim_job(&self, name: &str, owner: &str, now: Ts, lease_until: Ts) -> Result<bool, StoreError> {
-        on_pool!(self, write, |pool| {
-            let claimed: Option<String> = sqlx::query_scalar(
-                "INSERT INTO job_leases (name, lease_owner, leased_until, next_run_at) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (name) DO UPDATE SET lease_owner = excluded.lease_owner,
-                     leased_until = excluded.leased_until
-                 WHERE job_leases.next_run_at <= $4
-                     AND (job_leases.leased_until IS NULL OR job_leases.leased_until <= $4)
-                 RETURNING name",
-            )
-            .bind(name)
-            .bind(owner)
-            .bind(lease_until)
-            .bind(now)
-            .fetch_optional(pool)
-            .await?;
-            Ok(claimed.is_some())
-        })
+        const JOB_LEASE: NamedLease = NamedLease {
+            table: "job_leases",
+            key: "name",
+            also_insert: (", next_run_at", ", $4"),
+            free: "job_leases.next_run_at <= $4 AND (job_leases.leased_until IS NULL OR job_leases.leased_until <= $4)",
+        };
+        self.take_lease(&JOB_LEASE, name.to_owned(), owner, now, lease_until).await
     }
 
     /// Moves `owner`'s lease of `name` on to `lease_until`; false when it is no longer

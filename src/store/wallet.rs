@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use sqlx::FromRow;
 
+use super::queue::NamedLease;
 use super::{
     enqueue_mail, on_conn, on_pool, record_audit, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT,
 };
@@ -371,22 +372,13 @@ impl Store {
         now: Ts,
         lease_until: Ts,
     ) -> Result<bool, StoreError> {
-        on_pool!(self, write, |pool| {
-            let claimed: Option<Ts> = sqlx::query_scalar(
-                "INSERT INTO remittance_runs (period_end, lease_owner, leased_until) VALUES ($1, $2, $3)
-                 ON CONFLICT (period_end) DO UPDATE SET lease_owner = excluded.lease_owner,
-                     leased_until = excluded.leased_until
-                 WHERE remittance_runs.finished_at IS NULL AND remittance_runs.leased_until <= $4
-                 RETURNING period_end",
-            )
-            .bind(period_end)
-            .bind(owner)
-            .bind(lease_until)
-            .bind(now)
-            .fetch_optional(pool)
-            .await?;
-            Ok(claimed.is_some())
-        })
+        const RUN_LEASE: NamedLease = NamedLease {
+            table: "remittance_runs",
+            key: "period_end",
+            also_insert: ("", ""),
+            free: "remittance_runs.finished_at IS NULL AND remittance_runs.leased_until <= $4",
+        };
+        self.take_lease(&RUN_LEASE, period_end, owner, now, lease_until).await
     }
 
     /// Marks `owner`'s run of `period_end` done.

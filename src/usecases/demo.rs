@@ -68,7 +68,7 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
     let sale = orders::place(core, &OrderRequest { listing_id: sofa, quantity: 1, window }).await?;
     let delivered = Utc::now() - TimeDelta::days(3);
     orders::complete(core, sale.id, Completion { completed_at: Some(delivered) }).await?;
-    wallet::run(&core.store, Utc::now(), core.config.mail_enabled()).await?;
+    wallet::run(&core.store, Utc::now(), core.config.mail_enabled().then_some(&core.mail)).await?;
     // Another sale, delivered now: a pending entry.
     let pending = orders::place(core, &OrderRequest { listing_id: sofa, quantity: 1, window }).await?;
     orders::complete(core, pending.id, Completion { completed_at: None }).await?;

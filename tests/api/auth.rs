@@ -75,7 +75,8 @@ async fn a_revoked_key_stops_working_within_about_a_second() {
     assert_eq!(app.get(OPTIONS, &partner.key).await.status(), 200);
     let key_id = key_id_of(&app, &partner.key).await;
     rehome::usecases::accounts::revoke_key(&app.store, key_id).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let refused = || async { (app.get(OPTIONS, &partner.key).await.status() == 401).then_some(()) };
+    crate::helpers::poll(Duration::from_millis(1500), refused).await;
     assert_error(app.get(OPTIONS, &partner.key).await, 401, "invalid_token").await;
 }
 
@@ -109,16 +110,11 @@ async fn key_use_is_recorded_with_time_and_address() {
     let partner = app.partner("acme").await;
     assert_eq!(app.get(OPTIONS, &partner.key).await.status(), 200);
     let key_id = key_id_of(&app, &partner.key).await;
-    let mut recorded = None;
-    for _ in 0..50 {
+    let last_used = || async {
         let row = app.store.keys_by_lookup(&partner.key[4..12]).await.unwrap();
-        let row = row.into_iter().find(|r| r.key_id == key_id).unwrap();
-        if row.last_used_at.is_some() {
-            recorded = row.last_used_at;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        row.into_iter().find(|r| r.key_id == key_id).unwrap().last_used_at
+    };
+    let recorded = crate::helpers::poll(Duration::from_secs(1), last_used).await;
     assert!(recorded.is_some(), "last_used_at was never written");
 }
 

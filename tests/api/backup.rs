@@ -218,14 +218,8 @@ async fn a_pg_dump_taken_while_the_server_writes_restores_into_a_new_database_wi
     // So does the signing secret: the restored server signs with the one given at configuration.
     let sent = json(restored.post(&format!("{WEBHOOK}/test"), &partner.key, &json!({})).await).await;
     let event_id = sent["event_id"].as_str().unwrap_or_else(|| panic!("no event id in {sent}")).to_owned();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let hit = loop {
-        if let Some(hit) = receiver.hits().into_iter().find(|hit| hit.event_id() == event_id) {
-            break hit;
-        }
-        assert!(std::time::Instant::now() < deadline, "the test event never arrived");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let arrived = || async { receiver.hits().into_iter().find(|hit| hit.event_id() == event_id) };
+    let hit = crate::helpers::poll(Duration::from_secs(20), arrived).await.expect("the test event never arrived");
     let now = chrono::Utc::now().timestamp();
     assert!(rehome::jobs::signature::verify(&secret, hit.header("x-service-signature"), &hit.body, now, 300));
 }

@@ -2,9 +2,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::helpers::{binary_env, last_line, run_rehome, TestDb, REHOME_BIN as BIN};
+use crate::helpers::{binary_env, last_line, run_rehome, wait_ready, TestDb, REHOME_BIN as BIN};
 
 /// Runs an admin command on the database at `url` (no data key: none needs one).
 fn rehome(url: &str, args: &[&str]) -> (bool, String, String) {
@@ -22,17 +22,6 @@ impl Drop for Serving {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-async fn wait_ready(base: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server at {base} never became ready");
 }
 
 #[tokio::test]
@@ -77,21 +66,19 @@ async fn the_cli_creates_accounts_whose_key_works_until_revoked_and_sigterm_stop
     // Revoked from another process while the server runs: refused within about a second.
     let (ok, out, err) = rehome(url, &["keys", "revoke", &key_id]);
     assert!(ok, "{out}{err}");
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    let refused = client.get(format!("{base}/v1/listings/options")).bearer_auth(&secret).send().await.unwrap();
-    assert_eq!(refused.status(), 401);
+    let status = || async {
+        client.get(format!("{base}/v1/listings/options")).bearer_auth(&secret).send().await.unwrap().status()
+    };
+    let refused = crate::helpers::poll(Duration::from_secs(2), || async { Some(status().await).filter(|s| *s == 401) });
+    assert_eq!(refused.await, Some(reqwest::StatusCode::UNAUTHORIZED));
 
     let status = Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = server.0.try_wait().unwrap() {
-            assert!(status.success(), "exit after SIGTERM: {status}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "server did not stop after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let child = std::cell::RefCell::new(&mut server.0);
+    let exited =
+        crate::helpers::poll(Duration::from_secs(10), || async { child.borrow_mut().try_wait().unwrap() }).await;
+    let status = exited.expect("server did not stop after SIGTERM");
+    assert!(status.success(), "exit after SIGTERM: {status}");
 }
 
 #[tokio::test]

@@ -130,15 +130,8 @@ async fn past_the_ceiling_a_connection_is_refused_at_once() {
     assert!(answer.contains("retry-after: 1") && answer.contains(r#""code":"server_busy""#), "{answer}");
     drop(held);
     // The held connections' slots come back once the server sees them close.
-    let mut served = false;
-    for _ in 0..50 {
-        if healthy(&app).await {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(served, "slots are given back");
+    let served = crate::helpers::poll(Duration::from_secs(5), || async { healthy(&app).await.then_some(()) }).await;
+    assert!(served.is_some(), "slots are given back");
     app.stop().await;
 }
 

@@ -2,7 +2,7 @@
 //! PostgreSQL node after the copy. Runs only with `REHOME_TEST_POSTGRES`.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use image::ImageFormat;
 use rehome::config::Config;
@@ -124,15 +124,16 @@ async fn write_everything(node: &Node, url: &str, receiver: &Receiver) -> Writte
     ok_json(node.post("/v1/partner/collections", &key, &collection).await, 201).await;
 
     // Both events delivered: nothing left for the next node to do.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let deliveries = loop {
-        let deliveries = read(node, &key, DELIVERIES).await;
+    let both = |deliveries: &Value| {
         let data = deliveries["data"].as_array().unwrap();
-        if data.len() == 2 && data.iter().all(|d| d["status"] == "delivered") {
-            break deliveries;
-        }
-        assert!(Instant::now() < deadline, "events never delivered: {deliveries}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        data.len() == 2 && data.iter().all(|d| d["status"] == "delivered")
+    };
+    let delivered = crate::helpers::poll(Duration::from_secs(20), || async {
+        Some(read(node, &key, DELIVERIES).await).filter(both)
+    });
+    let deliveries = match delivered.await {
+        Some(deliveries) => deliveries,
+        None => panic!("events never delivered: {}", read(node, &key, DELIVERIES).await),
     };
 
     let mut paths = vec![

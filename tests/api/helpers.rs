@@ -33,6 +33,8 @@ pub struct TestApp {
     pub db: TestDb,
     /// Holds the media directory (and the SQLite file, on SQLite).
     pub dir: TempDir,
+    /// The server's queue runners (thumbnails, image imports, mail).
+    pub queues: rehome::jobs::Queues,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<anyhow::Result<()>>>,
 }
@@ -282,6 +284,12 @@ impl TestApp {
     }
 
     /// Stops accepting connections, finishes in-flight requests and waits for the server.
+    /// Runs the thumbnail, image import and mail queues until nothing is due now (work
+    /// waiting for a later retry is left to its time); answers how many rows were worked.
+    pub async fn run_pending(&self) -> usize {
+        self.queues.run_pending().await
+    }
+
     pub async fn stop(mut self) {
         self.halt().await;
     }
@@ -303,6 +311,38 @@ impl TestApp {
 }
 
 /// Reads a JSON body, panicking with the raw text when it is not JSON.
+/// Asks `check` again every 20 ms until it answers `Some`, for at most `limit`; `None` when
+/// the time ran out. The one way tests wait for what they cannot drive: another process, the
+/// webhook deliverer's loop, a listener coming up. (The thumbnail, image import and mail
+/// queues are driven instead: [`TestApp::run_pending`].)
+pub async fn poll<T, F, Fut>(limit: std::time::Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(found) = check().await {
+            return Some(found);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits (at most `secs` s) until `url` answers 200; false if it never did.
+pub async fn answers_ok(url: &str, secs: u64) -> bool {
+    let ok = || async { reqwest::get(url).await.is_ok_and(|r| r.status() == 200).then_some(()) };
+    poll(std::time::Duration::from_secs(secs), ok).await.is_some()
+}
+
+/// Waits until the server at `base` is ready (`/readyz` answers 200), at most 20 s.
+pub async fn wait_ready(base: &str) {
+    assert!(answers_ok(&format!("{base}/readyz"), 20).await, "server at {base} never became ready");
+}
+
 pub async fn json(response: Response) -> Value {
     let text = response.text().await.expect("body");
     serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
@@ -504,14 +544,10 @@ impl SmtpServer {
 
     /// Waits (at most `secs` seconds) until `n` messages were received; returns all of them.
     pub async fn wait_for(&self, n: usize, secs: u64) -> Vec<ReceivedMail> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-        loop {
-            let received = self.received();
-            if received.len() >= n || std::time::Instant::now() >= deadline {
-                return received;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        let limit = std::time::Duration::from_secs(secs);
+        poll(limit, || async { Some(self.received()).filter(|received| received.len() >= n) })
+            .await
+            .unwrap_or_else(|| self.received())
     }
 }
 
@@ -579,6 +615,7 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
     let server = Server::bind(config, store.clone()).await.expect("bind");
     let addr = server.local_addr();
     let metrics_addr = server.metrics_addr();
+    let queues = server.state().queues.clone();
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(server.run_until(async move {
         let _ = rx.await;
@@ -597,6 +634,7 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
         store,
         db,
         dir,
+        queues,
         shutdown: Some(tx),
         server: Some(handle),
     }

@@ -30,15 +30,9 @@ async fn requests_are_answered_while_nobody_reads_the_log() {
     // the test hanging (a bound for a hang, far above any answer's time).
     let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
     let base = format!("http://127.0.0.1:{port}");
-    let mut up = false;
-    for _ in 0..200 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server did not start");
+    let up =
+        || async { client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200).then_some(()) };
+    assert!(crate::helpers::poll(Duration::from_secs(10), up).await.is_some(), "the server did not start");
     let mut answered = 0;
     let mut failed = None;
     'requests: for _ in 0..40 {

@@ -32,6 +32,7 @@ mod nodes;
 mod options;
 mod people;
 mod photos;
+mod pool_stale;
 mod preconditions;
 mod retention;
 mod schema_parity;

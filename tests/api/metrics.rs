@@ -3,7 +3,7 @@
 //! the matched template, never the raw path; the public listener never serves metrics.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -147,15 +147,14 @@ async fn every_family_is_there_after_traffic_with_its_documented_labels() {
     Browser::signed_in(&app, &email).await;
 
     // The deliveries are counted once recorded.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let samples = loop {
-        let samples = scrape(&app).await;
-        let dead = value(&samples, "rehome_webhook_deliveries_total", &[("outcome", "dead")]).unwrap_or(0.0);
-        if dead >= 1.0 || Instant::now() > deadline {
-            break samples;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let dead = |samples: &Vec<Sample>| {
+        value(samples, "rehome_webhook_deliveries_total", &[("outcome", "dead")]).unwrap_or(0.0) >= 1.0
     };
+    let samples =
+        match crate::helpers::poll(Duration::from_secs(30), || async { Some(scrape(&app).await).filter(dead) }).await {
+            Some(samples) => samples,
+            None => scrape(&app).await,
+        };
 
     let requests = named(&samples, "rehome_http_requests_total");
     assert!(!requests.is_empty());

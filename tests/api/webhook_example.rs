@@ -144,13 +144,10 @@ async fn the_documented_receiver_accepts_real_deliveries_once_and_refuses_anothe
 }
 
 async fn wait_for_attempts(app: &TestApp, partner: &Partner, event_id: &str, attempts: u64) -> serde_json::Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let entry = crate::webhooks::delivery(app, partner, event_id).await;
-        if entry["attempts"].as_u64() >= Some(attempts) && entry["status"] != "pending" {
-            return entry;
-        }
-        assert!(std::time::Instant::now() < deadline, "never {attempts} attempts: {entry}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let read = || crate::webhooks::delivery(app, partner, event_id);
+    let done = |entry: &serde_json::Value| entry["attempts"].as_u64() >= Some(attempts) && entry["status"] != "pending";
+    match crate::helpers::poll(Duration::from_secs(10), || async { Some(read().await).filter(done) }).await {
+        Some(entry) => entry,
+        None => panic!("never {attempts} attempts: {}", read().await),
     }
 }

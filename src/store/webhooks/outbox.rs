@@ -296,13 +296,7 @@ impl Store {
 
     /// Gives up leases of `owner` (a worker stopping with nothing in flight for them).
     pub async fn release_webhook_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        on_pool!(self, write, |pool| {
-            Ok(sqlx::query("UPDATE webhook_events SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1")
-                .bind(owner)
-                .execute(pool)
-                .await?
-                .rows_affected())
-        })
+        self.release_leases("webhook_events", "lease_until", owner).await
     }
 
     /// The earliest future due time of an event that has an enabled endpoint.

@@ -11,6 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use crate::domain::money::Pence;
 use crate::domain::user::Actor;
 use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
+use crate::jobs::MailJobs;
 use crate::store::{Balances, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, Store, StoreError, Ts};
 use statement::{pounds, Entry, Remittance, Statement};
 
@@ -140,9 +141,14 @@ pub enum RunError {
 /// statement of them, brand by brand (each in its own transaction, so memory does not grow
 /// with the number of brands and a run that dies leaves whole statements or none). With
 /// `mail`, each statement's PDF is queued to the brand's `invoice_email` in the same
-/// transaction. Running it again (or on another node at the same time) issues nothing
-/// twice: the entries are paid. Answers the statements issued.
-pub async fn run(store: &Store, as_of: DateTime<Utc>, mail: bool) -> Result<Vec<RemittanceRecord>, RunError> {
+/// transaction, and the mail worker is woken once the run has issued any. Running it again
+/// (or on another node at the same time) issues nothing twice: the entries are paid.
+/// Answers the statements issued.
+pub async fn run(
+    store: &Store,
+    as_of: DateTime<Utc>,
+    mail: Option<&MailJobs>,
+) -> Result<Vec<RemittanceRecord>, RunError> {
     let as_of = Ts::from(as_of);
     let mut issued = Vec::new();
     for brand_id in store.brands_with_available_entries(as_of).await? {
@@ -150,7 +156,8 @@ pub async fn run(store: &Store, as_of: DateTime<Utc>, mail: bool) -> Result<Vec<
         let recipient = billing.invoice_email.trim().to_owned();
         let snapshot = serde_json::to_string(&billing)?;
         let to_mail = |record: &RemittanceRecord, lines: &[crate::store::EntryRecord]| {
-            (mail && !recipient.is_empty()).then(|| statement_mail(&Statement::new(record.clone(), lines), &recipient))
+            (mail.is_some() && !recipient.is_empty())
+                .then(|| statement_mail(&Statement::new(record.clone(), lines), &recipient))
         };
         if let Some(record) = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await? {
             tracing::info!(
@@ -162,6 +169,9 @@ pub async fn run(store: &Store, as_of: DateTime<Utc>, mail: bool) -> Result<Vec<
             );
             issued.push(record);
         }
+    }
+    if let (Some(jobs), false) = (mail, issued.is_empty()) {
+        jobs.wake();
     }
     Ok(issued)
 }

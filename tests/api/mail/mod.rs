@@ -7,7 +7,7 @@ mod claims;
 mod delivery;
 mod retries;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rehome::store::{enqueue_mail, MailRecord, NewMail};
 
@@ -39,12 +39,11 @@ pub async fn outbox(app: &TestApp) -> Vec<MailRecord> {
 
 /// Waits (at most `secs` s) until `done` holds of the outbox; returns the last rows read.
 pub async fn wait_outbox(app: &TestApp, secs: u64, done: impl Fn(&[MailRecord]) -> bool) -> Vec<MailRecord> {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let rows = outbox(app).await;
-        if done(&rows) || Instant::now() >= deadline {
-            return rows;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    app.run_pending().await;
+    let found =
+        crate::helpers::poll(Duration::from_secs(secs), || async { Some(outbox(app).await).filter(|r| done(r)) });
+    match found.await {
+        Some(rows) => rows,
+        None => outbox(app).await,
     }
 }

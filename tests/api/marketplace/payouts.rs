@@ -231,7 +231,7 @@ async fn a_second_choice_for_the_same_order_is_refused() {
     let cash = json!({"customer_id": "c", "customer_choice": "cash"});
     assert_error(choose(&app, order_id, cash).await, 409, "payout_choice_exists").await;
     delivered(&receiver, 1).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::webhooks::settled(&app).await;
     assert_eq!(receiver.hits().len(), 1, "only one event");
 }
 

@@ -43,7 +43,15 @@ async fn two_processes_send_each_queued_message_once() {
 
     let received = smtp.wait_for(N, 60).await;
     assert_eq!(received.len(), N, "received {} of {N}", received.len());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Every row recorded sent: neither node has anything left to send (again).
+    let unsent = || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE sent_at IS NULL")
+            .fetch_one(&cluster.pg)
+            .await
+            .expect("count unsent");
+        (n == 0).then_some(())
+    };
+    crate::helpers::poll(Duration::from_secs(10), unsent).await;
     let received = smtp.received();
     let subjects_received: HashSet<&str> = received.iter().map(|m| m.subject.as_str()).collect();
     assert_eq!((received.len(), subjects_received.len()), (N, N), "a message arrived twice");

@@ -100,18 +100,21 @@ impl Node {
 
     /// Waits for the `rehome listening addr=…` line, then for `/readyz`.
     async fn wait_ready(&mut self, client: &reqwest::Client) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let addr = loop {
-            let log = self.log_text();
+        let limit = Duration::from_secs(30);
+        let this = std::cell::RefCell::new(&mut *self);
+        let listening = || async {
+            let mut node = this.borrow_mut();
+            let log = node.log_text();
             if let Some(addr) = log.lines().filter(|l| l.contains("rehome listening")).find_map(|l| field(l, "addr")) {
-                break addr.to_owned();
+                return Some(addr.to_owned());
             }
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                panic!("node {} exited ({status}) before listening:\n{log}", self.name);
+            if let Some(status) = node.child.try_wait().expect("try_wait") {
+                panic!("node {} exited ({status}) before listening:\n{log}", node.name);
             }
-            assert!(Instant::now() < deadline, "node {} never listened:\n{log}", self.name);
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            None
         };
+        let addr = crate::helpers::poll(limit, listening).await;
+        let Some(addr) = addr else { panic!("node {} never listened:\n{}", self.name, self.log_text()) };
         self.base = format!("http://{addr}");
         // Logged before the line above, when there is a metrics listener.
         let log = self.log_text();
@@ -120,12 +123,10 @@ impl Node {
             .filter(|l| l.contains("rehome metrics listening"))
             .find_map(|l| field(l, "addr"))
             .map(Into::into);
-        loop {
-            if client.get(format!("{}/readyz", self.base)).send().await.is_ok_and(|r| r.status() == 200) {
-                return;
-            }
-            assert!(Instant::now() < deadline, "node {} never became ready:\n{}", self.name, self.log_text());
-            tokio::time::sleep(Duration::from_millis(25)).await;
+        let url = format!("{}/readyz", self.base);
+        let ready = || async { client.get(&url).send().await.is_ok_and(|r| r.status() == 200).then_some(()) };
+        if crate::helpers::poll(limit, ready).await.is_none() {
+            panic!("node {} never became ready:\n{}", self.name, self.log_text());
         }
     }
 
@@ -385,14 +386,10 @@ impl Cluster {
 
     /// Waits until the outbox holds `n` events, all delivered.
     async fn wait_all_delivered(&self, n: usize, limit: Duration) -> HashMap<String, String> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let events = self.events().await;
-            if events.len() == n && events.values().all(|s| s == "delivered") {
-                return events;
-            }
-            assert!(Instant::now() < deadline, "not all {n} events delivered: {events:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let all = |events: &HashMap<String, String>| events.len() == n && events.values().all(|s| s == "delivered");
+        match crate::helpers::poll(limit, || async { Some(self.events().await).filter(all) }).await {
+            Some(events) => events,
+            None => panic!("not all {n} events delivered: {:?}", self.events().await),
         }
     }
 }

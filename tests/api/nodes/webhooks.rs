@@ -126,22 +126,21 @@ async fn a_node_killed_mid_delivery_leaves_its_events_to_the_other_node() {
     // Until everything is delivered, note every lease that was not there at the kill: those
     // are B's (A can take none), which tells B's lease owner id from A's.
     let frozen: HashSet<(String, String, String)> = at_kill.iter().cloned().collect();
-    let mut owners_of_b = HashSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let owners = std::cell::RefCell::new(HashSet::new());
+    let delivered = || async {
         for lease in cluster.leases().await {
             if !frozen.contains(&lease) {
-                owners_of_b.insert(lease.1);
+                owners.borrow_mut().insert(lease.1);
             }
         }
         let events = cluster.events().await;
         let seen: HashSet<String> = receiver.hits().iter().map(Hit::event_id).collect();
-        if events.values().all(|s| s == "delivered") && ids.iter().all(|id| seen.contains(id)) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not all delivered after the kill: {events:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        (events.values().all(|s| s == "delivered") && ids.iter().all(|id| seen.contains(id))).then_some(())
+    };
+    if crate::helpers::poll(Duration::from_secs(60), delivered).await.is_none() {
+        panic!("not all delivered after the kill: {:?}", cluster.events().await);
     }
+    let owners_of_b = owners.into_inner();
     let finished_after = killed_at.elapsed();
     assert_eq!(owners_of_b.len(), 1, "one lease owner after the kill: {owners_of_b:?}");
     let in_flight_at_a: HashSet<&String> =

@@ -1,6 +1,6 @@
 //! The API keys API: list, create, roll with an overlap, revoke; last use recorded.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rehome::domain::user::Role;
@@ -209,16 +209,11 @@ async fn using_a_key_records_when_and_from_which_address() {
     let key = create(&app, &acme.key, json!({"label": "Sync"})).await;
     let before = Utc::now() - chrono::TimeDelta::seconds(1);
     assert_eq!(app.get("/v1/listings/options", key["secret"].as_str().unwrap()).await.status(), 200);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let used = loop {
-        let keys = list(&app, &acme.key).await;
-        let listed = keys.into_iter().find(|k| k["id"] == key["id"]).unwrap();
-        if !listed["last_used_at"].is_null() {
-            break listed;
-        }
-        assert!(Instant::now() < deadline, "last use never recorded");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let listed = || async {
+        let listed = list(&app, &acme.key).await.into_iter().find(|k| k["id"] == key["id"]).unwrap();
+        Some(listed).filter(|k| !k["last_used_at"].is_null())
     };
+    let used = crate::helpers::poll(Duration::from_secs(5), listed).await.expect("last use never recorded");
     assert!(ts(&used["last_used_at"]) >= before);
     assert_eq!(used["last_used_ip"], "127.0.0.1");
 }

@@ -39,15 +39,12 @@ pub async fn reasons(response: Response) -> Vec<String> {
 /// Polls until `key` is refused (401), failing after `limit`; answers how long it took.
 pub async fn refused_within(app: &TestApp, key: &str, limit: Duration) -> Duration {
     let started = Instant::now();
-    loop {
+    let refused = || async {
         let status = app.get("/v1/listings/options", key).await.status();
-        if status == 401 {
-            return started.elapsed();
-        }
-        assert_eq!(status, 200, "before it is refused, the key works");
-        assert!(started.elapsed() < limit, "key still accepted after {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        assert!(status == 200 || status == 401, "before it is refused, the key works: {status}");
+        (status == 401).then(|| started.elapsed())
+    };
+    crate::helpers::poll(limit, refused).await.unwrap_or_else(|| panic!("key still accepted after {limit:?}"))
 }
 
 /// Counts rows with a query on the test's database (`$1` bound to `id`).

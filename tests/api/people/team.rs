@@ -164,7 +164,8 @@ async fn roles_change_but_never_leave_the_brand_without_an_active_admin() {
     assert_eq!(demoted.status(), 200);
     assert_eq!(json(demoted).await["role"], "member");
     // Ada's key is now a member's: refused everywhere once the key cache (1 s) refreshes.
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let refused = || async { (app.get(TEAM, &acme.key).await.status() == 403).then_some(()) };
+    crate::helpers::poll(std::time::Duration::from_millis(1500), refused).await;
     assert_error(app.get(TEAM, &acme.key).await, 403, "forbidden").await;
     let changes = "SELECT count(*) FROM audit_log WHERE action = 'member.role_changed' AND brand_id = $1";
     assert_eq!(count(&app, changes, acme.brand_id).await, 2);

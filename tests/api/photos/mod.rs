@@ -12,7 +12,7 @@ mod s3;
 mod upload;
 
 use std::io::Cursor;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -68,15 +68,12 @@ pub async fn uploaded(app: &TestApp, key: &str, bytes: &[u8]) -> Value {
 
 /// Polls `GET path` until `done` holds of the body (at most 20 s).
 pub async fn eventually(base: &str, key: &str, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
     let client = reqwest::Client::new();
-    loop {
-        let body = json(client.get(format!("{base}{path}")).bearer_auth(key).send().await.expect("poll")).await;
-        if done(&body) {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting on {path}: {body}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    let read =
+        || async { json(client.get(format!("{base}{path}")).bearer_auth(key).send().await.expect("poll")).await };
+    match crate::helpers::poll(Duration::from_secs(20), || async { Some(read().await).filter(&done) }).await {
+        Some(body) => body,
+        None => panic!("gave up waiting on {path}: {}", read().await),
     }
 }
 

@@ -2,7 +2,7 @@
 //! the test process, whose memory every other test shares.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rehome::domain::user::Role;
 use tempfile::TempDir;
@@ -61,11 +61,9 @@ impl Process {
             .expect("start rehome");
         let process = Self { child, base: format!("http://127.0.0.1:{port}"), key, _dir: dir, _db: db };
         let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while client.get(process.url("/readyz")).send().await.map(|r| r.status() != 200).unwrap_or(true) {
-            assert!(Instant::now() < deadline, "server never ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let ready =
+            || async { client.get(process.url("/readyz")).send().await.is_ok_and(|r| r.status() == 200).then_some(()) };
+        assert!(crate::helpers::poll(Duration::from_secs(30), ready).await.is_some(), "server never ready");
         process
     }
 

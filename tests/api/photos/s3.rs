@@ -4,7 +4,7 @@
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use image::ImageFormat;
 use rehome::config::{Config, MediaStoreKind};
@@ -54,18 +54,17 @@ impl Moto {
 
     /// Waits until the server answers HTTP (at most 30 s), or until it has exited.
     async fn answers(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(30);
         let client = reqwest::Client::new();
-        while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return false;
+        let child = std::cell::RefCell::new(&mut self.child);
+        let endpoint = &self.endpoint;
+        // Some(false): the server exited; Some(true): it answers.
+        let state = || async {
+            if child.borrow_mut().try_wait().ok().flatten().is_some() {
+                return Some(false);
             }
-            if client.get(format!("{}/", self.endpoint)).send().await.is_ok() {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        false
+            client.get(format!("{endpoint}/")).send().await.is_ok().then_some(true)
+        };
+        crate::helpers::poll(Duration::from_secs(30), state).await.unwrap_or(false)
     }
 
     /// Creates the bucket, readable by anyone (as a bucket behind `REHOME_MEDIA_PUBLIC_URL`

@@ -8,7 +8,7 @@ use chrono::{Datelike, NaiveDate};
 use serde_json::json;
 
 use super::{delivered_sale, hours_ago};
-use crate::helpers::{json, on_raw, spawn_app_on};
+use crate::helpers::{json, on_raw, poll, spawn_app_on};
 use crate::marketplace::OPS_TOKEN;
 use crate::webhooks::webhook_app;
 
@@ -22,7 +22,15 @@ async fn a_missed_month_is_run_when_a_node_comes_back_and_a_first_start_issues_n
     let partner = app.partner("acme").await;
     // Delivered 40 days ago: available well before this month's 1st.
     delivered_sale(&app, &partner, json!(100), 0, 1, hours_ago(40 * 24)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The scheduler has started: it recorded this month as done.
+    let first = app.db.raw().await;
+    let runs = "SELECT COUNT(*) FROM remittance_runs WHERE finished_at IS NOT NULL";
+    let started = || async {
+        let n: i64 = on_raw!(&first, |pool| sqlx::query_scalar(runs).fetch_one(pool).await.unwrap());
+        (n > 0).then_some(())
+    };
+    poll(Duration::from_secs(10), started).await.expect("the scheduler never started");
+    first.close().await;
     let list = json(app.get("/v1/remittances", &partner.key).await).await;
     assert_eq!(list["meta"]["total"], 0, "a first start must not issue: {list}");
 
@@ -44,14 +52,9 @@ async fn a_missed_month_is_run_when_a_node_comes_back_and_a_first_start_issues_n
         c.remittance_poll_ms = 50;
     })
     .await;
-    let mut list = json!(null);
-    for _ in 0..100 {
-        list = json(app.get("/v1/remittances", &partner.key).await).await;
-        if list["meta"]["total"] == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let read = || async { json(app.get("/v1/remittances", &partner.key).await).await };
+    poll(Duration::from_secs(5), || async { Some(read().await).filter(|l| l["meta"]["total"] == 1) }).await;
+    let list = read().await;
     assert_eq!(list["meta"]["total"], 1, "{list}");
     assert_eq!(list["data"][0]["period_end"], format!("{this_month}T00:00:00.000000Z"));
     let done: i64 =
@@ -59,8 +62,8 @@ async fn a_missed_month_is_run_when_a_node_comes_back_and_a_first_start_issues_n
             .fetch_one(pool)
             .await
             .unwrap());
+    // Later polls find the month done and issue nothing more (a run claims a month only
+    // while it is not finished).
     assert_eq!(done, 2, "this month's run is recorded done");
-    // Later polls find the month done and issue nothing more.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(json(app.get("/v1/remittances", &partner.key).await).await["meta"]["total"], 1);
 }

@@ -197,8 +197,7 @@ async fn the_statement_is_mailed_to_the_invoice_email_even_when_the_mail_server_
     let partner = app.partner("acme").await;
     let id = issued(&app, &partner).await;
     // Down at issue: the statement is issued all the same, its mail waits in the outbox.
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    let outbox = app.store.mail_outbox(10).await.unwrap();
+    let outbox = crate::mail::wait_outbox(&app, 20, |rows| rows.first().is_some_and(|r| r.attempts >= 1)).await;
     assert_eq!(outbox.len(), 1);
     assert!(outbox[0].sent_at.is_none() && outbox[0].attempts >= 1, "{outbox:?}");
 

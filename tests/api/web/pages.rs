@@ -172,15 +172,9 @@ async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
         .unwrap();
     let revoked = ada.post(&format!("/dashboard/integrations/keys/{key_id}/revoke"), &[("csrf", &form.csrf())]).await;
     revoked.assert_redirect("/dashboard/integrations");
-    let mut status = 200;
-    for _ in 0..40 {
-        status = app.get("/v1/listings/options", &secret).await.status().as_u16();
-        if status == 401 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(status, 401, "revoked");
+    let status = || async { app.get("/v1/listings/options", &secret).await.status().as_u16() };
+    let refused = crate::helpers::poll(Duration::from_secs(4), || async { Some(status().await).filter(|s| *s == 401) });
+    assert_eq!(refused.await, Some(401), "revoked");
 }
 
 #[tokio::test]
@@ -566,14 +560,12 @@ async fn an_events_attempts_are_shown_and_a_key_is_rolled_with_its_new_secret_sh
     let sent = json(app.post("/v1/partner/settings/integrations/webhook/test", &partner.key, &json!({})).await).await;
     let event_id = sent["event_id"].as_str().expect("the test event's id").to_owned();
     let mut ada = Browser::signed_in(&app, &email).await;
-    let mut page = ada.get(&format!("/dashboard/deliveries/{event_id}")).await;
-    for _ in 0..50 {
-        if page.body.contains("connection_failed") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        page = ada.get(&format!("/dashboard/deliveries/{event_id}")).await;
-    }
+    let attempted = || async {
+        let entry = crate::webhooks::delivery(&app, &partner, &event_id).await;
+        (entry["attempts"].as_i64() >= Some(1)).then_some(())
+    };
+    crate::helpers::poll(Duration::from_secs(5), attempted).await;
+    let page = ada.get(&format!("/dashboard/deliveries/{event_id}")).await;
     assert!(page.body.contains("<td>connection_failed</td>"), "an attempt with its failure: {}", page.body);
     let csrf = page.csrf();
     let replayed = ada.post("/dashboard/deliveries/replay-dead", &[("csrf", csrf.as_str())]).await;

@@ -4,7 +4,6 @@
 //! memory counts; Linux only (it reads `/proc`).
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::bursts::{burst, sign_in_form};
 use super::{Browser, INCORRECT};
@@ -48,11 +47,7 @@ async fn two_hundred_and_fifty_six_sign_ins_at_once_stay_under_200_mb() {
         .spawn()
         .expect("start rehome serve");
     let server = Serving(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
-        assert!(Instant::now() < deadline, "the server never became ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(crate::helpers::answers_ok(&format!("{base}/readyz"), 30).await, "the server never became ready");
 
     let mut browser = Browser::at(&base);
     let csrf = browser.get("/dashboard/login").await.csrf();

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::crash::{free_port, serve_with, wait_ready};
 use super::receiver::Receiver;
-use super::{configure, delivery, redemption, wait_for_status, webhook_app};
+use super::{configure, redemption, wait_for_status, webhook_app};
 use crate::helpers::{on_raw, open_store, RawPool, TestDb};
 use crate::marketplace::{credit_code, market_app};
 
@@ -168,20 +168,12 @@ async fn a_body_sealed_under_another_key_is_never_sent_and_is_logged_undecryptab
         .unwrap();
     });
 
-    let deadline = Instant::now() + Duration::from_secs(5);
     for id in [foreign.id.as_str(), swapped] {
-        loop {
-            let entry = delivery(&app, &partner, id).await;
-            if entry["attempts"].as_i64().unwrap_or(0) >= 1 {
-                assert_eq!(entry["last_error"], "undecryptable", "{entry}");
-                assert_eq!(entry["status"], "pending", "retried: a restart with the right key delivers it");
-                assert_eq!(entry["attempt_log"][0]["error"], "undecryptable", "{entry}");
-                assert!(entry["attempt_log"][0]["status_code"].is_null());
-                break;
-            }
-            assert!(Instant::now() < deadline, "never attempted: {entry}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let entry = super::wait_for_attempts(&app, &partner, id, 1, Duration::from_secs(5)).await;
+        assert_eq!(entry["last_error"], "undecryptable", "{entry}");
+        assert_eq!(entry["status"], "pending", "retried: a restart with the right key delivers it");
+        assert_eq!(entry["attempt_log"][0]["error"], "undecryptable", "{entry}");
+        assert!(entry["attempt_log"][0]["status_code"].is_null());
     }
     // Only the event whose body opens was ever sent, and other events are unaffected.
     let event = super::emit(&app, &partner, 2).await;

@@ -91,12 +91,10 @@ async fn webhook_delivery_throughput_and_latency() {
     }
     receiver.wait_for_hits(BACKLOG, Duration::from_secs(300)).await;
     let received = started.elapsed();
-    loop {
-        if store.webhook_status_counts().await.unwrap().get("delivered").copied() == Some(BACKLOG as i64) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let recorded = || async {
+        (store.webhook_status_counts().await.unwrap().get("delivered").copied() == Some(BACKLOG as i64)).then_some(())
+    };
+    crate::helpers::poll(Duration::from_secs(300), recorded).await.expect("every delivery recorded");
     let recorded = started.elapsed();
 
     // Latency: a steady trickle, each event woken as a committing handler would.

@@ -157,7 +157,7 @@ async fn events_wait_for_an_endpoint_and_are_delivered_once_one_is_configured() 
     // Paused: new events wait, and go out when deliveries resume.
     app.patch(super::WEBHOOK, &partner.key, &json!({"enabled": false})).await;
     let paused = emit(&app, &partner, 2).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    super::settled(&app).await;
     assert_eq!(receiver.hits().len(), 1);
     assert_eq!(super::delivery(&app, &partner, &paused.id).await["last_error"], "no_endpoint");
     app.patch(super::WEBHOOK, &partner.key, &json!({"enabled": true})).await;

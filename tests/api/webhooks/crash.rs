@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rehome::domain::event::{Event, EventType};
 use rehome::domain::user::{Role, Scopes};
@@ -53,16 +53,7 @@ pub(super) fn serve_with(url: &str, media: &Path, port: u16, env: &[(&str, &str)
     Serving(child)
 }
 
-pub(super) async fn wait_ready(base: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if reqwest::get(format!("{base}/readyz")).await.is_ok_and(|r| r.status() == 200) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server at {base} never became ready");
-}
+pub(super) use crate::helpers::wait_ready;
 
 pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -130,14 +121,10 @@ async fn killing_the_server_mid_delivery_and_restarting_it_delivers_every_event_
         })
         .await;
     assert!(hits.iter().all(|h| ids.contains(&h.event_id())));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let counts = store.webhook_status_counts().await.unwrap();
-        if counts.get("delivered").copied() == Some(ids.len() as i64) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not all recorded as delivered: {counts:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let counts = || async { store.webhook_status_counts().await.unwrap() };
+    let all = || async { (counts().await.get("delivered").copied() == Some(ids.len() as i64)).then_some(()) };
+    if crate::helpers::poll(Duration::from_secs(10), all).await.is_none() {
+        panic!("not all recorded as delivered: {:?}", counts().await);
     }
     drop(second);
 }

@@ -9,7 +9,7 @@ use rehome::store::insert_event;
 use serde_json::json;
 
 use super::receiver::{BlackHole, Receiver, Reply};
-use super::{configure, delivery, emit, redemption, wait_for_status, webhook_app, DELIVERIES};
+use super::{configure, emit, redemption, settled, wait_for_attempts, wait_for_status, webhook_app, DELIVERIES};
 use crate::helpers::{json, on_raw, open_store, TestDb};
 
 fn free_addr() -> std::net::SocketAddr {
@@ -24,19 +24,11 @@ async fn a_delivery_is_retried_after_refused_connection_500_429_and_timeout_then
     configure(&app, &partner, &format!("http://{addr}/hooks/rehome-3f9a1c")).await;
     let event = emit(&app, &partner, 1).await;
 
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let entry = delivery(&app, &partner, &event.id).await;
-        if entry["attempts"].as_i64().unwrap() >= 1 {
-            assert_eq!(entry["status"], "pending");
-            assert_eq!(entry["last_error"], "connection_failed");
-            assert_eq!(entry["last_status_code"], json!(null));
-            assert!(entry["next_attempt_at"].is_string());
-            break;
-        }
-        assert!(Instant::now() < deadline, "no attempt recorded: {entry}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let entry = wait_for_attempts(&app, &partner, &event.id, 1, Duration::from_secs(5)).await;
+    assert_eq!(entry["status"], "pending");
+    assert_eq!(entry["last_error"], "connection_failed");
+    assert_eq!(entry["last_status_code"], json!(null));
+    assert!(entry["next_attempt_at"].is_string());
 
     let receiver = Receiver::start_on(addr).await;
     receiver.plan([Reply::Status(500), Reply::Status(429), Reply::Slow(Duration::from_millis(1500), 200)]);
@@ -79,7 +71,7 @@ async fn a_400_answer_parks_the_event_dead_at_once() {
     assert_eq!(entry["last_status_code"], 400);
     assert_eq!(entry["last_error"], "http_status");
     assert_eq!(entry["next_attempt_at"], json!(null));
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    settled(&app).await;
     assert_eq!(receiver.hits().len(), 1, "never retried");
 }
 
@@ -94,7 +86,7 @@ async fn a_redirect_is_a_failure_and_is_not_followed() {
     let entry = wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(5)).await;
     assert_eq!(entry["last_status_code"], 307);
     assert_eq!(entry["last_error"], "redirect_not_followed");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settled(&app).await;
     let hits = receiver.hits();
     assert_eq!(hits.len(), 1);
     assert!(hits.iter().all(|h| h.path != "/hooks/elsewhere"), "the Location was not requested");
@@ -117,7 +109,7 @@ async fn the_end_of_the_retry_window_parks_the_event_dead() {
     assert_eq!(entry["attempts"], 3, "{entry}");
     assert_eq!(entry["last_status_code"], 503);
     assert_eq!(entry["next_attempt_at"], json!(null));
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    settled(&app).await;
     assert_eq!(receiver.hits().len(), 3);
 }
 
@@ -137,7 +129,7 @@ async fn with_the_schedule_shortened_the_attempt_count_and_gaps_follow_the_sched
     wait_for_status(&app, &partner, &event.id, "dead", Duration::from_secs(10)).await;
 
     // 150, 300, 600, 1200 ms fit in 3 s (2.25 s in all); 2400 more would not.
-    let expected = RetrySchedule { base, window }.nominal_gaps();
+    let expected = RetrySchedule::doubling(base, window).nominal_gaps();
     assert_eq!(expected.len(), 4);
     let hits = receiver.hits();
     assert_eq!(hits.len(), expected.len() + 1, "one first try and one retry per gap");
@@ -161,13 +153,8 @@ async fn a_receiver_that_never_answers_is_cut_off_at_the_five_second_default_tim
         waited >= Duration::from_millis(4_800) && waited <= Duration::from_millis(5_200),
         "the sender hung up after {waited:?}"
     );
-    let entry = wait_for_status(&app, &partner, &event.id, "pending", Duration::from_secs(1)).await;
-    let deadline = Instant::now() + Duration::from_secs(2);
-    let mut entry = entry;
-    while entry["attempts"] == 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        entry = delivery(&app, &partner, &event.id).await;
-    }
+    wait_for_status(&app, &partner, &event.id, "pending", Duration::from_secs(1)).await;
+    let entry = wait_for_attempts(&app, &partner, &event.id, 1, Duration::from_secs(2)).await;
     let attempt = &entry["attempt_log"][0];
     assert_eq!(attempt["error"], "timeout");
     let ms = attempt["duration_ms"].as_i64().unwrap();
@@ -232,7 +219,7 @@ async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_commi
     raw.close().await;
 
     let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settled(&app).await;
     assert_eq!(receiver.hits().len(), 1);
     assert_eq!(hits[0].event_id(), committed.id);
     assert_eq!(hits[0].header("x-service-event"), "collection.scheduled");

@@ -11,7 +11,7 @@ pub mod receiver;
 mod signature;
 mod standard;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rehome::config::Config;
 use rehome::domain::audit::{AuditAction, AuditActor, AuditEntry};
@@ -85,14 +85,41 @@ pub async fn delivery(app: &TestApp, partner: &Partner, event_id: &str) -> Value
 }
 
 /// Waits until the event's log entry has `status`; returns it.
+/// Waits until no event is due now or later (every one delivered, dead or held back by a
+/// disabled endpoint, and none leased), so that the deliverer has nothing more to send:
+/// what a receiver has had by then is all it will get.
+pub async fn settled(app: &TestApp) {
+    let later = chrono::Utc::now() + chrono::TimeDelta::days(30);
+    let idle =
+        || async { app.store.due_webhooks(later, 1000, 1000).await.expect("due events").is_empty().then_some(()) };
+    crate::helpers::poll(Duration::from_secs(10), idle).await.expect("the deliverer never ran out of due events");
+}
+
+/// Waits until the event has had at least `attempts` attempts recorded; its log entry.
+pub async fn wait_for_attempts(
+    app: &TestApp,
+    partner: &Partner,
+    event_id: &str,
+    attempts: i64,
+    limit: Duration,
+) -> Value {
+    let read = || delivery(app, partner, event_id);
+    match crate::helpers::poll(limit, || async {
+        Some(read().await).filter(|e| e["attempts"].as_i64() >= Some(attempts))
+    })
+    .await
+    {
+        Some(entry) => entry,
+        None => panic!("never {attempts} attempt(s): {}", read().await),
+    }
+}
+
 pub async fn wait_for_status(app: &TestApp, partner: &Partner, event_id: &str, status: &str, limit: Duration) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let entry = delivery(app, partner, event_id).await;
-        if entry["status"] == status {
-            return entry;
-        }
-        assert!(Instant::now() < deadline, "event never became {status}: {entry}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let found = crate::helpers::poll(limit, || async {
+        Some(delivery(app, partner, event_id).await).filter(|entry| entry["status"] == status)
+    });
+    match found.await {
+        Some(entry) => entry,
+        None => panic!("event never became {status}: {}", delivery(app, partner, event_id).await),
     }
 }

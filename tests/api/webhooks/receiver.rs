@@ -106,14 +106,9 @@ impl Receiver {
 
     /// Waits until `enough` holds for the hits so far; panics after `limit`.
     pub async fn wait_until(&self, limit: Duration, what: &str, enough: impl Fn(&[Hit]) -> bool) -> Vec<Hit> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let hits = self.hits();
-            if enough(&hits) {
-                return hits;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; hits: {}", hits.len());
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        match crate::helpers::poll(limit, || async { Some(self.hits()).filter(|hits| enough(hits)) }).await {
+            Some(hits) => hits,
+            None => panic!("timed out waiting for {what}; hits: {}", self.hits().len()),
         }
     }
 
