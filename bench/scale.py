@@ -308,6 +308,8 @@ def run(args, binary):
             ("q=heirloom (rare word)", "/v1/listings?status=any&q=heirloom&per_page=20", key),
             (f"q={sku_word} (one SKU)", f"/v1/listings?status=any&q={sku_word}&per_page=20", key),
             ("q=sofa (common word)", "/v1/listings?status=any&q=sofa&per_page=20", key),
+            (f"page {deep // 2} (the middle), per_page 100, any",
+             f"/v1/listings?status=any&page={deep // 2}&per_page=100", key),
         ]
         only = set(args.only.split(",")) if args.only else None
         scenarios = [s for i, s in enumerate(scenarios) if only is None or str(i) in only]
@@ -380,7 +382,7 @@ def main():
     parser.add_argument("--single", type=int, default=0, metavar="N",
                         help="instead of wrk, N requests one at a time per scenario (median and worst)")
     parser.add_argument("--db", help="run on this database only: 100k, or the big one's label (1M, 2M…)")
-    parser.add_argument("--only", help="comma-separated scenario numbers (0-6) and/or 'walk'")
+    parser.add_argument("--only", help="comma-separated scenario numbers (0-7) and/or 'walk'")
     args = parser.parse_args()
     binary = os.environ.get("REHOME_BENCH_BINARY") or os.path.join(hb.target_dir(), "release", "rehome")
     if args.command == "seed":
