@@ -20,7 +20,12 @@ const FILTERS: [&str; 6] = [
 /// Every listing's (id, status, channel, title) as the brand's newest-first list shows it.
 fn rows(page: &Value) -> Vec<(i64, String, String, String)> {
     let text = |l: &Value, k: &str| l[k].as_str().unwrap().to_owned();
-    page["data"].as_array().unwrap().iter().map(|l| (l["id"].as_i64().unwrap(), text(l, "status"), text(l, "channel"), text(l, "title"))).collect()
+    page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["id"].as_i64().unwrap(), text(l, "status"), text(l, "channel"), text(l, "title")))
+        .collect()
 }
 
 #[tokio::test]

@@ -257,7 +257,11 @@ async fn delivered_webhook_events_go_after_their_window_and_pending_or_dead_ones
         left,
         ["evt_old_dead", "evt_old_pending", "evt_recent_delivered", "evt_replayed_dead", "evt_replayed_pending"]
     );
-    assert_eq!(count(&raw, "SELECT COUNT(*) FROM webhook_attempts").await, 1 + 3 + 5 + 2 + 2, "attempts of the kept events");
+    assert_eq!(
+        count(&raw, "SELECT COUNT(*) FROM webhook_attempts").await,
+        1 + 3 + 5 + 2 + 2,
+        "attempts of the kept events"
+    );
     assert_eq!(job(&app).run_once(Utc::now()).await.unwrap().deleted(Table::WebhookEvents), 0, "nothing more");
     raw.close().await;
     app.stop().await;

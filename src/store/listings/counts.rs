@@ -33,15 +33,13 @@ impl Store {
                 .await?;
                 let live: i64 = rows.iter().sum();
                 if live != 0 {
-                    sqlx::query(
-                        "INSERT INTO listing_counts (brand_id, status, channel, live) VALUES ($1, $2, $3, $4)",
-                    )
-                    .bind(brand_id)
-                    .bind(status)
-                    .bind(channel)
-                    .bind(live)
-                    .execute(&mut *tx)
-                    .await?;
+                    sqlx::query("INSERT INTO listing_counts (brand_id, status, channel, live) VALUES ($1, $2, $3, $4)")
+                        .bind(brand_id)
+                        .bind(status)
+                        .bind(channel)
+                        .bind(live)
+                        .execute(&mut *tx)
+                        .await?;
                 }
                 tx.commit().await?;
             });

@@ -285,7 +285,10 @@ impl Store {
                 // One statement and one row whatever the page size: the count, and the page
                 // as a JSON array in list order. Rows cross from the database thread one by
                 // one, so folding the page into one value keeps a 100-row page cheap.
-                let sql = format!("SELECT ({total}) AS total, ({}) AS page", page_sql(self, &filtered, limit, Direction::NewestFirst, false));
+                let sql = format!(
+                    "SELECT ({total}) AS total, ({}) AS page",
+                    page_sql(self, &filtered, limit, Direction::NewestFirst, false)
+                );
                 let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
                 for value in &filtered.values {
                     query = query.bind(value.as_str());
@@ -396,7 +399,10 @@ impl FilterSql {
             // answers a superset of the rule's matches (it folds case beyond ASCII) for words
             // of three characters or more. PostgreSQL's trigram indexes serve the rule itself.
             if !postgres && word.chars().count() >= 3 {
-                let _ = write!(predicate, " AND {a}.id IN (SELECT rowid FROM listings_search WHERE listings_search MATCH ${next})");
+                let _ = write!(
+                    predicate,
+                    " AND {a}.id IN (SELECT rowid FROM listings_search WHERE listings_search MATCH ${next})"
+                );
                 values.push(fts_phrase(word));
                 next += 1;
             }
