@@ -36,7 +36,7 @@ async fn every_page_holds_the_rows_of_the_whole_list_at_its_place() {
     let mut made = Vec::new();
     for n in 0..23 {
         let status = if n % 4 == 0 { "draft" } else { "active" };
-        let channel = if n % 3 == 0 { json!({"channel": "exchange", "quantity": 1}) } else { json!({}) };
+        let channel = if n % 3 == 0 { json!({"channel": "exchange", "quantity": 1}) } else { json!({"channel": "clearance"}) };
         let title = if n % 2 == 0 { format!("Oak sofa {n}") } else { format!("Pine bed {n}") };
         let mut body = json!({"title": title, "status": status});
         body.as_object_mut().unwrap().extend(channel.as_object().unwrap().clone());
