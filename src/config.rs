@@ -51,6 +51,7 @@ pub const DEFAULT_RETENTION_SIGN_IN_FAILURES_HOURS: u32 = 24;
 pub const DEFAULT_RETENTION_SESSIONS_DAYS: u32 = 30;
 pub const DEFAULT_RETENTION_INVITATIONS_DAYS: u32 = 30;
 pub const DEFAULT_RETENTION_MAIL_DAYS: u32 = 30;
+pub const DEFAULT_RETENTION_WEBHOOK_EVENTS_DAYS: u32 = 30;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -313,6 +314,11 @@ pub struct Config {
     #[arg(long, env = "REHOME_RETENTION_MAIL_DAYS", default_value_t = DEFAULT_RETENTION_MAIL_DAYS)]
     pub retention_mail_days: u32,
 
+    /// Days a delivered webhook event (its delivery log entry and attempts) is kept after
+    /// its delivery; pending and dead events are kept. 1 to 3650.
+    #[arg(long, env = "REHOME_RETENTION_WEBHOOK_EVENTS_DAYS", default_value_t = DEFAULT_RETENTION_WEBHOOK_EVENTS_DAYS)]
+    pub retention_webhook_events_days: u32,
+
     /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
     /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
     #[arg(long, env = "REHOME_METRICS_ADDR")]
@@ -476,7 +482,8 @@ impl Config {
         within("REHOME_RETENTION_SIGN_IN_FAILURES_HOURS", self.retention_sign_in_failures_hours, 1..=8_784)?;
         within("REHOME_RETENTION_SESSIONS_DAYS", self.retention_sessions_days, 0..=3_650)?;
         within("REHOME_RETENTION_INVITATIONS_DAYS", self.retention_invitations_days, 0..=3_650)?;
-        within("REHOME_RETENTION_MAIL_DAYS", self.retention_mail_days, 0..=3_650)
+        within("REHOME_RETENTION_MAIL_DAYS", self.retention_mail_days, 0..=3_650)?;
+        within("REHOME_RETENTION_WEBHOOK_EVENTS_DAYS", self.retention_webhook_events_days, 1..=3_650)
     }
 
     /// The mail settings: an SMTP URL lettre takes, with a sender that is one address.
@@ -700,6 +707,7 @@ mod tests {
             Config { retention_sessions_days: 3_651, ..Config::default() },
             Config { retention_invitations_days: 3_651, ..Config::default() },
             Config { retention_mail_days: 3_651, ..Config::default() },
+            Config { retention_webhook_events_days: 0, ..Config::default() },
         ] {
             let error = bad.resolve(bound).expect_err("out of range").to_string();
             assert!(error.contains("REHOME_RETENTION_"), "{error}");

@@ -1,6 +1,7 @@
 //! Retention (issue 36): how long the rows that only record the past are kept, and the
-//! instants before which the retention job deletes them. The audit log, the ledger, the
-//! webhook delivery log and the catalogue itself are kept: they are not here.
+//! instants before which the retention job deletes them. The audit log, the ledger and the
+//! catalogue itself are kept: they are not here. Delivered webhook events (and their
+//! attempts) go a window after their delivery (issue 34); pending and dead ones are kept.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -20,6 +21,8 @@ pub struct Windows {
     pub mail: TimeDelta,
     /// The shared rate limit's window: a counted slot older than it counts for nothing.
     pub rate_limit: TimeDelta,
+    /// A delivered webhook event and its attempts, from its delivery.
+    pub webhook_events: TimeDelta,
 }
 
 /// The rows the job deletes at one instant: those older than each of these.
@@ -36,6 +39,8 @@ pub struct Cutoffs {
     pub invitations: DateTime<Utc>,
     /// Mail sent or given up before this.
     pub mail: DateTime<Utc>,
+    /// Webhook events delivered before this.
+    pub webhook_events: DateTime<Utc>,
     /// Idempotency keys that expired (decisions 11.1: 24 hours after the first request)
     /// at or before this: the instant itself, as there is nothing to keep them for.
     pub idempotency: DateTime<Utc>,
@@ -64,7 +69,14 @@ impl Windows {
             invitations: TimeDelta::days(i64::from(invitation_days)),
             mail: TimeDelta::days(i64::from(mail_days)),
             rate_limit,
+            // Kept unless a window is set (`keeping_webhook_events`).
+            webhook_events: TimeDelta::MAX,
         }
+    }
+
+    /// The same windows, delivered webhook events kept `days` after their delivery.
+    pub fn keeping_webhook_events(self, days: u32) -> Self {
+        Self { webhook_events: TimeDelta::days(i64::from(days)), ..self }
     }
 
     /// What is past its window at `now`.
@@ -77,6 +89,7 @@ impl Windows {
             sessions_seen: back(session::IDLE + self.sessions),
             invitations: back(self.invitations),
             mail: back(self.mail),
+            webhook_events: back(self.webhook_events),
             idempotency: now,
             rate_limit_slot: now.timestamp_millis().div_euclid(RATE_SLOT_MS) - 2 * rate_slots,
         }
@@ -103,6 +116,8 @@ mod tests {
         assert_eq!(cut.sessions_ended, at("2026-10-28T12:00:00Z"));
         assert_eq!(cut.invitations, at("2026-10-28T12:00:00Z"));
         assert_eq!(cut.mail, at("2026-10-28T12:00:00Z"));
+        assert_eq!(cut.webhook_events, DateTime::<Utc>::MIN_UTC, "kept unless a window is set");
+        assert_eq!(defaults().keeping_webhook_events(7).cutoffs(now).webhook_events, at("2026-11-20T12:00:00Z"));
         assert_eq!(cut.idempotency, now);
     }
 

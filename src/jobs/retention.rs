@@ -1,8 +1,9 @@
 //! The retention job (issue 36): deletes the rows that only record the past once they are
 //! past their window ([`crate::domain::retention`]): failed sign-ins, ended or expired
 //! sessions, spent or expired invitations, sent or given-up mail, expired idempotency keys
-//! and, on PostgreSQL, idle rate limit slots. The audit log, the ledger and remittances,
-//! the webhook delivery log and the catalogue are kept.
+//! and, on PostgreSQL, idle rate limit slots; delivered webhook events and their attempts a
+//! window after delivery (issue 34). The audit log, the ledger and remittances, pending and
+//! dead webhook events and the catalogue are kept.
 //!
 //! Every node runs the scheduler; like the monthly remittance run, a node takes the job's
 //! lease (`job_leases`) before it runs, so one node at a time does, once per interval over
@@ -39,16 +40,19 @@ pub enum Table {
     IdempotencyKeys,
     /// PostgreSQL only: a single SQLite node counts rate limits in memory.
     RateLimitSlots,
+    /// Delivered webhook events and their attempts (issue 34).
+    WebhookEvents,
 }
 
 impl Table {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::SignInFailures,
         Self::Sessions,
         Self::Invitations,
         Self::Mail,
         Self::IdempotencyKeys,
         Self::RateLimitSlots,
+        Self::WebhookEvents,
     ];
 
     /// The table's name: the metric's `table` label and the log's.
@@ -60,6 +64,7 @@ impl Table {
             Self::Mail => "mail_outbox",
             Self::IdempotencyKeys => "idempotency_keys",
             Self::RateLimitSlots => "rate_limit_slots",
+            Self::WebhookEvents => "webhook_events",
         }
     }
 }
@@ -88,7 +93,8 @@ impl Settings {
                 config.retention_mail_days,
                 lockout,
                 rate_limit,
-            ),
+            )
+            .keeping_webhook_events(config.retention_webhook_events_days),
             batch: config.retention_batch,
             pause: Duration::from_millis(config.retention_pause_ms),
             interval: Duration::from_secs(config.retention_interval_s),
@@ -256,6 +262,9 @@ impl Retention {
                 let batch = store.prune_idempotency(*from, Ts::from(cut.idempotency), limit).await?;
                 Ok(oldest_first(batch, from))
             }
+            // Kept when no window is set (the earliest instant): nothing to look for.
+            Table::WebhookEvents if cut.webhook_events == DateTime::<Utc>::MIN_UTC => Ok(0),
+            Table::WebhookEvents => store.prune_webhook_events(Ts::from(cut.webhook_events), limit).await,
             Table::RateLimitSlots => match store.postgres() {
                 Some(pg) => pg.prune_rate_slots(cut.rate_limit_slot, limit).await,
                 None => Ok(0),
@@ -319,7 +328,15 @@ mod tests {
         let names: Vec<_> = Table::ALL.iter().map(|t| t.name()).collect();
         assert_eq!(
             names,
-            ["sign_in_failures", "sessions", "invitations", "mail_outbox", "idempotency_keys", "rate_limit_slots"]
+            [
+                "sign_in_failures",
+                "sessions",
+                "invitations",
+                "mail_outbox",
+                "idempotency_keys",
+                "rate_limit_slots",
+                "webhook_events"
+            ]
         );
     }
 }

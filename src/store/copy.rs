@@ -134,7 +134,9 @@ async fn target_schema(pg: &mut PgConnection) -> anyhow::Result<Schema> {
     let mut columns: BTreeMap<String, Vec<Column>> = BTreeMap::new();
     let mut identities = Vec::new();
     for (table, name, data_type, is_identity) in rows {
-        if NOT_COPIED.contains(&table.as_str()) {
+        // The search index of titles (migration 0050) and its shadow tables: PostgreSQL's
+        // own index is built as the listings are copied.
+        if NOT_COPIED.contains(&table.as_str()) || table.starts_with("listings_search") {
             continue;
         }
         let Some(kind) = Kind::of(&data_type) else {
@@ -192,7 +194,9 @@ async fn source_tables(sqlite: &mut SqliteConnection) -> anyhow::Result<BTreeMap
     .await?;
     let mut out = BTreeMap::new();
     for table in tables {
-        if NOT_COPIED.contains(&table.as_str()) {
+        // The search index of titles (migration 0050) and its shadow tables: PostgreSQL's
+        // own index is built as the listings are copied.
+        if NOT_COPIED.contains(&table.as_str()) || table.starts_with("listings_search") {
             continue;
         }
         let columns: Vec<String> =

@@ -105,6 +105,41 @@ impl Store {
         self.prune(&pick.delete("$2", self), &[before], limit).await
     }
 
+    /// Deletes up to `limit` webhook events delivered before `before`, the first delivered
+    /// first, with their attempts; answers how many events. Never a pending or dead event:
+    /// the events are chosen and locked (PostgreSQL: `FOR UPDATE`, so a replay in between
+    /// waits, and a replayed event is no longer chosen; SQLite: the one writer) before their
+    /// attempts go.
+    pub async fn prune_webhook_events(&self, before: Ts, limit: i64) -> Result<u64, StoreError> {
+        let choose = *Dialect {
+            sqlite: "SELECT seq FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1
+                     ORDER BY delivered_at, seq LIMIT $2",
+            postgres: "SELECT seq FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1
+                       ORDER BY delivered_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED",
+        }
+        .pick(self);
+        // The chosen keys as one JSON array: one statement shape whatever the batch.
+        let chosen = *Dialect {
+            sqlite: "SELECT value FROM json_each($1)",
+            postgres: "SELECT value::bigint FROM json_array_elements_text($1::json)",
+        }
+        .pick(self);
+        let attempts = format!("DELETE FROM webhook_attempts WHERE event_seq IN ({chosen})");
+        let events = format!("DELETE FROM webhook_events WHERE seq IN ({chosen}) AND status = 'delivered'");
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let seqs: Vec<i64> = sqlx::query_scalar(choose).bind(before).bind(limit).fetch_all(&mut *tx).await?;
+            if seqs.is_empty() {
+                return Ok(0);
+            }
+            let keys = format!("[{}]", seqs.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+            sqlx::query(&attempts).bind(&keys).execute(&mut *tx).await?;
+            let gone = sqlx::query(&events).bind(&keys).execute(&mut *tx).await?.rows_affected();
+            tx.commit().await?;
+            Ok(gone)
+        })
+    }
+
     /// Runs one batched delete whose instants are bound first and `limit` last.
     async fn prune(&self, sql: &str, instants: &[Ts], limit: i64) -> Result<u64, StoreError> {
         on_pool!(self, write, |pool| {

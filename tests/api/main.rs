@@ -21,6 +21,7 @@ mod limits;
 mod limits_shared;
 mod listings;
 mod listings_changes;
+mod listings_pages;
 mod listings_search;
 mod listings_sync;
 mod listings_validation;

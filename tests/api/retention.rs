@@ -210,6 +210,63 @@ async fn idle_rate_limit_slots_go_and_current_ones_stay_on_postgres() {
     app.stop().await;
 }
 
+/// Delivered webhook events go a window after delivery with their attempts (issue 34);
+/// an event still pending or dead stays however old, even one delivered once and replayed.
+#[tokio::test]
+async fn delivered_webhook_events_go_after_their_window_and_pending_or_dead_ones_stay() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let raw = app.db.raw().await;
+    let days = TimeDelta::days;
+    // (id, status, created, delivered, attempts)
+    let events = [
+        ("evt_old_delivered", "delivered", days(40), Some(days(31)), 2),
+        ("evt_recent_delivered", "delivered", days(40), Some(days(29)), 1),
+        ("evt_old_pending", "pending", days(40), None, 3),
+        ("evt_old_dead", "dead", days(40), None, 5),
+        ("evt_replayed_pending", "pending", days(40), Some(days(35)), 2),
+        ("evt_replayed_dead", "dead", days(40), Some(days(35)), 2),
+    ];
+    for (id, status, created, delivered, attempts) in events {
+        let insert = format!(
+            "INSERT INTO webhook_events (id, brand_id, type, body, created_at, status, attempts, window_start, delivered_at)
+             VALUES ('{id}', {}, 'listing.updated', '', $1, '{status}', {attempts}, $1, $2)",
+            partner.brand_id
+        );
+        on_raw!(&raw, |pool| {
+            sqlx::query(&insert).bind(ago(created)).bind(delivered.map(ago)).execute(pool).await.unwrap();
+        });
+        for _ in 0..attempts {
+            let attempt = format!(
+                "INSERT INTO webhook_attempts (event_seq, attempted_at, url, status_code, duration_ms)
+                 SELECT seq, $1, 'https://example.com/hook', 200, 5 FROM webhook_events WHERE id = '{id}'"
+            );
+            exec(&raw, &attempt, &[ago(created)]).await;
+        }
+    }
+
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::WebhookEvents), 1);
+    let left: Vec<String> = on_raw!(&raw, |pool| {
+        sqlx::query_scalar("SELECT id FROM webhook_events WHERE id LIKE 'evt\\_%' ESCAPE '\\' ORDER BY id")
+            .fetch_all(pool)
+            .await
+            .unwrap()
+    });
+    assert_eq!(
+        left,
+        ["evt_old_dead", "evt_old_pending", "evt_recent_delivered", "evt_replayed_dead", "evt_replayed_pending"]
+    );
+    assert_eq!(
+        count(&raw, "SELECT COUNT(*) FROM webhook_attempts").await,
+        1 + 3 + 5 + 2 + 2,
+        "attempts of the kept events"
+    );
+    assert_eq!(job(&app).run_once(Utc::now()).await.unwrap().deleted(Table::WebhookEvents), 0, "nothing more");
+    raw.close().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn the_audit_log_is_kept_however_old() {
     let app = spawn_app().await;
@@ -244,7 +301,7 @@ async fn the_job_deletes_in_batches_of_the_configured_size() {
     assert_eq!(report.deleted(Table::SignInFailures), 7);
     assert!(report.complete);
     // 3 + 3 + 1 + an empty one for the failures, then one (empty) for each other table.
-    let tables = if on_postgres() { 6 } else { 5 };
+    let tables = if on_postgres() { 7 } else { 6 };
     assert_eq!(report.batches, 4 + (tables - 1));
     assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await, 0);
     raw.close().await;

@@ -1,38 +1,42 @@
-//! The brands' counts of live listings by status (migrations sqlite/0017 and postgres/0009):
-//! rows of +1 and -1 that triggers on `listings` append, summed by a list page filtered by
-//! status alone (or not at all) for its `total`, and folded here so that a sum reads one or
-//! a few rows.
+//! The brands' counts of live listings by status and channel (migrations sqlite/0017 and
+//! postgres/0009, by channel since the 0050s): rows of +1 and -1 that triggers on `listings`
+//! append, summed by a list page filtered by status and channel alone (or not at all) for its
+//! `total`, and folded here so that a sum reads one or a few rows.
 
 use crate::store::{on_pool, Store, StoreError};
 
 impl Store {
-    /// Folds the count rows of up to `limit` (brand, status) pairs into one row each; returns
+    /// Folds the count rows of up to `limit` (brand, status, channel) triples into one row each; returns
     /// how many were folded. Safe beside writers and beside folds on other nodes: a fold
     /// deletes the rows it sums in the transaction that writes their sum, and rows added
     /// meanwhile (or deleted first by another fold) are not in that sum.
     pub async fn fold_listing_counts(&self, limit: i64) -> Result<usize, StoreError> {
-        let counts: Vec<(i64, String)> = on_pool!(self, read, |pool| {
+        let counts: Vec<(i64, String, String)> = on_pool!(self, read, |pool| {
             sqlx::query_as(
-                "SELECT brand_id, status FROM listing_counts GROUP BY brand_id, status HAVING COUNT(*) > 1 LIMIT $1",
+                "SELECT brand_id, status, channel FROM listing_counts GROUP BY brand_id, status, channel
+                 HAVING COUNT(*) > 1 LIMIT $1",
             )
             .bind(limit)
             .fetch_all(pool)
             .await?
         });
-        for (brand_id, status) in &counts {
+        for (brand_id, status, channel) in &counts {
             on_pool!(self, write, |pool| {
                 let mut tx = pool.begin().await?;
-                let rows: Vec<i64> =
-                    sqlx::query_scalar("DELETE FROM listing_counts WHERE brand_id = $1 AND status = $2 RETURNING live")
-                        .bind(brand_id)
-                        .bind(status)
-                        .fetch_all(&mut *tx)
-                        .await?;
+                let rows: Vec<i64> = sqlx::query_scalar(
+                    "DELETE FROM listing_counts WHERE brand_id = $1 AND status = $2 AND channel = $3 RETURNING live",
+                )
+                .bind(brand_id)
+                .bind(status)
+                .bind(channel)
+                .fetch_all(&mut *tx)
+                .await?;
                 let live: i64 = rows.iter().sum();
                 if live != 0 {
-                    sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
+                    sqlx::query("INSERT INTO listing_counts (brand_id, status, channel, live) VALUES ($1, $2, $3, $4)")
                         .bind(brand_id)
                         .bind(status)
+                        .bind(channel)
                         .bind(live)
                         .execute(&mut *tx)
                         .await?;
@@ -61,7 +65,7 @@ mod tests {
 
     async fn append(store: &Store, brand_id: i64, status: &str, live: i64) {
         on_pool!(store, write, |pool| {
-            sqlx::query("INSERT INTO listing_counts (brand_id, status, live) VALUES ($1, $2, $3)")
+            sqlx::query("INSERT INTO listing_counts (brand_id, status, channel, live) VALUES ($1, $2, 'exchange', $3)")
                 .bind(brand_id)
                 .bind(status)
                 .bind(live)

@@ -252,8 +252,14 @@ impl Store {
         })
     }
 
-    /// A page of a brand's listings, newest first, and the number matching in all: one
-    /// statement whatever the page size, served by the partial indexes of migration 0003.
+    /// A page of a brand's listings, newest first, and the number matching in all.
+    ///
+    /// The page's keys are chosen first, from the index alone, and only its rows are read
+    /// (issue 34): a deep page skips index entries, not rows (PostgreSQL computed every
+    /// skipped row's columns, its cover included). The first page is one statement, its
+    /// count and rows together. A later page reads the count first, in the same snapshot,
+    /// and skips from whichever end of the list is nearer: the last page of a brand of
+    /// 500,000 skips nothing, the middle one half the brand's index entries.
     pub async fn list_listings(
         &self,
         brand_id: i64,
@@ -261,39 +267,47 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<ListingPage, StoreError> {
-        let filtered = FilterSql::new(&filter, 2);
-        let (predicate, next) = (&filtered.predicate, filtered.next);
-        // One statement and one row whatever the page size: the count, and the page as a
-        // JSON array in list order. Rows cross from the database thread one by one, so
-        // folding the page into one value is what keeps a 100-row page cheap.
-        let page_json = PAGE_JSON.of(self).replace("{order}", NEWEST_FIRST);
-        // Filtered by status alone (the default) or not at all, the total is the brand's count
-        // kept by triggers (migrations sqlite/0017, postgres/0009); otherwise the matches are
-        // counted. The status is the filter's first parameter, `$2`.
-        let total = if filter.channel.is_none() && filter.sku.is_none() && filter.words.is_empty() {
-            let status = if filter.status.is_some() { " AND c.status = $2" } else { "" };
-            format!(
-                "SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c WHERE c.brand_id = $1{status}"
-            )
-        } else {
-            format!("SELECT COUNT(*) FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}")
-        };
-        let sql = format!(
-            "SELECT ({total}) AS total,
-                    (SELECT {page_json} FROM
-                       (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.brand_id = $1 AND l.deleted_at IS NULL{predicate}
-                        ORDER BY l.created_at DESC, l.id DESC {}) p) AS page",
-            page_bounds(limit, offset, next)
-        );
+        let filtered = FilterSql::new(&filter, 2, "k", self.is_postgres());
+        let total = total_sql(&filter, &filtered.predicate);
         on_pool!(self, read, |pool| {
-            let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
+            if offset == 0 {
+                // One statement and one row whatever the page size: the count, and the page
+                // as a JSON array in list order. Rows cross from the database thread one by
+                // one, so folding the page into one value keeps a 100-row page cheap.
+                let sql = format!(
+                    "SELECT ({total}) AS total, ({}) AS page",
+                    page_sql(self, &filtered, limit, Direction::NewestFirst, false)
+                );
+                let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
+                for value in &filtered.values {
+                    query = query.bind(value.as_str());
+                }
+                let (total, page) = query.fetch_one(pool).await?;
+                return Ok(ListingPage { listings: summaries(&page)?, total });
+            }
+            let mut tx = pool.begin().await?;
+            if self.is_postgres() {
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut *tx).await?;
+            }
+            let mut query = sqlx::query_scalar::<_, i64>(&total).bind(brand_id);
             for value in &filtered.values {
                 query = query.bind(value.as_str());
             }
-            if offset > 0 {
-                query = query.bind(offset);
+            let total = query.fetch_one(&mut *tx).await?;
+            let Some(Window { order, take, skip }) = window(total, offset, limit) else {
+                tx.commit().await?;
+                return Ok(ListingPage { listings: Vec::new(), total });
+            };
+            let sql = page_sql(self, &filtered, take, order, skip > 0);
+            let mut query = sqlx::query_scalar::<_, String>(&sql).bind(brand_id);
+            for value in &filtered.values {
+                query = query.bind(value.as_str());
             }
-            let (total, page) = query.fetch_one(pool).await?;
+            if skip > 0 {
+                query = query.bind(skip);
+            }
+            let page = query.fetch_one(&mut *tx).await?;
+            tx.commit().await?;
             Ok(ListingPage { listings: summaries(&page)?, total })
         })
     }
@@ -311,7 +325,7 @@ impl Store {
         let after_at = Ts::from_micros(after.updated_micros).ok_or_else(|| {
             StoreError::Database(sqlx::Error::Protocol("a sync position outside the calendar".into()))
         })?;
-        let filtered = FilterSql::new(&filter, 4);
+        let filtered = FilterSql::new(&filter, 4, "l", self.is_postgres());
         let (predicate, next) = (&filtered.predicate, filtered.next);
         let page_json = PAGE_JSON.of(self).replace("{order}", WALK_ORDER);
         let sql = format!(
@@ -345,32 +359,119 @@ struct FilterSql {
 }
 
 impl FilterSql {
-    fn new(filter: &ListingQuery, first: usize) -> Self {
+    /// The conditions on the listings of alias `a`.
+    fn new(filter: &ListingQuery, first: usize, a: &str, postgres: bool) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut next = first;
         let exact = [
-            ("l.status", filter.status.map(|s| s.as_str().to_owned())),
-            ("l.channel", filter.channel.map(|c| c.as_str().to_owned())),
-            ("l.sku", filter.sku.clone()),
+            ("status", filter.status.map(|s| s.as_str().to_owned())),
+            ("channel", filter.channel.map(|c| c.as_str().to_owned())),
+            ("sku", filter.sku.clone()),
         ];
         for (column, value) in exact {
             if let Some(value) = value {
-                let _ = write!(predicate, " AND {column} = ${next}");
+                let _ = write!(predicate, " AND {a}.{column} = ${next}");
                 values.push(value);
                 next += 1;
             }
         }
         for word in &filter.words {
+            // The rule (decisions 11.2), whatever finds the candidates.
             let _ = write!(
                 predicate,
-                " AND (lower(l.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE(l.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
+                " AND (lower({a}.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE({a}.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
             );
             values.push(format!("%{}%", escape_like(word)));
             next += 1;
+            // On SQLite the candidates come from the trigram index of migration 0050, which
+            // answers a superset of the rule's matches (it folds case beyond ASCII) for words
+            // of three characters or more. PostgreSQL's trigram indexes serve the rule itself.
+            if !postgres && word.chars().count() >= 3 {
+                let _ = write!(
+                    predicate,
+                    " AND {a}.id IN (SELECT rowid FROM listings_search WHERE listings_search MATCH ${next})"
+                );
+                values.push(fts_phrase(word));
+                next += 1;
+            }
         }
         Self { predicate, values, next }
     }
+}
+
+/// The number of the brand's live listings that `filter` matches, `$1` the brand and the
+/// filter's values from `$2`. Filtered by status and channel alone (the default: status
+/// `active`) or not at all, it is the brand's count kept by triggers (migrations
+/// sqlite/0017 and 0050, postgres/0009 and 0050); otherwise the matches are counted.
+fn total_sql(filter: &ListingQuery, predicate: &str) -> String {
+    if filter.sku.is_some() || !filter.words.is_empty() {
+        return format!("SELECT COUNT(*) FROM listings k WHERE k.brand_id = $1 AND k.deleted_at IS NULL{predicate}");
+    }
+    // The status and the channel are the filter's first parameters, in that order.
+    let mut kept = String::new();
+    let mut n = 2;
+    for (column, given) in [("status", filter.status.is_some()), ("channel", filter.channel.is_some())] {
+        if given {
+            let _ = write!(kept, " AND c.{column} = ${n}");
+            n += 1;
+        }
+    }
+    format!("SELECT CAST(COALESCE(SUM(c.live), 0) AS BIGINT) FROM listing_counts c WHERE c.brand_id = $1{kept}")
+}
+
+/// Which end of the newest-first list a page's keys are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    NewestFirst,
+    OldestFirst,
+}
+
+/// The keys of a page: `take` rows after skipping `skip` from the end `order` reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Window {
+    order: Direction,
+    take: i64,
+    skip: i64,
+}
+
+/// The rows `offset..offset + limit` of a newest-first list of `total`, read from the nearer
+/// end; `None` past the end.
+fn window(total: i64, offset: i64, limit: i64) -> Option<Window> {
+    let take = limit.min(total - offset);
+    if take <= 0 {
+        return None;
+    }
+    let from_oldest = total - offset - take;
+    Some(if from_oldest < offset {
+        Window { order: Direction::OldestFirst, take, skip: from_oldest }
+    } else {
+        Window { order: Direction::NewestFirst, take, skip: offset }
+    })
+}
+
+/// The page as one JSON array in newest-first order: its keys chosen from the index in
+/// `order` (`LIMIT take`, and `OFFSET $next` when `skip`), then its rows read.
+fn page_sql(store: &Store, filtered: &FilterSql, take: i64, order: Direction, skip: bool) -> String {
+    let page_json = PAGE_JSON.of(store).replace("{order}", NEWEST_FIRST);
+    let keys_order = match order {
+        Direction::NewestFirst => "k.created_at DESC, k.id DESC",
+        Direction::OldestFirst => "k.created_at, k.id",
+    };
+    let bounds = page_bounds(take, i64::from(skip), filtered.next);
+    let predicate = &filtered.predicate;
+    format!(
+        "SELECT {page_json} FROM
+           (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.id IN
+              (SELECT k.id FROM listings k WHERE k.brand_id = $1 AND k.deleted_at IS NULL{predicate}
+               ORDER BY {keys_order} {bounds})
+            ORDER BY l.created_at DESC, l.id DESC) p"
+    )
+}
+
+/// `word` as an FTS5 phrase: its characters in a row, anywhere in a title or SKU.
+fn fts_phrase(word: &str) -> String {
+    format!("\"{}\"", word.replace('"', "\"\""))
 }
 
 /// `LIMIT n [OFFSET $k]` of a page: the size written into the statement, the offset bound
@@ -403,4 +504,24 @@ fn escape_like(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{window, Direction, Window};
+
+    #[test]
+    fn a_page_is_read_from_the_nearer_end_of_the_list() {
+        let newest = |take, skip| Some(Window { order: Direction::NewestFirst, take, skip });
+        let oldest = |take, skip| Some(Window { order: Direction::OldestFirst, take, skip });
+        // 10 rows, pages of 3: rows 3..6 from the newest end, 6..9 skipping 1 from the oldest.
+        assert_eq!(window(10, 3, 3), newest(3, 3));
+        assert_eq!(window(10, 6, 3), oldest(3, 1));
+        assert_eq!(window(10, 9, 3), oldest(1, 0), "the last page holds what is left");
+        assert_eq!(window(10, 10, 3), None);
+        assert_eq!(window(0, 3, 3), None);
+        // The middle: as far from either end, read newest first.
+        assert_eq!(window(9, 3, 3), newest(3, 3));
+        assert_eq!(window(500_000, 499_900, 100), oldest(100, 0));
+    }
 }

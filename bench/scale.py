@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""Issue 34: the read path at size, against a small database of the same shape in the same sitting.
+
+    python3 bench/scale.py seed --dir /tmp/rehome-scale                 # SQLite: 1,000,000 listings (one brand 500,000)
+                                                                        # and the 100,000 baseline (one brand 50,000)
+    python3 bench/scale.py seed --dir … --listings 2000000 --brands 2000 --big 1000000 \\
+        --postgres postgres://postgres@127.0.0.1:55432/postgres --name scale2m
+    python3 bench/scale.py run --dir …  [--postgres ADMIN_URL --name …] [--runs 3 --duration 10]
+    python3 bench/scale.py drop --dir … [--postgres ADMIN_URL --name …]
+
+`seed` writes the listings, one image each (a `done` import, so every page reads its cover),
+and the brands' counts in SQL (a COPY on PostgreSQL), not through the API: only the brand,
+its user, key and one template listing come from the CLI and the API. Big brand's listings:
+1 in 10 draft, 1 in 100 closed, half clearance; 1 in 1,000 more are trashed (the sync walk
+shows them; lists do not), so the big brand's live count is exactly `--big` and its page
+`big / 100` at per_page 100 is its last full page. Titles draw from a few word lists and a
+rare word (`heirloom`, 1 in 5,000); SKUs are `SKU-<brand>-<n>`.
+
+`run` starts the release binary on each database (the baseline first) and runs with wrk
+(64 connections, medians of `--runs`): a detail read of random big-brand listings, the first
+page of 20 filtered by status and channel with its total, page 1 and the deep page at
+per_page 100 (status=any), `q` searches (a rare word, a SKU, a common word) and a full sync
+walk of the big brand (`updated_since` + cursor, one client, rows/s).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from datetime import datetime, timedelta, timezone
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import http_bench as hb  # noqa: E402
+
+ADJECTIVES = ["Oak", "Walnut", "Velvet", "Linen", "Leather", "Bouclé", "Rattan", "Marble", "Teak", "Ash",
+              "Crème", "Grey", "Green", "Blue", "Mustard", "Pine", "Beech", "Cane", "Wool", "Cotton"]
+NOUNS = ["sofa", "armchair", "bed frame", "dining table", "sideboard", "wardrobe", "desk", "stool", "bench",
+         "floor lamp", "bookcase", "coffee table", "footstool", "chest of drawers", "mirror", "rug", "ottoman",
+         "dresser", "cabinet", "console"]
+EPOCH = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def stamp(seconds_before):
+    return (EPOCH - timedelta(seconds=seconds_before)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def listing_rows(brands, listings, big, template):
+    """(brand_id, status, channel, title, sku, quantity, created_at, updated_at, deleted_at) per listing;
+    brands[0] is the big brand. The big brand gets `big` live listings and big/1000 trashed ones."""
+    small = brands[1:]
+    trashed = big // 1000
+    total = listings + trashed
+    for n in range(1, total + 1):
+        if n <= big + trashed:
+            brand = brands[0]
+        else:
+            brand = small[n % len(small)]
+        status = "closed" if n % 100 == 0 else "draft" if n % 10 == 0 else "active"
+        channel = "exchange" if n % 2 == 0 else "clearance"
+        word = " heirloom" if n % 5000 == 7 else ""
+        title = f"{ADJECTIVES[n % 20]} {NOUNS[(n // 20) % 20]}{word} #{n}"
+        at = stamp(total - n)  # the newest last, one second apart
+        deleted = at if (brand == brands[0] and n % 1000 == 500 and n <= trashed * 1000) else None
+        quantity = 1 if channel == "exchange" else template["quantity"]
+        yield brand, status, channel, title, f"SKU-{brand}-{n:08d}", quantity, at, at, deleted
+
+
+VARIED = ["brand_id", "status", "channel", "title", "sku", "quantity", "created_at", "updated_at", "deleted_at"]
+
+
+def create_brand(server, slug):
+    server.cli("brands", "create", slug, "--name", slug)
+    user = server.cli("users", "create", "--brand", slug, "--name", "Scale", "--email", f"scale@{slug}.example")
+    key = server.cli("keys", "create", "--user", user.strip().splitlines()[-1], "--rate-limit", "1000000000")
+    return key.strip().splitlines()[-1]
+
+
+def seed_one(binary, workdir, db, data_key, brands, listings, big):
+    """Seeds one database; returns its state (key, brand ids, sample ids)."""
+    os.makedirs(workdir, exist_ok=True)
+    server = hb.Server(binary, workdir, db, data_key)
+    key = create_brand(server, "big")
+    server.start()
+    template_id = hb.post_json(server.base + "/v1/listings", key, hb.LISTING)["id"]
+    server.stop()
+    started = time.time()
+    if server.postgres:
+        state = seed_postgres(server, key, template_id, brands, listings, big)
+    else:
+        state = seed_sqlite(server, key, template_id, brands, listings, big)
+    state.update(db=db, data_key=data_key, key=key, listings=listings, big=big, brands=brands,
+                 seed_seconds=round(time.time() - started, 1))
+    print(f"seeded {db}: {listings} listings over {brands} brands (big {big}) in {state['seed_seconds']} s",
+          file=sys.stderr)
+    return state
+
+
+def seed_sqlite(server, key, template_id, brands, listings, big):
+    db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=60)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = OFF")
+    db.row_factory = sqlite3.Row
+    template = dict(db.execute("SELECT * FROM listings WHERE id = ?", (template_id,)).fetchone())
+    big_id = template["brand_id"]
+    db.execute("INSERT INTO brands (slug, name, created_at) SELECT 'scale-' || value, 'Scale ' || value, created_at "
+               "FROM brands, generate_series(1, ?) WHERE id = ?", (brands - 1, big_id)) if has_series(db) else \
+        db.executemany("INSERT INTO brands (slug, name, created_at) SELECT ?, ?, created_at FROM brands WHERE id = ?",
+                       [(f"scale-{n}", f"Scale {n}", big_id) for n in range(1, brands)])
+    ids = [big_id] + [r[0] for r in db.execute("SELECT id FROM brands WHERE slug LIKE 'scale-%' ORDER BY id")]
+    cols = [c for c in template if c != "id"]
+    fixed = [template[c] for c in cols if c not in VARIED]
+    fixed_cols = [c for c in cols if c not in VARIED]
+    sql = (f"INSERT INTO listings ({', '.join(VARIED + fixed_cols)}) VALUES "
+           f"({', '.join('?' for _ in VARIED + fixed_cols)})")
+    batch = []
+    for row in listing_rows(ids, listings - 1, big - 1, template):
+        batch.append(row + tuple(fixed))
+        if len(batch) == 50_000:
+            db.executemany(sql, batch)
+            batch.clear()
+    db.executemany(sql, batch)
+    db.execute("INSERT INTO listing_images (listing_id, position, source_url, status, url, created_at, updated_at) "
+               "SELECT id, 0, 'https://img.example/' || id || '.jpg', 'done', 'https://img.example/' || id || '.jpg', "
+               "created_at, updated_at FROM listings WHERE id <> ?", (template_id,))
+    # The brands' counts folded, as the server's folder leaves them.
+    db.execute("CREATE TEMP TABLE folded AS SELECT brand_id, status, SUM(live) AS live FROM listing_counts "
+               "GROUP BY brand_id, status")
+    db.execute("DELETE FROM listing_counts")
+    db.execute("INSERT INTO listing_counts (brand_id, status, live) SELECT brand_id, status, live FROM folded")
+    db.commit()
+    db.execute("ANALYZE")
+    samples = [r[0] for r in db.execute("SELECT id FROM listings WHERE brand_id = ? AND deleted_at IS NULL "
+                                        "ORDER BY random() LIMIT 1000", (big_id,))]
+    sku = db.execute("SELECT sku FROM listings WHERE brand_id = ? AND deleted_at IS NULL ORDER BY id DESC "
+                     "LIMIT 1 OFFSET 1000", (big_id,)).fetchone()[0]
+    db.close()
+    return {"big_id": big_id, "samples": samples, "sku": sku}
+
+
+def has_series(db):
+    try:
+        db.execute("SELECT value FROM generate_series(1, 1)").fetchall()
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+def seed_postgres(server, key, template_id, brands, listings, big):
+    psql = lambda sql: hb.psql(server.db, sql)  # noqa: E731
+    template = json.loads(psql(f"SELECT row_to_json(l) FROM listings l WHERE id = {template_id}"))
+    big_id = template["brand_id"]
+    psql(f"INSERT INTO brands (slug, name, created_at) SELECT 'scale-' || n, 'Scale ' || n, created_at "
+         f"FROM brands, generate_series(1, {brands - 1}) AS n WHERE id = {big_id}")
+    ids = [big_id] + [int(i) for i in psql("SELECT id FROM brands WHERE slug LIKE 'scale-%' ORDER BY id").split()]
+    cols = [c for c in template if c != "id" and c not in VARIED]
+    copy = subprocess.Popen(["psql", server.db, "-q", "-v", "ON_ERROR_STOP=1", "-c",
+                             f"\\copy listings ({', '.join(VARIED + cols)}) FROM STDIN WITH (FORMAT csv)"],
+                            stdin=subprocess.PIPE, text=True)
+    import csv
+    writer = csv.writer(copy.stdin)
+    fixed = [template[c] if not isinstance(template[c], (dict, list)) else json.dumps(template[c]) for c in cols]
+    for row in listing_rows(ids, listings - 1, big - 1, template):
+        writer.writerow(list(row) + fixed)
+    copy.stdin.close()
+    if copy.wait() != 0:
+        raise RuntimeError("COPY failed")
+    psql(f"INSERT INTO listing_images (listing_id, position, source_url, status, url, created_at, updated_at) "
+         f"SELECT id, 0, 'https://img.example/' || id || '.jpg', 'done', 'https://img.example/' || id || '.jpg', "
+         f"created_at, updated_at FROM listings WHERE id <> {template_id}")
+    psql("BEGIN; CREATE TEMP TABLE folded AS SELECT brand_id, status, SUM(live) AS live FROM listing_counts "
+         "GROUP BY brand_id, status; DELETE FROM listing_counts; "
+         "INSERT INTO listing_counts (brand_id, status, live) SELECT brand_id, status, live FROM folded; COMMIT")
+    psql("VACUUM ANALYZE")
+    samples = [int(i) for i in psql(f"SELECT id FROM listings WHERE brand_id = {big_id} AND deleted_at IS NULL "
+                                    f"ORDER BY random() LIMIT 1000").split()]
+    sku = psql(f"SELECT sku FROM listings WHERE brand_id = {big_id} AND deleted_at IS NULL ORDER BY id DESC "
+               f"LIMIT 1 OFFSET 1000")
+    return {"big_id": big_id, "samples": samples, "sku": sku}
+
+
+def databases(args):
+    """(label, db url, brands, listings, big) of the baseline and the big database."""
+    if args.postgres:
+        base = args.postgres.rsplit("/", 1)[0]
+        return [("100k", f"{base}/{args.name}_base", 100, 100_000, 50_000),
+                (size_label(args.listings), f"{base}/{args.name}", args.brands, args.listings, args.big)]
+    return [("100k", "sqlite://" + os.path.join(args.dir, "base", "bench.db"), 100, 100_000, 50_000),
+            (size_label(args.listings), "sqlite://" + os.path.join(args.dir, "big", "bench.db"), args.brands,
+             args.listings, args.big)]
+
+
+def size_label(n):
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def state_path(args):
+    return os.path.join(args.dir, f"state-{'pg-' + args.name if args.postgres else 'sqlite'}.json")
+
+
+def seed(args, binary):
+    os.makedirs(args.dir, exist_ok=True)
+    states = {}
+    for label, db, brands, listings, big in databases(args):
+        workdir = os.path.join(args.dir, label if not args.postgres else f"pg-{label}")
+        if args.postgres:
+            name = db.rsplit("/", 1)[1]
+            hb.psql(args.postgres, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            hb.psql(args.postgres, f"CREATE DATABASE {name}")
+        else:
+            workdir = os.path.dirname(db.removeprefix("sqlite://"))
+            shutil.rmtree(workdir, ignore_errors=True)
+        data_key = __import__("base64").b64encode(os.urandom(32)).decode()
+        states[label] = seed_one(binary, workdir, db, data_key, brands, listings, big)
+        states[label]["workdir"] = workdir
+    with open(state_path(args), "w") as f:
+        json.dump(states, f)
+
+
+class SlowStart(hb.Server):
+    """A node whose start may run migrations over a big database: waits up to 30 minutes."""
+
+    def wait_ready(self):
+        deadline = time.time() + 1800
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited")
+            try:
+                with hb.urllib.request.urlopen(self.base + "/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not become ready")
+
+
+def sync_walk(base, key, per_page=100):
+    """Walks the whole brand by cursor on one keep-alive connection; (rows, seconds, pages)."""
+    url = urllib.parse.urlsplit(base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+    headers = {"Authorization": f"Bearer {key}"}
+    path = f"/v1/listings?updated_since=1970-01-01T00:00:00Z&per_page={per_page}"
+    rows = pages = 0
+    started = time.time()
+    while True:
+        conn.request("GET", path, headers=headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"sync page: {resp.status} {body[:200]!r}")
+        page = json.loads(body)
+        rows += len(page["data"])
+        pages += 1
+        if not page["meta"].get("has_more"):
+            break
+        path = f"/v1/listings?cursor={urllib.parse.quote(page['meta']['next_cursor'])}&per_page={per_page}"
+    return rows, time.time() - started, pages
+
+
+def one_by_one(server, path, key, n):
+    """Median and worst of `n` requests in a row on one connection (ms): a figure for the
+    scenarios wrk sees time out (its 2 s limit)."""
+    url = urllib.parse.urlsplit(server.base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
+        resp = conn.getresponse()
+        resp.read()
+        times.append((time.perf_counter() - started) * 1000)
+        if resp.status != 200:
+            raise RuntimeError(f"{path}: {resp.status}")
+    conn.close()
+    return statistics.median(times), max(times)
+
+
+def run(args, binary):
+    with open(state_path(args)) as f:
+        states = json.load(f)
+    report = {}
+    for label, state in states.items():
+        if args.db and label != args.db:
+            continue
+        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
+        t0 = time.time()
+        server.start()
+        start_s = time.time() - t0
+        key, big = state["key"], state["big"]
+        deep = big // 100
+        detail = hb.write_script(state["workdir"], "detail.lua",
+                                 "local ids = {" + ",".join(map(str, state["samples"])) + "}\n"
+                                 "request = function() return wrk.format('GET', '/v1/listings/' .. "
+                                 "ids[math.random(#ids)]) end\n")
+        sku_word = state["sku"].rsplit("-", 1)[1]
+        scenarios = [
+            ("detail", "/v1/listings/1", key, detail),
+            ("first page of 20, active+clearance", "/v1/listings?status=active&channel=clearance&per_page=20", key),
+            ("page 1, per_page 100, any", "/v1/listings?status=any&per_page=100", key),
+            (f"page {deep}, per_page 100, any", f"/v1/listings?status=any&page={deep}&per_page=100", key),
+            ("q=heirloom (rare word)", "/v1/listings?status=any&q=heirloom&per_page=20", key),
+            (f"q={sku_word} (one SKU)", f"/v1/listings?status=any&q={sku_word}&per_page=20", key),
+            ("q=sofa (common word)", "/v1/listings?status=any&q=sofa&per_page=20", key),
+            (f"page {deep // 2} (the middle), per_page 100, any",
+             f"/v1/listings?status=any&page={deep // 2}&per_page=100", key),
+        ]
+        only = set(args.only.split(",")) if args.only else None
+        scenarios = [s for i, s in enumerate(scenarios) if only is None or str(i) in only]
+        rss = []
+        sampler_stop = threading.Event()
+
+        def sample():
+            while not sampler_stop.is_set():
+                rss.append(server.rss_kib())
+                time.sleep(1)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            print(f"== {label}: {state['db']} (start {start_s:.1f} s)", file=sys.stderr)
+            for _, path, k, *_ in scenarios:  # one warm-up request each, and its answer checked
+                one_by_one(server, f"/v1/listings/{state['samples'][0]}" if path == "/v1/listings/1" else path, k, 1)
+            if args.single:
+                for name, path, k, *_ in scenarios:
+                    if path == "/v1/listings/1":
+                        path = f"/v1/listings/{state['samples'][0]}"
+                    median, worst = one_by_one(server, path, k, args.single)
+                    print(f"| {label} | {name} | one at a time, {args.single} requests | median {median:.1f} ms "
+                          f"| worst {worst:.1f} ms |")
+                sys.stdout.flush()
+                continue
+            rows = hb.run_scenarios(server, scenarios, args.runs, args.duration, args.connections)
+            walks = []
+            if only is None or "walk" in only:
+                for i in range(args.runs):
+                    n, secs, pages = sync_walk(server.base, key)
+                    walks.append((n, secs, pages))
+                    print(f"  run {i + 1} sync walk: {n} rows in {pages} pages, {secs:.1f} s, {n / secs:.0f} rows/s",
+                          file=sys.stderr)
+        finally:
+            sampler_stop.set()
+            sampler.join()
+            server.stop()
+        report[label] = {"rows": rows, "walks": walks, "rss_max_mib": max(rss) / 1024 if rss else 0,
+                         "start_s": start_s}
+        print(f"| {label} | scenario | req/s | p50 ms | p99 ms | non-2xx |")
+        for r in rows:
+            print(f"| {label} | {r['name']} | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
+        if walks:
+            rates = [n / s for n, s, _ in walks]
+            print(f"| {label} | sync walk (rows/s, median of {len(walks)}) | {statistics.median(rates):.0f} | | | |")
+        print(f"{label}: peak RSS {report[label]['rss_max_mib']:.1f} MiB; start {start_s:.1f} s")
+        sys.stdout.flush()
+
+
+def drop(args):
+    if args.postgres:
+        for _, db, *_ in databases(args):
+            hb.psql(args.postgres, f"DROP DATABASE IF EXISTS {db.rsplit('/', 1)[1]} WITH (FORCE)")
+    shutil.rmtree(args.dir, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["seed", "run", "drop"])
+    parser.add_argument("--dir", default="/tmp/rehome-scale")
+    parser.add_argument("--postgres", metavar="ADMIN_URL")
+    parser.add_argument("--name", default="rehome_scale", help="PostgreSQL database name")
+    parser.add_argument("--listings", type=int, default=1_000_000)
+    parser.add_argument("--brands", type=int, default=1000)
+    parser.add_argument("--big", type=int, default=500_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--single", type=int, default=0, metavar="N",
+                        help="instead of wrk, N requests one at a time per scenario (median and worst)")
+    parser.add_argument("--db", help="run on this database only: 100k, or the big one's label (1M, 2M…)")
+    parser.add_argument("--only", help="comma-separated scenario numbers (0-7) and/or 'walk'")
+    args = parser.parse_args()
+    binary = os.environ.get("REHOME_BENCH_BINARY") or os.path.join(hb.target_dir(), "release", "rehome")
+    if args.command == "seed":
+        seed(args, binary)
+    elif args.command == "run":
+        run(args, binary)
+    else:
+        drop(args)
+
+
+if __name__ == "__main__":
+    main()
