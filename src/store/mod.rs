@@ -69,7 +69,7 @@ pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
-pub use sessions::{CodeCompletion, NewSession, OwnSession, SessionRecord};
+pub use sessions::{CodeCompletion, CodeProof, NewSession, OwnSession, SessionRecord};
 pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Reservation, TotpRecord};
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;

@@ -1,10 +1,9 @@
 //! Two-step recovery codes (hashes only; `domain::recovery`) and turning two-step sign-in
 //! off: by its owner, or reset by an admin.
 
-use super::sessions::{end_user_sessions, mark_login, promote, CodeCompletion};
+use super::sessions::end_user_sessions;
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError};
 use crate::domain::audit::AuditEntry;
-use crate::domain::session::Stage;
 
 /// Replaces every recovery code of `user_id` with `hashes`, in the caller's transaction.
 pub(super) async fn replace_recovery_codes(
@@ -74,43 +73,6 @@ impl Store {
             record_audit((&mut *tx).into(), audit).await?;
             tx.commit().await?;
             Ok(true)
-        })
-    }
-
-    /// Finishes a sign-in waiting for a two-step code with a recovery code instead: the
-    /// code (by its hash) is marked used, once, and the session signed in under
-    /// `new_token_hash`. `StepUsed` when no unused code of the user has this hash.
-    pub async fn complete_recovery_sign_in(
-        &self,
-        session_id: i64,
-        user_id: i64,
-        code_hash: &[u8; 32],
-        new_token_hash: &[u8],
-        audit: &[AuditEntry],
-    ) -> Result<CodeCompletion, StoreError> {
-        on_pool!(self, write, |pool| {
-            let mut tx = pool.begin().await?;
-            let used = sqlx::query(
-                "UPDATE recovery_codes SET used_at = $3 WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL",
-            )
-            .bind(user_id)
-            .bind(&code_hash[..])
-            .bind(now())
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if used != 1 {
-                return Ok(CodeCompletion::StepUsed);
-            }
-            if !promote((&mut *tx).into(), session_id, Stage::Code, new_token_hash).await? {
-                return Ok(CodeCompletion::SessionGone);
-            }
-            mark_login((&mut *tx).into(), user_id).await?;
-            for entry in audit {
-                record_audit((&mut *tx).into(), entry).await?;
-            }
-            tx.commit().await?;
-            Ok(CodeCompletion::SignedIn)
         })
     }
 

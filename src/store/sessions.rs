@@ -49,6 +49,15 @@ pub struct OwnSession {
     pub ip: Option<String>,
 }
 
+/// What proves the second step of a sign-in.
+#[derive(Debug, Clone, Copy)]
+pub enum CodeProof<'a> {
+    /// The two-step step whose code was given.
+    Step(i64),
+    /// The SHA-256 of a recovery code given instead.
+    Recovery(&'a [u8; 32]),
+}
+
 /// What finishing a sign-in with a two-step code did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodeCompletion {
@@ -199,25 +208,37 @@ impl Store {
         })
     }
 
-    /// Finishes a sign-in waiting for a code: records `step` as the user's last used one
-    /// (only if it is later than the last: two concurrent uses of one code cannot both
-    /// pass), signs the session in under a new token hash, records the login and `audit`.
+    /// Finishes a sign-in waiting for a code with `proof`, used up in the same transaction:
+    /// a two-step step recorded as the user's last used one (only if later than the last,
+    /// so two concurrent uses of one code cannot both pass), or an unused recovery code
+    /// (by its hash) marked used. Then the session is signed in under a new token hash, the
+    /// login recorded and `audit` appended. `StepUsed` when the proof was already used (or
+    /// is no unused recovery code of the user).
     pub async fn complete_code_sign_in(
         &self,
         session_id: i64,
         user_id: i64,
-        step: i64,
+        proof: CodeProof<'_>,
         new_token_hash: &[u8],
-        audit: &AuditEntry,
+        audit: &[AuditEntry],
     ) -> Result<CodeCompletion, StoreError> {
+        let at = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let used = sqlx::query(
-                "UPDATE users SET totp_last_step = $2
-                 WHERE id = $1 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)",
-            )
-            .bind(user_id)
-            .bind(step)
+            let used = match proof {
+                CodeProof::Step(step) => sqlx::query(
+                    "UPDATE users SET totp_last_step = $2
+                     WHERE id = $1 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)",
+                )
+                .bind(user_id)
+                .bind(step),
+                CodeProof::Recovery(hash) => sqlx::query(
+                    "UPDATE recovery_codes SET used_at = $3 WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL",
+                )
+                .bind(user_id)
+                .bind(&hash[..])
+                .bind(at),
+            }
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -228,7 +249,9 @@ impl Store {
                 return Ok(CodeCompletion::SessionGone);
             }
             mark_login((&mut *tx).into(), user_id).await?;
-            record_audit((&mut *tx).into(), audit).await?;
+            for entry in audit {
+                record_audit((&mut *tx).into(), entry).await?;
+            }
             tx.commit().await?;
             Ok(CodeCompletion::SignedIn)
         })

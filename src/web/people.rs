@@ -166,29 +166,37 @@ async fn member_named(
     Ok(members.into_iter().find(|m| m.id == user_id))
 }
 
+/// The confirmation page of an action on the member `user_id` names: `ask` words it.
+async fn confirm_member(
+    state: &AppState,
+    session: &LiveSession,
+    user_id: &str,
+    ask: impl FnOnce(&crate::store::MemberRecord) -> Confirm,
+) -> Result<Response, PageError> {
+    require_admin(session)?;
+    match member_named(state, session, user_id).await? {
+        Some(member) => Ok(confirm::page(session, ask(&member))),
+        None => Err(PageError::Redirect(TEAM)),
+    }
+}
+
 async fn confirm_remove(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let Some(member) = member_named(&state, &session, &user_id).await? else {
-        return Err(PageError::Redirect(TEAM));
-    };
-    Ok(confirm::page(
-        &session,
-        Confirm {
-            title: format!("Remove {} from the team?", member.name),
-            lines: vec![
-                format!("{} ({}) is signed out everywhere and can no longer sign in.", member.name, member.email),
-                "Their API keys stop working at once.".to_owned(),
-                "Their listings move to you.".to_owned(),
-            ],
-            action: format!("/dashboard/team/{}/remove", member.id),
-            button: format!("Remove {}", member.name),
-            cancel: TEAM.to_owned(),
-        },
-    ))
+    confirm_member(&state, &session, &user_id, |member| Confirm {
+        title: format!("Remove {} from the team?", member.name),
+        lines: vec![
+            format!("{} ({}) is signed out everywhere and can no longer sign in.", member.name, member.email),
+            "Their API keys stop working at once.".to_owned(),
+            "Their listings move to you.".to_owned(),
+        ],
+        action: format!("/dashboard/team/{}/remove", member.id),
+        button: format!("Remove {}", member.name),
+        cancel: TEAM.to_owned(),
+    })
+    .await
 }
 
 async fn confirm_reset(
@@ -196,24 +204,18 @@ async fn confirm_reset(
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let Some(member) = member_named(&state, &session, &user_id).await? else {
-        return Err(PageError::Redirect(TEAM));
-    };
-    Ok(confirm::page(
-        &session,
-        Confirm {
-            title: format!("Reset two-step sign-in for {}?", member.name),
-            lines: vec![
-                "Do this when they lost their phone and their recovery codes.".to_owned(),
-                "Their authenticator secret and recovery codes stop working, and their sessions end.".to_owned(),
-                "They sign in with their password and set two-step sign-in up again.".to_owned(),
-            ],
-            action: format!("/dashboard/team/{}/reset-two-step", member.id),
-            button: format!("Reset two-step sign-in for {}", member.name),
-            cancel: TEAM.to_owned(),
-        },
-    ))
+    confirm_member(&state, &session, &user_id, |member| Confirm {
+        title: format!("Reset two-step sign-in for {}?", member.name),
+        lines: vec![
+            "Do this when they lost their phone and their recovery codes.".to_owned(),
+            "Their authenticator secret and recovery codes stop working, and their sessions end.".to_owned(),
+            "They sign in with their password and set two-step sign-in up again.".to_owned(),
+        ],
+        action: format!("/dashboard/team/{}/reset-two-step", member.id),
+        button: format!("Reset two-step sign-in for {}", member.name),
+        cancel: TEAM.to_owned(),
+    })
+    .await
 }
 
 async fn reset_two_step(

@@ -26,7 +26,7 @@ use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::{stage_after_password, Stage, WRONG_CODES};
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
 use crate::metrics::SignIn;
-use crate::store::{AccountRecord, CodeCompletion, NewSession, StoreError};
+use crate::store::{AccountRecord, CodeCompletion, CodeProof, NewSession, StoreError};
 use crate::usecases::Core;
 
 /// Longest email worth looking up (RFC 5321 allows 254 characters in a path; no account
@@ -180,21 +180,24 @@ pub async fn verify_code(core: &Core, session: &LiveSession, code: &str) -> Resu
         return Err(CodeError::SessionEnded);
     };
     let (token, token_hash) = new_token()?;
-    let audit = session.audit(AuditAction::SignInSucceeded);
-    let completion = if let Some(recovery) = RecoveryCode::parse(code) {
-        let used = session.audit(AuditAction::RecoveryCodeUsed);
-        core.store
-            .complete_recovery_sign_in(record.id, record.user_id, &recovery.hash(), &token_hash, &[used, audit])
-            .await?
-    } else {
-        let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
-        let last = last_step.and_then(|s| u64::try_from(s).ok());
-        match accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok()) {
-            Some(step) => {
-                core.store.complete_code_sign_in(record.id, record.user_id, step, &token_hash, &audit).await?
-            }
-            None => CodeCompletion::StepUsed,
+    let recovery = RecoveryCode::parse(code).map(|r| r.hash());
+    let proof = match &recovery {
+        Some(hash) => Some(CodeProof::Recovery(hash)),
+        None => {
+            let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
+            let last = last_step.and_then(|s| u64::try_from(s).ok());
+            accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok()).map(CodeProof::Step)
         }
+    };
+    let audit: Vec<AuditEntry> = recovery
+        .is_some()
+        .then(|| session.audit(AuditAction::RecoveryCodeUsed))
+        .into_iter()
+        .chain([session.audit(AuditAction::SignInSucceeded)])
+        .collect();
+    let completion = match proof {
+        Some(proof) => core.store.complete_code_sign_in(record.id, record.user_id, proof, &token_hash, &audit).await?,
+        None => CodeCompletion::StepUsed,
     };
     match completion {
         CodeCompletion::SignedIn => {
