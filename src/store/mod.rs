@@ -341,7 +341,8 @@ async fn open_sqlite(url: &str) -> anyhow::Result<(Pool<Sqlite>, Pool<Sqlite>)> 
     migrate_sqlite(&options).await.with_context(|| format!("cannot migrate database {url}"))?;
     let write = Pool::<Sqlite>::connect(options.clone(), 1, SQLITE_WAIT)
         .await
-        .with_context(|| format!("cannot open database {url}"))?;
+        .with_context(|| format!("cannot open database {url}"))?
+        .beginning_with("BEGIN IMMEDIATE");
     let read = Pool::<Sqlite>::connect(options.read_only(true), sqlite_readers(), SQLITE_WAIT)
         .await
         .with_context(|| format!("cannot open database {url}"))?;

@@ -67,11 +67,14 @@ pub struct Pool<DB: Database> {
     inner: managed::Pool<Connector<DB>>,
     /// How long a caller waits for a connection, a connection takes to open, and a check.
     timeout: Duration,
+    /// The statement that begins a transaction, when not the database's plain `BEGIN`
+    /// ([`Pool::beginning_with`]).
+    begin: Option<&'static str>,
 }
 
 impl<DB: Database> Clone for Pool<DB> {
     fn clone(&self) -> Self {
-        Self { inner: self.inner.clone(), timeout: self.timeout }
+        Self { inner: self.inner.clone(), timeout: self.timeout, begin: self.begin }
     }
 }
 
@@ -178,7 +181,7 @@ impl<DB: Database> Pool<DB> {
             .runtime(deadpool::Runtime::Tokio1)
             .build()
             .map_err(|e| sqlx::Error::Configuration(e.into()))?;
-        Ok(Self { inner, timeout })
+        Ok(Self { inner, timeout, begin: None })
     }
 
     /// A connection of the pool, unsettled until [`PoolConnection::settle`] (it is
@@ -199,8 +202,18 @@ impl<DB: Database> Pool<DB> {
             conn.discard();
             return Err(left_in_transaction(depth));
         }
-        DB::TransactionManager::begin(&mut conn, None).await?;
+        DB::TransactionManager::begin(&mut conn, self.begin.map(std::borrow::Cow::Borrowed)).await?;
         Ok(Transaction { conn, open: true })
+    }
+
+    /// This pool's transactions begin with `statement`: SQLite's writers take the write
+    /// lock at `BEGIN IMMEDIATE`, waiting for it there (the busy timeout). A deferred
+    /// transaction that reads first and writes later cannot wait: when another process
+    /// (a second node on the same file) committed since its read, SQLite refuses the write
+    /// at once (`SQLITE_BUSY_SNAPSHOT`), which would answer 503.
+    pub fn beginning_with(mut self, statement: &'static str) -> Self {
+        self.begin = Some(statement);
+        self
     }
 
     /// Connections open and idle, and open and lent out (the operating metrics).
