@@ -261,15 +261,16 @@ async fn serve(database_url: &str, config: Config, demo: Option<Demo>) -> anyhow
             }
             None => {
                 println!("Demo brand '{}' exists already and was left as it was.", accounts::DEMO_BRAND);
+                println!("Lost the password or the key? Run `rehome serve --demo --demo-reset` for new ones.");
                 println!();
                 println!("API docs: http://{addr}/docs");
                 println!();
+                // The dashboard line is the last, as on a new demo: a reader may stop there.
                 println!(
                     "Dashboard: http://{addr}/dashboard  (sign in as {} with the password printed when the demo \
                      was made)",
                     access.email
                 );
-                println!("Lost the password or the key? Run `rehome serve --demo --demo-reset` for new ones.");
             }
         }
     }
