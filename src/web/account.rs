@@ -356,7 +356,7 @@ async fn require_two_step(
             let notice = if on { Notice::RequirementOn } else { Notice::RequirementOff };
             Ok(notice.redirect(ACCOUNT, state.config.secure_cookies()))
         }
-        Err(RequirementError::Forbidden) => Err(PageError::Forbidden),
+        Err(RequirementError::Forbidden) => Err(PageError::AdminOnly),
         Err(RequirementError::Store(e)) => Err(e.into()),
     }
 }

@@ -38,8 +38,12 @@ pub enum PageError {
     /// Not signed in: 303 to the sign-in page, which returns to this page afterwards (a
     /// page read with GET; a form posted without a session is not replayed).
     SignIn(Option<String>),
-    /// A POST without a valid CSRF token, or an admin action by a member: 403.
+    /// A POST without a valid CSRF token (or from another origin): 403.
     Forbidden,
+    /// A page or action for admins, asked for by a member: 403, saying so.
+    AdminOnly,
+    /// No such record of the brand (or not one at all): the 404 page.
+    NotFound,
     /// A form body that does not parse: 400.
     BadForm,
     /// The database is full or unavailable: nothing was saved; 507 or 503.
@@ -77,7 +81,11 @@ impl IntoResponse for PageError {
             Self::Redirect(to) => return Redirect::to(to).into_response(),
             Self::SignIn(next) => {
                 let mut response = Redirect::to(LOGIN).into_response();
-                if let Some(next) = next.as_deref().and_then(super::signin::safe_next).filter(|n| n.trim_end_matches('/') != super::HOME) {
+                if let Some(next) = next
+                    .as_deref()
+                    .and_then(super::signin::safe_next)
+                    .filter(|n| n.trim_end_matches('/') != super::HOME)
+                {
                     cookies::set_next(response.headers_mut(), next);
                 }
                 return response;
@@ -85,7 +93,17 @@ impl IntoResponse for PageError {
             Self::Forbidden => (
                 StatusCode::FORBIDDEN,
                 "Forbidden",
-                "This form expired or did not come from this page, or you may not do this. Reload the page and try again.",
+                "This form expired or did not come from this page. Reload the page and try again.",
+            ),
+            Self::AdminOnly => (
+                StatusCode::FORBIDDEN,
+                "For admins",
+                "This page is for your brand's admins. Ask an admin of your team if you need something done here.",
+            ),
+            Self::NotFound => (
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "There is no such record in your brand: it may have been deleted, or the address is mistyped.",
             ),
             Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
             Self::Outage(kind, error) => {
@@ -109,8 +127,10 @@ impl IntoResponse for PageError {
             Self::Busy => {
                 let text = "The service is busy with other requests at this moment, so nothing was done. Try again \
                             in a few seconds.";
-                let mut response =
-                    render(StatusCode::SERVICE_UNAVAILABLE, &MessagePage { chrome: Chrome::guest(), title: "Busy", text });
+                let mut response = render(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &MessagePage { chrome: Chrome::guest(), title: "Busy", text },
+                );
                 response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
                 return response;
             }

@@ -230,7 +230,7 @@ async fn listing_view(
 async fn listing_of(state: &AppState, session: &LiveSession, id: i64) -> Result<ListingRecord, PageError> {
     match listings::get(&state.core, &session.actor(), id).await {
         Ok(record) => Ok(record),
-        Err(GetListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(GetListingError::NotFound) => Err(PageError::NotFound),
         Err(GetListingError::Store(e)) => Err(e.into()),
     }
 }
@@ -271,7 +271,7 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
 }
 
 fn listing_id(id: &str) -> Result<i64, PageError> {
-    id.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::Redirect("/dashboard/listings"))
+    id.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::NotFound)
 }
 
 async fn detail(
@@ -481,7 +481,7 @@ async fn update(
         Err(UpdateListingError::Invalid(errors)) => {
             form_answer(&state, &session, Some(id), posted.values, FieldErrors(errors)).await
         }
-        Err(UpdateListingError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(UpdateListingError::NotFound) => Err(PageError::NotFound),
         Err(UpdateListingError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
             Some(outcome) => refused(&state, &session, Some(id), posted, outcome.on("listing")).await,
@@ -504,7 +504,7 @@ async fn change_photos(
     };
     match listings::change_photos(&state.core, &session.actor(), id, change).await {
         Ok(_) => listing_view(state, session, id, Some(done)).await,
-        Err(PhotoChangeError::NotFound) => Err(PageError::Redirect("/dashboard/listings")),
+        Err(PhotoChangeError::NotFound) => Err(PageError::NotFound),
         Err(PhotoChangeError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
             Some(outcome) => photo_refused(state, session, id, outcome).await,
@@ -595,7 +595,7 @@ async fn photo_action(
     let (change, done): (fn(usize) -> PhotoChange, _) = match action.as_str() {
         "remove" => (PhotoChange::Remove, "Photo removed."),
         "cover" => (PhotoChange::Cover, "Cover photo changed."),
-        _ => return Err(PageError::Redirect("/dashboard/listings")),
+        _ => return Err(PageError::NotFound),
     };
     change_photos(&state, &session, id, position.map(change), done).await
 }

@@ -208,7 +208,7 @@ async fn delivery_page(
 ) -> Result<Response, PageError> {
     let (record, attempts) = match webhooks::delivery(&state.core, &session.actor(), &event_id).await {
         Ok(found) => found,
-        Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::Redirect("/dashboard/deliveries")),
+        Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
         Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
     };
     let attempts = attempts

@@ -112,7 +112,7 @@ pub fn require_admin(session: &LiveSession) -> Result<(), super::extract::PageEr
     if session.is_admin() {
         Ok(())
     } else {
-        Err(super::extract::PageError::Forbidden)
+        Err(super::extract::PageError::AdminOnly)
     }
 }
 

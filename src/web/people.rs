@@ -228,7 +228,7 @@ async fn reset_two_step(
     let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
     let notice = match reset_member(&state.core, &session.actor(), user_id).await {
         Ok(()) => return Ok(Notice::TwoStepReset.redirect(TEAM, state.config.secure_cookies())),
-        Err(ResetError::Forbidden) => return Err(PageError::Forbidden),
+        Err(ResetError::Forbidden) => return Err(PageError::AdminOnly),
         Err(ResetError::Store(e)) => return Err(e.into()),
         Err(ResetError::OwnAccount) => "Not reset: turn your own two-step sign-in off on your account page.",
         Err(ResetError::NotFound) => "Not reset: that member has no two-step sign-in (or is no longer in the team).",

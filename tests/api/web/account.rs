@@ -278,3 +278,24 @@ async fn one_click_on_a_destructive_button_changes_nothing() {
         .body
         .contains(&format!("<form method=\"get\" action=\"/dashboard/integrations/keys/{key_id}/revoke\">")));
 }
+
+#[tokio::test]
+async fn a_member_on_an_admin_page_and_anyone_on_an_unknown_record_are_told_so() {
+    let app = spawn_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let (mo_id, _) = app.user(&partner, "Mo Member", Role::Member).await;
+    set_password(&app, mo_id).await;
+    let mut mo = Browser::signed_in(&app, "mo.member@acme.example").await;
+    for admin_page in ["/dashboard/team", "/dashboard/integrations", "/dashboard/audit-log"] {
+        let page = mo.get(admin_page).await;
+        assert_eq!(page.status, 403, "{admin_page}");
+        assert!(page.body.contains("This page is for your brand&#39;s admins."), "{}", page.body);
+        assert!(!page.body.contains("expired"), "not the CSRF message");
+    }
+    let mut ada = Browser::signed_in(&app, &email).await;
+    for unknown in ["/dashboard/listings/99999", "/dashboard/listings/abc", "/dashboard/deliveries/evt_nope"] {
+        let page = ada.get(unknown).await;
+        assert_eq!(page.status, 404, "{unknown}: {}", page.body);
+        assert!(page.body.contains("There is no such record in your brand"), "{}", page.body);
+    }
+}
