@@ -115,30 +115,44 @@ impl HomeView {
 
 /// Twelve bars, one per month, scaled to the best month; the figures are the table's.
 fn chart(o: &Overview) -> String {
+    let bars: Vec<(String, i64)> = o.sales.iter().map(|m| (m.month.format("%b").to_string(), m.gross_pence)).collect();
+    bar_chart("sales-title", "Sales by month, the last 12 months (figures in the table below)", &bars)
+}
+
+/// A small bar chart as an `<svg>` element: a bar per `(label, value)`, scaled to the
+/// largest, with `title` as its accessible name. Labels are the caller's own text (month
+/// names, statement numbers), escaped here all the same.
+pub fn bar_chart(title_id: &str, title: &str, bars: &[(String, i64)]) -> String {
     const WIDTH: i64 = 600;
     const HEIGHT: i64 = 160;
-    const BAR: i64 = WIDTH / 12;
-    let top = o.sales.iter().map(|m| m.gross_pence).max().unwrap_or(0).max(1);
+    let count = i64::try_from(bars.len()).unwrap_or(1).max(1);
+    let slot = WIDTH / count;
+    let top = bars.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
     let mut svg = format!(
-        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {}\" role=\"img\" aria-labelledby=\"sales-title\" \
-         xmlns=\"http://www.w3.org/2000/svg\"><title id=\"sales-title\">Sales by month, the last 12 months \
-         (figures in the table below)</title>",
-        HEIGHT + 20
+        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {}\" role=\"img\" aria-labelledby=\"{}\" \
+         xmlns=\"http://www.w3.org/2000/svg\"><title id=\"{}\">{}</title>",
+        HEIGHT + 20,
+        escape(title_id),
+        escape(title_id),
+        escape(title)
     );
-    for (i, m) in (0i64..).zip(&o.sales) {
-        let h = m.gross_pence * (HEIGHT - 10) / top;
-        let x = i * BAR + 6;
+    for (i, (label, value)) in (0i64..).zip(bars) {
+        let h = value.max(&0) * (HEIGHT - 10) / top;
+        let (x, w) = (i * slot + slot / 8, slot - slot / 4);
         let _ = write!(
             svg,
-            "<rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{h}\" fill=\"#1f5f8b\"></rect>\
+            "<rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"{h}\" fill=\"#1f5f8b\"></rect>\
              <text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5c6670\">{}</text>",
             HEIGHT - h,
-            BAR - 12,
-            x + (BAR - 12) / 2,
+            x + w / 2,
             HEIGHT + 15,
-            m.month.format("%b"),
+            escape(label),
         );
     }
     svg.push_str("</svg>");
     svg
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

@@ -250,6 +250,8 @@ pub struct WalletPage {
     pub next_payout_date: String,
     pub entries: Vec<Entry>,
     pub statements: Vec<Remittance>,
+    /// The last 12 statements' amounts, oldest first, as a bar chart (`<svg>`).
+    pub chart: String,
 }
 
 impl WalletPage {
@@ -273,10 +275,18 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
         lifetime: pounds(w.lifetime()),
         hold_hours: w.hold.get(),
         next_payout_date: w.next_payout_date.to_string(),
+        chart: statements_chart(&statements),
         entries,
         statements,
     };
     Ok(render(StatusCode::OK, &page))
+}
+
+/// The amounts of the last 12 statements (newest first in `statements`), oldest first.
+fn statements_chart(statements: &[Remittance]) -> String {
+    let bars: Vec<(String, i64)> =
+        statements.iter().take(12).rev().map(|s| (format!("No. {}", s.number), s.totals.amount_pence)).collect();
+    super::home::bar_chart("statements-chart", "Statement amounts, the last 12 (figures in the table below)", &bars)
 }
 
 /// `<id>.csv` or `<id>.pdf` of a statement of the brand.

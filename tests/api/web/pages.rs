@@ -252,6 +252,9 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     let mut ada = Browser::signed_in(&app, &email).await;
     let page = ada.get("/dashboard/wallet").await;
     assert_eq!(page.text_of("paid"), "82.00");
+    // The statements over time, drawn with a text alternative (the table beside it).
+    assert!(page.body.contains("<title id=\"statements-chart\">Statement amounts"), "{}", page.body);
+    assert_eq!(page.body.matches("<rect ").count(), 1, "a bar per statement");
     let csv = ada.get(&format!("/dashboard/wallet/statements/{}.csv", issued[0])).await;
     assert_eq!(csv.status, 200);
     assert!(csv.body.starts_with("id,type,order_id"), "{}", csv.body);
