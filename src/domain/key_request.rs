@@ -11,8 +11,7 @@ use crate::domain::user::Scopes;
 use crate::domain::FieldError;
 
 pub const MAX_LABEL_LEN: usize = 100;
-/// How long a rolled key keeps working, at most (a week), and by default.
-pub const MAX_ROLL_HOURS: i64 = 168;
+pub use super::limits::MAX_ROLL_HOURS;
 pub const DEFAULT_ROLL_HOURS: i64 = 24;
 
 /// The body of `POST /v1/partner/settings/integrations/keys`, which [`KeyRequest::parse`] reads.

@@ -3,6 +3,7 @@
 //! `<field>_<suffix>` (`required`, `invalid`, `too_long`, `unknown`) or one of a few codes
 //! of their own; a sentence names the field as the request spelled it.
 
+use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS, MAX_CLEARANCE_QUANTITY, MAX_OVERLAP_HOURS, MAX_ROLL_HOURS};
 use super::listing::{MAX_Q_CHARS, MAX_Q_WORDS};
 use super::money::MAX_PRICE;
 use super::reader::{FIRST_YEAR, LAST_YEAR};
@@ -54,6 +55,9 @@ fn invalid(field: &str) -> String {
     if name == "q" {
         return format!("Search with 1 to {MAX_Q_WORDS} words of at most {MAX_Q_CHARS} characters in all.");
     }
+    if let Some((low, high, unit)) = range_of(name) {
+        return format!("Give `{field}` as a whole number from {low} to {high}{unit}.");
+    }
     if name.ends_with("_cm") || name == "quantity" || name.ends_with("_id") || name.ends_with("_hours") {
         return format!("Give `{field}` as a whole number within the range the API reference states for it.");
     }
@@ -61,6 +65,18 @@ fn invalid(field: &str) -> String {
         "Check `{field}`: its value is not one this field takes (see its type, choices and format in the API \
          reference)."
     )
+}
+
+/// The whole-number range of a field whose limits are declared in `limits`, with its unit.
+fn range_of(name: &str) -> Option<(i64, String, &'static str)> {
+    Some(match name {
+        "credit_boost_percent" => (*BOOST_PERCENT.start(), BOOST_PERCENT.end().to_string(), " (percent)"),
+        "code_validity_days" => (*CODE_VALIDITY_DAYS.start(), CODE_VALIDITY_DAYS.end().to_string(), " days"),
+        "expire_previous_in_hours" => (0, MAX_OVERLAP_HOURS.to_string(), " hours"),
+        "expires_in_hours" => (0, MAX_ROLL_HOURS.to_string(), " hours"),
+        "quantity" => (1, thousands(&MAX_CLEARANCE_QUANTITY.to_string()), ""),
+        _ => return None,
+    })
 }
 
 /// `1000000.00` as `1,000,000.00`.
@@ -118,6 +134,14 @@ mod tests {
             "Give `price_gbp` in pounds, between £0.01 and £1,000,000.00 with at most two decimals (e.g. 450 or 19.99)."
         );
         assert!(reason_message("since", "since_invalid").contains("2000 to 2100"));
+        assert_eq!(
+            reason_message("credit_boost_percent", "credit_boost_percent_invalid"),
+            "Give `credit_boost_percent` as a whole number from 100 to 200 (percent)."
+        );
+        assert!(reason_message("quantity", "quantity_invalid").ends_with("from 1 to 10,000."));
+        assert!(
+            reason_message("expire_previous_in_hours", "expire_previous_in_hours_invalid").contains("0 to 72 hours")
+        );
         assert_eq!(thousands("1000000.00"), "1,000,000.00");
         assert_eq!(thousands("999.50"), "999.50");
         assert_eq!(thousands("1000"), "1,000");

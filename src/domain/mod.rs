@@ -8,6 +8,7 @@ pub mod credit_code;
 pub mod event;
 pub mod idempotency;
 pub mod key_request;
+pub mod limits;
 pub mod listing;
 pub mod lockout;
 pub mod messages;

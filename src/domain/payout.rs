@@ -10,8 +10,7 @@ use super::reader::BodyReader;
 use super::wire::UnknownValue;
 use crate::domain::FieldError;
 
-pub const BOOST_PERCENT: std::ops::RangeInclusive<i64> = 100..=200;
-pub const CODE_VALIDITY_DAYS: std::ops::RangeInclusive<i64> = 1..=1095;
+pub use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS};
 
 /// The payout options a brand offers its customers (decisions 6.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]

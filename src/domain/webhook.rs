@@ -114,8 +114,7 @@ impl WebhookPatch {
     }
 }
 
-/// The longest overlap a rotation may give the previous secret, in hours.
-pub const MAX_OVERLAP_HOURS: i64 = 72;
+pub use super::limits::MAX_OVERLAP_HOURS;
 
 /// The body of `rotate-secret` (may be empty).
 pub static ROTATION_BODY: BodySpec = BodySpec {

@@ -59,8 +59,7 @@ wire_names!(Condition { LikeNew => "like-new", Excellent => "excellent", GentlyU
 /// The delivery contributions a partner may choose, in whole pounds (129 means free delivery).
 pub const DELIVERY_CONTRIBUTIONS_GBP: &[u32] = &[0, 30, 60, 129];
 
-/// Most units one clearance listing may hold.
-pub const MAX_CLEARANCE_QUANTITY: i64 = 10_000;
+pub use super::limits::MAX_CLEARANCE_QUANTITY;
 
 /// One piece of a listing with its dimensions, returned exactly as given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
