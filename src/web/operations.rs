@@ -239,6 +239,8 @@ pub struct CollectionRow {
     pub quantity: i64,
     pub window_start: String,
     pub window_end: String,
+    /// The buyer window as people read it: `30 Nov to 9 Dec 2026`.
+    pub window_words: String,
     /// `None` while unscheduled.
     pub scheduled_for: Option<String>,
 }
@@ -267,6 +269,13 @@ impl CollectionsPage {
 
 const COLLECTIONS_SHOWN: i64 = 100;
 
+/// `30 Nov to 9 Dec 2026` (the year once when both days share it).
+fn window_words(start: chrono::NaiveDate, end: chrono::NaiveDate) -> String {
+    use chrono::Datelike;
+    let first = if start.year() == end.year() { start.format("%-d %b") } else { start.format("%-d %b %Y") };
+    format!("{first} to {}", end.format("%-d %b %Y"))
+}
+
 async fn collections_view(
     state: &AppState,
     session: &LiveSession,
@@ -285,6 +294,7 @@ async fn collections_view(
             quantity: order.quantity,
             window_start: order.window.start.to_string(),
             window_end: order.window.end.to_string(),
+            window_words: window_words(order.window.start, order.window.end),
             scheduled_for: order.collection.as_ref().map(|c| c.scheduled_for.clone()),
         };
         if row.scheduled_for.is_some() {
@@ -293,6 +303,15 @@ async fn collections_view(
             unscheduled.push(row);
         }
     }
+    // A date outside the window is answered with that order's window, in words.
+    let failed = failed.map(|(id, FieldErrors(mut errors))| {
+        if let Some(row) = unscheduled.iter().find(|r| r.order_id == id) {
+            for e in errors.iter_mut().filter(|e| e.code == "scheduled_for_invalid") {
+                e.message = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
+            }
+        }
+        (id, FieldErrors(errors))
+    });
     let page = CollectionsPage {
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),

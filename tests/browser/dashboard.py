@@ -290,7 +290,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     start = datetime.date.fromisoformat(window_start)
     dates.last.fill((start - datetime.timedelta(days=1)).isoformat())
     submit(page, watch, page.get_by_role("button", name="Schedule").last, 422)
-    need(page.get_by_role("alert").filter(has_text="Check `scheduled_for`").count() == 1,
+    need(page.get_by_role("alert").filter(has_text="Choose a date from").count() == 1,
          "a date outside the buyer window is not refused beside the row")
     page.get_by_label("Collection date").last.fill((start + datetime.timedelta(days=2)).isoformat())
     submit(page, watch, page.get_by_role("button", name="Schedule").last)

@@ -226,14 +226,15 @@ async fn a_collection_is_scheduled_inside_the_window_and_a_date_outside_is_shown
     let outside = [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", "2026-12-25")];
     let page = ada.post("/dashboard/collections", &outside).await;
     assert_eq!(page.status, 422);
+    let window = "10 Dec to 19 Dec 2026";
     assert!(
         page.body.contains(&format!(
-            "id=\"error-{order_id}\" role=\"alert\">{}<",
-            sentence("scheduled_for", "scheduled_for_invalid")
+            "id=\"error-{order_id}\" role=\"alert\">Choose a date from {window}: the buyer&#39;s collection window.<"
         )),
         "{}",
         page.body
     );
+    assert!(page.body.contains(&format!("<td>{window}</td>")), "the window in words");
     let inside = [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", "2026-12-12")];
     let page = ada.post("/dashboard/collections", &inside).await;
     assert_eq!(page.status, 200, "{}", page.body);
