@@ -1,95 +1,33 @@
-//! Builds the state, the router and the background work; runs until a shutdown signal.
+//! The composition root: the state, one router of the API and the dashboard, and the
+//! background work; runs until a shutdown signal. The API (`http`) and the dashboard
+//! (`web`) name the state (`state`), never each other nor this.
 
 use std::net::SocketAddr;
-use std::ops::Deref;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
-use crate::http::auth::KeyCache;
-use crate::http::body::LargeBodies;
-use crate::http::idempotency::IdempotencyLog;
 use crate::http::serve::ConnectionLimits;
 use crate::jobs::retention::{Retention, Settings as RetentionSettings};
-use crate::jobs::{
-    Deliverer, ImportSettings, ImportWorker, MailJobs, MailWorker, Outbox, PhotoJobs, Queues, ThumbnailWorker,
-    WorkerSettings,
-};
-use crate::limit::Limiter;
-use crate::media::pool::DecodePool;
-use crate::media::{self, MediaStore};
-use crate::metrics::Metrics;
+use crate::jobs::{Deliverer, ImportSettings, ImportWorker, MailWorker, ThumbnailWorker, WorkerSettings};
+use crate::media;
+use crate::state::AppState;
 use crate::store::Store;
-use crate::usecases::options::OptionsCache;
-use crate::usecases::people::password_pool::PasswordPool;
-use crate::usecases::Core;
 
-/// How long an upload waits for its decode to have room before it is answered 503.
-const UPLOAD_DECODE_WAIT: Duration = Duration::from_secs(10);
-
-/// What every handler can reach: the use cases' core, and what only the HTTP edge needs
-/// (key verification and the rate limiter).
-pub struct Shared {
-    pub core: Core,
-    pub keys: KeyCache,
-    pub limiter: Limiter,
-    /// Writes the `Idempotency-Key` claims and answers of concurrent requests together.
-    pub idempotency: IdempotencyLog,
-    /// The places of request bodies over 1 MiB being read and parsed.
-    pub large_bodies: LargeBodies,
-    /// The image decodes in flight, with their memory budget (uploads and the photo jobs).
-    pub decodes: DecodePool,
-    /// The runners of the leased queues (thumbnails, image imports, mail), started with
-    /// the server; [`Queues::run_pending`] runs what is due now.
-    pub queues: Queues,
-}
-
-impl Deref for Shared {
-    type Target = Core;
-    fn deref(&self) -> &Core {
-        &self.core
-    }
-}
-
-#[derive(Clone)]
-pub struct AppState(Arc<Shared>);
-
-impl Deref for AppState {
-    type Target = Shared;
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-impl AppState {
-    pub fn new(config: Config, store: Store, media: Arc<dyn MediaStore>) -> Self {
-        let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
-        // Nodes sharing a PostgreSQL database share every quota through it.
-        let limiter = Limiter::for_store(&store);
-        let idempotency = IdempotencyLog::new(store.clone());
-        let passwords = PasswordPool::new(config.password_workers);
-        let large_bodies = LargeBodies::new(config.large_bodies);
-        let decodes = DecodePool::new(
-            config.image_decodes(),
-            config.image_decode_memory_mb.saturating_mul(1024 * 1024),
-            UPLOAD_DECODE_WAIT,
-        );
-        let core = Core {
-            config,
-            store,
-            options: OptionsCache::new(Duration::from_secs(5)),
-            outbox: Outbox::default(),
-            media,
-            photo_jobs: PhotoJobs::default(),
-            mail: MailJobs::default(),
-            passwords,
-            metrics: Arc::new(Metrics::new()),
-        };
-        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes, queues: Queues::default() }))
-    }
+/// The one router: the API's routes and the dashboard under `/dashboard` (outside the
+/// `/v1` gate, so its pages never count against the API's per-address limit, decisions
+/// 9.6), with the API's answers to unknown paths and methods.
+pub fn router(state: AppState) -> Router {
+    let dashboard = crate::web::router().layer(crate::http::body_limit(&state));
+    crate::http::routes(&state)
+        .nest("/dashboard", dashboard)
+        .route("/dashboard/", crate::http::routing::get(crate::web::to_home))
+        .fallback(crate::http::unknown_route)
+        .method_not_allowed_fallback(crate::http::method_not_allowed)
+        .with_state(state)
 }
 
 /// A bound, ready server.
@@ -166,7 +104,7 @@ impl Server {
         let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
         let stopped_metrics = stopped.clone();
         let worker = deliverer.spawn(stopped);
-        let app = crate::http::app(self.state.clone());
+        let app = crate::http::edge(router(self.state.clone()), &self.state);
         let config = &self.state.config;
         let limits = ConnectionLimits {
             header_timeout: Duration::from_millis(config.header_timeout_ms),

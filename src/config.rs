@@ -1,6 +1,8 @@
 //! Every setting of the server, from flags and `REHOME_*` environment variables,
 //! validated at start.
 
+pub mod smtp;
+
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -497,7 +499,7 @@ impl Config {
             bail!("REHOME_SMTP_URL needs REHOME_MAIL_FROM (the sender address)");
         }
         // lettre's message never repeats the URL, so no password reaches the error.
-        if let Err(e) = crate::jobs::mail::transport(url.expose()) {
+        if let Err(e) = smtp::transport(url.expose()) {
             bail!(
                 "REHOME_SMTP_URL must be smtp://host[:port] (no TLS, local servers only), \
                  smtp://host[:port]?tls=required (STARTTLS) or smtps://host[:port] (TLS), with \

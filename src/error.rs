@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::domain::outcome::{Kind, Outcome};
 use crate::domain::FieldError;
-use crate::http::Json;
+use crate::http::json::{self, Json};
 use crate::store::{outage, Outage, StoreError};
 
 /// The body of every error response.
@@ -216,8 +216,8 @@ fn bounded(error: FieldError) -> FieldError {
 
 fn internal_body() -> ErrorBody {
     ErrorBody {
-        code: "internal_error".into(),
-        message: "The server failed to handle the request; it has been logged.".into(),
+        code: json::INTERNAL_ERROR_CODE.into(),
+        message: json::INTERNAL_ERROR_MESSAGE.into(),
         errors: None,
         errors_omitted: None,
     }
@@ -301,7 +301,7 @@ pub fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Respon
 
 /// `500 internal_error`, when nothing more can be said.
 pub fn internal_response() -> Response {
-    (StatusCode::INTERNAL_SERVER_ERROR, Json(internal_body())).into_response()
+    json::internal_error()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! rehome: the partner resale marketplace API.
 
-/// Server state, lifecycle and shutdown.
+/// The composition root: the API and the dashboard in one router, the background work,
+/// the server's lifecycle and shutdown.
 pub mod app;
 /// The command line.
 pub mod cli;
@@ -26,6 +27,8 @@ pub mod media;
 pub mod metrics;
 /// Outbound HTTP behind an SSRF guard (webhooks, image imports).
 pub mod net;
+/// What every handler reaches: the use cases' core and the HTTP edge's own parts.
+pub mod state;
 /// The storage boundary.
 pub mod store;
 /// The operations every edge (API, dashboard, bulk import, CLI) calls, one module per capability.

@@ -1,6 +1,6 @@
 //! Request bodies described once. Each body an endpoint accepts has one [`BodySpec`]: the
 //! table of its fields. The reader of that body takes its known fields from the table
-//! ([`crate::domain::reader::BodyReader::of`]) and the OpenAPI document takes its schema
+//! (`domain::reader::BodyReader::of`) and the OpenAPI document takes its schema
 //! from the same table ([`BodySpec::schema`], attached to the parsing type with
 //! [`documented_body!`](crate::documented_body)), so what is documented is exactly what is
 //! accepted.
@@ -10,7 +10,7 @@ use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFo
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use crate::domain::reader::{self, Lines};
+use crate::domain::text::{self, Lines};
 
 /// One field-level reason of a `validation_failed` error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -180,7 +180,7 @@ fn field_schema(ty: &FieldType, doc: Option<&str>, required: bool, nullable: boo
             let text = ObjectBuilder::new()
                 .schema_type(Type::String)
                 .max_length(Some(*max))
-                .pattern(Some(reader::text_pattern(lines, required)));
+                .pattern(Some(text::text_pattern(lines, required)));
             if required {
                 text.min_length(Some(1))
             } else {
@@ -202,12 +202,12 @@ fn field_schema(ty: &FieldType, doc: Option<&str>, required: bool, nullable: boo
             .min_length(Some(10))
             .max_length(Some(10))
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
-            .pattern(Some(reader::YEAR_PATTERN)),
+            .pattern(Some(text::YEAR_PATTERN)),
         FieldType::Timestamp => ObjectBuilder::new()
             .schema_type(Type::String)
-            .max_length(Some(reader::MAX_INSTANT_LEN))
+            .max_length(Some(text::MAX_INSTANT_LEN))
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-            .pattern(Some(reader::YEAR_PATTERN)),
+            .pattern(Some(text::YEAR_PATTERN)),
         FieldType::Choice(values) => {
             let null = nullable.then_some(serde_json::Value::Null);
             let values = values.iter().map(|v| serde_json::Value::from(*v)).chain(null);

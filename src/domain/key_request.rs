@@ -75,7 +75,7 @@ pub struct KeyRequest {
 /// line of at most [`MAX_LABEL_LEN`] characters, trimmed; `Ok(None)` when blank; the `Err`
 /// is the reason's suffix. The CLI's `--label` is read by it too.
 pub fn key_label(text: &str) -> Result<Option<String>, &'static str> {
-    crate::domain::reader::text(&Value::String(text.to_owned()), MAX_LABEL_LEN, crate::domain::reader::Lines::One)
+    crate::domain::text::text(&Value::String(text.to_owned()), MAX_LABEL_LEN, crate::domain::text::Lines::One)
 }
 
 impl KeyRequest {

@@ -14,3 +14,23 @@ pub const MAX_OVERLAP_HOURS: i64 = 72;
 pub const MAX_ROLL_HOURS: i64 = 168;
 /// Most units one clearance listing may hold.
 pub const MAX_CLEARANCE_QUANTITY: i64 = 10_000;
+
+/// Most pixels a photo may have: 40 megapixels (a 7,744×5,164 camera frame). Judged from
+/// the header, before any pixel is decoded: a 261 KB PNG may declare 16,384×16,384.
+pub const MAX_PIXELS: u64 = 40_000_000;
+
+// The listing body's fields.
+pub const TITLE_MAX: usize = 200;
+pub const DESCRIPTION_MAX: usize = 20_000;
+/// Longer input is refused before sanitising, which bounds the work one request can cause.
+pub const DESCRIPTION_INPUT_MAX: usize = 200_000;
+pub const BRAND_MAX: usize = 80;
+pub const SKU_MAX: usize = 64;
+pub const WAREHOUSE_LOCATION_MAX: usize = 64;
+/// Most entries of `measurements`, `images` and `attachment_ids`.
+pub const MAX_ITEMS: usize = 20;
+pub const IMAGE_URL_MAX: usize = 2048;
+/// Largest dimension of a piece, in centimetres.
+pub const MAX_DIMENSION_CM: f64 = 1000.0;
+/// Longest taxonomy value a matched field may hold (no value or spelling is near it).
+pub const MATCHED_MAX: usize = 100;

@@ -6,7 +6,7 @@
 use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS, MAX_CLEARANCE_QUANTITY, MAX_OVERLAP_HOURS, MAX_ROLL_HOURS};
 use super::listing::{MAX_Q_CHARS, MAX_Q_WORDS};
 use super::money::MAX_PRICE;
-use super::reader::{FIRST_YEAR, LAST_YEAR};
+use super::text::{FIRST_YEAR, LAST_YEAR};
 
 /// The sentence for reason `code` on `field`.
 pub fn reason_message(field: &str, code: &str) -> String {

@@ -1,8 +1,10 @@
 //! Types and rules of the marketplace, free of HTTP and SQL.
 
+pub mod address;
 pub mod apikey;
 pub mod audit;
 pub mod body;
+pub mod channel;
 pub mod collection;
 pub mod credit_code;
 pub mod event;
@@ -24,8 +26,10 @@ pub mod redemption;
 pub mod retention;
 pub mod session;
 pub mod settings;
+pub mod statement;
 pub mod taxonomy;
 pub mod team;
+pub mod text;
 pub mod totp;
 pub mod user;
 pub mod wallet;

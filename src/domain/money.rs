@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::listing::Channel;
+use super::channel::Channel;
 
 /// An amount of money in pence. All arithmetic and persistence use this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

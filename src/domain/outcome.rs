@@ -110,7 +110,7 @@ impl Outcome {
                 return Cow::Owned(format!(
                     "The image is {width}×{height} pixels; at most {} megapixels are accepted. Scale it down and \
                      upload again.",
-                    crate::media::sniff::MAX_PIXELS / 1_000_000
+                    super::limits::MAX_PIXELS / 1_000_000
                 ))
             }
             Self::WarehouseNotFound => "No warehouse with this id in your brand.",

@@ -96,6 +96,45 @@ impl Windows {
     }
 }
 
+/// The tables the job prunes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    SignInFailures,
+    Sessions,
+    Invitations,
+    Mail,
+    IdempotencyKeys,
+    /// PostgreSQL only: a single SQLite node counts rate limits in memory.
+    RateLimitSlots,
+    /// Delivered webhook events and their attempts (issue 34).
+    WebhookEvents,
+}
+
+impl Table {
+    pub const ALL: [Self; 7] = [
+        Self::SignInFailures,
+        Self::Sessions,
+        Self::Invitations,
+        Self::Mail,
+        Self::IdempotencyKeys,
+        Self::RateLimitSlots,
+        Self::WebhookEvents,
+    ];
+
+    /// The table's name: the metric's `table` label and the log's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SignInFailures => "sign_in_failures",
+            Self::Sessions => "sessions",
+            Self::Invitations => "invitations",
+            Self::Mail => "mail_outbox",
+            Self::IdempotencyKeys => "idempotency_keys",
+            Self::RateLimitSlots => "rate_limit_slots",
+            Self::WebhookEvents => "webhook_events",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::domain::body::{BodySpec, Field, FieldType};
-use crate::domain::reader::{text, BodyReader, Lines};
+use crate::domain::reader::BodyReader;
+use crate::domain::text::{text, Lines};
 use crate::domain::wire::wire_names;
 use crate::domain::FieldError;
 

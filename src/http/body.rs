@@ -11,20 +11,21 @@
 //!   while it holds one of a few places ([`LargeBodies`]); when none frees up within
 //!   [`LARGE_BODY_WAIT`] it is answered `503 server_busy` with `Retry-After`.
 
+pub mod large;
+
 use std::pin::Pin;
-use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::HttpBody;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 
-use crate::app::AppState;
 use crate::error::ApiError;
 use crate::http::serve::BodyTooSlow;
+use crate::state::AppState;
+pub use large::{LargeBodies, LARGE_BODY_WAIT};
 
 /// Most keys and array items, counted together at every level, a JSON body may hold: fifty
 /// times the largest body of the API, and few enough that building them costs well under a
@@ -34,8 +35,6 @@ pub const MAX_JSON_MEMBERS: usize = 10_000;
 pub const MAX_JSON_DEPTH: usize = 32;
 /// A body over this size is large: it is read and parsed only while it holds a place.
 pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
-/// How long a large body waits for a place before it is answered 503.
-pub const LARGE_BODY_WAIT: Duration = Duration::from_secs(5);
 
 /// A request body that is a JSON object. Fields are parsed by each resource, which reports
 /// every bad field at once as `validation_failed`.
@@ -68,21 +67,6 @@ impl FromRequest<AppState> for OptionalJsonObject {
         }
         content_type.map_err(IntoResponse::into_response)?;
         parse_object(&body.bytes).map(Self).map_err(IntoResponse::into_response)
-    }
-}
-
-/// The places of large bodies: how many may be read and parsed at once.
-#[derive(Debug, Clone)]
-pub struct LargeBodies(Arc<Semaphore>);
-
-impl LargeBodies {
-    pub fn new(at_once: usize) -> Self {
-        Self(Arc::new(Semaphore::new(at_once.max(1))))
-    }
-
-    /// A place, or `None` when none frees up within [`LARGE_BODY_WAIT`].
-    async fn enter(&self) -> Option<OwnedSemaphorePermit> {
-        tokio::time::timeout(LARGE_BODY_WAIT, self.0.clone().acquire_owned()).await.ok()?.ok()
     }
 }
 

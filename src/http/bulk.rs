@@ -14,7 +14,6 @@ use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -23,6 +22,7 @@ use crate::http::listings;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::import::{self, read_upload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS};
+use crate::state::AppState;
 use crate::usecases::bulk::{self, BulkError, RowError};
 
 #[derive(utoipa::OpenApi)]

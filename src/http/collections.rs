@@ -10,7 +10,6 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::domain::collection::{self, Collection, CollectionRequest, CollectionStatus};
 use crate::domain::order::order_reference;
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -18,6 +17,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
 use crate::http::Json;
+use crate::state::AppState;
 use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleError};
 
 #[derive(utoipa::OpenApi)]

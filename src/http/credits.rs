@@ -8,7 +8,6 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::money::Pence;
 use crate::domain::redemption::CURRENCY;
@@ -16,6 +15,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::usecases::marketplace::credits::{self, CheckedCode, RedeemError};
 
 #[derive(utoipa::OpenApi)]

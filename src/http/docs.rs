@@ -15,9 +15,9 @@ use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::app::AppState;
 use crate::domain::FieldError;
 use crate::error::ErrorBody;
+use crate::state::AppState;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -128,6 +128,7 @@ fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
 pub fn document_json() -> serde_json::Value {
     let mut doc = serde_json::to_value(document()).unwrap_or_default();
     finish::finish(&mut doc);
+    webhooks::section(&mut doc);
     doc
 }
 

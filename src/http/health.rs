@@ -8,9 +8,9 @@ use axum::response::Response;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::app::AppState;
 use crate::error::ApiError;
 use crate::http::Json;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/healthz", get(live)).route("/readyz", get(ready))

@@ -4,12 +4,26 @@
 //! `Vec` sized for a typical answer.
 
 use axum::body::Body;
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 /// What most answers fit in without growing; a page of a hundred grows a few times.
 const INITIAL_CAPACITY: usize = 2048;
+
+/// The code and message of `500 internal_error`, when nothing more can be said: what
+/// the API error type answers for a failure it does not describe, and what an answer
+/// that cannot be serialised becomes.
+pub const INTERNAL_ERROR_CODE: &str = "internal_error";
+pub const INTERNAL_ERROR_MESSAGE: &str = "The server failed to handle the request; it has been logged.";
+
+/// `500 internal_error` as JSON.
+pub fn internal_error() -> Response {
+    let body = serde_json::json!({"code": INTERNAL_ERROR_CODE, "message": INTERNAL_ERROR_MESSAGE});
+    let mut response = Json(body).into_response();
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
+}
 
 /// An answer serialised as JSON (`application/json`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,7 +34,7 @@ impl<T: Serialize> IntoResponse for Json<T> {
         let mut body = Vec::with_capacity(INITIAL_CAPACITY);
         if let Err(e) = serde_json::to_writer(&mut body, &self.0) {
             tracing::error!(error = %e, "an answer could not be serialised");
-            return crate::error::internal_response();
+            return internal_error();
         }
         let mut response = Response::new(Body::from(body));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::app::AppState;
 use crate::metrics::{method_index, Metrics, RouteSeries};
+use crate::state::AppState;
 
 /// The Prometheus text exposition format (version 0.0.4).
 const TEXT_FORMAT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");

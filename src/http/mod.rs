@@ -8,7 +8,7 @@ pub mod credits;
 pub mod docs;
 mod health;
 pub mod idempotency;
-mod json;
+pub mod json;
 pub mod limit;
 pub mod listings;
 pub mod metrics;
@@ -42,10 +42,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
 
-use crate::app::AppState;
 use crate::error::{panic_response, ApiError, Limited};
 use crate::limit::LimitKey;
 use crate::metrics::{method_index, Metrics, RateLimit, RouteSeries};
+use crate::state::AppState;
 use auth::Identity;
 pub use json::Json;
 
@@ -54,20 +54,30 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Where the API is mounted; the router strips it before the API's own routes see a request.
 pub const V1: &str = "/v1";
 
-/// The whole application as one service: the routes inside the edge every request passes
-/// (request id and access log, a panic answered 500). The edge wraps the router once:
-/// `Router::layer` would wrap every route in it, and each request cloned the boxed stack of
-/// its route (`/healthz` went from 38 allocations a request to 21; issue 19).
+/// The whole application as one service: `routes` (the API's and the dashboard's, which the
+/// composition root `app` merges) inside the edge every request passes (request id and
+/// access log, a panic answered 500). The edge wraps the router once: `Router::layer` would
+/// wrap every route in it, and each request cloned the boxed stack of its route (`/healthz`
+/// went from 38 allocations a request to 21; issue 19).
 ///
 /// With a metrics listener, every answer is also counted by method, route template and
 /// status (the handlers of `routing` name their route); without one nothing is recorded.
-pub fn app(state: AppState) -> impl serve::App {
+pub fn edge(routes: Router, state: &AppState) -> impl serve::App {
     let metrics = state.config.metrics_addr.is_some().then(|| state.metrics.clone());
-    Observed { inner: router(state), metrics }
+    Observed { inner: routes, metrics }
 }
 
-/// The routes: `/v1` behind its gate, the dashboard, probes, docs, media and the operator API.
-fn router(state: AppState) -> Router {
+/// The body limit for axum's extractors (JSON, bytes, multipart) where bodies are read:
+/// the API, the dashboard and the operator API, not the probes, docs and media (it is an
+/// extension inserted into every request it wraps).
+pub fn body_limit(state: &AppState) -> DefaultBodyLimit {
+    DefaultBodyLimit::max(state.config.max_body_bytes)
+}
+
+/// The API's routes: `/v1` behind its gate, probes, docs, media and the operator API. The
+/// dashboard is merged beside them by `app`; the fallbacks are [`unknown_route`] and
+/// [`method_not_allowed`].
+pub fn routes(state: &AppState) -> Router<AppState> {
     let v1 = Router::new()
         .merge(options::router())
         .merge(listings::router())
@@ -83,36 +93,27 @@ fn router(state: AppState) -> Router {
         .merge(wallet::router())
         .merge(people::router());
     let v1 = v1.fallback(unknown_route).method_not_allowed_fallback(method_not_allowed).with_state(state.clone());
-    // The body limit for axum's extractors (JSON, bytes, multipart) where bodies are read:
-    // the API, the dashboard and the operator API, not the probes, docs and media (it is an
-    // extension inserted into every request it wraps).
-    let limit = DefaultBodyLimit::max(state.config.max_body_bytes);
-    // The gate wraps the `/v1` router as a whole, not each of its routes (see `app`).
+    let limit = body_limit(state);
+    // The gate wraps the `/v1` router as a whole, not each of its routes (see `edge`).
     let v1 = gated(state.clone(), tower::Layer::layer(&limit, v1));
 
     // The operator API sits outside the `/v1` gate, behind its own token (absent without one).
-    let ops = ops::router(&state).map(|ops| ops.layer(limit));
-    let app = Router::new()
-        .merge(health::router())
-        .merge(docs::page_router())
-        .merge(photos::media_router())
-        // The dashboard: outside the `/v1` gate, so its pages never count against the API's
-        // per-address limit (decisions 9.6).
-        .nest("/dashboard", crate::web::router().layer(limit))
-        .route("/dashboard/", routing::get(crate::web::to_home));
+    let ops = ops::router(state).map(|ops| ops.layer(limit));
+    let app = Router::new().merge(health::router()).merge(docs::page_router()).merge(photos::media_router());
     let app = match ops {
         Some(ops) => app.nest("/ops/v1", ops),
         None => app,
     };
-    let app = app.nest_service(V1, v1);
-    app.fallback(unknown_route).method_not_allowed_fallback(method_not_allowed).with_state(state)
+    app.nest_service(V1, v1)
 }
 
-async fn unknown_route() -> ApiError {
+/// The answer to a path no route serves.
+pub async fn unknown_route() -> ApiError {
     ApiError::not_found("not_found", "No such endpoint; see /v1/openapi.json for the API.")
 }
 
-async fn method_not_allowed() -> ApiError {
+/// The answer to a method a route does not serve.
+pub async fn method_not_allowed() -> ApiError {
     ApiError::client(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "This endpoint does not accept that method.")
 }
 

@@ -20,7 +20,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::config::Secret;
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, Completion, OrderRequest};
@@ -30,6 +29,7 @@ use crate::domain::wallet::RunRequest;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::Json;
+use crate::state::AppState;
 use crate::store::OrderRecord;
 use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
 use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};

@@ -2,15 +2,15 @@
 
 use crate::http::routing::get;
 use axum::extract::State;
-use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Router;
 
-use crate::app::AppState;
 use crate::domain::taxonomy::Options;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::http::auth::Caller;
-use crate::usecases::options::{self, OptionsError};
+use crate::http::Json;
+use crate::state::AppState;
+use crate::usecases::options;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(options), components(schemas(Options)))]
@@ -18,15 +18,6 @@ pub struct OptionsApi;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/listings/options", get(options))
-}
-
-impl From<OptionsError> for ApiError {
-    fn from(e: OptionsError) -> Self {
-        match e {
-            OptionsError::Encode(e) => ApiError::Internal(e.into()),
-            OptionsError::Store(e) => e.into(),
-        }
-    }
 }
 
 /// The taxonomy: allowed values of listing fields.
@@ -40,6 +31,6 @@ impl From<OptionsError> for ApiError {
     )
 )]
 pub async fn options(caller: Caller, State(state): State<AppState>) -> ApiResult<impl IntoResponse> {
-    let body = options::options(&state.core, &caller.actor).await?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], body))
+    let options = options::options(&state.core, &caller.actor).await?;
+    Ok(Json(options))
 }

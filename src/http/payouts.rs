@@ -8,13 +8,13 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 use crate::domain::precondition::Precondition;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::{precondition_failed, Guard, Tagged};
+use crate::state::AppState;
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 
 impl From<OptionsChangeError> for ApiError {

@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::FieldError;
@@ -25,6 +24,7 @@ use crate::http::Json;
 use crate::media::base64::{self, DecodeError};
 use crate::media::pool;
 use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
+use crate::state::AppState;
 use crate::store::PhotoRecord;
 use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
 

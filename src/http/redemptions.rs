@@ -8,12 +8,12 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::domain::redemption::Redemption;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::usecases::marketplace::redemptions::{self, ListRedemptionsError};
 
 #[derive(utoipa::OpenApi)]

@@ -8,7 +8,7 @@ use axum::handler::Handler;
 use axum::routing::MethodRouter;
 
 use super::metrics::Counted;
-use crate::app::AppState;
+use crate::state::AppState;
 
 macro_rules! counted_methods {
     ($($method:ident),*) => {$(

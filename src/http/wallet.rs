@@ -10,15 +10,16 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::domain::money::Pence;
 use crate::domain::redemption::CURRENCY;
+use crate::domain::statement::{Entry, Remittance, Totals};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::listings::PageMeta;
 use crate::http::query::QueryParams;
 use crate::http::Json;
-use crate::usecases::wallet::statement::{Entry, Remittance, Statement, Totals};
+use crate::state::AppState;
+use crate::usecases::wallet::statement::Statement;
 use crate::usecases::wallet::{self, Format};
 
 #[derive(utoipa::OpenApi)]
@@ -231,7 +232,7 @@ pub async fn get_remittance(
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Remittance>> {
     let statement = find(&state, &caller, id).await?;
-    let mut view = Remittance::summary(&statement.record);
+    let mut view = crate::usecases::wallet::statement::summary(&statement.record);
     view.lines = Some(statement.lines);
     Ok(Json(view))
 }

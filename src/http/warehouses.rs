@@ -8,13 +8,13 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::outcome::Outcome;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChanges, WarehouseEdit, WarehousePatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::usecases::warehouses::{self, ChangeError, CreateError, UpdateError};
 
 #[derive(utoipa::OpenApi)]

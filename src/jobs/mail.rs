@@ -24,21 +24,19 @@ use chrono::{DateTime, TimeDelta, Utc};
 use lettre::address::AddressError;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
-use lettre::transport::smtp::Error as SmtpError;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::queue::{finish_round, Queue, Runner};
 use super::retry::{random_unit, RetrySchedule};
+use crate::config::smtp::{transport, SEND_TIMEOUT};
 use crate::config::Config;
 use crate::store::{ClaimedMail, MailOutcome, Store, StoreError};
 
 /// How long a message is retried after it was queued (decisions 10.6: a mail server that is
 /// down delays mail, never loses it); then it is failed.
 pub const RETRY_WINDOW: Duration = Duration::from_secs(3 * 24 * 60 * 60);
-/// The longest one attempt may take: connecting, every SMTP command and the whole exchange.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// Messages claimed (and sent concurrently) per round.
 const BATCH: i64 = 8;
 
@@ -67,13 +65,6 @@ impl MailSettings {
             schedule: RetrySchedule::doubling(Duration::from_millis(config.mail_retry_base_ms), RETRY_WINDOW),
         }
     }
-}
-
-/// The SMTP transport of `url` (`smtp://`, `smtp://…?tls=required`, `smtps://`, as lettre
-/// reads them), with [`SEND_TIMEOUT`] on every step. The error never repeats the URL (it
-/// may hold a password).
-pub fn transport(url: &str) -> Result<AsyncSmtpTransport<Tokio1Executor>, SmtpError> {
-    Ok(AsyncSmtpTransport::<Tokio1Executor>::from_url(url)?.timeout(Some(SEND_TIMEOUT)).build())
 }
 
 /// Why a message could not be built: always permanent (the same row fails the same way).

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
-use crate::domain::retention::{Cutoffs, Windows};
+use crate::domain::retention::{Cutoffs, Table, Windows};
 use crate::metrics::Metrics;
 use crate::store::{PrunedBatch, Store, StoreError, Ts};
 
@@ -29,45 +29,6 @@ pub const JOB: &str = "retention";
 
 /// How long a node holds the job before another may take it over; renewed while it runs.
 pub const LEASE: TimeDelta = TimeDelta::minutes(5);
-
-/// The tables the job prunes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Table {
-    SignInFailures,
-    Sessions,
-    Invitations,
-    Mail,
-    IdempotencyKeys,
-    /// PostgreSQL only: a single SQLite node counts rate limits in memory.
-    RateLimitSlots,
-    /// Delivered webhook events and their attempts (issue 34).
-    WebhookEvents,
-}
-
-impl Table {
-    pub const ALL: [Self; 7] = [
-        Self::SignInFailures,
-        Self::Sessions,
-        Self::Invitations,
-        Self::Mail,
-        Self::IdempotencyKeys,
-        Self::RateLimitSlots,
-        Self::WebhookEvents,
-    ];
-
-    /// The table's name: the metric's `table` label and the log's.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::SignInFailures => "sign_in_failures",
-            Self::Sessions => "sessions",
-            Self::Invitations => "invitations",
-            Self::Mail => "mail_outbox",
-            Self::IdempotencyKeys => "idempotency_keys",
-            Self::RateLimitSlots => "rate_limit_slots",
-            Self::WebhookEvents => "webhook_events",
-        }
-    }
-}
 
 /// The job's settings (`REHOME_RETENTION_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+pub use crate::domain::limits::MAX_PIXELS;
 use image::{ImageFormat, ImageReader};
 
 /// The photo types the service accepts.
@@ -68,10 +69,6 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageKind> {
         None
     }
 }
-
-/// Most pixels a photo may have: 40 megapixels (a 7,744×5,164 camera frame). Judged from
-/// the header, before any pixel is decoded: a 261 KB PNG may declare 16,384×16,384.
-pub const MAX_PIXELS: u64 = 40_000_000;
 
 /// Whether an image of these dimensions is within [`MAX_PIXELS`].
 pub fn within_pixel_budget(width: u32, height: u32) -> bool {

@@ -150,7 +150,7 @@ impl Metrics {
             "Rows the retention job deleted as past their window, by table.",
             &["table"],
         );
-        for table in crate::jobs::retention::Table::ALL {
+        for table in crate::domain::retention::Table::ALL {
             retention_deleted.with_label_values(&[table.name()]);
         }
         let log_lines_dropped = register(

@@ -1,7 +1,7 @@
 //! Outbound HTTP that cannot be turned against the service's own network (SSRF).
 //!
 //! A request may go only to an `http`/`https` URL whose every address is public (see
-//! [`address::is_public`]). Host names are resolved by [`GuardedResolver`], which checks
+//! [`crate::domain::address::is_public`]). Host names are resolved by [`GuardedResolver`], which checks
 //! every address before the connection is made and hands only those checked addresses to
 //! the connector, so a second DNS answer (rebinding) cannot slip in between the check and
 //! the connection. IP-literal hosts never reach a resolver, so [`Outbound::request`]
@@ -9,10 +9,8 @@
 //! our behalf to an address we never checked.
 //!
 //! `allow_private_network` (`REHOME_ALLOW_PRIVATE_NETWORK`, local testing only) also lets
-//! requests reach loopback and private addresses ([`address::is_private`]); link-local
+//! requests reach loopback and private addresses ([`crate::domain::address::is_private`]); link-local
 //! (cloud metadata), unspecified, multicast and reserved addresses, and the scheme rule, stay.
-
-pub mod address;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -22,7 +20,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect;
 use reqwest::{Method, RequestBuilder, Url};
 
-pub use address::{is_private, is_public};
+pub use crate::domain::address::{is_private, is_public};
 
 /// Why an outbound request was refused before any connection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

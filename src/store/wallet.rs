@@ -53,6 +53,19 @@ pub struct EntryRecord {
     pub remittance_id: Option<i64>,
 }
 
+impl EntryRecord {
+    /// The entry's money, in pence.
+    pub fn money(&self) -> LineMoney {
+        LineMoney {
+            gross: self.gross_pence,
+            commission: self.commission_pence,
+            vat: self.vat_pence,
+            delivery: self.delivery_pence,
+            amount: self.amount_pence,
+        }
+    }
+}
+
 /// A brand's balances in pence at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
 pub struct Balances {

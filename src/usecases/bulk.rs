@@ -250,7 +250,7 @@ fn match_sku<'a>(
 /// has one.
 fn sku_of(row: &SheetRow) -> Option<String> {
     let sku = match row.body.get("sku")? {
-        Value::String(text) => crate::domain::reader::identifier(text).trim().to_owned(),
+        Value::String(text) => crate::domain::text::identifier(text).trim().to_owned(),
         other => other.to_string(),
     };
     (!sku.is_empty()).then_some(sku)

@@ -1,44 +1,32 @@
 //! The listing options of a brand: the fixed taxonomy and its manufacturer brands, kept
-//! serialised per brand for a short while.
+//! per brand for a short while (each edge renders them its own way).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-// `Bytes`, shared cheaply between requests.
-use bytes::Bytes;
 
 use super::Core;
 use crate::domain::taxonomy::Options;
 use crate::domain::user::Actor;
 use crate::store::StoreError;
 
-/// Why the options could not be answered.
-#[derive(Debug, thiserror::Error)]
-pub enum OptionsError {
-    #[error("cannot encode the options: {0}")]
-    Encode(#[from] serde_json::Error),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// The brand's options as JSON, from the cache when fresh.
-pub async fn options(core: &Core, actor: &Actor) -> Result<Bytes, OptionsError> {
-    if let Some(body) = core.options.get(actor.brand_id) {
-        return Ok(body);
+/// The brand's options, from the cache when fresh.
+pub async fn options(core: &Core, actor: &Actor) -> Result<Arc<Options>, StoreError> {
+    if let Some(options) = core.options.get(actor.brand_id) {
+        return Ok(options);
     }
     let names = core.store.manufacturer_brand_names(actor.brand_id).await?;
-    let body = Bytes::from(serde_json::to_vec(&Options::with_brands(names))?);
-    core.options.put(actor.brand_id, body.clone());
-    Ok(body)
+    let options = Arc::new(Options::with_brands(names));
+    core.options.put(actor.brand_id, options.clone());
+    Ok(options)
 }
 
-/// Each brand's serialised options, kept briefly: the taxonomy is fixed and manufacturer
+/// Each brand's options, kept briefly: the taxonomy is fixed and manufacturer
 /// brands change rarely. Writers that add a brand call [`OptionsCache::invalidate`];
 /// other nodes see it within the time to live.
 pub struct OptionsCache {
     ttl: Duration,
-    entries: Mutex<HashMap<i64, (Instant, Bytes)>>,
+    entries: Mutex<HashMap<i64, (Instant, Arc<Options>)>>,
 }
 
 const MAX_CACHED_BRANDS: usize = 10_000;
@@ -48,17 +36,17 @@ impl OptionsCache {
         Self { ttl, entries: Mutex::new(HashMap::new()) }
     }
 
-    fn get(&self, brand_id: i64) -> Option<Bytes> {
+    fn get(&self, brand_id: i64) -> Option<Arc<Options>> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.get(&brand_id).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, body)| body.clone())
     }
 
-    fn put(&self, brand_id: i64, body: Bytes) {
+    fn put(&self, brand_id: i64, options: Arc<Options>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if entries.len() >= MAX_CACHED_BRANDS {
             entries.clear();
         }
-        entries.insert(brand_id, (Instant::now(), body));
+        entries.insert(brand_id, (Instant::now(), options));
     }
 
     pub fn invalidate(&self, brand_id: i64) {

@@ -22,9 +22,9 @@ use super::pages::{
 };
 use super::signin::{continue_signed, continue_url, NextPage, LOCKED};
 use super::{qr, LOGIN};
-use crate::app::AppState;
 use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::Stage;
+use crate::state::AppState;
 use crate::usecases::overview::overview;
 use crate::usecases::people::enrolment::{
     confirm_enrolment, offer, recovery_codes_left, renew_recovery_codes, set_totp_requirement, turn_off, EnrolError,

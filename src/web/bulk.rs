@@ -11,8 +11,8 @@ use axum::Router;
 
 use super::extract::{admin_multipart, multipart_parts, PageError, SignedIn};
 use super::pages::{render, Chrome};
-use crate::app::AppState;
 use crate::import::{ImportError, Mode, Upload, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
+use crate::state::AppState;
 use crate::usecases::bulk::{self, BulkError, CheckedRow, RowError};
 use crate::usecases::people::sessions::LiveSession;
 

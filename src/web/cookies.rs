@@ -78,6 +78,15 @@ pub fn clear_notice(headers: &mut HeaderMap) {
     set(headers, NOTICE, "", "/dashboard", 0, false);
 }
 
+/// A page to return to after signing in, if `next` may be one: a dashboard path of this
+/// origin (never another site, `//host` or `/\\host`), not a sign-in or sign-out path.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let dashboard = next == super::HOME || next.starts_with("/dashboard/") || next.starts_with("/dashboard?");
+    let plain = next.len() <= 2048 && next.bytes().all(|b| b.is_ascii_graphic()) && !next.contains("//");
+    let signing = ["/dashboard/login", "/dashboard/logout", "/dashboard/sign-out"].iter().any(|p| next.starts_with(p));
+    (dashboard && plain && !next.contains('\\') && !signing).then_some(next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +119,29 @@ mod tests {
         let mut headers = HeaderMap::new();
         set_session(&mut headers, "tok", false);
         assert!(!headers.get(SET_COOKIE).unwrap().to_str().unwrap().contains("Secure"));
+    }
+
+    #[test]
+    fn only_dashboard_paths_of_this_origin_are_returned_to() {
+        for ok in ["/dashboard", "/dashboard/listings?status=active&page=2", "/dashboard/listings/42/edit"] {
+            assert_eq!(safe_next(ok), Some(ok));
+        }
+        for refused in [
+            "https://evil.example/dashboard",
+            "//evil.example/dashboard",
+            "/dashboard//evil.example",
+            "/\\evil.example",
+            "/dashboard/\\evil",
+            "/v1/listings",
+            "/dashboardx",
+            "/dashboard/login?next=/dashboard",
+            "/dashboard/logout",
+            "/dashboard/a b",
+            "/dashboard/\u{e9}",
+            "",
+        ] {
+            assert_eq!(safe_next(refused), None, "{refused}");
+        }
+        assert_eq!(safe_next(&format!("/dashboard/{}", "a".repeat(3000))), None);
     }
 }

@@ -20,9 +20,9 @@ use subtle::ConstantTimeEq;
 use super::cookies;
 use super::pages::{render, Chrome, MessagePage};
 use super::LOGIN;
-use crate::app::AppState;
 use crate::domain::session::Stage;
 use crate::error::OUTAGE_RETRY_AFTER_SECS;
+use crate::state::AppState;
 use crate::store::{outage, Outage, StoreError};
 use crate::usecases::people::password_pool::RETRY_AFTER_SECONDS;
 use crate::usecases::people::sessions::{self, form_token_valid, issue_form_token, LiveSession};
@@ -83,7 +83,7 @@ impl IntoResponse for PageError {
                 let mut response = Redirect::to(LOGIN).into_response();
                 if let Some(next) = next
                     .as_deref()
-                    .and_then(super::signin::safe_next)
+                    .and_then(super::cookies::safe_next)
                     .filter(|n| n.trim_end_matches('/') != super::HOME)
                 {
                     cookies::set_next(response.headers_mut(), next);
@@ -257,13 +257,22 @@ pub async fn multipart_parts(mut multipart: axum::extract::Multipart) -> Result<
     Ok(parts)
 }
 
+/// Admin actions (decisions 9.4): a member who posts one anyway is refused.
+pub fn require_admin(session: &LiveSession) -> Result<(), PageError> {
+    if session.is_admin() {
+        Ok(())
+    } else {
+        Err(PageError::AdminOnly)
+    }
+}
+
 /// A multipart form's check (its token is a field among the others): the session's token,
 /// then an admin's action (decisions 9.2, 9.4).
 pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), PageError> {
     if !tokens_match(presented, &session.record.csrf_token) {
         return Err(PageError::Forbidden);
     }
-    super::pages::require_admin(session)
+    require_admin(session)
 }
 
 /// The origin (`scheme://host[:port]`) of a URL, as browsers write it in `Origin`.

@@ -14,12 +14,12 @@ use serde_json::{json, Map};
 use crate::domain::reader::object;
 
 use super::confirm::{self, Confirm};
-use super::extract::{PageError, SignedIn, SignedInForm};
+use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
-use super::pages::{render, require_admin, when, Chrome, FieldErrors};
-use crate::app::AppState;
+use super::pages::{render, when, Chrome, FieldErrors};
 use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
+use crate::state::AppState;
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::{self, ConfigureError, RotateError, TestEventError};

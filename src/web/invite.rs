@@ -15,7 +15,7 @@ use super::cookies;
 use super::extract::{guest_csrf, GuestForm, PageError, Visitor};
 use super::pages::{render, Chrome, InvitePage, MessagePage};
 use super::signin::continue_signed;
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::usecases::people::accept::{accept_invitation, invitation, AcceptError};
 use crate::usecases::people::password_pool::HashingError;
 

@@ -12,16 +12,16 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde_json::Value;
 
-use super::extract::{admin_multipart, multipart_parts, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
-use super::pages::{form_number, render, require_admin, when, Chrome, FieldErrors};
-use crate::app::AppState;
+use super::pages::{form_number, render, when, Chrome, FieldErrors};
 use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
 use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
+use crate::state::AppState;
 use crate::store::{ListingRecord, PhotoRecord};
 use crate::usecases::listings::{
     self, CreateListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,

@@ -34,7 +34,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use extract::Visitor;
 use pages::{render, Chrome, NotFoundPage};
 

@@ -10,13 +10,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::confirm::{self, Confirm};
-use super::extract::{PageError, SignedIn, SignedInForm};
+use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
-use super::pages::{page_number, render, require_admin, when, Chrome, FieldErrors};
-use crate::app::AppState;
+use super::pages::{page_number, render, when, Chrome, FieldErrors};
 use crate::domain::collection::{CollectionQuery, CollectionRequest};
 use crate::domain::reader::object;
 use crate::domain::webhook::{DeadReplay, DeliveryStatus};
+use crate::state::AppState;
 use crate::usecases::marketplace::collections::{self, ScheduleError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::ReplayError;

@@ -107,21 +107,12 @@ impl FieldErrors {
     }
 }
 
-/// Admin actions (decisions 9.4): a member who posts one anyway is refused.
-pub fn require_admin(session: &LiveSession) -> Result<(), super::extract::PageError> {
-    if session.is_admin() {
-        Ok(())
-    } else {
-        Err(super::extract::PageError::AdminOnly)
-    }
-}
-
 /// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.
 pub fn page_number(text: Option<&str>, last: i64) -> i64 {
     text.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=last).contains(p)).unwrap_or(1)
 }
 
-pub use crate::domain::reader::form_number;
+pub use crate::domain::text::form_number;
 
 /// `2026-11-25 15:34` for tables.
 pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {

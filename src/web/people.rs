@@ -9,13 +9,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::confirm::{self, Confirm};
-use super::extract::{PageError, SignedIn, SignedInForm};
+use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{render, require_admin, when, Chrome, FieldErrors};
-use crate::app::AppState;
+use super::pages::{render, when, Chrome, FieldErrors};
 use crate::domain::reader::object;
 use crate::domain::team::MemberInvite;
+use crate::state::AppState;
 use crate::usecases::people::audit;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::sessions::LiveSession;

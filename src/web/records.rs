@@ -8,17 +8,18 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde::Deserialize;
 
-use super::extract::{PageError, SignedIn, SignedInForm};
-use super::pages::{page_number, render, require_admin, when, Chrome};
-use crate::app::AppState;
+use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::pages::{page_number, render, when, Chrome};
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
+use crate::domain::statement::{Entry, Remittance};
 use crate::domain::FieldError;
+use crate::state::AppState;
 use crate::usecases::listings;
 use crate::usecases::marketplace::credits::{self, RedeemError};
 use crate::usecases::marketplace::redemptions;
 use crate::usecases::people::sessions::LiveSession;
-use crate::usecases::wallet::statement::{pounds, Entry, Remittance};
+use crate::usecases::wallet::statement::pounds;
 use crate::usecases::wallet::{self, Format};
 
 pub fn router() -> Router<AppState> {

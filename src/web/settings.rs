@@ -14,11 +14,10 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::confirm::{self, Confirm};
-use super::extract::{PageError, SignedIn, SignedInForm};
+use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{form_number, render, require_admin, Chrome, FieldErrors};
-use crate::app::AppState;
+use super::pages::{form_number, render, Chrome, FieldErrors};
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutOptionsPatch;
@@ -26,6 +25,7 @@ use crate::domain::reader::object;
 use crate::domain::settings::{
     BillingEdit, NewWarehouse, ProfileEdit, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
 };
+use crate::state::AppState;
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::settings::{self, PatchError};

@@ -10,7 +10,7 @@ use super::parse::{self, Parsed};
 use super::{Channel, Condition, ListingStatus, Measurement};
 use crate::domain::body::FieldType;
 use crate::domain::money::Pence;
-use crate::domain::reader::form_number;
+use crate::domain::text::form_number;
 
 /// What a body says of one field.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,24 +15,18 @@ use utoipa::ToSchema;
 use super::money::{payout, Pence};
 use super::wire::wire_names;
 
-pub use image::{ImageStatus, PhotoSource};
-pub use input::{Given, ListingInput};
-pub use parse::{
+pub use crate::domain::limits::{
     BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_DIMENSION_CM, MAX_ITEMS, SKU_MAX, TITLE_MAX,
     WAREHOUSE_LOCATION_MAX,
 };
+pub use image::{ImageStatus, PhotoSource};
+pub use input::{Given, ListingInput};
 pub use query::{ListingQuery, MAX_Q_CHARS, MAX_Q_WORDS, MAX_SKU_CHARS};
 pub use spec::{BulkDelete, BulkDeleteRefused, ListingPatch, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
 pub use sync::SyncPosition;
 pub use validate::{referenced_ids, validate, References, ValidListing};
 
-/// Where a listing is sold: overstock (`clearance`, commission charged) or pre-loved
-/// trade-ins (`exchange`, free, always a single unit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Channel {
-    Clearance,
-    Exchange,
-}
+pub use super::channel::Channel;
 
 /// A listing's state. `closed` is reached only by selling out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,7 +46,6 @@ pub enum Condition {
 
 mod image;
 
-wire_names!(Channel { Clearance => "clearance", Exchange => "exchange" });
 wire_names!(ListingStatus { Active => "active", Draft => "draft", Closed => "closed" });
 wire_names!(Condition { LikeNew => "like-new", Excellent => "excellent", GentlyUsed => "gently-used", Fair => "fair" });
 

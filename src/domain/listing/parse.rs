@@ -4,31 +4,22 @@
 use serde_json::{Number, Value};
 
 use super::matching::{self, one_of};
-use super::spec::{MATCHED_MAX, MEASUREMENT_FIELDS};
+use super::spec::MEASUREMENT_FIELDS;
 use super::{Channel, Condition, ListingStatus, Measurement, DELIVERY_CONTRIBUTIONS_GBP};
+use crate::domain::limits::{
+    BRAND_MAX, DESCRIPTION_INPUT_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MATCHED_MAX, MAX_DIMENSION_CM, MAX_ITEMS,
+    SKU_MAX, TITLE_MAX, WAREHOUSE_LOCATION_MAX,
+};
 use crate::domain::money::Pence;
-use crate::domain::reader::{self, Lines};
 use crate::domain::taxonomy::{ages, CATEGORIES, EXPOSURES, FAULTS, ITEM_TYPES, NONE_VALUE};
+use crate::domain::text::{self as rule, Lines};
 
 /// What a field parser says: `Ok(None)` for a blank value, or the reason suffix.
 pub(super) type Parsed<T> = Result<Option<T>, &'static str>;
 
-pub const TITLE_MAX: usize = 200;
-pub const DESCRIPTION_MAX: usize = 20_000;
-/// Longer input is refused before sanitising, which bounds the work one request can cause.
-pub const DESCRIPTION_INPUT_MAX: usize = 200_000;
-pub const BRAND_MAX: usize = 80;
-pub const SKU_MAX: usize = 64;
-pub const WAREHOUSE_LOCATION_MAX: usize = 64;
-/// Most entries of `measurements`, `images` and `attachment_ids`.
-pub const MAX_ITEMS: usize = 20;
-pub const IMAGE_URL_MAX: usize = 2048;
-/// Largest dimension of a piece, in centimetres.
-pub const MAX_DIMENSION_CM: f64 = 1000.0;
-
-/// One line of text under the one text rule of every body ([`reader::text`]).
+/// One line of text under the one text rule of every body ([`rule::text`]).
 fn text(value: &Value, max: usize) -> Parsed<String> {
-    reader::text(value, max, Lines::One)
+    rule::text(value, max, Lines::One)
 }
 
 pub(super) fn title(value: &Value) -> Parsed<String> {
@@ -38,7 +29,7 @@ pub(super) fn title(value: &Value) -> Parsed<String> {
 /// Plain text is kept as written; text with markup keeps only basic HTML (no script,
 /// style, event handlers or `javascript:` URLs). Text without `<` cannot hold markup.
 pub(super) fn description(value: &Value) -> Parsed<String> {
-    let Some(text) = reader::text(value, DESCRIPTION_INPUT_MAX, Lines::Many)? else {
+    let Some(text) = rule::text(value, DESCRIPTION_INPUT_MAX, Lines::Many)? else {
         return Ok(None);
     };
     let cleaned = if text.contains('<') { ammonia::clean(&text) } else { text };
@@ -99,7 +90,7 @@ pub(super) fn status(value: &Value) -> Parsed<ListingStatus> {
 /// A SKU is an identifier: invisible characters inside it are dropped, so two SKUs that
 /// look alike are one.
 pub(super) fn sku(value: &Value) -> Parsed<String> {
-    Ok(text(value, SKU_MAX)?.map(|sku| crate::domain::reader::identifier(&sku)))
+    Ok(text(value, SKU_MAX)?.map(|sku| crate::domain::text::identifier(&sku)))
 }
 
 pub(super) fn warehouse_location(value: &Value) -> Parsed<String> {
@@ -146,14 +137,14 @@ pub(super) fn quantity(value: &Value) -> Parsed<i64> {
 }
 
 /// A real calendar date written `YYYY-MM-DD`, in the service's years
-/// ([`reader::parse_date`]).
+/// ([`rule::parse_date`]).
 pub(super) fn date(value: &Value) -> Parsed<String> {
     let Some(s) = text(value, usize::MAX)? else {
         return Ok(None);
     };
     let shaped = s.len() == 10
         && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
-    if shaped && reader::parse_date(&s).is_some() {
+    if shaped && rule::parse_date(&s).is_some() {
         Ok(Some(s.to_owned()))
     } else {
         Err("invalid")

@@ -31,10 +31,10 @@ impl ListingQuery {
     }
 
     /// A SKU as it is stored (without invisible characters, see
-    /// [`crate::domain::reader::identifier`]), trimmed; `None` (`sku_invalid`) when blank or
+    /// [`crate::domain::text::identifier`]), trimmed; `None` (`sku_invalid`) when blank or
     /// longer than [`MAX_SKU_CHARS`].
     pub fn sku(text: &str) -> Option<String> {
-        let sku = crate::domain::reader::identifier(text);
+        let sku = crate::domain::text::identifier(text);
         let sku = sku.trim();
         (!sku.is_empty() && sku.chars().count() <= MAX_SKU_CHARS).then(|| sku.to_owned())
     }

@@ -3,14 +3,13 @@
 
 use serde_json::{Map, Value};
 
-use super::parse::{BRAND_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MAX_ITEMS, SKU_MAX, TITLE_MAX, WAREHOUSE_LOCATION_MAX};
 use super::{ValidListing, MAX_CLEARANCE_QUANTITY};
 use crate::domain::body::{BodySpec, Field, FieldType};
+use crate::domain::limits::{
+    BRAND_MAX, DESCRIPTION_MAX, IMAGE_URL_MAX, MATCHED_MAX, MAX_ITEMS, SKU_MAX, TITLE_MAX, WAREHOUSE_LOCATION_MAX,
+};
 use crate::domain::reader::BodyReader;
 use crate::domain::FieldError;
-
-/// Longest taxonomy value a matched field may hold (no value or spelling is near it).
-pub(super) const MATCHED_MAX: usize = 100;
 
 /// One piece of `measurements`.
 pub const MEASUREMENT_FIELDS: &[Field] = &[

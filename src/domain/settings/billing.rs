@@ -143,7 +143,7 @@ impl BillingEdit {
         let text = |field: &str, max_chars: usize| -> GivenText {
             Some(match body.get(field)? {
                 Value::Null => Ok(String::new()),
-                value => crate::domain::reader::text(value, max_chars, Lines::One).map(Option::unwrap_or_default),
+                value => crate::domain::text::text(value, max_chars, Lines::One).map(Option::unwrap_or_default),
             })
         };
         Self {

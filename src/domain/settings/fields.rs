@@ -3,8 +3,9 @@
 use serde_json::{Map, Value};
 
 use crate::domain::body::BodySpec;
-pub(super) use crate::domain::reader::Lines;
-use crate::domain::reader::{text, BodyReader};
+use crate::domain::reader::BodyReader;
+use crate::domain::text::text;
+pub(super) use crate::domain::text::Lines;
 use crate::domain::FieldError;
 
 /// Held by each parsed settings value in a private field, so that only its own `parse`

@@ -146,7 +146,7 @@ fn host_of(authority: &str) -> Option<&str> {
 fn public_host(host: &str) -> bool {
     // The same classification as every outbound request (src/net).
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return crate::net::is_public(ip);
+        return crate::domain::address::is_public(ip);
     }
     let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     let labels: Vec<&str> = name.split('.').collect();

@@ -1,12 +1,11 @@
 //! The last passes over the assembled document, on its JSON form: what utoipa's types cannot
 //! say (header components and `$ref`s to them, the `webhooks` section) or says in a shape
 //! generated clients handle badly (nullable enums). Each pass is one function; [`finish`]
-//! runs them in order.
+//! runs them in order (the `webhooks` section is added after them, with [`components`]).
 
 use serde_json::{json, Map, Value};
 
 use super::answers::{OPERATOR_SCHEME, PARTNER_SCHEME};
-use super::webhooks;
 
 /// The rate-limit headers every `/v1` answer carries (decisions 2.3), as components.
 const RATE_LIMIT_HEADERS: [(&str, &str); 3] = [
@@ -25,7 +24,6 @@ pub fn finish(doc: &mut Value) {
     rate_limit_headers(doc);
     descriptions(doc);
     nullable_enums(doc);
-    webhooks::section(doc);
 }
 
 /// One server, relative to where the document was fetched from: every path already starts

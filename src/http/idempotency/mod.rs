@@ -13,16 +13,16 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 
-use crate::app::AppState;
 use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, KEPT_HEADERS, REPLAYED_HEADER};
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::payload_too_large;
 use crate::http::metrics::AnsweredBy;
 use crate::http::V1;
+use crate::state::AppState;
 use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, Ts};
 
-mod log;
+pub mod log;
 mod routes;
 pub use log::IdempotencyLog;
 

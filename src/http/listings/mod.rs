@@ -12,7 +12,6 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::listing::{
     BulkDelete, BulkDeleteRefused, ListingInput, ListingPatch, Measurement, SyncPosition, ValidListing,
 };
@@ -23,6 +22,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::if_match;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
 use params::{list_params, Paging};

@@ -31,7 +31,7 @@ pub fn list_params(pairs: &[(String, String)]) -> Result<ListParams, ApiError> {
     let since = match query.get("updated_since") {
         None => None,
         // A `+` of an offset left unencoded in the query arrives as a space.
-        Some(text) if text.len() > crate::domain::reader::MAX_INSTANT_LEN => query.invalid("updated_since"),
+        Some(text) if text.len() > crate::domain::text::MAX_INSTANT_LEN => query.invalid("updated_since"),
         Some(text) => match Ts::parse(text).or_else(|| Ts::parse(&text.replace(' ', "+"))) {
             Some(at) => Some(SyncPosition::since(at.micros())),
             None => query.invalid("updated_since"),

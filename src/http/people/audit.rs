@@ -7,11 +7,11 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::store::{AuditRecord, Ts};
 use crate::usecases::people::audit;
 

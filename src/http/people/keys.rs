@@ -10,12 +10,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::path_id;
-use crate::app::AppState;
 use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::Json;
+use crate::state::AppState;
 use crate::store::{KeyRecord, Ts};
 use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RevokeKeyError, RollKeyError};
 

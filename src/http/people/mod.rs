@@ -7,7 +7,7 @@ pub mod team;
 
 use axum::Router;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().merge(team::router()).merge(keys::router()).merge(audit::router())

@@ -10,13 +10,13 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::path_id;
-use crate::app::AppState;
 use crate::domain::team::{MemberInvite, RoleChange};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
 use crate::http::Json;
+use crate::state::AppState;
 use crate::store::{MemberRecord, Ts};
 use crate::usecases::people::team::{self, InviteError, RemoveError, RoleError};
 

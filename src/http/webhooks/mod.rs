@@ -13,7 +13,6 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::domain::precondition::{content_etag, Precondition};
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -22,6 +21,7 @@ use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::precondition::{precondition_failed, Guard, Tagged};
 use crate::http::Json;
 use crate::jobs::signature::secret_hint;
+use crate::state::AppState;
 use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
 use params::DeliveryParams;

@@ -122,13 +122,15 @@ impl Store {
         })
     }
 
-    /// Trashes each listing of `ids` that is the brand's and the user's, and says per
-    /// distinct id what happened, in the order given. Two statements whatever the count.
+    /// Trashes each listing of `ids` that is the brand's and whose seller `may_delete`
+    /// allows (the domain's ownership rule, [`crate::domain::user::Actor::may_change_listing_of`]),
+    /// and says per distinct id what happened, in the order given: read and trashed in one
+    /// write transaction, two statements whatever the count.
     pub async fn delete_listings(
         &self,
         brand_id: i64,
-        user_id: i64,
         ids: &[i64],
+        may_delete: impl Fn(i64) -> bool + Send + Sync,
     ) -> Result<Vec<(i64, Removal)>, StoreError> {
         let mut distinct: Vec<i64> = Vec::with_capacity(ids.len());
         for id in ids {
@@ -140,40 +142,47 @@ impl Store {
             return Ok(Vec::new());
         }
         let list =
-            |first: usize| (first..first + distinct.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ");
+            |first: usize, count: usize| (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ");
         let select_sql = format!(
             "SELECT id, user_id FROM listings WHERE brand_id = $1 AND deleted_at IS NULL AND id IN ({})",
-            list(2)
-        );
-        let delete_sql = format!(
-            "UPDATE listings SET deleted_at = $1, updated_at = $1, version = version + 1
-             WHERE brand_id = $2 AND user_id = $3 AND deleted_at IS NULL AND id IN ({})",
-            list(4)
+            list(2, distinct.len())
         );
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut select = sqlx::query_as::<_, (i64, i64)>(&select_sql).bind(brand_id);
-            let mut delete = sqlx::query(&delete_sql).bind(now).bind(brand_id).bind(user_id);
             for id in &distinct {
                 select = select.bind(*id);
-                delete = delete.bind(*id);
             }
             let owners = select.fetch_all(&mut *tx).await?;
-            delete.execute(&mut *tx).await?;
-            clock::stamp((&mut *tx).into(), brand_id, now, &distinct).await?;
-            tx.commit().await?;
-            Ok(distinct
+            let removals: Vec<(i64, Removal)> = distinct
                 .iter()
                 .map(|id| {
                     let removal = match owners.iter().find(|(found, _)| found == id) {
                         None => Removal::NotFound,
-                        Some((_, owner)) if *owner != user_id => Removal::NotOwner,
+                        Some((_, seller)) if !may_delete(*seller) => Removal::NotOwner,
                         Some(_) => Removal::Deleted,
                     };
                     (*id, removal)
                 })
-                .collect())
+                .collect();
+            let trashed: Vec<i64> =
+                removals.iter().filter(|(_, removal)| *removal == Removal::Deleted).map(|(id, _)| *id).collect();
+            if !trashed.is_empty() {
+                let delete_sql = format!(
+                    "UPDATE listings SET deleted_at = $1, updated_at = $1, version = version + 1
+                     WHERE brand_id = $2 AND deleted_at IS NULL AND id IN ({})",
+                    list(3, trashed.len())
+                );
+                let mut delete = sqlx::query(&delete_sql).bind(now).bind(brand_id);
+                for id in &trashed {
+                    delete = delete.bind(*id);
+                }
+                delete.execute(&mut *tx).await?;
+                clock::stamp((&mut *tx).into(), brand_id, now, &trashed).await?;
+            }
+            tx.commit().await?;
+            Ok(removals)
         })
     }
 }

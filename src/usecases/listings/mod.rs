@@ -248,7 +248,8 @@ impl DeleteListingError {
 
 /// Moves one of the actor's listings to the trash.
 pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteListingError> {
-    let outcome = core.store.delete_listings(actor.brand_id, actor.user_id, &[id]).await?;
+    let outcome =
+        core.store.delete_listings(actor.brand_id, &[id], |seller| actor.may_change_listing_of(seller)).await?;
     match outcome.first().map(|(_, removal)| *removal) {
         Some(Removal::Deleted) => Ok(()),
         Some(Removal::NotOwner) => Err(DeleteListingError::NotOwner),
@@ -259,7 +260,7 @@ pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteLis
 /// Trashes each of `ids` that is the actor's listing; says per distinct id what happened,
 /// in the order given.
 pub async fn bulk_delete(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<(i64, Removal)>, StoreError> {
-    core.store.delete_listings(actor.brand_id, actor.user_id, ids).await
+    core.store.delete_listings(actor.brand_id, ids, |seller| actor.may_change_listing_of(seller)).await
 }
 
 /// After new listings are saved: wake the image importer when they named URLs, and drop

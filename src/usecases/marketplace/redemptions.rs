@@ -41,7 +41,7 @@ pub async fn page(
     limit: u32,
 ) -> Result<RedemptionPage, ListRedemptionsError> {
     let mut errors = Vec::new();
-    let too_long = |s: &str| s.len() > crate::domain::reader::MAX_INSTANT_LEN;
+    let too_long = |s: &str| s.len() > crate::domain::text::MAX_INSTANT_LEN;
     let since = match since.map(|s| {
         if too_long(s) {
             DateTime::parse_from_rfc3339("")

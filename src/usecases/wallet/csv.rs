@@ -2,41 +2,43 @@
 //! fields and values of the JSON lines, and a totals row (`id` = `total`, the money
 //! columns summed, the others empty).
 
-use super::statement::{Entry, Statement, LINE_COLUMNS};
-use crate::domain::money::Pence;
+use serde_json::Value;
+
+use super::statement::Statement;
+use crate::domain::statement::{Totals, LINE_COLUMNS};
 
 /// The CSV of `statement`, UTF-8, comma-separated, quoted where needed (RFC 4180).
 pub fn render(statement: &Statement) -> Result<Vec<u8>, csv::Error> {
-    // The header is written from LINE_COLUMNS (also when there are no lines); rows are
-    // serialised from the lines themselves, so every value is the JSON's.
+    // The header is written from LINE_COLUMNS (also when there are no lines); each row is
+    // the line's JSON, cell by cell, so every value is the JSON's.
     let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     out.write_record(LINE_COLUMNS)?;
     for line in &statement.lines {
-        match spreadsheet_safe(&line.title) {
-            None => out.serialize(line)?,
-            Some(title) => out.serialize(Entry { title, ..line.clone() })?,
+        let mut value = json(line)?;
+        if let Some(title) = spreadsheet_safe(&line.title) {
+            value["title"] = Value::String(title);
         }
+        out.write_record(cells(&value))?;
     }
-    let totals = statement.totals();
-    let money = |name: &str| -> Option<i64> {
-        Some(match name.strip_suffix("_pence").unwrap_or(name) {
-            "gross" => totals.gross,
-            "commission" => totals.commission,
-            "vat" => totals.vat,
-            "delivery" => totals.delivery,
-            "amount" => totals.amount,
-            _ => return None,
-        })
-    };
-    let row = LINE_COLUMNS.map(|column| match (column, money(column)) {
-        ("id", _) => "total".to_owned(),
-        (c, Some(pence)) if c.ends_with("_pence") => pence.to_string(),
-        // Written as the lines' GBP values are (`20.0`, `19.99`).
-        (_, Some(pence)) => serde_json::to_string(&Pence::new(pence).gbp()).unwrap_or_default(),
-        _ => String::new(),
-    });
-    out.write_record(&row)?;
+    // The totals row: `id` is `total`, the money columns are summed, the others empty.
+    let mut totals = json(&Totals::from(statement.totals()))?;
+    totals["id"] = Value::from("total");
+    out.write_record(cells(&totals))?;
     out.into_inner().map_err(|e| e.into_error().into())
+}
+
+fn json(value: &impl serde::Serialize) -> Result<Value, csv::Error> {
+    serde_json::to_value(value).map_err(|e| std::io::Error::from(e).into())
+}
+
+/// The cells of a JSON object under [`LINE_COLUMNS`]: text as it is, numbers as JSON
+/// writes them (`20.0`, `19.99`), null or absent as empty.
+fn cells(value: &Value) -> [String; LINE_COLUMNS.len()] {
+    LINE_COLUMNS.map(|column| match value.get(column) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    })
 }
 
 /// A text cell a spreadsheet would read as a formula (`=HYPERLINK(…)`, `+1+cmd|…`, `-2+3`,
@@ -52,7 +54,7 @@ fn spreadsheet_safe(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::store::{EntryRecord, Ts};
-    use crate::usecases::wallet::statement::Entry;
+    use crate::usecases::wallet::statement::entry;
 
     #[test]
     fn titles_a_spreadsheet_would_run_as_formulas_are_written_as_text() {
@@ -83,11 +85,15 @@ mod tests {
             available_at: at,
             remittance_id: Some(9),
         };
+        let entry = serde_json::to_value(entry(&record, at.get())).unwrap();
+        let mut names: Vec<&str> = entry.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut columns = LINE_COLUMNS.to_vec();
+        names.sort_unstable();
+        columns.sort_unstable();
+        assert_eq!(names, columns, "every field of the JSON is a column, and every column a field");
         let mut out = csv::Writer::from_writer(Vec::new());
-        out.serialize(Entry::at(&record, at.get())).unwrap();
+        out.write_record(cells(&entry)).unwrap();
         let text = String::from_utf8(out.into_inner().unwrap()).unwrap();
-        let mut lines = text.lines();
-        assert_eq!(lines.next().unwrap(), LINE_COLUMNS.join(","));
-        assert!(lines.next().unwrap().starts_with("1,sale,2,#2,3,\"Sofa, \"\"grey\"\"\",1,2000,20.0,300,3.0,"));
+        assert!(text.starts_with("1,sale,2,#2,3,\"Sofa, \"\"grey\"\"\",1,2000,20.0,300,3.0,"), "{text}");
     }
 }

@@ -9,11 +9,12 @@ pub mod statement;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::domain::money::Pence;
+use crate::domain::statement::{Entry, Remittance};
 use crate::domain::user::Actor;
 use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
 use crate::jobs::MailJobs;
 use crate::store::{Balances, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, Store, StoreError, Ts};
-use statement::{pounds, Entry, Remittance, Statement};
+use statement::{pounds, Statement};
 
 /// The entry a delivered clearance order earns: the money of the sale as it sold.
 pub fn sale_entry(order: &OrderRecord, delivered_at: Ts, hold: Hold) -> NewLedgerEntry {
@@ -76,7 +77,7 @@ pub async fn entries(
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let now = Utc::now();
-    Ok((rows.iter().map(|r| Entry::at(r, now)).collect(), has_more))
+    Ok((rows.iter().map(|r| statement::entry(r, now)).collect(), has_more))
 }
 
 /// One page of the brand's statements, newest first, and how many there are.
@@ -87,7 +88,7 @@ pub async fn remittances(
     offset: i64,
 ) -> Result<(Vec<Remittance>, i64), StoreError> {
     let (records, total) = core.store.remittances(actor.brand_id, limit, offset).await?;
-    Ok((records.iter().map(Remittance::summary).collect(), total))
+    Ok((records.iter().map(statement::summary).collect(), total))
 }
 
 /// A statement of the brand, with its lines.

@@ -169,11 +169,11 @@ fn table_rows(statement: &Statement) -> Vec<String> {
                 line.title.clone(),
                 line.quantity.to_string(),
                 line.delivered_at.get(..10).unwrap_or_default().to_owned(),
-                pounds(line.gross_pence),
-                pounds(line.commission_pence),
-                pounds(line.vat_pence),
-                pounds(line.delivery_pence),
-                pounds(line.amount_pence),
+                pounds(line.money.gross_pence),
+                pounds(line.money.commission_pence),
+                pounds(line.money.vat_pence),
+                pounds(line.money.delivery_pence),
+                pounds(line.money.amount_pence),
             ])
         })
         .collect();

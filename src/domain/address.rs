@@ -1,4 +1,5 @@
-//! Which IP addresses an outbound request may reach: public unicast only.
+//! Which IP addresses an outbound request may reach: public unicast only (the rule the
+//! outbound client of `net` enforces and the webhook settings check).
 //!
 //! IPv6 forms that carry an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`,
 //! NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:aabb:ccdd::`) are judged by the IPv4 address inside,
