@@ -166,14 +166,11 @@ impl<DB: Database> Pool<DB> {
     ) -> Result<Self, sqlx::Error> {
         let inner = managed::Pool::builder(Connector { options })
             .max_size(size)
-            // Idle connections in turn, as sqlx's pool hands them out. Most recent first (LIFO)
-            // made the two-node SQLite test of concurrent edits answer `edit_conflict` in 2 runs
-            // of 25 (three stale reads in a row; not understood yet); in turn, 30 of 30 passed.
-            // Reproduced again (issue 30.7) by tests/api/pool_stale.rs, ignored: with LIFO 1
-            // run of 5 at 200 rounds, with FIFO 0 of 8. Ruled out so far: sqlx-sqlite 0.8.6
-            // resets a statement before `fetch_optional` gets its row and at the end of every
-            // other execute; a transaction dropped open is rolled back before the check
-            // settles its connection. The cause is still open: FIFO hides it, it does not fix it.
+            // Idle connections in turn, as sqlx's pool hands them out. A performance choice,
+            // not a correctness one: the "stale reads" once seen with last-in-first-out
+            // (issue 30 item 7) were fresh reads overtaken by another node's write while this
+            // node slept in SQLite's busy handler; see `Store::update_listing_locked` and
+            // tests/api/pool_stale.rs, which passes with either order.
             .queue_mode(managed::QueueMode::Fifo)
             .wait_timeout(Some(timeout))
             .create_timeout(Some(timeout))

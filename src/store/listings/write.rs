@@ -78,6 +78,55 @@ impl Store {
         })
     }
 
+    /// Applies `change` to one of the brand's listings read under the write lock, and saves
+    /// what it returns in the same transaction: no other write can come between the read
+    /// and the write. On SQLite the lock is the writer's (`BEGIN IMMEDIATE`); on PostgreSQL
+    /// the row's (`FOR UPDATE`). For a change whose first, unlocked attempt met another
+    /// write ([`ListingUpdate::Stale`]): read again without the lock, it can lose again, and
+    /// across two nodes on one SQLite file a writer that waits sleeps in SQLite's busy
+    /// handler while the other takes the lock again (issue 30 item 7). `Ok(None)` when there
+    /// is no such live listing.
+    pub async fn update_listing_locked<T, E>(
+        &self,
+        brand_id: i64,
+        id: i64,
+        change: impl FnOnce(&ListingRecord) -> Result<(ListingFields, Option<Vec<ImageSlot>>, T), E> + Send,
+    ) -> Result<Option<Result<(SavedListing, T), E>>, StoreError> {
+        let detail = super::DETAIL_SQL.pick(self);
+        let postgres = self.postgres().is_some();
+        let now = now();
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            if postgres {
+                sqlx::query("SELECT 1 FROM listings WHERE id = $1 AND brand_id = $2 FOR UPDATE")
+                    .bind(id)
+                    .bind(brand_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let Some(json) =
+                sqlx::query_scalar::<_, String>(detail).bind(id).bind(brand_id).fetch_optional(&mut *tx).await?
+            else {
+                return Ok(None);
+            };
+            let existing = super::rows::DetailRow::parse(&json)?.into_record()?;
+            let (fields, images, extra) = match change(&existing) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Some(Err(refused))),
+            };
+            let edit = ListingEdit { existing: &existing, fields: &fields, images: images.as_deref() };
+            let Some(mut saved) = update_in((&mut *tx).into(), edit, now).await? else {
+                // Read under the lock: only a broken invariant gets here.
+                return Err(StoreError::Database(sqlx::Error::Protocol(format!(
+                    "listing {id} changed while its write lock was held"
+                ))));
+            };
+            saved.record.updated_at = clock::stamp((&mut *tx).into(), brand_id, now, &[id]).await?;
+            tx.commit().await?;
+            Ok(Some(Ok((saved, extra))))
+        })
+    }
+
     /// A bulk import's rows in one transaction: `new` created and `edits` applied (each
     /// only if unchanged since it was read: else `Stale`, and the others still saved), or,
     /// should the database fail, none.

@@ -3,7 +3,7 @@
 
 mod create;
 
-use crate::domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, SyncPosition};
+use crate::domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, SyncPosition, ValidListing};
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{listing_etag, IfMatch};
 use crate::domain::user::Actor;
@@ -14,9 +14,6 @@ use crate::store::{
 use crate::usecases::Core;
 use create::{checked, image_sources, keep_images};
 pub use create::{create, prepare, prepare_change, save_import, CreateListingError, ListingChange, NewListingBody};
-
-/// How many times an update re-reads a listing that changed under it before giving up.
-const UPDATE_ATTEMPTS: usize = 3;
 
 /// A page of the brand's listings, newest first, and how many match in all.
 pub async fn list(
@@ -106,9 +103,11 @@ impl UpdateListingError {
 }
 
 /// Merges `input` over one of the actor's listings and saves it if the merged listing is
-/// valid; a listing changed by someone else meanwhile is read again (three attempts). With
-/// `if_match`, the listing must carry one of its tags when read and still when saved (the
-/// save is conditional on the version read), else nothing changes.
+/// valid. The listing is read, checked and saved on the condition that it did not change
+/// meanwhile; if it did, the change is applied once more to the listing read under the
+/// write lock ([`crate::store::Store::update_listing_locked`]), which no other write can
+/// overtake. With `if_match`, the listing must carry one of its tags when read and still
+/// when saved (the save is conditional on the version read), else nothing changes.
 pub async fn update(
     core: &Core,
     actor: &Actor,
@@ -116,37 +115,60 @@ pub async fn update(
     input: &ListingInput,
     if_match: Option<&IfMatch>,
 ) -> Result<SavedListing, UpdateListingError> {
-    for _ in 0..UPDATE_ATTEMPTS {
-        let existing = core.store.listing(actor.brand_id, id).await?.ok_or(UpdateListingError::NotFound)?;
-        if !actor.may_change_listing_of(existing.user_id) {
-            return Err(UpdateListingError::NotOwner);
+    let existing = core.store.listing(actor.brand_id, id).await?.ok_or(UpdateListingError::NotFound)?;
+    // The reasons only the store can tell (an unknown warehouse or photo) concern the
+    // input alone: checked once, they hold for the listing read again under the lock.
+    let merged = match change_of(actor, &existing, input, if_match) {
+        Ok((valid, _)) => Ok(valid),
+        Err(UpdateListingError::Invalid(reasons)) => Err(reasons),
+        Err(refused) => return Err(refused),
+    };
+    let valid = checked(core, actor, input, merged).await?.map_err(UpdateListingError::Invalid)?;
+    let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new));
+    let saved = match core.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
+        ListingUpdate::Saved(saved) => *saved,
+        // Changed since it was read: with a condition, the tag it was checked against is gone.
+        ListingUpdate::Stale if if_match.is_some() => return Err(UpdateListingError::PreconditionFailed),
+        ListingUpdate::Stale => {
+            let locked: Option<Result<_, UpdateListingError>> = core
+                .store
+                .update_listing_locked(actor.brand_id, id, |existing| {
+                    let (valid, images) = change_of(actor, existing, input, None)?;
+                    Ok((valid.fields, images, ()))
+                })
+                .await?;
+            locked.ok_or(UpdateListingError::NotFound)??.0
         }
-        if if_match.is_some_and(|condition| !condition.matches(&listing_etag(existing.version))) {
-            return Err(UpdateListingError::PreconditionFailed);
-        }
-        if input.is_empty() {
-            return Err(UpdateListingError::NoFields);
-        }
-        let valid = checked(core, actor, input, validate(input, Some(&existing.fields)))
-            .await?
-            .map_err(UpdateListingError::Invalid)?;
-        let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new));
-        match core.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
-            ListingUpdate::Saved(saved) => {
-                if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == ImageStatus::Pending) {
-                    core.photo_jobs.wake_imports();
-                }
-                if saved.brand_created {
-                    core.options.invalidate(actor.brand_id);
-                }
-                return Ok(*saved);
-            }
-            // Changed since it was read: with a condition, the tag it was checked against is gone.
-            ListingUpdate::Stale if if_match.is_some() => return Err(UpdateListingError::PreconditionFailed),
-            ListingUpdate::Stale => continue,
-        }
+    };
+    if saved.record.images.iter().any(|i| i.source_url.is_some() && i.status == ImageStatus::Pending) {
+        core.photo_jobs.wake_imports();
     }
-    Err(UpdateListingError::EditConflict)
+    if saved.brand_created {
+        core.options.invalidate(actor.brand_id);
+    }
+    Ok(saved)
+}
+
+/// `input` merged over `existing` for `actor`: the valid listing and its new image list,
+/// or why not (the store's own checks aside).
+fn change_of(
+    actor: &Actor,
+    existing: &ListingRecord,
+    input: &ListingInput,
+    if_match: Option<&IfMatch>,
+) -> Result<(ValidListing, Option<Vec<ImageSlot>>), UpdateListingError> {
+    if !actor.may_change_listing_of(existing.user_id) {
+        return Err(UpdateListingError::NotOwner);
+    }
+    if if_match.is_some_and(|condition| !condition.matches(&listing_etag(existing.version))) {
+        return Err(UpdateListingError::PreconditionFailed);
+    }
+    if input.is_empty() {
+        return Err(UpdateListingError::NoFields);
+    }
+    let valid = validate(input, Some(&existing.fields)).map_err(UpdateListingError::Invalid)?;
+    let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(existing, new));
+    Ok((valid, images))
 }
 
 /// What a change of a listing's photos does to its image list (in order).
@@ -199,29 +221,45 @@ pub async fn change_photos(
     id: i64,
     change: PhotoChange,
 ) -> Result<SavedListing, PhotoChangeError> {
-    for _ in 0..UPDATE_ATTEMPTS {
-        let existing = core.store.listing(actor.brand_id, id).await?.ok_or(PhotoChangeError::NotFound)?;
-        if !actor.may_change_listing_of(existing.user_id) {
-            return Err(PhotoChangeError::NotOwner);
-        }
-        let mut slots: Vec<ImageSlot> = existing.images.iter().cloned().map(ImageSlot::Kept).collect();
-        match change {
-            PhotoChange::Add(photo) => slots.push(ImageSlot::New(ImageSource::Attachment(photo))),
-            PhotoChange::Remove(at) if at < slots.len() => {
-                slots.remove(at);
-            }
-            PhotoChange::Cover(at) if at < slots.len() => {
-                let cover = slots.remove(at);
-                slots.insert(0, cover);
-            }
-            PhotoChange::Remove(_) | PhotoChange::Cover(_) => return Err(PhotoChangeError::NoSuchPhoto),
-        }
-        match core.store.update_listing(&existing, &existing.fields, Some(&slots)).await? {
-            ListingUpdate::Saved(saved) => return Ok(*saved),
-            ListingUpdate::Stale => continue,
+    let existing = core.store.listing(actor.brand_id, id).await?.ok_or(PhotoChangeError::NotFound)?;
+    let slots = photos_after(actor, &existing, change)?;
+    match core.store.update_listing(&existing, &existing.fields, Some(&slots)).await? {
+        ListingUpdate::Saved(saved) => Ok(*saved),
+        // Changed meanwhile: applied to the listing read under the write lock (see `update`).
+        ListingUpdate::Stale => {
+            let locked: Option<Result<_, PhotoChangeError>> = core
+                .store
+                .update_listing_locked(actor.brand_id, id, |existing| {
+                    Ok((existing.fields.clone(), Some(photos_after(actor, existing, change)?), ()))
+                })
+                .await?;
+            Ok(locked.ok_or(PhotoChangeError::NotFound)??.0)
         }
     }
-    Err(PhotoChangeError::EditConflict)
+}
+
+/// The image list of `existing` after `change`, every other image kept as it is.
+fn photos_after(
+    actor: &Actor,
+    existing: &ListingRecord,
+    change: PhotoChange,
+) -> Result<Vec<ImageSlot>, PhotoChangeError> {
+    if !actor.may_change_listing_of(existing.user_id) {
+        return Err(PhotoChangeError::NotOwner);
+    }
+    let mut slots: Vec<ImageSlot> = existing.images.iter().cloned().map(ImageSlot::Kept).collect();
+    match change {
+        PhotoChange::Add(photo) => slots.push(ImageSlot::New(ImageSource::Attachment(photo))),
+        PhotoChange::Remove(at) if at < slots.len() => {
+            slots.remove(at);
+        }
+        PhotoChange::Cover(at) if at < slots.len() => {
+            let cover = slots.remove(at);
+            slots.insert(0, cover);
+        }
+        PhotoChange::Remove(_) | PhotoChange::Cover(_) => return Err(PhotoChangeError::NoSuchPhoto),
+    }
+    Ok(slots)
 }
 
 /// Why a listing was not trashed.
