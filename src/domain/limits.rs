@@ -14,3 +14,6 @@ pub const MAX_OVERLAP_HOURS: i64 = 72;
 pub const MAX_ROLL_HOURS: i64 = 168;
 /// Most units one clearance listing may hold.
 pub const MAX_CLEARANCE_QUANTITY: i64 = 10_000;
+/// Invitation links one person may be sent in 24 hours (the first and each resend): enough
+/// to recover from a lost mail, too few to spam an address from the dashboard.
+pub const INVITATION_LINKS_PER_DAY: i64 = 5;
