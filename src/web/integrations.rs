@@ -285,7 +285,10 @@ impl KeyForm {
 
     fn read(pairs: &[(String, String)]) -> Self {
         let value = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
-        let scope = |scope: &str| pairs.iter().any(|(k, v)| k == "scopes" && v == scope);
+        // The form marks that it offered the checkboxes (`scopes_offered`): then none ticked
+        // is a choice to refuse; a post without either leaves `scopes` out, the API's default.
+        let offered = pairs.iter().any(|(k, _)| k == "scopes" || k == "scopes_offered");
+        let scope = |scope: &str| !offered || pairs.iter().any(|(k, v)| k == "scopes" && v == scope);
         Self {
             label: value("label"),
             read: scope("read"),
