@@ -118,8 +118,12 @@ fn worded(errors: Vec<FieldError>) -> Vec<FieldError> {
         .into_iter()
         .map(|e| {
             let message = match e.code.as_str() {
-                "label_required" => format!("Give the key a label of up to {MAX_LABEL_LEN} characters, e.g. Stock sync."),
-                "label_invalid" => format!("Give the key's label as one line of text, up to {MAX_LABEL_LEN} characters."),
+                "label_required" => {
+                    format!("Give the key a label of up to {MAX_LABEL_LEN} characters, e.g. Stock sync.")
+                }
+                "label_invalid" => {
+                    format!("Give the key's label as one line of text, up to {MAX_LABEL_LEN} characters.")
+                }
                 "label_too_long" => format!("Shorten the key's label to at most {MAX_LABEL_LEN} characters."),
                 "scopes_invalid" => "Choose what the key may do: read, write, or both.".to_owned(),
                 "user_id_invalid" => "Choose an active member of your team to own the key.".to_owned(),

@@ -234,8 +234,24 @@ mod tests {
             }
         }
         let to_do = [
-            "retry", "try again", "send", "give", "choose", "scale", "only", "leave", "no ", "read", "check", "make",
-            "ask", "use", "create", "wait", "turn",
+            "retry",
+            "try again",
+            "send",
+            "give",
+            "choose",
+            "scale",
+            "only",
+            "leave",
+            "no ",
+            "read",
+            "check",
+            "make",
+            "ask",
+            "use",
+            "create",
+            "wait",
+            "turn",
+            "reload",
         ];
         for outcome in Outcome::EXAMPLES {
             let message = outcome.message();

@@ -123,7 +123,9 @@ pub fn worded(errors: Vec<FieldError>) -> Vec<FieldError> {
                 "email_invalid" => "Enter an email address like name@example.com.".to_owned(),
                 "email_too_long" => format!("Shorten the email address to at most {MAX_EMAIL_LEN} characters."),
                 "display_name_required" => format!("Give their name, up to {MAX_NAME_LEN} characters."),
-                "display_name_invalid" => format!("Give their name as one line of text, up to {MAX_NAME_LEN} characters."),
+                "display_name_invalid" => {
+                    format!("Give their name as one line of text, up to {MAX_NAME_LEN} characters.")
+                }
                 "display_name_too_long" => format!("Shorten the name to at most {MAX_NAME_LEN} characters."),
                 "role_required" | "role_invalid" => "Choose a role: admin or member.".to_owned(),
                 _ => return e,

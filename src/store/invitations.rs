@@ -124,11 +124,12 @@ impl Store {
             let Some(member) = member else {
                 return Ok(InvitationChange::NotPending);
             };
-            let sent: i64 = sqlx::query_scalar("SELECT count(*) FROM invitations WHERE user_id = $1 AND created_at > $2")
-                .bind(resend.user_id)
-                .bind(since)
-                .fetch_one(&mut *tx)
-                .await?;
+            let sent: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM invitations WHERE user_id = $1 AND created_at > $2")
+                    .bind(resend.user_id)
+                    .bind(since)
+                    .fetch_one(&mut *tx)
+                    .await?;
             if sent >= resend.links_per_day {
                 return Ok(InvitationChange::TooFrequent);
             }

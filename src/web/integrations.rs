@@ -21,7 +21,9 @@ use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, require_admin, when, Chrome, FieldErrors};
 use crate::app::AppState;
-use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS};
+use crate::domain::key_request::{
+    key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
+};
 use crate::domain::user::MemberStatus;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::store::KeyRecord;
@@ -404,7 +406,13 @@ async fn revoke_key(
     }
 }
 
-fn roll_form(session: &LiveSession, key: &KeyRecord, status: StatusCode, hours: String, errors: FieldErrors) -> Response {
+fn roll_form(
+    session: &LiveSession,
+    key: &KeyRecord,
+    status: StatusCode,
+    hours: String,
+    errors: FieldErrors,
+) -> Response {
     let page = RollKeyPage {
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),

@@ -443,11 +443,7 @@ async fn confirm_make_member(
     confirm_member(&state, &session, &user_id, |member| {
         let own = member.id == me;
         Some(Confirm {
-            title: if own {
-                "Make yourself a member?".to_owned()
-            } else {
-                format!("Make {} a member?", member.name)
-            },
+            title: if own { "Make yourself a member?".to_owned() } else { format!("Make {} a member?", member.name) },
             lines: vec![
                 if own {
                     "You can no longer manage the team, API keys or the audit log; another admin can make you an admin \

@@ -225,7 +225,9 @@ impl From<RollKeyError> for ApiError {
             RollKeyError::Invalid(errors) => ApiError::validation(errors),
             RollKeyError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             RollKeyError::Store(e) => e.into(),
-            refused @ (RollKeyError::NotFound | RollKeyError::Inactive) => ApiError::refused(refused.outcome(), &refused),
+            refused @ (RollKeyError::NotFound | RollKeyError::Inactive) => {
+                ApiError::refused(refused.outcome(), &refused)
+            }
         }
     }
 }

@@ -6,10 +6,10 @@ use chrono::Utc;
 
 use super::invitations::{invitation_mail, Invitation};
 use crate::domain::audit::{AuditAction, AuditEntry};
-use crate::domain::team::{MemberInvite, RoleChange};
-use crate::domain::user::Actor;
 use crate::domain::limits::INVITATION_LINKS_PER_DAY;
 use crate::domain::outcome::Outcome;
+use crate::domain::team::{MemberInvite, RoleChange};
+use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
     InvitationChange, InvitationResend, MemberInsert, MemberRecord, MemberRemoval, NewMail, NewMember, RemovalOutcome,

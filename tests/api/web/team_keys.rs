@@ -73,7 +73,9 @@ async fn a_key_is_created_with_scopes_owner_and_expiry_and_a_reload_makes_no_oth
     let (_, mo) = member(&app, &partner, "Mo Member").await;
     let mut ada = Browser::signed_in(&app, &email).await;
     let form = ada.get("/dashboard/integrations/keys/new").await;
-    for field in ["name=\"scopes\" type=\"checkbox\" value=\"read\"", "value=\"write\"", "name=\"expires_at\" type=\"date\""] {
+    for field in
+        ["name=\"scopes\" type=\"checkbox\" value=\"read\"", "value=\"write\"", "name=\"expires_at\" type=\"date\""]
+    {
         assert!(form.body.contains(field), "{field}: {}", form.body);
     }
     assert!(form.body.contains(&format!("<option value=\"{mo}\">Mo Member</option>")), "{}", form.body);
@@ -117,7 +119,10 @@ async fn a_key_is_created_with_scopes_owner_and_expiry_and_a_reload_makes_no_oth
     let listed = keys(&app, &partner).await;
     assert_eq!(listed.len(), before + 1, "one key made");
     let key = &listed[0];
-    assert_eq!((&key["label"], &key["scopes"], &key["user_id"]), (&Value::from("Stock sync"), &serde_json::json!(["read"]), &Value::from(mo)));
+    assert_eq!(
+        (&key["label"], &key["scopes"], &key["user_id"]),
+        (&Value::from("Stock sync"), &serde_json::json!(["read"]), &Value::from(mo))
+    );
     assert_eq!(key["expires_at"].as_str().map(|at| &at[..10]), Some("2099-06-30"));
     assert_eq!(audit_actions(&app, partner.brand_id).await.last().map(String::as_str), Some("key.created"));
 
@@ -189,7 +194,9 @@ async fn a_key_is_rolled_with_the_overlap_chosen_and_the_old_one_stops_after_it(
 
     // Rolled with no overlap, the old key is refused (within the key cache's second).
     let new_id = listed[0]["id"].as_i64().unwrap();
-    let zero = ada.post(&format!("/dashboard/integrations/keys/{new_id}/roll"), &[("csrf", &csrf), ("expires_in_hours", "0")]).await;
+    let zero = ada
+        .post(&format!("/dashboard/integrations/keys/{new_id}/roll"), &[("csrf", &csrf), ("expires_in_hours", "0")])
+        .await;
     zero.assert_redirect("/dashboard/integrations");
     let refused = poll(Duration::from_secs(4), || async {
         Some(app.get("/v1/listings/options", &secret).await.status().as_u16()).filter(|s| *s == 401)
@@ -230,7 +237,14 @@ async fn an_invitation_sent_again_has_a_new_link_a_new_mail_and_the_old_link_sto
     assert!(page.body.contains("the earlier one no longer works"), "{}", page.body);
     assert_eq!(Browser::new(&app).get(&first).await.status, 410, "the old link stops working");
     assert_eq!(Browser::new(&app).get(&second).await.status, 200, "the new one opens");
-    let mails = super::sql_i64(&app, &format!("SELECT count(*) FROM mail_outbox WHERE to_address = 'sam@acme.example' AND brand_id = {}", partner.brand_id)).await;
+    let mails = super::sql_i64(
+        &app,
+        &format!(
+            "SELECT count(*) FROM mail_outbox WHERE to_address = 'sam@acme.example' AND brand_id = {}",
+            partner.brand_id
+        ),
+    )
+    .await;
     assert_eq!(mails, Some(2), "a new mail through the outbox");
     assert_eq!(
         audit_actions(&app, partner.brand_id).await.last().map(String::as_str),
@@ -275,9 +289,12 @@ async fn a_burst_of_resends_sends_no_more_links_than_the_days_limit() {
     assert!(statuses.iter().all(|s| *s == 303 || *s == 429), "{statuses:?}");
     let links = super::sql_i64(&app, &format!("SELECT count(*) FROM invitations WHERE user_id = {sam}")).await;
     assert_eq!(links, Some(INVITATION_LINKS_PER_DAY));
-    let open = super::sql_i64(&app, &format!("SELECT count(*) FROM invitations WHERE user_id = {sam} AND used_at IS NULL")).await;
+    let open =
+        super::sql_i64(&app, &format!("SELECT count(*) FROM invitations WHERE user_id = {sam} AND used_at IS NULL"))
+            .await;
     assert_eq!(open, Some(1), "only the newest link works");
-    let resent = audit_actions(&app, partner.brand_id).await.iter().filter(|a| *a == "member.invitation_resent").count();
+    let resent =
+        audit_actions(&app, partner.brand_id).await.iter().filter(|a| *a == "member.invitation_resent").count();
     assert_eq!(resent as i64, sent);
 }
 
@@ -333,7 +350,8 @@ async fn a_role_is_changed_and_the_brand_keeps_an_admin() {
     let step = mo_browser.get(&format!("/dashboard/team/{}/make-member", partner.user_id)).await;
     assert!(step.body.contains(">Make Ada Admin a member</button>"), "{}", step.body);
     let mo_csrf = step.csrf();
-    let demoted = mo_browser.post(&format!("/dashboard/team/{}/make-member", partner.user_id), &[("csrf", &mo_csrf)]).await;
+    let demoted =
+        mo_browser.post(&format!("/dashboard/team/{}/make-member", partner.user_id), &[("csrf", &mo_csrf)]).await;
     demoted.assert_redirect("/dashboard/team");
     assert_eq!(ada.get("/dashboard/team").await.status, 403);
 
@@ -389,7 +407,10 @@ async fn two_admins_making_each_other_members_at_once_leave_exactly_one_admin() 
         let ada_admin = members.iter().any(|m| m["id"] == partner.user_id && m["role"] == "admin");
         let (winner, other) = if ada_admin { (&mut ada, bo) } else { (&mut bo_browser, partner.user_id) };
         let csrf = winner.get("/dashboard/team").await.csrf();
-        winner.post(&format!("/dashboard/team/{other}/make-admin"), &[("csrf", &csrf)]).await.assert_redirect("/dashboard/team");
+        winner
+            .post(&format!("/dashboard/team/{other}/make-admin"), &[("csrf", &csrf)])
+            .await
+            .assert_redirect("/dashboard/team");
         assert_eq!(admins().await, 2);
     }
 }
@@ -414,11 +435,16 @@ async fn the_new_actions_are_for_admins_with_the_pages_token() {
     for path in &posts {
         let page = mo.post(path, &[("csrf", &mo_csrf)]).await;
         assert_eq!(page.status, 403, "{path}");
-        assert!(page.body.contains("for your brand&#39;s admins") || page.body.contains("for your brand's admins"), "{path}: {}", page.body);
+        assert!(
+            page.body.contains("for your brand&#39;s admins") || page.body.contains("for your brand's admins"),
+            "{path}: {}",
+            page.body
+        );
         assert_eq!(ada.post(path, &[]).await.status, 403, "{path}: no token");
         assert_eq!(ada.post(path, &[("csrf", "forged")]).await.status, 403, "{path}: a forged token");
     }
-    for path in [format!("/dashboard/integrations/keys/{key}/roll"), format!("/dashboard/team/{sam}/cancel-invitation")] {
+    for path in [format!("/dashboard/integrations/keys/{key}/roll"), format!("/dashboard/team/{sam}/cancel-invitation")]
+    {
         assert_eq!(mo.get(&path).await.status, 403, "{path}");
     }
     let after = (keys(&app, &partner).await.len(), audit_actions(&app, partner.brand_id).await.len());
