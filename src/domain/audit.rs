@@ -42,6 +42,10 @@ pub enum AuditAction {
     KeyRolled,
     KeyRevoked,
     MemberInvited,
+    /// A fresh invitation link sent to someone who has not joined (the old one stops working).
+    InvitationResent,
+    /// An invitation withdrawn before it was accepted: its link stops working.
+    InvitationCancelled,
     /// An invitation accepted: the member set a password.
     MemberJoined,
     MemberRoleChanged,
@@ -74,6 +78,8 @@ wire_names!(AuditAction {
     KeyRolled => "key.rolled",
     KeyRevoked => "key.revoked",
     MemberInvited => "member.invited",
+    InvitationResent => "member.invitation_resent",
+    InvitationCancelled => "member.invitation_cancelled",
     MemberJoined => "member.joined",
     MemberRoleChanged => "member.role_changed",
     MemberRemoved => "member.removed",

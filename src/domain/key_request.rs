@@ -105,10 +105,39 @@ impl KeyRequest {
         let request = label.zip(scopes).map(|(label, scopes)| Self { label, scopes, user_id, expires_at });
         match r.finish(request) {
             Ok(Some(request)) => Ok(request),
-            Ok(None) => Err(vec![FieldError::of("label", "required")]),
-            Err(errors) => Err(errors),
+            Ok(None) => Err(worded(vec![FieldError::of("label", "required")])),
+            Err(errors) => Err(worded(errors)),
         }
     }
+}
+
+/// The sentences of a key's reasons, said of a key (a `label` is a key's here, not a
+/// warehouse's); the codes are unchanged, other reasons keep their general sentence.
+fn worded(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|e| {
+            let message = match e.code.as_str() {
+                "label_required" => {
+                    format!("Give the key a label of up to {MAX_LABEL_LEN} characters, e.g. Stock sync.")
+                }
+                "label_invalid" => {
+                    format!("Give the key's label as one line of text, up to {MAX_LABEL_LEN} characters.")
+                }
+                "label_too_long" => format!("Shorten the key's label to at most {MAX_LABEL_LEN} characters."),
+                "scopes_invalid" => "Choose what the key may do: read, write, or both.".to_owned(),
+                "user_id_invalid" => "Choose an active member of your team to own the key.".to_owned(),
+                "expires_in_hours_invalid" => format!(
+                    "Give how long the old key keeps working as a whole number of hours from 0 to {MAX_ROLL_HOURS}."
+                ),
+                "expires_at_invalid" => "Choose an expiry in the future (an instant like 2027-06-30T00:00:00Z), or \
+                                         none for a key that does not expire."
+                    .to_owned(),
+                _ => return e,
+            };
+            FieldError { message, ..e }
+        })
+        .collect()
 }
 
 /// A JSON array naming at least one of `read` and `write` (repeats allowed), else `None`.
@@ -136,7 +165,7 @@ impl RollRequest {
     pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
         let mut r = BodyReader::of(body, &ROLL_BODY);
         let hours = r.integer("expires_in_hours", 0..=MAX_ROLL_HOURS).unwrap_or(DEFAULT_ROLL_HOURS);
-        r.finish(Self { expires_in_hours: hours })
+        r.finish(Self { expires_in_hours: hours }).map_err(worded)
     }
 }
 
@@ -189,6 +218,19 @@ mod tests {
         let request = KeyRequest::parse(&object(full), now()).unwrap();
         assert_eq!((request.scopes, request.user_id), (Scopes { read: true, write: false }, Some(7)));
         assert_eq!(request.expires_at, Some("2026-11-23T23:00:00Z".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_keys_reasons_are_said_of_a_key_with_their_limits() {
+        let errors = KeyRequest::parse(&object(json!({"scopes": []})), now()).unwrap_err();
+        let said: Vec<(&str, &str)> = errors.iter().map(|e| (e.code.as_str(), e.message.as_str())).collect();
+        assert_eq!(
+            said,
+            [
+                ("label_required", "Give the key a label of up to 100 characters, e.g. Stock sync."),
+                ("scopes_invalid", "Choose what the key may do: read, write, or both.")
+            ]
+        );
     }
 
     #[test]

@@ -34,3 +34,6 @@ pub const IMAGE_URL_MAX: usize = 2048;
 pub const MAX_DIMENSION_CM: f64 = 1000.0;
 /// Longest taxonomy value a matched field may hold (no value or spelling is near it).
 pub const MATCHED_MAX: usize = 100;
+/// Invitation links one person may be sent in 24 hours (the first and each resend): enough
+/// to recover from a lost mail, too few to spam an address from the dashboard.
+pub const INVITATION_LINKS_PER_DAY: i64 = 5;

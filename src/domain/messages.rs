@@ -32,6 +32,9 @@ fn own_code(code: &str) -> Option<&'static str> {
         "too_many_rows" => "Send at most 200 data rows in one file: split the file and send each part.",
         "email_taken" => "Use another email: a user of this or another brand already has it.",
         "attachment_ids_invalid" => "Name in `attachment_ids` only photos your brand uploaded (their `attachment_id`).",
+        "transfer_to_invalid" => {
+            "Name in `transfer_to` an active member of your team, not the one removed, to take over their listings."
+        }
         _ => return None,
     })
 }
@@ -116,6 +119,7 @@ mod tests {
             ("file", "too_many_rows"),
             ("email", "email_taken"),
             ("attachment_ids", "attachment_ids_invalid"),
+            ("transfer_to", "transfer_to_invalid"),
             ("password", "password_weak"),
         ];
         let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name"];

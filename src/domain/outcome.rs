@@ -54,7 +54,28 @@ pub enum Outcome {
     SkuDuplicateInFile,
     /// A bulk row's SKU names several of the brand's listings.
     SkuAmbiguous,
+    KeyNotFound,
+    /// A revoked or expired key cannot be rolled.
+    KeyInactive,
+    /// Unknown, removed, or another brand's user.
+    MemberNotFound,
+    /// The change would leave the brand without an active admin.
+    LastAdmin,
+    /// A member cannot remove their own user.
+    CannotRemoveSelf,
+    /// A live user of any brand has the email.
+    EmailTaken,
+    /// The member has no invitation waiting (they joined, or it was cancelled).
+    InvitationNotPending,
+    /// A member was sent [`INVITATION_LINKS_PER_DAY`] links within 24 hours.
+    InvitationsTooFrequent,
+    /// An admin resetting their own two-step sign-in (they turn it off on their account).
+    ResetOwnTwoStep,
+    /// The member does not sign in with two steps (or left the team).
+    TwoStepNotSet,
 }
+
+pub use super::limits::INVITATION_LINKS_PER_DAY;
 
 impl Outcome {
     /// One of each outcome (those with data, with an example), for the catalogue's tests.
@@ -72,6 +93,16 @@ impl Outcome {
         Outcome::WarehousesContended,
         Outcome::SkuDuplicateInFile,
         Outcome::SkuAmbiguous,
+        Outcome::KeyNotFound,
+        Outcome::KeyInactive,
+        Outcome::MemberNotFound,
+        Outcome::LastAdmin,
+        Outcome::CannotRemoveSelf,
+        Outcome::EmailTaken,
+        Outcome::InvitationNotPending,
+        Outcome::InvitationsTooFrequent,
+        Outcome::ResetOwnTwoStep,
+        Outcome::TwoStepNotSet,
     ];
 
     pub fn code(self) -> &'static str {
@@ -89,6 +120,16 @@ impl Outcome {
             Self::WarehousesContended => "edit_conflict",
             Self::SkuDuplicateInFile => "sku_duplicate_in_file",
             Self::SkuAmbiguous => "sku_ambiguous",
+            Self::KeyNotFound => "key_not_found",
+            Self::KeyInactive => "key_inactive",
+            Self::MemberNotFound => "member_not_found",
+            Self::LastAdmin => "last_admin",
+            Self::CannotRemoveSelf => "cannot_remove_self",
+            Self::EmailTaken => "email_taken",
+            Self::InvitationNotPending => "invitation_not_pending",
+            Self::InvitationsTooFrequent => "invitations_too_frequent",
+            Self::ResetOwnTwoStep => "two_step_reset_own",
+            Self::TwoStepNotSet => "two_step_not_set",
         }
     }
 
@@ -121,12 +162,48 @@ impl Outcome {
             Self::SkuAmbiguous => {
                 "Several of your listings have this SKU: give them distinct SKUs, or leave the SKU out to create one."
             }
+            Self::KeyNotFound => "No API key of your brand has this id: check the key's id in the key list.",
+            Self::KeyInactive => "This key is revoked or expired, so it cannot be rolled: create a new key instead.",
+            Self::MemberNotFound => "No member of your team has this id: they may have been removed already.",
+            Self::LastAdmin => {
+                "Your team would have no admin left, so nothing was changed: make another member an admin first."
+            }
+            Self::CannotRemoveSelf => "You cannot remove yourself from the team: ask another admin to do it.",
+            Self::EmailTaken => "Use another email: a user of this or another brand already has it.",
+            Self::InvitationNotPending => {
+                "This person has no invitation waiting (they joined, or it was cancelled): reload the team page."
+            }
+            Self::InvitationsTooFrequent => {
+                return Cow::Owned(format!(
+                    "This person was sent {INVITATION_LINKS_PER_DAY} invitation links in the last 24 hours: wait a \
+                     day before sending another, or cancel the invitation and invite them again later."
+                ))
+            }
+            Self::ResetOwnTwoStep => {
+                "You cannot reset your own two-step sign-in here: turn it off on your account page instead."
+            }
+            Self::TwoStepNotSet => {
+                "This member does not sign in with two steps (or left the team), so there is nothing to reset: reload \
+                 the team page."
+            }
         })
     }
 
     pub fn kind(self) -> Kind {
         match self {
-            Self::ListingNotFound | Self::PhotoNotFound | Self::WarehouseNotFound => Kind::NotFound,
+            Self::ListingNotFound
+            | Self::PhotoNotFound
+            | Self::WarehouseNotFound
+            | Self::KeyNotFound
+            | Self::MemberNotFound
+            | Self::InvitationNotPending
+            | Self::TwoStepNotSet => Kind::NotFound,
+            Self::KeyInactive
+            | Self::LastAdmin
+            | Self::CannotRemoveSelf
+            | Self::EmailTaken
+            | Self::InvitationsTooFrequent
+            | Self::ResetOwnTwoStep => Kind::Conflict,
             Self::NotOwner => Kind::Forbidden,
             Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous => Kind::BadRequest,
             Self::EditConflict | Self::WarehousesContended => Kind::Conflict,
@@ -156,7 +233,26 @@ mod tests {
                 assert_eq!(a.kind(), b.kind(), "{} answers with two statuses", a.code());
             }
         }
-        let to_do = ["retry", "try again", "send", "give", "choose", "scale", "only", "leave", "no ", "read"];
+        let to_do = [
+            "retry",
+            "try again",
+            "send",
+            "give",
+            "choose",
+            "scale",
+            "only",
+            "leave",
+            "no ",
+            "read",
+            "check",
+            "make",
+            "ask",
+            "use",
+            "create",
+            "wait",
+            "turn",
+            "reload",
+        ];
         for outcome in Outcome::EXAMPLES {
             let message = outcome.message();
             assert!(message.ends_with('.'), "{message}");

@@ -85,8 +85,8 @@ impl MemberInvite {
         // Every reason has been recorded when a field is missing, so `finish` reports them.
         match r.finish(parsed) {
             Ok(Some(invite)) => Ok(invite),
-            Ok(None) => Err(vec![FieldError::of("email", "invalid")]),
-            Err(errors) => Err(errors),
+            Ok(None) => Err(worded(vec![FieldError::of("email", "invalid")])),
+            Err(errors) => Err(worded(errors)),
         }
     }
 }
@@ -106,10 +106,33 @@ impl RoleChange {
         };
         match r.finish(role) {
             Ok(Some(role)) => Ok(Self { role }),
-            Ok(None) => Err(vec![FieldError::of("role", "required")]),
-            Err(errors) => Err(errors),
+            Ok(None) => Err(worded(vec![FieldError::of("role", "required")])),
+            Err(errors) => Err(worded(errors)),
         }
     }
+}
+
+/// The sentences of the team's reasons, said of a person; the codes are unchanged, other
+/// reasons keep their general sentence.
+pub fn worded(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|e| {
+            let message = match e.code.as_str() {
+                "email_required" => "Enter their email address, like name@example.com.".to_owned(),
+                "email_invalid" => "Enter an email address like name@example.com.".to_owned(),
+                "email_too_long" => format!("Shorten the email address to at most {MAX_EMAIL_LEN} characters."),
+                "display_name_required" => format!("Give their name, up to {MAX_NAME_LEN} characters."),
+                "display_name_invalid" => {
+                    format!("Give their name as one line of text, up to {MAX_NAME_LEN} characters.")
+                }
+                "display_name_too_long" => format!("Shorten the name to at most {MAX_NAME_LEN} characters."),
+                "role_required" | "role_invalid" => "Choose a role: admin or member.".to_owned(),
+                _ => return e,
+            };
+            FieldError { message, ..e }
+        })
+        .collect()
 }
 
 fn role(r: &mut BodyReader<'_>, value: &Value) -> Option<Role> {
@@ -183,6 +206,21 @@ mod tests {
         assert_eq!(normalise_email("ada"), None);
         assert_eq!(normalise_email("ada@"), None);
         assert_eq!(normalise_email(""), None);
+    }
+
+    #[test]
+    fn the_reasons_are_said_of_a_person_with_their_limits() {
+        let errors = MemberInvite::parse(&object(json!({"email": "nope", "role": "boss"}))).unwrap_err();
+        let said: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+        assert_eq!(
+            said,
+            [
+                "Enter an email address like name@example.com.",
+                "Give their name, up to 120 characters.",
+                "Choose a role: admin or member."
+            ]
+        );
+        assert_eq!(errors[0].code, "email_invalid", "the code is unchanged");
     }
 
     #[test]

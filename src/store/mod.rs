@@ -55,6 +55,7 @@ pub use brands::{BrandInsert, BrandRecord};
 pub use collections::{CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
+pub use invitations::{InvitationChange, Resend as InvitationResend};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
     ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,

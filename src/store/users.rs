@@ -2,8 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::invitations::insert_invitation;
-use super::{enqueue_mail, now, on_pool, record_audit, NewMail, Store, StoreError, Ts};
+use super::{enqueue_mail, now, on_conn, on_pool, record_audit, Conn, NewMail, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
 use crate::domain::user::Role;
 
@@ -194,4 +193,30 @@ impl Store {
 /// True when `e` is a unique violation: here, the email is taken.
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// Records an invitation on `conn`, the caller's transaction. Earlier unused invitations of
+/// the user stop working: only the newest link is valid.
+pub async fn insert_invitation(
+    conn: Conn<'_>,
+    user_id: i64,
+    token_hash: &[u8; 32],
+    created_at: Ts,
+    expires_at: Ts,
+) -> Result<(), StoreError> {
+    on_conn!(conn, |c| {
+        sqlx::query("UPDATE invitations SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL")
+            .bind(created_at)
+            .bind(user_id)
+            .execute(&mut *c)
+            .await?;
+        sqlx::query("INSERT INTO invitations (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+            .bind(&token_hash[..])
+            .bind(user_id)
+            .bind(created_at)
+            .bind(expires_at)
+            .execute(&mut *c)
+            .await?;
+        Ok(())
+    })
 }

@@ -1,27 +1,35 @@
-//! Integrations (admins): API keys (create with the secret shown once, revoke) and the
-//! webhook endpoint (URL, enabled, rotate the signing secret, send a test event). Every
-//! action calls the use case the API calls, with the same body.
+//! Integrations (admins): API keys (create with the API's scopes, owner and expiry; roll
+//! with the API's overlap; revoke after a confirmation; a new secret shown once after a
+//! redirect, `web::once`) and the webhook endpoint (URL, enabled, rotate the signing
+//! secret, send a test event). Every action calls the use case the API calls, with the
+//! same body.
 
 use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use chrono::Utc;
 use serde::Deserialize;
-use serde_json::{json, Map};
+use serde_json::{json, Map, Value};
 
 use crate::domain::reader::object;
 
 use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
+use super::once::{self, Made, Shown as Once};
 use super::pages::{render, when, Chrome, FieldErrors};
-use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
+use crate::domain::key_request::{
+    key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
+};
+use crate::domain::user::MemberStatus;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::state::AppState;
+use crate::store::KeyRecord;
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::people::team;
 use crate::usecases::webhooks::{self, ConfigureError, RotateError, TestEventError};
 
 const PAGE: &str = "/dashboard/integrations";
@@ -32,7 +40,7 @@ pub fn router() -> Router<AppState> {
         .route("/integrations/keys/new", get(new_key_page))
         .route("/integrations/keys", post(create_key))
         .route("/integrations/keys/{id}/revoke", get(confirm_revoke).merge(post(revoke_key)))
-        .route("/integrations/keys/{id}/roll", post(roll_key))
+        .route("/integrations/keys/{id}/roll", get(roll_page).merge(post(roll_key)))
         .route("/integrations/webhook", post(save_webhook))
         .route("/integrations/webhook/rotate", get(confirm_rotate).merge(post(rotate_secret)))
         .route("/integrations/webhook/test", post(send_test))
@@ -44,7 +52,11 @@ pub struct KeyRow {
     pub label: String,
     pub prefix: String,
     pub scopes: String,
+    pub owner: String,
     pub created: String,
+    /// "never", or when it stops (a rolled key: the end of its overlap).
+    pub expires: String,
+    /// "never", or when and from which address.
     pub last_used: String,
     pub active: bool,
 }
@@ -55,7 +67,7 @@ pub struct IntegrationsPage {
     pub chrome: Chrome,
     pub csrf: String,
     pub keys: Vec<KeyRow>,
-    /// A key just created: its label and secret, shown this once.
+    /// A key just created or rolled: its label and secret, shown this once.
     pub new_key: Option<(String, String)>,
     pub webhook_url: String,
     pub webhook_enabled: bool,
@@ -65,12 +77,35 @@ pub struct IntegrationsPage {
     pub errors: FieldErrors,
 }
 
+/// A member who may own a key, as the form's choice shows them.
+pub struct OwnerChoice {
+    pub id: String,
+    pub name: String,
+}
+
 #[derive(askama::Template)]
 #[template(path = "dashboard/new_key.html")]
 pub struct NewKeyPage {
     pub chrome: Chrome,
     pub csrf: String,
-    pub label: String,
+    pub form: KeyForm,
+    pub owners: Vec<OwnerChoice>,
+    pub max_label: usize,
+    /// Tomorrow, the earliest expiry the date field offers (`YYYY-MM-DD`).
+    pub tomorrow: String,
+    pub errors: FieldErrors,
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/roll_key.html")]
+pub struct RollKeyPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub id: i64,
+    pub name: String,
+    pub prefix: String,
+    pub hours: String,
+    pub max_hours: i64,
     pub errors: FieldErrors,
 }
 
@@ -85,6 +120,15 @@ struct Shown {
     posted: Option<(String, bool)>,
 }
 
+/// `never`, or the time.
+fn when_or_never(at: Option<crate::store::Ts>) -> String {
+    at.map_or_else(|| "never".to_owned(), |t| when(t.get()))
+}
+
+fn key_active(key: &KeyRecord, now: chrono::DateTime<Utc>) -> bool {
+    crate::domain::key_request::key_active(key.revoked_at.map(|t| t.get()), key.expires_at.map(|t| t.get()), now)
+}
+
 async fn integrations(
     state: &AppState,
     session: &LiveSession,
@@ -92,18 +136,27 @@ async fn integrations(
     shown: Shown,
 ) -> Result<Response, PageError> {
     let actor = session.actor();
-    let now = chrono::Utc::now();
+    let now = Utc::now();
+    let members = team::members(&state.core, &actor).await?;
+    let owner = |user_id: i64| {
+        members.iter().find(|m| m.id == user_id).map_or_else(|| "a former member".to_owned(), |m| m.name.clone())
+    };
     let keys = keys::keys(&state.core, &actor)
         .await?
         .into_iter()
         .map(|k| KeyRow {
-            active: k.revoked_at.is_none() && k.expires_at.is_none_or(|at| at.get() > now),
+            active: key_active(&k, now),
             id: k.id,
             prefix: key_prefix(&k.lookup),
-            label: k.label,
-            scopes: k.scopes,
+            scopes: k.scopes.replace(',', ", "),
+            owner: owner(k.user_id),
             created: when(k.created_at.get()),
-            last_used: k.last_used_at.map_or_else(|| "never".to_owned(), |t| when(t.get())),
+            expires: when_or_never(k.expires_at),
+            last_used: match (k.last_used_at, k.last_used_ip) {
+                (Some(at), Some(ip)) => format!("{} from {ip}", when(at.get())),
+                (at, _) => when_or_never(at),
+            },
+            label: k.label,
         })
         .collect();
     let endpoint = webhooks::endpoint(&state.core, &actor).await?;
@@ -123,10 +176,45 @@ async fn integrations(
     Ok(render(status, &page))
 }
 
-async fn page(State(state): State<AppState>, SignedIn(session): SignedIn, flash: Flash) -> Result<Response, PageError> {
+/// The page; after a key was created or rolled, its secret this once (`web::once`).
+async fn page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    flash: Flash,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
     require_admin(&session)?;
-    let shown = Shown { notice: flash.text().map(str::to_owned), ..Shown::default() };
-    integrations(&state, &session, StatusCode::OK, shown).await
+    let secret = Once::take(state.core.store.sealer()?, &session, &headers)
+        .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled));
+    let shown = match secret {
+        Some(secret) => Shown {
+            notice: Some(secret.made.text().to_owned()),
+            new_key: Some((secret.name, secret.secret)),
+            ..Shown::default()
+        },
+        None => Shown { notice: flash.text().map(str::to_owned), ..Shown::default() },
+    };
+    let mut response = integrations(&state, &session, StatusCode::OK, shown).await?;
+    if once::carried(&headers) {
+        once::spend(&mut response);
+    }
+    Ok(response)
+}
+
+/// The brand's active key `id` names, if any.
+async fn active_key(state: &AppState, session: &LiveSession, id: &str) -> Result<Option<KeyRecord>, PageError> {
+    let Ok(id) = id.parse::<i64>() else { return Ok(None) };
+    let now = Utc::now();
+    Ok(keys::keys(&state.core, &session.actor()).await?.into_iter().find(|k| k.id == id && key_active(k, now)))
+}
+
+/// “Label”, or the prefix of a key without one.
+fn key_name(key: &KeyRecord) -> String {
+    if key.label.is_empty() {
+        key_prefix(&key.lookup)
+    } else {
+        format!("“{}”", key.label)
+    }
 }
 
 async fn confirm_revoke(
@@ -135,26 +223,19 @@ async fn confirm_revoke(
     SignedIn(session): SignedIn,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
-    let id = id.parse::<i64>().ok();
-    let now = chrono::Utc::now();
-    let key = keys::keys(&state.core, &session.actor())
-        .await?
-        .into_iter()
-        .find(|k| Some(k.id) == id && k.revoked_at.is_none() && k.expires_at.is_none_or(|at| at.get() > now));
-    let Some(key) = key else {
+    let Some(key) = active_key(&state, &session, &id).await? else {
         return Ok(Redirect::to(PAGE).into_response());
     };
-    let name = if key.label.is_empty() { key_prefix(&key.lookup) } else { format!("“{}”", key.label) };
     Ok(confirm::page(
         &session,
         Confirm {
-            title: format!("Revoke the key {name}?"),
+            title: format!("Revoke the key {}?", key_name(&key)),
             lines: vec![
                 format!(
                     "Every request signed with the key {} is refused from now on, on every node.",
                     key_prefix(&key.lookup)
                 ),
-                "Anything still using it stops working: give it a new key first (Create key).".to_owned(),
+                "Anything still using it stops working: give it a new key first (Roll, or Create key).".to_owned(),
                 "A revoked key cannot be brought back.".to_owned(),
             ],
             action: format!("{PAGE}/keys/{}/revoke", key.id),
@@ -182,52 +263,132 @@ async fn confirm_rotate(SignedIn(session): SignedIn) -> Result<Response, PageErr
     ))
 }
 
-async fn new_key_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    require_admin(&session)?;
+/// The create form as posted: the API's fields (`label`, `scopes`, `user_id`,
+/// `expires_at`), read from repeated pairs (`scopes` is two checkboxes).
+#[derive(Debug, Clone)]
+pub struct KeyForm {
+    pub label: String,
+    pub read: bool,
+    pub write: bool,
+    pub user_id: String,
+    pub expires_at: String,
+}
+
+impl KeyForm {
+    fn blank(session: &LiveSession) -> Self {
+        Self {
+            label: String::new(),
+            read: true,
+            write: true,
+            user_id: session.record.user_id.to_string(),
+            expires_at: String::new(),
+        }
+    }
+
+    fn read(pairs: &[(String, String)]) -> Self {
+        let value = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+        // The form marks that it offered the checkboxes (`scopes_offered`): then none ticked
+        // is a choice to refuse; a post without either leaves `scopes` out, the API's default.
+        let offered = pairs.iter().any(|(k, _)| k == "scopes" || k == "scopes_offered");
+        let scope = |scope: &str| !offered || pairs.iter().any(|(k, v)| k == "scopes" && v == scope);
+        Self {
+            label: value("label"),
+            read: scope("read"),
+            write: scope("write"),
+            user_id: value("user_id").trim().to_owned(),
+            expires_at: value("expires_at").trim().to_owned(),
+        }
+    }
+
+    /// The API's body: the same reader decides.
+    fn body(&self) -> Map<String, Value> {
+        let scopes: Vec<&str> = [("read", self.read), ("write", self.write)]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+        let mut body = object(json!({"label": self.label, "scopes": scopes}));
+        if !self.user_id.is_empty() {
+            let id = self.user_id.parse::<i64>().map_or_else(|_| json!(self.user_id), |id| json!(id));
+            body.insert("user_id".to_owned(), id);
+        }
+        if !self.expires_at.is_empty() {
+            // The date field's day, at 00:00 UTC (the API takes an instant).
+            let day = chrono::NaiveDate::parse_from_str(&self.expires_at, "%Y-%m-%d").ok();
+            let at = day.map_or_else(|| self.expires_at.clone(), |day| format!("{day}T00:00:00Z"));
+            body.insert("expires_at".to_owned(), json!(at));
+        }
+        body
+    }
+}
+
+async fn key_form(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    form: KeyForm,
+    errors: FieldErrors,
+) -> Result<Response, PageError> {
+    let owners = team::members(&state.core, &session.actor())
+        .await?
+        .into_iter()
+        .filter(|m| m.status == MemberStatus::Active.as_str())
+        .map(|m| OwnerChoice {
+            id: m.id.to_string(),
+            name: if m.id == session.record.user_id { format!("{} (you)", m.name) } else { m.name },
+        })
+        .collect();
     let page = NewKeyPage {
-        chrome: Chrome::signed_in(&session),
+        chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
-        label: String::new(),
-        errors: FieldErrors::default(),
+        form,
+        owners,
+        max_label: MAX_LABEL_LEN,
+        tomorrow: (Utc::now() + chrono::TimeDelta::days(1)).format("%Y-%m-%d").to_string(),
+        errors,
     };
-    Ok(render(StatusCode::OK, &page))
+    Ok(render(status, &page))
 }
 
-#[derive(Debug, Deserialize)]
-struct KeyForm {
-    #[serde(default)]
-    label: String,
+async fn new_key_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let blank = KeyForm::blank(&session);
+    key_form(&state, &session, StatusCode::OK, blank, FieldErrors::default()).await
 }
 
-async fn create_key(State(state): State<AppState>, posted: SignedInForm<KeyForm>) -> Result<Response, PageError> {
+/// Creates the key and answers 303 to the page, which shows its secret once.
+async fn create_key(
+    State(state): State<AppState>,
+    posted: SignedInForm<Vec<(String, String)>>,
+) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let body = object(json!({"label": form.label}));
-    let created = match KeyRequest::parse(&body, Utc::now()) {
+    let form = KeyForm::read(&form);
+    let created = match KeyRequest::parse(&form.body(), Utc::now()) {
         Ok(request) => keys::create(&state.core, &session.actor(), &request).await,
         Err(errors) => Err(CreateKeyError::Invalid(errors)),
     };
     match created {
-        Ok(issued) => {
-            let shown = Shown {
-                new_key: Some((issued.key.label, issued.secret)),
-                notice: Some("Key created. Copy its secret now: it is not shown again.".to_owned()),
-                ..Shown::default()
-            };
-            integrations(&state, &session, StatusCode::CREATED, shown).await
-        }
+        Ok(issued) => show_once(&state, &session, Made::KeyCreated, issued.key.label, issued.secret),
         Err(CreateKeyError::Invalid(errors)) => {
-            let page = NewKeyPage {
-                chrome: Chrome::signed_in(&session),
-                csrf: session.record.csrf_token.clone(),
-                label: form.label,
-                errors: FieldErrors(errors),
-            };
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
+            key_form(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)).await
         }
         Err(CreateKeyError::Store(e)) => Err(e.into()),
         Err(e @ CreateKeyError::Random(_)) => Err(PageError::internal(e)),
     }
+}
+
+/// 303 to the page with a key's secret sealed for this session.
+fn show_once(
+    state: &AppState,
+    session: &LiveSession,
+    made: Made,
+    label: String,
+    secret: String,
+) -> Result<Response, PageError> {
+    let name = if label.is_empty() { "(no label)".to_owned() } else { label };
+    Once::new(made, name, secret, String::new())
+        .redirect(state.core.store.sealer()?, session, PAGE, state.config.secure_cookies())
+        .map_err(PageError::internal)
 }
 
 async fn revoke_key(
@@ -240,40 +401,85 @@ async fn revoke_key(
     let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
     match keys::revoke(&state.core, &session.actor(), id).await {
         Ok(_) => Ok(Notice::KeyRevoked.redirect(PAGE, state.config.secure_cookies())),
-        Err(RevokeKeyError::NotFound) => Ok(Redirect::to(PAGE).into_response()),
+        Err(RevokeKeyError::NotFound) => Err(PageError::NotFound),
         Err(RevokeKeyError::Store(e)) => Err(e.into()),
     }
 }
 
-/// Replaces a key with a new one (shown once); the old one keeps working for 24 hours at
-/// most, the API's default.
+fn roll_form(
+    session: &LiveSession,
+    key: &KeyRecord,
+    status: StatusCode,
+    hours: String,
+    errors: FieldErrors,
+) -> Response {
+    let page = RollKeyPage {
+        chrome: Chrome::signed_in(session),
+        csrf: session.record.csrf_token.clone(),
+        id: key.id,
+        name: key_name(key),
+        prefix: key_prefix(&key.lookup),
+        hours,
+        max_hours: MAX_ROLL_HOURS,
+        errors,
+    };
+    render(status, &page)
+}
+
+/// The roll's own step: how long the old key keeps working (the API's `expires_in_hours`),
+/// then "Roll key".
+async fn roll_page(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let Some(key) = active_key(&state, &session, &id).await? else {
+        return Ok(Redirect::to(PAGE).into_response());
+    };
+    Ok(roll_form(&session, &key, StatusCode::OK, DEFAULT_ROLL_HOURS.to_string(), FieldErrors::default()))
+}
+
+#[derive(Debug, Deserialize)]
+struct RollForm {
+    /// Absent (an older form): the API's default.
+    expires_in_hours: Option<String>,
+}
+
+/// Replaces a key with a new one (its secret shown once, after a redirect); the old one
+/// keeps working for the overlap asked for, the API's rule.
 async fn roll_key(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: SignedInForm<RollForm>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
+    let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
-    // The API's defaults: an empty body.
-    let rolled = match RollRequest::parse(&Map::new()) {
+    let id = id.parse::<i64>().map_err(|_| PageError::NotFound)?;
+    let hours = form.expires_in_hours.unwrap_or_default().trim().to_owned();
+    let mut body = Map::new();
+    if !hours.is_empty() {
+        let value = hours.parse::<i64>().map_or_else(|_| json!(hours), |n| json!(n));
+        body.insert("expires_in_hours".to_owned(), value);
+    }
+    let rolled = match RollRequest::parse(&body) {
         Ok(request) => keys::roll(&state.core, &session.actor(), id, &request).await,
         Err(errors) => Err(RollKeyError::Invalid(errors)),
     };
-    let shown = match rolled {
-        Ok(issued) => Shown {
-            new_key: Some((issued.key.label, issued.secret)),
-            notice: Some("Key rolled: the old one stops working within 24 hours. Copy the new secret now.".to_owned()),
-            ..Shown::default()
+    match rolled {
+        Ok(issued) => show_once(&state, &session, Made::KeyRolled, issued.key.label, issued.secret),
+        Err(RollKeyError::Invalid(errors)) => match active_key(&state, &session, &id.to_string()).await? {
+            Some(key) => Ok(roll_form(&session, &key, StatusCode::UNPROCESSABLE_ENTITY, hours, FieldErrors(errors))),
+            None => Err(PageError::NotFound),
         },
-        Err(RollKeyError::NotFound | RollKeyError::Inactive) => {
-            Shown { notice: Some("That key is no longer active.".to_owned()), ..Shown::default() }
+        Err(RollKeyError::Store(e)) => Err(e.into()),
+        Err(e @ RollKeyError::Random(_)) => Err(PageError::internal(e)),
+        Err(RollKeyError::NotFound) => Err(PageError::NotFound),
+        Err(refused @ RollKeyError::Inactive) => {
+            let notice = refused.outcome().map(|o| o.message().into_owned());
+            integrations(&state, &session, StatusCode::CONFLICT, Shown { notice, ..Shown::default() }).await
         }
-        Err(RollKeyError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
-        Err(RollKeyError::Store(e)) => return Err(e.into()),
-        Err(e @ RollKeyError::Random(_)) => return Err(PageError::internal(e)),
-    };
-    integrations(&state, &session, StatusCode::OK, shown).await
+    }
 }
 
 /// A form with nothing but its CSRF token.

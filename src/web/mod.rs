@@ -17,6 +17,7 @@ pub mod integrations;
 pub mod invite;
 pub mod listing;
 pub mod notice;
+pub mod once;
 pub mod operations;
 pub mod pages;
 pub mod people;
@@ -52,6 +53,9 @@ const STYLESHEET: &str = include_str!("assets/dashboard.css");
 /// The vendored htmx (see `src/web/assets/README.md`); versioned, so cached for good.
 const HTMX: &str = include_str!("assets/htmx-2.0.11.min.js");
 pub const HTMX_PATH: &str = "/dashboard/assets/htmx-2.0.11.min.js";
+/// The copy buttons of secrets shown once (ours; a few lines, progressive enhancement).
+const COPY: &str = include_str!("assets/copy.js");
+pub const COPY_PATH: &str = "/dashboard/assets/copy.js";
 
 /// The dashboard's routes, to nest at `/dashboard` outside the API's `/v1` gate (its pages
 /// do not count against the API's per-address limit; sign-in has limits of its own).
@@ -70,6 +74,7 @@ pub fn router() -> Router<AppState> {
         .merge(listing::router())
         .route("/assets/dashboard.css", get(stylesheet))
         .route(HTMX_PATH.trim_start_matches("/dashboard"), get(htmx))
+        .route(COPY_PATH.trim_start_matches("/dashboard"), get(copy_script))
         .fallback(not_found)
         .layer(middleware::from_fn(security_headers))
 }
@@ -130,6 +135,11 @@ fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
 async fn htmx(headers: HeaderMap) -> Response {
     static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(HTMX.as_bytes()));
     asset(&headers, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable", HTMX, &GZIPPED)
+}
+
+async fn copy_script(headers: HeaderMap) -> Response {
+    static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(COPY.as_bytes()));
+    asset(&headers, "text/javascript; charset=utf-8", "public, max-age=300", COPY, &GZIPPED)
 }
 
 /// `/dashboard/` (with the slash) is the home too.

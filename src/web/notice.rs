@@ -24,6 +24,9 @@ pub enum Notice {
     TwoStepReset,
     MemberRemoved,
     KeyRevoked,
+    InvitationCancelled,
+    RoleChanged,
+    YouAreMember,
     PhotoRemoved,
     WarehouseDeleted,
 }
@@ -38,6 +41,9 @@ wire_names!(Notice {
     TwoStepReset => "two-step-reset",
     MemberRemoved => "member-removed",
     KeyRevoked => "key-revoked",
+    InvitationCancelled => "invitation-cancelled",
+    RoleChanged => "role-changed",
+    YouAreMember => "you-are-member",
     PhotoRemoved => "photo-removed",
     WarehouseDeleted => "warehouse-deleted",
 });
@@ -56,6 +62,9 @@ impl Notice {
                 "Member removed: they are signed out, their keys no longer work and their listings are yours."
             }
             Self::KeyRevoked => "Key revoked: requests signed with it are refused from now on.",
+            Self::InvitationCancelled => "Invitation cancelled: its link no longer works.",
+            Self::RoleChanged => "Role changed. Admins manage the team, API keys and the audit log; members do not.",
+            Self::YouAreMember => "You are now a member: the team, API keys and audit log are for your brand's admins.",
             Self::PhotoRemoved => "Photo removed.",
             Self::WarehouseDeleted => "Warehouse deleted.",
             Self::TwoStepReset => {

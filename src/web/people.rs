@@ -1,8 +1,11 @@
-//! Team (invite with the link shown, remove; admins) and the audit log (admins).
+//! Team (admins): invite (the link shown once, after a redirect), send an invitation again
+//! or cancel it, change a member's role (the brand keeps an admin), reset a member's
+//! two-step sign-in, remove a member; and the audit log (admins). Refusals show the
+//! catalogue's sentence (`domain::outcome`).
 
 use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
@@ -12,14 +15,17 @@ use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
+use super::once::{self, Made, Shown as Once};
 use super::pages::{render, when, Chrome, FieldErrors};
+use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
-use crate::domain::team::MemberInvite;
+use crate::domain::team::{MemberInvite, RoleChange};
+use crate::domain::user::{MemberStatus, Role};
 use crate::state::AppState;
 use crate::usecases::people::audit;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::sessions::LiveSession;
-use crate::usecases::people::team::{self, InviteError, RemoveError};
+use crate::usecases::people::team::{self, InvitationError, InviteError, RemoveError, RoleError};
 
 const TEAM: &str = "/dashboard/team";
 
@@ -29,6 +35,10 @@ pub fn router() -> Router<AppState> {
         .route("/team/invite", get(invite_page).merge(post(invite)))
         .route("/team/{user_id}/remove", get(confirm_remove).merge(post(remove)))
         .route("/team/{user_id}/reset-two-step", get(confirm_reset).merge(post(reset_two_step)))
+        .route("/team/{user_id}/resend-invitation", post(resend_invitation))
+        .route("/team/{user_id}/cancel-invitation", get(confirm_cancel).merge(post(cancel_invitation)))
+        .route("/team/{user_id}/make-admin", post(make_admin))
+        .route("/team/{user_id}/make-member", get(confirm_make_member).merge(post(make_member)))
         .route("/audit-log", get(audit_page))
 }
 
@@ -37,7 +47,9 @@ pub struct MemberRow {
     pub name: String,
     pub email: String,
     pub role: String,
+    pub is_admin: bool,
     pub status: String,
+    pub invited: bool,
     pub last_sign_in: String,
     pub is_self: bool,
     pub two_step: bool,
@@ -49,9 +61,11 @@ pub struct TeamPage {
     pub chrome: Chrome,
     pub csrf: String,
     pub members: Vec<MemberRow>,
-    /// The invitation just made: `(email, link, expiry)`.
+    /// An invitation link just made: `(email, link, expiry)`, shown this once.
     pub invited: Option<(String, String, String)>,
     pub notice: Option<String>,
+    /// A refusal's sentence (`role="alert"`).
+    pub error: Option<String>,
 }
 
 #[derive(askama::Template)]
@@ -65,12 +79,19 @@ pub struct InviteMemberPage {
     pub errors: FieldErrors,
 }
 
+/// What the team page shows besides the members.
+#[derive(Default)]
+struct TeamShown {
+    invited: Option<(String, String, String)>,
+    notice: Option<String>,
+    error: Option<String>,
+}
+
 async fn team_view(
     state: &AppState,
     session: &LiveSession,
     status: StatusCode,
-    invited: Option<(String, String, String)>,
-    notice: Option<String>,
+    shown: TeamShown,
 ) -> Result<Response, PageError> {
     let members = team::members(&state.core, &session.actor())
         .await?
@@ -78,6 +99,8 @@ async fn team_view(
         .map(|m| MemberRow {
             is_self: m.id == session.record.user_id,
             two_step: m.totp_enrolled,
+            is_admin: m.role == Role::Admin.as_str(),
+            invited: m.status == MemberStatus::Invited.as_str(),
             id: m.id,
             name: m.name,
             email: m.email,
@@ -90,19 +113,60 @@ async fn team_view(
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         members,
-        invited,
-        notice,
+        invited: shown.invited,
+        notice: shown.notice,
+        error: shown.error,
     };
     Ok(render(status, &page))
 }
 
+/// The team page refusing an action with the catalogue's sentence.
+async fn refused(state: &AppState, session: &LiveSession, outcome: Outcome) -> Result<Response, PageError> {
+    let status = match outcome.kind() {
+        crate::domain::outcome::Kind::NotFound => StatusCode::NOT_FOUND,
+        _ => StatusCode::CONFLICT,
+    };
+    let shown = TeamShown { error: Some(outcome.message().into_owned()), ..TeamShown::default() };
+    team_view(state, session, status, shown).await
+}
+
+/// The page; after an invitation was made or sent again, its link this once (`web::once`).
 async fn team_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     flash: Flash,
+    headers: HeaderMap,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
-    team_view(&state, &session, StatusCode::OK, None, flash.text().map(str::to_owned)).await
+    let link = Once::take(state.core.store.sealer()?, &session, &headers)
+        .filter(|s| matches!(s.made, Made::Invited | Made::InvitationResent));
+    let shown = match link {
+        Some(link) => TeamShown {
+            notice: Some(link.made.text().to_owned()),
+            invited: Some((link.name, link.secret, link.until)),
+            error: None,
+        },
+        None => TeamShown { notice: flash.text().map(str::to_owned), ..TeamShown::default() },
+    };
+    let mut response = team_view(&state, &session, StatusCode::OK, shown).await?;
+    if once::carried(&headers) {
+        once::spend(&mut response);
+    }
+    Ok(response)
+}
+
+/// 303 to the team page with an invitation link sealed for this session.
+fn show_link(
+    state: &AppState,
+    session: &LiveSession,
+    made: Made,
+    email: String,
+    link: String,
+    until: crate::store::Ts,
+) -> Result<Response, PageError> {
+    Once::new(made, email, link, when(until.get()))
+        .redirect(state.core.store.sealer()?, session, TEAM, state.config.secure_cookies())
+        .map_err(PageError::internal)
 }
 
 fn invite_form(session: &LiveSession, status: StatusCode, form: InviteForm, errors: FieldErrors) -> Response {
@@ -143,14 +207,14 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
     };
     let errors = match invited {
         Ok(invited) => {
-            let shown = (invited.member.email, invited.invite_url, when(invited.invite_expires_at.get()));
-            return team_view(&state, &session, StatusCode::CREATED, Some(shown), None).await;
+            let (email, link, until) = (invited.member.email, invited.invite_url, invited.invite_expires_at);
+            return show_link(&state, &session, Made::Invited, email, link, until);
         }
         // The API's field names, shown beside the form's fields.
         Err(InviteError::Invalid(errors)) => errors,
-        Err(InviteError::EmailTaken) => vec![crate::domain::FieldError::new("email", "email_taken")],
         Err(InviteError::Store(e)) => return Err(e.into()),
         Err(e @ InviteError::Random(_)) => return Err(PageError::internal(e)),
+        Err(InviteError::EmailTaken) => vec![Outcome::EmailTaken.on("email")],
     };
     Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)))
 }
@@ -166,18 +230,24 @@ async fn member_named(
     Ok(members.into_iter().find(|m| m.id == user_id))
 }
 
-/// The confirmation page of an action on the member `user_id` names: `ask` words it.
+/// The confirmation page of an action on the member `user_id` names: `ask` words it;
+/// `None` when the action does not apply to them (the 404 page).
 async fn confirm_member(
     state: &AppState,
     session: &LiveSession,
     user_id: &str,
-    ask: impl FnOnce(&crate::store::MemberRecord) -> Confirm,
+    ask: impl FnOnce(&crate::store::MemberRecord) -> Option<Confirm>,
 ) -> Result<Response, PageError> {
     require_admin(session)?;
-    match member_named(state, session, user_id).await? {
-        Some(member) => Ok(confirm::page(session, ask(&member))),
-        None => Err(PageError::Redirect(TEAM)),
+    match member_named(state, session, user_id).await?.as_ref().and_then(ask) {
+        Some(confirm) => Ok(confirm::page(session, confirm)),
+        None => Err(PageError::NotFound),
     }
+}
+
+/// The id in an action's address; an id that is not a number names no member.
+fn member_id(user_id: &str) -> Result<i64, PageError> {
+    user_id.parse::<i64>().map_err(|_| PageError::NotFound)
 }
 
 async fn confirm_remove(
@@ -185,16 +255,18 @@ async fn confirm_remove(
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, &user_id, |member| Confirm {
-        title: format!("Remove {} from the team?", member.name),
-        lines: vec![
-            format!("{} ({}) is signed out everywhere and can no longer sign in.", member.name, member.email),
-            "Their API keys stop working at once.".to_owned(),
-            "Their listings move to you.".to_owned(),
-        ],
-        action: format!("/dashboard/team/{}/remove", member.id),
-        button: format!("Remove {}", member.name),
-        cancel: TEAM.to_owned(),
+    confirm_member(&state, &session, &user_id, |member| {
+        Some(Confirm {
+            title: format!("Remove {} from the team?", member.name),
+            lines: vec![
+                format!("{} ({}) is signed out everywhere and can no longer sign in.", member.name, member.email),
+                "Their API keys stop working at once.".to_owned(),
+                "Their listings move to you.".to_owned(),
+            ],
+            action: format!("/dashboard/team/{}/remove", member.id),
+            button: format!("Remove {}", member.name),
+            cancel: TEAM.to_owned(),
+        })
     })
     .await
 }
@@ -204,16 +276,18 @@ async fn confirm_reset(
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, &user_id, |member| Confirm {
-        title: format!("Reset two-step sign-in for {}?", member.name),
-        lines: vec![
-            "Do this when they lost their phone and their recovery codes.".to_owned(),
-            "Their authenticator secret and recovery codes stop working, and their sessions end.".to_owned(),
-            "They sign in with their password and set two-step sign-in up again.".to_owned(),
-        ],
-        action: format!("/dashboard/team/{}/reset-two-step", member.id),
-        button: format!("Reset two-step sign-in for {}", member.name),
-        cancel: TEAM.to_owned(),
+    confirm_member(&state, &session, &user_id, |member| {
+        Some(Confirm {
+            title: format!("Reset two-step sign-in for {}?", member.name),
+            lines: vec![
+                "Do this when they lost their phone and their recovery codes.".to_owned(),
+                "Their authenticator secret and recovery codes stop working, and their sessions end.".to_owned(),
+                "They sign in with their password and set two-step sign-in up again.".to_owned(),
+            ],
+            action: format!("/dashboard/team/{}/reset-two-step", member.id),
+            button: format!("Reset two-step sign-in for {}", member.name),
+            cancel: TEAM.to_owned(),
+        })
     })
     .await
 }
@@ -225,15 +299,15 @@ async fn reset_two_step(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
-    let notice = match reset_member(&state.core, &session.actor(), user_id).await {
+    let user_id = member_id(&user_id)?;
+    let outcome = match reset_member(&state.core, &session.actor(), user_id).await {
         Ok(()) => return Ok(Notice::TwoStepReset.redirect(TEAM, state.config.secure_cookies())),
         Err(ResetError::Forbidden) => return Err(PageError::AdminOnly),
         Err(ResetError::Store(e)) => return Err(e.into()),
-        Err(ResetError::OwnAccount) => "Not reset: turn your own two-step sign-in off on your account page.",
-        Err(ResetError::NotFound) => "Not reset: that member has no two-step sign-in (or is no longer in the team).",
+        Err(ResetError::OwnAccount) => Outcome::ResetOwnTwoStep,
+        Err(ResetError::NotFound) => Outcome::TwoStepNotSet,
     };
-    team_view(&state, &session, StatusCode::CONFLICT, None, Some(notice.to_owned())).await
+    refused(&state, &session, outcome).await
 }
 
 async fn remove(
@@ -243,20 +317,149 @@ async fn remove(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = user_id.parse::<i64>().map_err(|_| PageError::BadForm)?;
-    let notice = match team::remove(&state.core, &session.actor(), user_id, None).await {
-        Ok(_) => return Ok(Notice::MemberRemoved.redirect(TEAM, state.config.secure_cookies())),
-        Err(RemoveError::Store(e)) => return Err(e.into()),
-        Err(RemoveError::NotFound) => "Not removed: there is no such member of the team.".to_owned(),
-        Err(RemoveError::CannotRemoveSelf) => "Not removed: you cannot remove yourself.".to_owned(),
-        Err(RemoveError::TransferInvalid) => {
-            "Not removed: their listings must go to an active member of the team.".to_owned()
+    let user_id = member_id(&user_id)?;
+    match team::remove(&state.core, &session.actor(), user_id, None).await {
+        Ok(_) => Ok(Notice::MemberRemoved.redirect(TEAM, state.config.secure_cookies())),
+        Err(RemoveError::Store(e)) => Err(e.into()),
+        // The dashboard gives their listings to the caller, an active member.
+        Err(e @ RemoveError::TransferInvalid) => Err(PageError::internal(e)),
+        Err(e @ (RemoveError::NotFound | RemoveError::CannotRemoveSelf | RemoveError::LastAdmin)) => {
+            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            refused(&state, &session, outcome).await
         }
-        Err(RemoveError::LastAdmin) => {
-            "Not removed: the team would have no admin left. Make another member an admin first.".to_owned()
+    }
+}
+
+/// Sends a member who has not joined a new link (the old one stops working; mailed when
+/// mail is on) and shows it once.
+async fn resend_invitation(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let user_id = member_id(&user_id)?;
+    match team::resend_invitation(&state.core, &session.actor(), user_id).await {
+        Ok(resent) => {
+            let (email, link, until) = (resent.member.email, resent.invite_url, resent.invite_expires_at);
+            show_link(&state, &session, Made::InvitationResent, email, link, until)
         }
-    };
-    team_view(&state, &session, StatusCode::CONFLICT, None, Some(notice)).await
+        Err(InvitationError::Store(e)) => Err(e.into()),
+        Err(e @ InvitationError::Random(_)) => Err(PageError::internal(e)),
+        Err(e @ (InvitationError::NotPending | InvitationError::TooFrequent)) => {
+            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            let status = if outcome == Outcome::InvitationsTooFrequent {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::NOT_FOUND
+            };
+            let shown = TeamShown { error: Some(outcome.message().into_owned()), ..TeamShown::default() };
+            team_view(&state, &session, status, shown).await
+        }
+    }
+}
+
+async fn confirm_cancel(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    confirm_member(&state, &session, &user_id, |member| {
+        (member.status == MemberStatus::Invited.as_str()).then(|| Confirm {
+            title: format!("Cancel the invitation for {}?", member.name),
+            lines: vec![
+                format!("The invitation link sent to {} stops working at once.", member.email),
+                format!("{} leaves the team list; you can invite them again later.", member.name),
+            ],
+            action: format!("/dashboard/team/{}/cancel-invitation", member.id),
+            button: "Cancel invitation".to_owned(),
+            cancel: TEAM.to_owned(),
+        })
+    })
+    .await
+}
+
+async fn cancel_invitation(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let user_id = member_id(&user_id)?;
+    match team::cancel_invitation(&state.core, &session.actor(), user_id).await {
+        Ok(_) => Ok(Notice::InvitationCancelled.redirect(TEAM, state.config.secure_cookies())),
+        Err(InvitationError::Store(e)) => Err(e.into()),
+        Err(e) => {
+            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            refused(&state, &session, outcome).await
+        }
+    }
+}
+
+/// Sets a member's role through the API's use case (the brand keeps an active admin).
+async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: Role) -> Result<Response, PageError> {
+    require_admin(session)?;
+    let user_id = member_id(user_id)?;
+    let change = RoleChange { role };
+    match team::change_role(&state.core, &session.actor(), user_id, &change).await {
+        // Who made themself a member can no longer open the team page.
+        Ok(_) if user_id == session.record.user_id => {
+            Ok(Notice::YouAreMember.redirect(super::account::ACCOUNT, state.config.secure_cookies()))
+        }
+        Ok(_) => Ok(Notice::RoleChanged.redirect(TEAM, state.config.secure_cookies())),
+        Err(RoleError::Store(e)) => Err(e.into()),
+        Err(e) => {
+            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            refused(state, session, outcome).await
+        }
+    }
+}
+
+async fn make_admin(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    set_role(&state, &posted.session, &user_id, Role::Admin).await
+}
+
+async fn make_member(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    set_role(&state, &posted.session, &user_id, Role::Member).await
+}
+
+/// Making oneself a member takes a confirmation: the team, keys and audit pages close.
+async fn confirm_make_member(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    SignedIn(session): SignedIn,
+) -> Result<Response, PageError> {
+    let me = session.record.user_id;
+    confirm_member(&state, &session, &user_id, |member| {
+        let own = member.id == me;
+        Some(Confirm {
+            title: if own { "Make yourself a member?".to_owned() } else { format!("Make {} a member?", member.name) },
+            lines: vec![
+                if own {
+                    "You can no longer manage the team, API keys or the audit log; another admin can make you an admin \
+                     again."
+                        .to_owned()
+                } else {
+                    format!("{} can no longer manage the team, API keys or the audit log.", member.name)
+                },
+                "The brand always keeps at least one admin: if this would leave none, nothing changes.".to_owned(),
+            ],
+            action: format!("/dashboard/team/{}/make-member", member.id),
+            button: if own { "Make me a member".to_owned() } else { format!("Make {} a member", member.name) },
+            cancel: TEAM.to_owned(),
+        })
+    })
+    .await
 }
 
 pub struct AuditRow {

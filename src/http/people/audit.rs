@@ -57,8 +57,9 @@ pub struct AuditLogEntry {
     /// `password.changed`, `password.change_failed`, `password.change_locked`,
     /// `two_step.enrolled`, `two_step.requirement_changed`, `two_step.recovery_code_used`,
     /// `two_step.recovery_codes_renewed`, `two_step.disabled`, `two_step.reset`,
-    /// `key.created`, `key.rolled`, `key.revoked`, `member.invited`, `member.joined`,
-    /// `member.role_changed`, `member.removed`, `settings.updated`, `warehouses.updated`,
+    /// `key.created`, `key.rolled`, `key.revoked`, `member.invited`, `member.invitation_resent`,
+    /// `member.invitation_cancelled`, `member.joined`, `member.role_changed`, `member.removed`,
+    /// `settings.updated`, `warehouses.updated`,
     /// `webhook.updated`, `webhook.secret_rotated`, `webhook.test_sent`,
     /// `webhook.deliveries_replayed`, `collection.scheduled`, `remittance.issued`.
     #[schema(example = "key.created")]

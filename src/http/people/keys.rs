@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::path_id;
 use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
+use crate::domain::outcome::Outcome;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
@@ -112,7 +113,7 @@ impl CreatedKey {
 }
 
 fn key_not_found() -> ApiError {
-    ApiError::not_found("key_not_found", "No API key of the caller's brand has this id.")
+    Outcome::KeyNotFound.into()
 }
 
 /// The brand's API keys, newest first, revoked ones included.
@@ -222,14 +223,11 @@ impl From<RollKeyError> for ApiError {
     fn from(e: RollKeyError) -> Self {
         match e {
             RollKeyError::Invalid(errors) => ApiError::validation(errors),
-            RollKeyError::NotFound => key_not_found(),
-            RollKeyError::Inactive => ApiError::client(
-                StatusCode::CONFLICT,
-                "key_inactive",
-                "The key is revoked or expired, so it cannot be rolled; create a new key instead.",
-            ),
             RollKeyError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             RollKeyError::Store(e) => e.into(),
+            refused @ (RollKeyError::NotFound | RollKeyError::Inactive) => {
+                ApiError::refused(refused.outcome(), &refused)
+            }
         }
     }
 }
@@ -237,8 +235,8 @@ impl From<RollKeyError> for ApiError {
 impl From<RevokeKeyError> for ApiError {
     fn from(e: RevokeKeyError) -> Self {
         match e {
-            RevokeKeyError::NotFound => key_not_found(),
             RevokeKeyError::Store(e) => e.into(),
+            refused @ RevokeKeyError::NotFound => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::path_id;
+use crate::domain::outcome::Outcome;
 use crate::domain::team::{MemberInvite, RoleChange};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -139,11 +140,7 @@ impl RemovalQuery {
 }
 
 fn member_not_found() -> ApiError {
-    ApiError::not_found("member_not_found", "No member of the caller's brand has this id.")
-}
-
-fn last_admin() -> ApiError {
-    ApiError::client(StatusCode::CONFLICT, "last_admin", "The brand would be left without an active admin.")
+    Outcome::MemberNotFound.into()
 }
 
 /// The brand's members: invited and active, in order of creation.
@@ -261,11 +258,9 @@ impl From<InviteError> for ApiError {
     fn from(e: InviteError) -> Self {
         match e {
             InviteError::Invalid(errors) => ApiError::validation(errors),
-            InviteError::EmailTaken => {
-                ApiError::client(StatusCode::CONFLICT, "email_taken", "A user of this or another brand has this email.")
-            }
             InviteError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             InviteError::Store(e) => e.into(),
+            refused @ InviteError::EmailTaken => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -274,9 +269,8 @@ impl From<RoleError> for ApiError {
     fn from(e: RoleError) -> Self {
         match e {
             RoleError::Invalid(errors) => ApiError::validation(errors),
-            RoleError::NotFound => member_not_found(),
-            RoleError::LastAdmin => last_admin(),
             RoleError::Store(e) => e.into(),
+            refused @ (RoleError::NotFound | RoleError::LastAdmin) => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -284,15 +278,11 @@ impl From<RoleError> for ApiError {
 impl From<RemoveError> for ApiError {
     fn from(e: RemoveError) -> Self {
         match e {
-            RemoveError::NotFound => member_not_found(),
-            RemoveError::CannotRemoveSelf => ApiError::client(
-                StatusCode::CONFLICT,
-                "cannot_remove_self",
-                "A key cannot remove its own user; another admin must.",
-            ),
             RemoveError::TransferInvalid => ApiError::field("transfer_to", "transfer_to_invalid"),
-            RemoveError::LastAdmin => last_admin(),
             RemoveError::Store(e) => e.into(),
+            refused @ (RemoveError::NotFound | RemoveError::CannotRemoveSelf | RemoveError::LastAdmin) => {
+                ApiError::refused(refused.outcome(), &refused)
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 use crate::domain::apikey::NewKey;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::key_request::{KeyRequest, RollRequest};
+use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 use crate::domain::user::MemberStatus;
 use crate::domain::FieldError;
@@ -44,12 +45,32 @@ pub enum RollKeyError {
     Store(#[from] StoreError),
 }
 
+impl RollKeyError {
+    /// The refusal in the catalogue; `None` for the reasons and failures of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::KeyNotFound),
+            Self::Inactive => Some(Outcome::KeyInactive),
+            Self::Invalid(_) | Self::Random(_) | Self::Store(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RevokeKeyError {
     #[error("no such key")]
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl RevokeKeyError {
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::KeyNotFound),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// The keys of the brand's users, newest first, revoked ones included.

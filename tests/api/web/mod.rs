@@ -10,6 +10,7 @@ mod pages;
 mod sessions;
 mod sign_in;
 mod sign_in_memory;
+mod team_keys;
 mod two_step;
 
 use std::collections::HashMap;
@@ -54,6 +55,14 @@ impl Page {
 
     pub fn csrf(&self) -> String {
         self.field("csrf")
+    }
+
+    /// The value of the read-only text field with `id="…"` (a secret shown once).
+    pub fn value_of(&self, id: &str) -> String {
+        let marker = format!("id=\"{id}\" type=\"text\" value=\"");
+        let start = self.body.find(&marker).unwrap_or_else(|| panic!("no #{id} in {}", self.body)) + marker.len();
+        let end = self.body[start..].find('"').expect("closing quote") + start;
+        self.body[start..end].to_owned()
     }
 
     /// The text of the element with `id="…"` (the enrolment page's secret).
