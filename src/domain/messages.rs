@@ -32,6 +32,7 @@ fn own_code(code: &str) -> Option<&'static str> {
         "too_many_rows" => "Send at most 200 data rows in one file: split the file and send each part.",
         "email_taken" => "Use another email: a user of this or another brand already has it.",
         "attachment_ids_invalid" => "Name in `attachment_ids` only photos your brand uploaded (their `attachment_id`).",
+        "warehouse_id_invalid" => "Choose one of your brand's warehouses (`warehouse_id` is its `id`).",
         _ => return None,
     })
 }
@@ -116,9 +117,10 @@ mod tests {
             ("file", "too_many_rows"),
             ("email", "email_taken"),
             ("attachment_ids", "attachment_ids_invalid"),
+            ("warehouse_id", "warehouse_id_invalid"),
             ("password", "password_weak"),
         ];
-        let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name"];
+        let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name", "Choose"];
         for (field, code) in reasons {
             let sentence = reason_message(field, code);
             assert!(verbs.iter().any(|v| sentence.starts_with(v)), "{code}: {sentence}");

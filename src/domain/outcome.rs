@@ -25,6 +25,8 @@ pub enum Kind {
     TooLarge,
     /// The upload is not a type the service reads (415).
     Unsupported,
+    /// What it names existed and is no longer usable (410).
+    Gone,
 }
 
 /// One refusal of a use case.
@@ -54,6 +56,18 @@ pub enum Outcome {
     SkuDuplicateInFile,
     /// A bulk row's SKU names several of the brand's listings.
     SkuAmbiguous,
+    /// No webhook event with that id in the brand's log.
+    EventNotFound,
+    /// A replay with no enabled webhook endpoint to send to.
+    WebhookNotConfigured,
+    /// No clearance order with that id in the brand.
+    OrderNotFound,
+    /// The order's collection is already scheduled.
+    CollectionExists,
+    /// No credit code of the brand matches (another brand's code included).
+    CreditCodeNotFound,
+    CreditCodeAlreadyRedeemed,
+    CreditCodeExpired,
 }
 
 impl Outcome {
@@ -72,6 +86,13 @@ impl Outcome {
         Outcome::WarehousesContended,
         Outcome::SkuDuplicateInFile,
         Outcome::SkuAmbiguous,
+        Outcome::EventNotFound,
+        Outcome::WebhookNotConfigured,
+        Outcome::OrderNotFound,
+        Outcome::CollectionExists,
+        Outcome::CreditCodeNotFound,
+        Outcome::CreditCodeAlreadyRedeemed,
+        Outcome::CreditCodeExpired,
     ];
 
     pub fn code(self) -> &'static str {
@@ -89,6 +110,13 @@ impl Outcome {
             Self::WarehousesContended => "edit_conflict",
             Self::SkuDuplicateInFile => "sku_duplicate_in_file",
             Self::SkuAmbiguous => "sku_ambiguous",
+            Self::EventNotFound => "event_not_found",
+            Self::WebhookNotConfigured => "webhook_not_configured",
+            Self::OrderNotFound => "order_not_found",
+            Self::CollectionExists => "collection_exists",
+            Self::CreditCodeNotFound => "credit_code_not_found",
+            Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
+            Self::CreditCodeExpired => "credit_code_expired",
         }
     }
 
@@ -121,15 +149,38 @@ impl Outcome {
             Self::SkuAmbiguous => {
                 "Several of your listings have this SKU: give them distinct SKUs, or leave the SKU out to create one."
             }
+            Self::EventNotFound => "No event with this id in your brand's delivery log.",
+            Self::WebhookNotConfigured => {
+                "No webhook endpoint is enabled: give it a URL and turn it on (Integrations in the dashboard, or \
+                 the webhook settings of the API) first."
+            }
+            Self::OrderNotFound => "No clearance order with this id in your brand.",
+            Self::CollectionExists => "This order's collection is already scheduled: only one date can be set.",
+            Self::CreditCodeNotFound => {
+                "No credit code of your brand matches: check the code and type it again (case, spaces and dashes \
+                 do not matter)."
+            }
+            Self::CreditCodeAlreadyRedeemed => "This credit code has already been spent: each code works only once.",
+            Self::CreditCodeExpired => "This credit code has expired: it can no longer be spent.",
         })
     }
 
     pub fn kind(self) -> Kind {
         match self {
-            Self::ListingNotFound | Self::PhotoNotFound | Self::WarehouseNotFound => Kind::NotFound,
+            Self::ListingNotFound
+            | Self::PhotoNotFound
+            | Self::WarehouseNotFound
+            | Self::EventNotFound
+            | Self::OrderNotFound
+            | Self::CreditCodeNotFound => Kind::NotFound,
             Self::NotOwner => Kind::Forbidden,
             Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous => Kind::BadRequest,
-            Self::EditConflict | Self::WarehousesContended => Kind::Conflict,
+            Self::EditConflict
+            | Self::WarehousesContended
+            | Self::WebhookNotConfigured
+            | Self::CollectionExists
+            | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
+            Self::CreditCodeExpired => Kind::Gone,
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,
             Self::TooManyPixels { .. } => Kind::TooLarge,
@@ -156,7 +207,20 @@ mod tests {
                 assert_eq!(a.kind(), b.kind(), "{} answers with two statuses", a.code());
             }
         }
-        let to_do = ["retry", "try again", "send", "give", "choose", "scale", "only", "leave", "no ", "read"];
+        let to_do = [
+            "retry",
+            "try again",
+            "send",
+            "give",
+            "choose",
+            "scale",
+            "only",
+            "leave",
+            "no ",
+            "read",
+            "check",
+            "replay",
+        ];
         for outcome in Outcome::EXAMPLES {
             let message = outcome.message();
             assert!(message.ends_with('.'), "{message}");
