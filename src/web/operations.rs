@@ -523,6 +523,8 @@ async fn collections_view(
                 e.message = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
             }
         }
+        // A date both missing and malformed says so once.
+        errors.dedup_by(|a, b| a.message == b.message);
         (id, FieldErrors(errors), date)
     });
     let page = CollectionsPage {

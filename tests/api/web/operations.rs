@@ -49,13 +49,13 @@ async fn an_events_page_shows_its_payload_and_the_first_kilobyte_of_each_answer_
     assert_eq!(page.status, 200);
     assert!(page.body.contains("<pre class=\"payload\""), "{}", page.body);
     assert!(
-        page.body.contains("&#34;note&#34;: &#34;&lt;script&gt;alert(1)&lt;/script&gt; &amp; more&#34;"),
+        page.body.contains("&#34;note&#34;: &#34;&#60;script&#62;alert(1)&#60;/script&#62; &#38; more&#34;"),
         "{}",
         page.body
     );
     assert!(!page.body.contains("<script>alert"), "never unescaped");
     // Of a 10 MB answer, 1024 bytes are kept and shown.
-    let kept = sql_i64(&app, "SELECT MAX(LENGTH(response_excerpt)) FROM webhook_attempts").await;
+    let kept = sql_i64(&app, "SELECT CAST(MAX(LENGTH(response_excerpt)) AS BIGINT) FROM webhook_attempts").await;
     assert_eq!(kept, Some(1024));
     let a = "a".repeat(1024);
     assert!(page.body.contains(&format!(">{a}</pre>")), "the first kilobyte");
@@ -65,7 +65,9 @@ async fn an_events_page_shows_its_payload_and_the_first_kilobyte_of_each_answer_
     // Markup in an answer is text on the page.
     let page = ada.get(&format!("/dashboard/deliveries/{marked}")).await;
     assert!(
-        page.body.contains("&lt;html&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;p&gt;thanks&lt;/p&gt;&lt;/html&gt;"),
+        page.body.contains(
+            "&#60;html&#62;&#60;script&#62;alert(1)&#60;/script&#62;&#60;p&#62;thanks&#60;/p&#62;&#60;/html&#62;"
+        ),
         "{}",
         page.body
     );
@@ -73,7 +75,7 @@ async fn an_events_page_shows_its_payload_and_the_first_kilobyte_of_each_answer_
 
     // The API's delivery log keeps its documented shape (the spec does not add the answer).
     let entry = wait_for_attempts(&app, &partner, &marked, 1, WAIT).await;
-    let attempt = entry["attempts"][0].as_object().expect("an attempt").clone();
+    let attempt = entry["attempt_log"][0].as_object().expect("an attempt").clone();
     assert!(!attempt.contains_key("response_excerpt") && !attempt.contains_key("response_body"), "{attempt:?}");
 }
 
@@ -173,8 +175,9 @@ async fn collections_show_the_listing_and_its_warehouse_and_scheduling_redirects
     let mut ada = Browser::signed_in(&app, &email).await;
     let page = ada.get("/dashboard/collections").await;
     assert!(
-        page.body
-            .contains(&format!("<a href=\"/dashboard/listings/{listing_id}\">Oak &lt;b&gt;frame&lt;/b&gt; sofa</a>")),
+        page.body.contains(&format!(
+            "<a href=\"/dashboard/listings/{listing_id}\">Oak &#60;b&#62;frame&#60;/b&#62; sofa</a>"
+        )),
         "the title, linked and escaped: {}",
         page.body
     );
@@ -192,7 +195,7 @@ async fn collections_show_the_listing_and_its_warehouse_and_scheduling_redirects
         );
         assert!(page.body.contains(&error), "{date}: {}", page.body);
         assert!(page.body.contains(&format!("value=\"{date}\"")), "{date}: the date given is kept");
-        assert!(!page.body.contains("scheduled_for"), "{date}: no code on the page");
+        assert!(!page.body.contains("scheduled_for_"), "{date}: no code on the page");
     }
     // The API says the same sentence beside the same code.
     let outside = json!({"order_id": order_id.parse::<i64>().unwrap(), "scheduled_for": "2026-12-25"});
