@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -74,8 +75,11 @@ def call(base, method, path, token, body=None):
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(base + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request) as response:
-        return json.loads(response.read() or b"null")
+    try:
+        with urllib.request.urlopen(request) as response:
+            return json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as e:
+        sys.exit(f"{method} {path} answered {e.code}: {e.read().decode(errors='replace')}")
 
 
 def wait_for(what, check, seconds=15):
@@ -102,7 +106,7 @@ def seed(base, key, hook):
     scheduled = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": listing, "buyer_window_start": later})["id"]
     call(base, "POST", "/v1/partner/collections", key, {"order_id": scheduled, "scheduled_for": later})
     exchange = call(base, "POST", "/v1/listings", key, {
-        "title": "Trade-in armchair", "price_gbp": 120, "condition": "good", "category": "Armchairs",
+        "title": "Trade-in armchair", "price_gbp": 120, "condition": "excellent", "category": "Armchairs",
         "faults": ["None"], "channel": "exchange", "quantity": 1})["id"]
     traded = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": exchange})["id"]
     call(base, "POST", f"/ops/v1/orders/{traded}/complete", OPS, {})
