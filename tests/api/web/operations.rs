@@ -213,7 +213,8 @@ async fn collections_show_the_listing_and_its_warehouse_and_scheduling_redirects
     ada.post("/dashboard/collections", &posted).await.assert_redirect("/dashboard/collections");
     let page = ada.get("/dashboard/collections").await;
     assert!(page.body.contains(&format!("Collection of order #{order_id} scheduled.")), "{}", page.body);
-    assert!(page.body.contains("<td>12 Dec 2026</td>\n    <td>York Yard</td>"), "{}", page.body);
+    let row = "<td data-label=\"Collection date\">12 Dec 2026</td>\n    <td data-label=\"Warehouse\">York Yard</td>";
+    assert!(page.body.contains(row), "{}", page.body);
     assert!(page.body.contains("Nothing to schedule."), "{}", page.body);
     assert!(!ada.get("/dashboard/collections").await.body.contains("scheduled."), "the notice shows once");
     // Posted again (a second tab): the catalogue's sentence, not the code.

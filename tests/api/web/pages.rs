@@ -234,7 +234,7 @@ async fn a_collection_is_scheduled_inside_the_window_and_a_date_outside_is_shown
         "{}",
         page.body
     );
-    assert!(page.body.contains(&format!("<td>{window}</td>")), "the window in words");
+    assert!(page.body.contains(&format!("<td data-label=\"Buyer window\">{window}</td>")), "the window in words");
     let inside = [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", "2026-12-12")];
     ada.post("/dashboard/collections", &inside).await.assert_redirect("/dashboard/collections");
     let listed = json(app.get("/v1/partner/collections?status=scheduled", &partner.key).await).await;
