@@ -252,6 +252,7 @@ impl From<Outcome> for ApiError {
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::Unsupported => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Kind::Gone => StatusCode::GONE,
         };
         Self::client(status, outcome.code(), outcome.message())
     }

@@ -35,6 +35,7 @@ fn own_code(code: &str) -> Option<&'static str> {
         "transfer_to_invalid" => {
             "Name in `transfer_to` an active member of your team, not the one removed, to take over their listings."
         }
+        "warehouse_id_invalid" => "Choose one of your brand's warehouses (`warehouse_id` is its `id`).",
         _ => return None,
     })
 }
@@ -120,9 +121,10 @@ mod tests {
             ("email", "email_taken"),
             ("attachment_ids", "attachment_ids_invalid"),
             ("transfer_to", "transfer_to_invalid"),
+            ("warehouse_id", "warehouse_id_invalid"),
             ("password", "password_weak"),
         ];
-        let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name"];
+        let verbs = ["Give", "Shorten", "Remove", "Check", "Send", "Use", "Name", "Choose"];
         for (field, code) in reasons {
             let sentence = reason_message(field, code);
             assert!(verbs.iter().any(|v| sentence.starts_with(v)), "{code}: {sentence}");

@@ -36,6 +36,27 @@ impl BuyerWindow {
     pub fn contains(&self, date: NaiveDate) -> bool {
         (self.start..=self.end).contains(&date)
     }
+
+    /// The window as people read it: `30 Nov to 9 Dec 2026` (the year once when both days
+    /// share it).
+    pub fn words(&self) -> String {
+        use chrono::Datelike;
+        let first = if self.start.year() == self.end.year() {
+            self.start.format("%-d %b")
+        } else {
+            self.start.format("%-d %b %Y")
+        };
+        format!("{first} to {}", self.end.format("%-d %b %Y"))
+    }
+
+    /// `scheduled_for_invalid` on `field`, its sentence naming this window.
+    pub fn refusal(&self, field: &str) -> super::FieldError {
+        super::FieldError {
+            field: field.to_owned(),
+            code: format!("{field}_invalid"),
+            message: format!("Choose a date from {}: the buyer's collection window.", self.words()),
+        }
+    }
 }
 
 /// `#<id>`, the display reference of an order.
@@ -131,6 +152,16 @@ mod tests {
         assert!(window.contains(date("2026-12-28")) && window.contains(date("2027-01-06")));
         assert!(!window.contains(date("2026-12-27")) && !window.contains(date("2027-01-07")));
         assert_eq!(BuyerWindow::default_from(date("2026-11-21")).unwrap().start, date("2026-11-24"));
+    }
+
+    #[test]
+    fn a_date_outside_the_window_is_refused_with_the_window_in_words() {
+        let window = BuyerWindow::starting(date("2026-12-10")).unwrap();
+        assert_eq!(window.words(), "10 Dec to 19 Dec 2026");
+        let refused = window.refusal("scheduled_for");
+        assert_eq!(refused.code, "scheduled_for_invalid", "the code is unchanged");
+        assert_eq!(refused.message, "Choose a date from 10 Dec to 19 Dec 2026: the buyer's collection window.");
+        assert_eq!(BuyerWindow::starting(date("2026-12-28")).unwrap().words(), "28 Dec 2026 to 6 Jan 2027");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub enum Kind {
     TooLarge,
     /// The upload is not a type the service reads (415).
     Unsupported,
+    /// What it names existed and is no longer usable (410).
+    Gone,
 }
 
 /// One refusal of a use case.
@@ -73,6 +75,18 @@ pub enum Outcome {
     ResetOwnTwoStep,
     /// The member does not sign in with two steps (or left the team).
     TwoStepNotSet,
+    /// No webhook event with that id in the brand's log.
+    EventNotFound,
+    /// A replay with no enabled webhook endpoint to send to.
+    WebhookNotConfigured,
+    /// No clearance order with that id in the brand.
+    OrderNotFound,
+    /// The order's collection is already scheduled.
+    CollectionExists,
+    /// No credit code of the brand matches (another brand's code included).
+    CreditCodeNotFound,
+    CreditCodeAlreadyRedeemed,
+    CreditCodeExpired,
 }
 
 pub use super::limits::INVITATION_LINKS_PER_DAY;
@@ -103,6 +117,13 @@ impl Outcome {
         Outcome::InvitationsTooFrequent,
         Outcome::ResetOwnTwoStep,
         Outcome::TwoStepNotSet,
+        Outcome::EventNotFound,
+        Outcome::WebhookNotConfigured,
+        Outcome::OrderNotFound,
+        Outcome::CollectionExists,
+        Outcome::CreditCodeNotFound,
+        Outcome::CreditCodeAlreadyRedeemed,
+        Outcome::CreditCodeExpired,
     ];
 
     pub fn code(self) -> &'static str {
@@ -130,6 +151,13 @@ impl Outcome {
             Self::InvitationsTooFrequent => "invitations_too_frequent",
             Self::ResetOwnTwoStep => "two_step_reset_own",
             Self::TwoStepNotSet => "two_step_not_set",
+            Self::EventNotFound => "event_not_found",
+            Self::WebhookNotConfigured => "webhook_not_configured",
+            Self::OrderNotFound => "order_not_found",
+            Self::CollectionExists => "collection_exists",
+            Self::CreditCodeNotFound => "credit_code_not_found",
+            Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
+            Self::CreditCodeExpired => "credit_code_expired",
         }
     }
 
@@ -186,6 +214,19 @@ impl Outcome {
                 "This member does not sign in with two steps (or left the team), so there is nothing to reset: reload \
                  the team page."
             }
+            Self::EventNotFound => "No event with this id in your brand's delivery log.",
+            Self::WebhookNotConfigured => {
+                "No webhook endpoint is enabled: give it a URL and turn it on (Integrations in the dashboard, or \
+                 the webhook settings of the API) first."
+            }
+            Self::OrderNotFound => "No clearance order with this id in your brand.",
+            Self::CollectionExists => "This order's collection is already scheduled: only one date can be set.",
+            Self::CreditCodeNotFound => {
+                "No credit code of your brand matches: check the code and type it again (case, spaces and dashes \
+                 do not matter)."
+            }
+            Self::CreditCodeAlreadyRedeemed => "This credit code has already been spent: each code works only once.",
+            Self::CreditCodeExpired => "This credit code has expired: it can no longer be spent.",
         })
     }
 
@@ -204,9 +245,15 @@ impl Outcome {
             | Self::EmailTaken
             | Self::InvitationsTooFrequent
             | Self::ResetOwnTwoStep => Kind::Conflict,
+            Self::EventNotFound | Self::OrderNotFound | Self::CreditCodeNotFound => Kind::NotFound,
             Self::NotOwner => Kind::Forbidden,
             Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous => Kind::BadRequest,
-            Self::EditConflict | Self::WarehousesContended => Kind::Conflict,
+            Self::EditConflict
+            | Self::WarehousesContended
+            | Self::WebhookNotConfigured
+            | Self::CollectionExists
+            | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
+            Self::CreditCodeExpired => Kind::Gone,
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,
             Self::TooManyPixels { .. } => Kind::TooLarge,
@@ -252,6 +299,7 @@ mod tests {
             "wait",
             "turn",
             "reload",
+            "replay",
         ];
         for outcome in Outcome::EXAMPLES {
             let message = outcome.message();

@@ -240,6 +240,30 @@ pub fn read_previous(stored: &str) -> Vec<PreviousSecret> {
     serde_json::from_str(stored).unwrap_or_default()
 }
 
+/// The most of an endpoint's answer kept with its attempt, in bytes (the event page shows
+/// it; the delivery log of the API does not).
+pub const ANSWER_EXCERPT_BYTES: usize = 1024;
+
+/// What an endpoint answered, as text to keep: the first [`ANSWER_EXCERPT_BYTES`] of
+/// `body`, cut before a character split by that limit; bytes that are not UTF-8, and NUL
+/// (which PostgreSQL text cannot hold), as U+FFFD. `None` for an empty body.
+pub fn answer_excerpt(body: &[u8]) -> Option<String> {
+    let cut = body.len() > ANSWER_EXCERPT_BYTES;
+    let body = &body[..body.len().min(ANSWER_EXCERPT_BYTES)];
+    let mut text = String::with_capacity(body.len());
+    let mut chunks = body.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
+        text.push_str(chunk.valid());
+        // The last invalid bytes may be a character the limit cut: dropped, not replaced.
+        let cut_at_the_end = cut && chunks.peek().is_none();
+        if !chunk.invalid().is_empty() && !cut_at_the_end {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    let text = text.replace('\0', "\u{FFFD}");
+    (!text.is_empty()).then_some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,5 +371,21 @@ mod tests {
         let stored = serde_json::to_string(&list).unwrap();
         assert_eq!(read_previous(&stored), list);
         assert!(read_previous("not json").is_empty());
+    }
+
+    #[test]
+    fn an_answer_is_kept_to_its_first_kilobyte_cut_between_characters() {
+        assert_eq!(answer_excerpt(b""), None);
+        assert_eq!(answer_excerpt(b"ok").as_deref(), Some("ok"));
+        let huge = vec![b'a'; 10 << 20];
+        assert_eq!(answer_excerpt(&huge).map(|t| t.len()), Some(ANSWER_EXCERPT_BYTES));
+        // "é" is two bytes: 1023 of 'a' then "é" would cross the limit, so it is left out.
+        let mut split = vec![b'a'; ANSWER_EXCERPT_BYTES - 1];
+        split.extend_from_slice("é and more".as_bytes());
+        let kept = answer_excerpt(&split).unwrap();
+        assert_eq!(kept.len(), ANSWER_EXCERPT_BYTES - 1);
+        assert!(kept.chars().all(|c| c == 'a'));
+        // Not UTF-8, and NUL: shown as U+FFFD, never dropped silently.
+        assert_eq!(answer_excerpt(b"a\xffb\0c").as_deref(), Some("a\u{FFFD}b\u{FFFD}c"));
     }
 }

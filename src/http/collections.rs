@@ -193,19 +193,13 @@ pub async fn schedule_collection(
 
 impl From<ScheduleError> for ApiError {
     fn from(e: ScheduleError) -> Self {
+        if let Some(reason) = e.field_error() {
+            return ApiError::validation(vec![reason]);
+        }
         match e {
-            ScheduleError::OrderNotFound => {
-                ApiError::not_found("order_not_found", "The brand has no such clearance order.")
-            }
-            ScheduleError::OutsideWindow => ApiError::field("scheduled_for", "scheduled_for_invalid"),
-            ScheduleError::UnknownWarehouse => ApiError::field("warehouse_id", "warehouse_id_invalid"),
-            ScheduleError::AlreadyScheduled => ApiError::client(
-                StatusCode::CONFLICT,
-                "collection_exists",
-                "This order's collection is already scheduled.",
-            ),
             ScheduleError::Store(e) => e.into(),
             ScheduleError::Internal(e) => ApiError::Internal(e),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }

@@ -3,7 +3,6 @@
 
 use crate::http::routing::post;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -94,18 +93,8 @@ pub async fn redeem_credit(
 impl From<RedeemError> for ApiError {
     fn from(e: RedeemError) -> Self {
         match e {
-            RedeemError::NotFound => {
-                ApiError::not_found("credit_code_not_found", "No credit code of this brand matches.")
-            }
-            RedeemError::AlreadyRedeemed => ApiError::client(
-                StatusCode::CONFLICT,
-                "credit_code_already_redeemed",
-                "This credit code has already been spent.",
-            ),
-            RedeemError::Expired => {
-                ApiError::client(StatusCode::GONE, "credit_code_expired", "This credit code has expired.")
-            }
             RedeemError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }

@@ -32,14 +32,18 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::retry::{random_unit, RetrySchedule};
 use super::signature::{signature_header, standard_signature};
 use crate::config::Config;
-use crate::domain::webhook::{read_previous, still_signing, DeliveryStatus, FailureClass};
+use crate::domain::webhook::{
+    answer_excerpt, read_previous, still_signing, DeliveryStatus, FailureClass, ANSWER_EXCERPT_BYTES,
+};
 use crate::metrics::{Delivery, Metrics};
 use crate::net::{ClientSettings, Outbound, Redirects};
 use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
 
 /// The `User-Agent` of every delivery.
 pub const USER_AGENT: &str = "rehome-webhooks/1.0";
-/// The most of an answer's body read (and thrown away) so its connection can be reused.
+/// The most of an answer's body read so its connection can be reused: its first
+/// [`ANSWER_EXCERPT_BYTES`] are kept with the attempt, the rest is thrown away as it
+/// arrives, and a longer body's connection is dropped unread.
 const DRAIN_LIMIT: usize = 64 * 1024;
 
 /// Wakes the delivery worker. Call [`Outbox::wake`] after committing a transaction that
@@ -406,14 +410,14 @@ fn delivery_outcome(status: DeliveryStatus) -> Delivery {
 async fn attempt(outbound: &Outbound, settings: &WorkerSettings, sealer: Option<&Sealer>, job: Job) -> AttemptResult {
     let attempted_at = Utc::now();
     let started = Instant::now();
-    let answer = match job.event.envelope(sealer) {
+    let (answer, excerpt) = match job.event.envelope(sealer) {
         Ok(body) => send(outbound, &job, body).await,
         Err(_) => {
             tracing::error!(
                 event_id = %job.event.id,
                 "webhook event body does not open with this data key (wrong REHOME_DATA_KEY or key file?): not sent"
             );
-            Answer::Failed(FailureClass::Undecryptable)
+            (Answer::Failed(FailureClass::Undecryptable), None)
         }
     };
     let elapsed = started.elapsed();
@@ -443,13 +447,15 @@ async fn attempt(outbound: &Outbound, settings: &WorkerSettings, sealer: Option<
         duration_ms: i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
         status,
         next_attempt_at,
+        response_excerpt: excerpt,
     }
 }
 
-/// POSTs the envelope bytes, signed now, and returns the answer's status.
-async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
+/// POSTs the envelope bytes, signed now, and returns the answer's status and the start of
+/// its body ([`answer_excerpt`]).
+async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> (Answer, Option<String>) {
     let Ok(url) = Url::parse(&job.url) else {
-        return Answer::Failed(FailureClass::InvalidUrl);
+        return (Answer::Failed(FailureClass::InvalidUrl), None);
     };
     let timestamp = Utc::now().timestamp();
     let secrets: Vec<&str> = job.secrets.iter().map(String::as_str).collect();
@@ -457,7 +463,7 @@ async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
     let standard = standard_signature(&secrets, &job.event.id, timestamp, &body);
     let request = match outbound.request(Method::POST, &url) {
         Ok(request) => request,
-        Err(_) => return Answer::Failed(FailureClass::AddressRefused),
+        Err(_) => return (Answer::Failed(FailureClass::AddressRefused), None),
     };
     let sent = request
         .header(CONTENT_TYPE, "application/json")
@@ -473,16 +479,22 @@ async fn send(outbound: &Outbound, job: &Job, body: Vec<u8>) -> Answer {
     match sent {
         Ok(mut response) => {
             let status = response.status().as_u16();
+            // One byte past the excerpt says whether the body was cut.
+            let mut kept: Vec<u8> = Vec::with_capacity(ANSWER_EXCERPT_BYTES + 1);
             let mut read = 0;
             while read < DRAIN_LIMIT {
                 match response.chunk().await {
-                    Ok(Some(chunk)) => read += chunk.len(),
+                    Ok(Some(chunk)) => {
+                        let room = (ANSWER_EXCERPT_BYTES + 1).saturating_sub(kept.len());
+                        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                        read += chunk.len();
+                    }
                     _ => break,
                 }
             }
-            Answer::Status(status)
+            (Answer::Status(status), answer_excerpt(&kept))
         }
-        Err(e) => Answer::Failed(failure_class(&e)),
+        Err(e) => (Answer::Failed(failure_class(&e)), None),
     }
 }
 

@@ -36,6 +36,10 @@ pub struct CollectionRow {
     pub scheduled_at: Option<Ts>,
     pub warehouse_id: Option<String>,
     pub warehouse_label: Option<String>,
+    /// The title sold (the order's, else its listing's as it is now).
+    pub title: Option<String>,
+    /// The listing's warehouse as it is now (the collection's default).
+    pub listing_warehouse_id: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -67,11 +71,18 @@ impl Store {
             "FROM orders o JOIN brands b ON b.id = o.brand_id LEFT JOIN collections c ON c.order_id = o.id
              WHERE o.brand_id = $1 AND o.channel = $2 {condition}"
         );
+        // The listing only adds columns (at most one row: its id), so the count goes without it.
+        let from_listings = from.replacen(
+            "LEFT JOIN collections",
+            "LEFT JOIN listings l ON l.id = o.listing_id AND l.brand_id = o.brand_id LEFT JOIN collections",
+            1,
+        );
         let page = format!(
             "SELECT o.id AS order_id, b.slug AS brand_slug, o.listing_id, o.quantity, o.buyer_window_start,
                     o.buyer_window_end, o.status AS order_status, c.id, c.scheduled_for, c.scheduled_at,
-                    c.warehouse_id, c.warehouse_label
-             {from} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
+                    c.warehouse_id, c.warehouse_label, COALESCE(o.title, l.title) AS title,
+                    l.warehouse_id AS listing_warehouse_id
+             {from_listings} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
         );
         let count = format!("SELECT COUNT(*) {from}");
         let snapshot = READ_SNAPSHOT.of(self);

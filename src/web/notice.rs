@@ -29,6 +29,14 @@ pub enum Notice {
     YouAreMember,
     PhotoRemoved,
     WarehouseDeleted,
+    EventQueued,
+    /// How many (the notice's number).
+    DeadQueued,
+    NoDeadEvents,
+    /// The order (the notice's number).
+    CollectionScheduled,
+    /// The value in pence (the notice's number).
+    CodeRedeemed,
 }
 
 wire_names!(Notice {
@@ -46,6 +54,11 @@ wire_names!(Notice {
     YouAreMember => "you-are-member",
     PhotoRemoved => "photo-removed",
     WarehouseDeleted => "warehouse-deleted",
+    EventQueued => "event-queued",
+    DeadQueued => "dead-queued",
+    NoDeadEvents => "no-dead-events",
+    CollectionScheduled => "collection-scheduled",
+    CodeRedeemed => "code-redeemed",
 });
 
 impl Notice {
@@ -70,7 +83,39 @@ impl Notice {
             Self::TwoStepReset => {
                 "Their two-step sign-in was reset and their sessions ended. They set it up again after signing in."
             }
+            Self::EventQueued => "Event queued: it is being sent to your endpoint again.",
+            Self::DeadQueued => "Dead events queued: they are being sent to your endpoint again.",
+            Self::NoDeadEvents => "No event was dead, so nothing was queued.",
+            Self::CollectionScheduled => "Collection scheduled.",
+            Self::CodeRedeemed => "Credit code redeemed: it cannot be spent again.",
         }
+    }
+
+    /// The sentence shown, with the number the action reported (how many events were
+    /// queued, which order, how much a code was worth) when it reported one.
+    pub fn said(self, number: Option<u64>) -> String {
+        match (self, number) {
+            (Self::DeadQueued, Some(1)) => "1 dead event queued: it is being sent to your endpoint again.".to_owned(),
+            (Self::DeadQueued, Some(n)) => {
+                format!("{n} dead events queued: they are being sent to your endpoint again.")
+            }
+            (Self::CollectionScheduled, Some(order)) => {
+                format!("Collection of order {} scheduled.", crate::domain::order::order_reference(order as i64))
+            }
+            (Self::CodeRedeemed, Some(pence)) => format!(
+                "Credit code redeemed: £{} of credit, spent now (it cannot be spent again).",
+                crate::usecases::wallet::statement::pounds(pence as i64)
+            ),
+            _ => self.text().to_owned(),
+        }
+    }
+
+    /// 303 to `to`, carrying this notice and `number` (`name.number` in the cookie: a
+    /// name of the fixed set and digits, still never text a client chose).
+    pub fn redirect_with(self, number: u64, to: &str, secure: bool) -> Response {
+        let mut response = Redirect::to(to).into_response();
+        cookies::set_notice(response.headers_mut(), &format!("{}.{number}", self.as_str()), secure);
+        response
     }
 
     /// 303 to `to`, carrying this notice to it.
@@ -81,13 +126,33 @@ impl Notice {
     }
 }
 
-/// The notice the request carries, if any (read by the page that shows it).
+/// The notice the request carries, if any (read by the page that shows it), and its number.
 #[derive(Debug, Clone, Copy)]
-pub struct Flash(pub Option<Notice>);
+pub struct Flash(pub Option<Notice>, pub Option<u64>);
 
 impl Flash {
     pub fn text(self) -> Option<&'static str> {
         self.0.map(Notice::text)
+    }
+
+    /// The sentence with its number ([`Notice::said`]).
+    pub fn said(self) -> Option<String> {
+        self.0.map(|notice| notice.said(self.1))
+    }
+
+    /// `name` or `name.digits` (at most 15 of them: a count or an amount in pence).
+    fn read(value: &str) -> Self {
+        let (name, number) = match value.split_once('.') {
+            Some((name, digits)) if (1..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                (name, digits.parse().ok())
+            }
+            Some(_) => return Self(None, None),
+            None => (value, None),
+        };
+        match name.parse() {
+            Ok(notice) => Self(Some(notice), number),
+            Err(_) => Self(None, None),
+        }
     }
 }
 
@@ -95,7 +160,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Flash {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self(cookies::get(&parts.headers, cookies::NOTICE).and_then(|name| name.parse().ok())))
+        Ok(cookies::get(&parts.headers, cookies::NOTICE).map_or(Self(None, None), Self::read))
     }
 }
 
@@ -119,6 +184,22 @@ mod tests {
             assert!(notice.text().ends_with('.'));
         }
         assert!("<script>".parse::<Notice>().is_err());
+    }
+
+    #[test]
+    fn a_notice_carries_a_number_and_nothing_else() {
+        assert_eq!(
+            Flash::read("dead-queued.3").said().as_deref(),
+            Some("3 dead events queued: they are being sent to your endpoint again.")
+        );
+        assert_eq!(
+            Flash::read("code-redeemed.1250").said().as_deref(),
+            Some("Credit code redeemed: £12.50 of credit, spent now (it cannot be spent again).")
+        );
+        assert_eq!(Flash::read("event-queued").said().as_deref(), Some(Notice::EventQueued.text()));
+        for forged in ["dead-queued.<b>", "dead-queued.", "dead-queued.1.2", "dead-queued.9999999999999999", "nope.1"] {
+            assert!(Flash::read(forged).0.is_none(), "{forged}");
+        }
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! The day-to-day pages: Deliveries (the webhook log, replay) and Collections (schedule a
-//! date inside the buyer window). Members see them read-only; their actions are admins'.
+//! The day-to-day pages: Deliveries (the webhook log, an event's payload and answers,
+//! replay) and Collections (schedule a date inside the buyer window). Members see them
+//! read-only; their actions are admins'. Actions answer post/redirect/get with a notice;
+//! a Replay sent by htmx answers its row alone, in its new state.
 
 use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
@@ -12,15 +14,20 @@ use serde_json::{json, Value};
 use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
+use super::notice::{Flash, Notice};
 use super::pages::{page_number, render, when, Chrome, FieldErrors};
 use crate::domain::collection::{CollectionQuery, CollectionRequest};
 use crate::domain::reader::object;
-use crate::domain::webhook::{DeadReplay, DeliveryStatus};
+use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass};
 use crate::state::AppState;
+use crate::store::DeliveryRecord;
 use crate::usecases::marketplace::collections::{self, ScheduleError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::webhooks::ReplayError;
 use crate::usecases::{warehouses, webhooks};
+
+const DELIVERIES: &str = "/dashboard/deliveries";
+const COLLECTIONS: &str = "/dashboard/collections";
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -41,9 +48,13 @@ pub struct DeliveryRow {
     pub last: String,
     pub next_attempt: String,
     pub created: String,
+    /// What the Replay just sent by htmx did (or why it did not), shown in the row.
+    pub note: Option<String>,
+    /// True when `note` says why nothing was done.
+    pub refused: bool,
 }
 
-fn delivery_row(d: crate::store::DeliveryRecord) -> DeliveryRow {
+fn delivery_row(d: DeliveryRecord) -> DeliveryRow {
     DeliveryRow {
         event_id: d.event_id,
         event_type: d.event_type,
@@ -52,15 +63,31 @@ fn delivery_row(d: crate::store::DeliveryRecord) -> DeliveryRow {
         last: answer(d.last_status_code, d.last_error),
         next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
         created: when(d.created_at),
+        note: None,
+        refused: false,
     }
 }
 
-/// `HTTP 503`, or the failure class when there was no answer.
-fn answer(status: Option<i64>, error: Option<crate::domain::webhook::FailureClass>) -> String {
+/// `HTTP 503`, or why there was no answer, in words.
+fn answer(status: Option<i64>, error: Option<FailureClass>) -> String {
     match (status, error) {
         (Some(code), _) => format!("HTTP {code}"),
-        (None, Some(error)) => error.as_str().to_owned(),
+        (None, Some(error)) => failure_words(error).to_owned(),
         (None, None) => String::new(),
+    }
+}
+
+/// A failure without an HTTP answer, as people read it.
+fn failure_words(error: FailureClass) -> &'static str {
+    match error {
+        FailureClass::Timeout => "No answer in time",
+        FailureClass::ConnectionFailed => "Could not connect",
+        FailureClass::AddressRefused => "Address not allowed",
+        FailureClass::HttpStatus => "Refused",
+        FailureClass::RedirectNotFollowed => "Redirect not followed",
+        FailureClass::InvalidUrl => "The URL cannot be used",
+        FailureClass::Undecryptable => "Not sent: the event does not open with this server's data key",
+        FailureClass::NoEndpoint => "Waiting: no enabled endpoint",
     }
 }
 
@@ -74,9 +101,22 @@ pub struct DeliveriesPage {
     pub rows: Vec<DeliveryRow>,
     pub total: i64,
     pub notice: Option<String>,
+    /// Why the last action did nothing, in a sentence.
+    pub error: Option<String>,
     /// 1-based; `pages` of [`DELIVERIES_SHOWN`], at least 1.
     pub page: i64,
     pub pages: i64,
+}
+
+/// One row of Deliveries alone: the answer to a Replay sent by htmx.
+#[derive(askama::Template)]
+#[template(path = "dashboard/delivery_row.html")]
+pub struct DeliveryRowPartial {
+    pub csrf: String,
+    pub is_admin: bool,
+    pub status: &'static str,
+    pub page: i64,
+    pub row: DeliveryRow,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,15 +127,31 @@ struct DeliveriesQuery {
 
 /// Events a page of deliveries shows, newest first.
 const DELIVERIES_SHOWN: i64 = 100;
+/// The highest page number a link may name.
+const LAST_PAGE: i64 = 1_000_000;
+
+/// The list's status filter: a status, or `None` for any.
+fn status_filter(text: Option<&str>) -> Option<DeliveryStatus> {
+    text.and_then(|s| s.parse::<DeliveryStatus>().ok())
+}
+
+/// Where a Replay leads back to: the list as it was filtered and paged.
+fn deliveries_address(status: Option<DeliveryStatus>, page: i64) -> String {
+    match (status, page) {
+        (None, 1) => DELIVERIES.to_owned(),
+        (status, page) => format!("{DELIVERIES}?status={}&page={page}", status.map_or("any", DeliveryStatus::as_str)),
+    }
+}
 
 async fn deliveries_view(
     state: &AppState,
     session: &LiveSession,
-    status_filter: Option<&str>,
+    http_status: StatusCode,
+    status: Option<DeliveryStatus>,
     page_number: i64,
     notice: Option<String>,
+    error: Option<String>,
 ) -> Result<Response, PageError> {
-    let status = status_filter.and_then(|s| s.parse::<DeliveryStatus>().ok());
     let offset = (page_number - 1).saturating_mul(DELIVERIES_SHOWN);
     let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, offset).await?;
     let pages = ((page.total + DELIVERIES_SHOWN - 1) / DELIVERIES_SHOWN).max(1);
@@ -108,35 +164,114 @@ async fn deliveries_view(
         rows,
         total: page.total,
         notice,
+        error,
         page: page_number,
         pages,
     };
-    Ok(render(StatusCode::OK, &view))
+    Ok(render(http_status, &view))
 }
 
 async fn deliveries_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
+    flash: Flash,
     Query(query): Query<DeliveriesQuery>,
 ) -> Result<Response, PageError> {
     // A page number that is not one (or past the last page) shows the first page / no rows.
-    let page = page_number(query.page.as_deref(), 1_000_000);
-    deliveries_view(&state, &session, query.status.as_deref(), page, None).await
+    let page = page_number(query.page.as_deref(), LAST_PAGE);
+    let status = status_filter(query.status.as_deref());
+    deliveries_view(&state, &session, StatusCode::OK, status, page, flash.said(), None).await
+}
+
+/// The Replay form: where it was posted from, to return there.
+#[derive(Debug, Deserialize)]
+struct ReplayForm {
+    /// `event` from an event's page; else the list, filtered and paged as below.
+    #[serde(default)]
+    back: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    page: String,
+}
+
+/// True for a request htmx sent (it swaps part of the page with the answer).
+fn from_htmx(headers: &HeaderMap) -> bool {
+    headers.get("hx-request").is_some_and(|v| v.as_bytes() == b"true")
 }
 
 async fn replay(
     State(state): State<AppState>,
     Path(event_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    headers: HeaderMap,
+    posted: SignedInForm<ReplayForm>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
+    let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let notice = match webhooks::replay(&state.core, &session.actor(), &event_id).await {
-        Ok(_) => format!("Event {event_id} queued for delivery."),
+    let actor = session.actor();
+    let status = status_filter(Some(form.status.as_str()));
+    let page = page_number(Some(form.page.as_str()), LAST_PAGE);
+    let replayed = webhooks::replay(&state.core, &actor, &event_id).await;
+    let refused = match replayed {
+        Ok(record) if from_htmx(&headers) => {
+            let mut row = delivery_row(record);
+            row.note = Some("Queued: sending again now.".to_owned());
+            return Ok(row_partial(&session, status, page, row));
+        }
+        Ok(record) => {
+            let to = match form.back.as_str() {
+                "event" => format!("{DELIVERIES}/{}", path_segment(&record.event_id)),
+                _ => deliveries_address(status, page),
+            };
+            return Ok(Notice::EventQueued.redirect(&to, state.config.secure_cookies()));
+        }
+        Err(ReplayError::EventNotFound) => return Err(PageError::NotFound),
         Err(ReplayError::Store(e)) => return Err(e.into()),
-        Err(refused) => format!("Event {event_id} was not replayed: {}", replay_refusal(&refused)),
+        Err(refused) => refused,
     };
-    deliveries_view(&state, &session, None, 1, Some(notice)).await
+    let sentence = refusal_sentence(&refused)?;
+    if from_htmx(&headers) {
+        // The row as it stands, saying why it was not queued (200, so htmx swaps it in).
+        let (record, _) = match webhooks::delivery(&state.core, &actor, &event_id).await {
+            Ok(found) => found,
+            Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
+            Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
+        };
+        let mut row = delivery_row(record);
+        (row.note, row.refused) = (Some(sentence), true);
+        return Ok(row_partial(&session, status, page, row));
+    }
+    deliveries_view(&state, &session, StatusCode::CONFLICT, status, page, None, Some(sentence)).await
+}
+
+/// The catalogue's sentence for a refused replay; a refusal the catalogue does not name is
+/// a failure of the service (logged, the 500 page), never text shown as it is.
+fn refusal_sentence(refused: &ReplayError) -> Result<String, PageError> {
+    if let ReplayError::Invalid(errors) = refused {
+        return Ok(FieldErrors(errors.clone()).all());
+    }
+    match refused.outcome() {
+        Some(outcome) => Ok(outcome.message().into_owned()),
+        None => Err(PageError::internal(format!("a replay refused without an outcome: {refused:?}"))),
+    }
+}
+
+/// An event id as one segment of a path (ids are the service's own; encoded all the same).
+fn path_segment(id: &str) -> String {
+    url::form_urlencoded::byte_serialize(id.as_bytes()).collect()
+}
+
+fn row_partial(session: &LiveSession, status: Option<DeliveryStatus>, page: i64, row: DeliveryRow) -> Response {
+    let partial = DeliveryRowPartial {
+        csrf: session.record.csrf_token.clone(),
+        is_admin: session.is_admin(),
+        status: status.map_or("any", DeliveryStatus::as_str),
+        page,
+        row,
+    };
+    let mut response = render(StatusCode::OK, &partial);
+    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static("HX-Request"));
+    response
 }
 
 async fn confirm_replay_dead(SignedIn(session): SignedIn) -> Result<Response, PageError> {
@@ -165,23 +300,16 @@ async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>)
         Ok(request) => webhooks::replay_dead(&state.core, &session.actor(), &request).await,
         Err(errors) => Err(ReplayError::Invalid(errors)),
     };
-    let notice = match replayed {
-        Ok(n) => format!("{n} dead event(s) queued for delivery."),
+    let secure = state.config.secure_cookies();
+    let refused = match replayed {
+        Ok(0) => return Ok(Notice::NoDeadEvents.redirect(DELIVERIES, secure)),
+        Ok(n) => return Ok(Notice::DeadQueued.redirect_with(n, DELIVERIES, secure)),
         Err(ReplayError::Store(e)) => return Err(e.into()),
-        Err(refused) => format!("Nothing was replayed: {}", replay_refusal(&refused)),
+        Err(refused) => refused,
     };
-    deliveries_view(&state, &session, Some("dead"), 1, Some(notice)).await
-}
-
-/// Why a replay was refused, in words (a store failure is never one of them: it is the
-/// error page's).
-fn replay_refusal(refused: &ReplayError) -> String {
-    match refused {
-        ReplayError::EventNotFound => "there is no such event.".to_owned(),
-        ReplayError::NotConfigured => "set up and enable a webhook endpoint in Integrations first.".to_owned(),
-        ReplayError::Invalid(errors) => errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join(" "),
-        ReplayError::Store(_) => "the service could not do it.".to_owned(),
-    }
+    let sentence = refusal_sentence(&refused)?;
+    let dead = Some(DeliveryStatus::Dead);
+    deliveries_view(&state, &session, StatusCode::CONFLICT, dead, 1, None, Some(sentence)).await
 }
 
 pub struct AttemptRow {
@@ -189,6 +317,8 @@ pub struct AttemptRow {
     pub url: String,
     pub outcome: String,
     pub duration_ms: i64,
+    /// The start of what the endpoint answered (at most 1 KiB), shown escaped.
+    pub excerpt: Option<String>,
 }
 
 #[derive(askama::Template)]
@@ -199,17 +329,51 @@ pub struct DeliveryPage {
     pub is_admin: bool,
     pub event: DeliveryRow,
     pub attempts: Vec<AttemptRow>,
+    /// The payload sent, pretty-printed; `None` when it does not open with this server's key.
+    pub payload: Option<String>,
+    /// True when the event waits for an enabled endpoint.
+    pub no_endpoint: bool,
+    pub notice: Option<String>,
+}
+
+/// The most of a payload an event's page shows, in bytes.
+const PAYLOAD_SHOWN: usize = 64 * 1024;
+
+/// The payload as people read it: JSON indented (any other bytes as text), cut at
+/// [`PAYLOAD_SHOWN`].
+fn pretty_payload(bytes: &[u8]) -> String {
+    let mut text = match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    if text.len() > PAYLOAD_SHOWN {
+        let mut cut = PAYLOAD_SHOWN;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n… (cut: the first 64 KB are shown)");
+    }
+    text
 }
 
 async fn delivery_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
+    flash: Flash,
     Path(event_id): Path<String>,
 ) -> Result<Response, PageError> {
-    let (record, attempts) = match webhooks::delivery(&state.core, &session.actor(), &event_id).await {
-        Ok(found) => found,
-        Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
-        Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
+    let actor = session.actor();
+    let found = webhooks::delivery(&state.core, &actor, &event_id).await;
+    let payload = webhooks::payload(&state.core, &actor, &event_id).await;
+    let ((record, attempts), payload) = match (found, payload) {
+        (Ok(found), Ok(payload)) => (found, payload),
+        (Err(webhooks::DeliveryError::EventNotFound), _) | (_, Err(webhooks::DeliveryError::EventNotFound)) => {
+            return Err(PageError::NotFound)
+        }
+        (Err(webhooks::DeliveryError::Store(e)), _) | (_, Err(webhooks::DeliveryError::Store(e))) => {
+            return Err(e.into())
+        }
     };
     let attempts = attempts
         .into_iter()
@@ -218,14 +382,19 @@ async fn delivery_page(
             url: a.url,
             outcome: answer(a.status_code, a.error),
             duration_ms: a.duration_ms,
+            excerpt: a.response_excerpt,
         })
         .collect();
+    let no_endpoint = record.last_error == Some(FailureClass::NoEndpoint);
     let page = DeliveryPage {
         chrome: Chrome::signed_in(&session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
         event: delivery_row(record),
         attempts,
+        payload: payload.as_deref().map(pretty_payload),
+        no_endpoint,
+        notice: flash.said(),
     };
     Ok(render(StatusCode::OK, &page))
 }
@@ -236,13 +405,19 @@ pub struct CollectionRow {
     pub order_id: i64,
     pub reference: String,
     pub listing_id: i64,
+    /// The title sold; empty when it is not known any more.
+    pub title: String,
     pub quantity: i64,
     pub window_start: String,
     pub window_end: String,
     /// The buyer window as people read it: `30 Nov to 9 Dec 2026`.
     pub window_words: String,
-    /// `None` while unscheduled.
+    /// `None` while unscheduled; the date as people read it.
     pub scheduled_for: Option<String>,
+    /// Scheduled: the collection's warehouse ("" when none). To schedule: the warehouse the
+    /// form proposes (the listing's, else the default).
+    pub warehouse_id: Option<String>,
+    pub warehouse_label: String,
 }
 
 #[derive(askama::Template)]
@@ -253,27 +428,42 @@ pub struct CollectionsPage {
     pub is_admin: bool,
     pub unscheduled: Vec<CollectionRow>,
     pub scheduled: Vec<CollectionRow>,
-    /// `(id, label, default)`.
-    pub warehouses: Vec<(String, String, bool)>,
+    /// `(id, label)`.
+    pub warehouses: Vec<(String, String)>,
     pub notice: Option<String>,
-    /// The order the errors are about, and the errors.
-    pub failed: Option<(i64, FieldErrors)>,
+    /// The order the errors are about, the errors, and the date given.
+    pub failed: Option<(i64, FieldErrors, String)>,
 }
 
 impl CollectionsPage {
     /// The reasons shown beside the date field of `order_id`'s row.
     pub fn error_for(&self, order_id: &i64) -> Option<String> {
-        self.failed.as_ref().filter(|(id, _)| id == order_id).map(|(_, errors)| errors.all())
+        self.failed.as_ref().filter(|(id, ..)| id == order_id).map(|(_, errors, _)| errors.all())
+    }
+
+    /// The reasons about an order no longer offered (scheduled meanwhile, or unknown),
+    /// shown above the lists.
+    pub fn stray_error(&self) -> Option<String> {
+        let (id, errors, _) = self.failed.as_ref()?;
+        (!self.unscheduled.iter().any(|r| r.order_id == *id)).then(|| errors.all())
+    }
+
+    /// The date given in `order_id`'s refused form, to show it again.
+    pub fn date_for(&self, order_id: &i64) -> &str {
+        self.failed.as_ref().filter(|(id, ..)| id == order_id).map_or("", |(.., date)| date.as_str())
+    }
+
+    /// Whether the warehouse `id` is the one `row`'s form proposes.
+    pub fn proposes(&self, row: &CollectionRow, id: &str) -> bool {
+        row.warehouse_id.as_deref() == Some(id)
     }
 }
 
 const COLLECTIONS_SHOWN: i64 = 100;
 
-/// `30 Nov to 9 Dec 2026` (the year once when both days share it).
-fn window_words(start: chrono::NaiveDate, end: chrono::NaiveDate) -> String {
-    use chrono::Datelike;
-    let first = if start.year() == end.year() { start.format("%-d %b") } else { start.format("%-d %b %Y") };
-    format!("{first} to {}", end.format("%-d %b %Y"))
+/// `12 Dec 2026`.
+fn day(date: chrono::NaiveDate) -> String {
+    date.format("%-d %b %Y").to_string()
 }
 
 async fn collections_view(
@@ -281,21 +471,44 @@ async fn collections_view(
     session: &LiveSession,
     status: StatusCode,
     notice: Option<String>,
-    failed: Option<(i64, FieldErrors)>,
+    failed: Option<(i64, FieldErrors, String)>,
 ) -> Result<Response, PageError> {
     let actor = session.actor();
     let (orders, _) = collections::list(&state.core, &actor, CollectionQuery::Any, COLLECTIONS_SHOWN, 0).await?;
+    let warehouses = warehouses::list(&state.core, &actor).await?;
+    let default = warehouses.iter().find(|w| w.is_default).map(|w| w.id.clone());
     let (mut unscheduled, mut scheduled) = (Vec::new(), Vec::new());
     for order in orders {
+        let (warehouse_id, warehouse_label, scheduled_for) = match &order.collection {
+            Some(c) => (
+                c.warehouse_id.clone(),
+                c.warehouse_label.clone(),
+                Some(c.scheduled_for.parse().map_or_else(|_| c.scheduled_for.clone(), day)),
+            ),
+            None => {
+                // The listing's warehouse while it is still one of the brand's, else the default.
+                let proposed = order
+                    .listing_warehouse_id
+                    .as_ref()
+                    .filter(|id| warehouses.iter().any(|w| &w.id == *id))
+                    .cloned()
+                    .or_else(|| default.clone());
+                let label = warehouses.iter().find(|w| Some(&w.id) == proposed.as_ref()).map(|w| w.label.clone());
+                (proposed, label.unwrap_or_default(), None)
+            }
+        };
         let row = CollectionRow {
             order_id: order.order_id,
             reference: crate::domain::order::order_reference(order.order_id),
             listing_id: order.listing_id,
+            title: order.title,
             quantity: order.quantity,
             window_start: order.window.start.to_string(),
             window_end: order.window.end.to_string(),
-            window_words: window_words(order.window.start, order.window.end),
-            scheduled_for: order.collection.as_ref().map(|c| c.scheduled_for.clone()),
+            window_words: order.window.words(),
+            scheduled_for,
+            warehouse_id,
+            warehouse_label,
         };
         if row.scheduled_for.is_some() {
             scheduled.push(row);
@@ -303,14 +516,16 @@ async fn collections_view(
             unscheduled.push(row);
         }
     }
-    // A date outside the window is answered with that order's window, in words.
-    let failed = failed.map(|(id, FieldErrors(mut errors))| {
+    // A date missing, malformed or outside the window is answered with that order's window.
+    let failed = failed.map(|(id, FieldErrors(mut errors), date)| {
         if let Some(row) = unscheduled.iter().find(|r| r.order_id == id) {
-            for e in errors.iter_mut().filter(|e| e.code == "scheduled_for_invalid") {
+            for e in errors.iter_mut().filter(|e| e.field == "scheduled_for" && e.code.starts_with("scheduled_for_")) {
                 e.message = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
             }
         }
-        (id, FieldErrors(errors))
+        // A date both missing and malformed says so once.
+        errors.dedup_by(|a, b| a.message == b.message);
+        (id, FieldErrors(errors), date)
     });
     let page = CollectionsPage {
         chrome: Chrome::signed_in(session),
@@ -318,19 +533,19 @@ async fn collections_view(
         is_admin: session.is_admin(),
         unscheduled,
         scheduled,
-        warehouses: warehouses::list(&state.core, &actor)
-            .await?
-            .into_iter()
-            .map(|w| (w.id, w.label, w.is_default))
-            .collect(),
+        warehouses: warehouses.into_iter().map(|w| (w.id, w.label)).collect(),
         notice,
         failed,
     };
     Ok(render(status, &page))
 }
 
-async fn collections_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    collections_view(&state, &session, StatusCode::OK, None, None).await
+async fn collections_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    flash: Flash,
+) -> Result<Response, PageError> {
+    collections_view(&state, &session, StatusCode::OK, flash.said(), None).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -351,22 +566,26 @@ async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleFo
     if !form.warehouse_id.is_empty() {
         body.insert("warehouse_id".to_owned(), Value::String(form.warehouse_id));
     }
-    let field = |code: &str| vec![crate::domain::FieldError::new("scheduled_for", code)];
     let errors = match CollectionRequest::parse(&body) {
         Ok(request) => match collections::schedule(&state.core, &session.actor(), &request).await {
             Ok(c) => {
-                let notice = format!("Collection of {} scheduled for {}.", c.order_reference, c.scheduled_for);
-                return collections_view(&state, &session, StatusCode::OK, Some(notice), None).await;
+                let number = u64::try_from(c.order_id).unwrap_or_default();
+                return Ok(Notice::CollectionScheduled.redirect_with(
+                    number,
+                    COLLECTIONS,
+                    state.config.secure_cookies(),
+                ));
             }
-            Err(ScheduleError::OutsideWindow) => field("scheduled_for_invalid"),
-            Err(ScheduleError::UnknownWarehouse) => field("warehouse_id_invalid"),
-            Err(ScheduleError::AlreadyScheduled) => field("collection_exists"),
-            Err(ScheduleError::OrderNotFound) => field("order_not_found"),
             Err(ScheduleError::Store(e)) => return Err(e.into()),
             Err(e @ ScheduleError::Internal(_)) => return Err(PageError::internal(e)),
+            Err(refused) => match (refused.field_error(), refused.outcome()) {
+                (Some(reason), _) => vec![reason],
+                (None, Some(outcome)) => vec![outcome.on("scheduled_for")],
+                (None, None) => return Err(PageError::internal(format!("a refusal without a reason: {refused:?}"))),
+            },
         },
         Err(errors) => errors,
     };
-    collections_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some((order_id, FieldErrors(errors))))
-        .await
+    let failed = (order_id, FieldErrors(errors), form.scheduled_for);
+    collections_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some(failed)).await
 }

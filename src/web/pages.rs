@@ -114,9 +114,10 @@ pub fn page_number(text: Option<&str>, last: i64) -> i64 {
 
 pub use crate::domain::text::form_number;
 
-/// `2026-11-25 15:34` for tables.
+/// An instant as every page writes it: `26 Nov 2026, 21:13`. In UTC for now: this is the
+/// one place that changes when pages follow the brand's time zone.
 pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%Y-%m-%d %H:%M").to_string()
+    at.format("%-d %b %Y, %H:%M").to_string()
 }
 
 /// Renders `page` as an HTML answer with `status`.

@@ -9,7 +9,8 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
-use super::pages::{page_number, render, when, Chrome};
+use super::notice::{Flash, Notice};
+use super::pages::{page_number, render, when, Chrome, FieldErrors};
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
 use crate::domain::statement::{Entry, Remittance};
@@ -141,6 +142,7 @@ pub struct RedemptionRow {
     pub choice: String,
     pub value: String,
     pub code: String,
+    pub sold: String,
     pub expires: String,
 }
 
@@ -152,19 +154,51 @@ pub struct RedemptionsPage {
     pub is_admin: bool,
     pub rows: Vec<RedemptionRow>,
     pub code: String,
+    pub order_reference: String,
     pub notice: Option<String>,
+    /// Why the code was refused, beside its field.
     pub error: Option<String>,
+    /// Why the order reference was refused, beside its field.
+    pub reference_error: Option<String>,
+}
+
+/// An RFC 3339 instant of the API's bodies, as [`when`] writes it (the text as it is if it
+/// does not read as one).
+fn instant_words(at: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(at).map_or_else(|_| at.to_owned(), |t| when(t.with_timezone(&chrono::Utc)))
+}
+
+/// `credit` (`code`) as people read it: "Credit, as a code".
+fn choice_words(choice: &str, destination: Option<&str>) -> String {
+    let mut words = choice.replace('_', " ");
+    if let Some(first) = words.get(..1) {
+        words = first.to_uppercase() + &words[1..];
+    }
+    match destination {
+        Some(destination) => format!("{words}, as a {}", destination.replace('_', " ")),
+        None => words,
+    }
+}
+
+struct RedeemShown {
+    code: String,
+    order_reference: String,
+    error: Option<String>,
+    reference_error: Option<String>,
 }
 
 async fn redemptions_view(
     state: &AppState,
     session: &LiveSession,
     status: StatusCode,
-    code: String,
     notice: Option<String>,
-    error: Option<String>,
+    shown: RedeemShown,
 ) -> Result<Response, PageError> {
-    let page = redemptions::page(&state.core, &session.actor(), None, None, 100).await.map_err(PageError::internal)?;
+    let page = match redemptions::page(&state.core, &session.actor(), None, None, 100).await {
+        Ok(page) => page,
+        Err(redemptions::ListRedemptionsError::Store(e)) => return Err(e.into()),
+        Err(e) => return Err(PageError::internal(e)),
+    };
     let rows = page
         .redemptions
         .into_iter()
@@ -172,10 +206,11 @@ async fn redemptions_view(
         .map(|r| RedemptionRow {
             id: r.id,
             customer: r.customer_id,
-            choice: r.credit_destination.map_or(r.customer_choice.clone(), |d| format!("{} ({d})", r.customer_choice)),
+            choice: choice_words(&r.customer_choice, r.credit_destination.as_deref()),
             value: pounds(r.value_pence),
             code: r.code.unwrap_or_default(),
-            expires: r.expires_at.unwrap_or_default(),
+            sold: instant_words(&r.sale_completed_at),
+            expires: r.expires_at.as_deref().map(instant_words).unwrap_or_default(),
         })
         .collect();
     let view = RedemptionsPage {
@@ -183,15 +218,22 @@ async fn redemptions_view(
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
         rows,
-        code,
+        code: shown.code,
+        order_reference: shown.order_reference,
         notice,
-        error,
+        error: shown.error,
+        reference_error: shown.reference_error,
     };
     Ok(render(status, &view))
 }
 
-async fn redemptions_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    redemptions_view(&state, &session, StatusCode::OK, String::new(), None, None).await
+async fn redemptions_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    flash: Flash,
+) -> Result<Response, PageError> {
+    let shown = RedeemShown { code: String::new(), order_reference: String::new(), error: None, reference_error: None };
+    redemptions_view(&state, &session, StatusCode::OK, flash.said(), shown).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -202,6 +244,8 @@ struct RedeemForm {
     order_reference: String,
 }
 
+/// Spends a credit code (post/redirect/get with the value spent); a refused code comes back
+/// with the catalogue's sentence beside its field.
 async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
@@ -209,32 +253,39 @@ async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>)
     if !form.order_reference.trim().is_empty() {
         body.insert("order_reference".to_owned(), serde_json::Value::String(form.order_reference.clone()));
     }
-    let outcome = match RedeemRequest::parse(&body) {
-        Err(errors) => Err(errors.iter().map(|e| e.code.clone()).collect::<Vec<_>>().join(", ")),
+    let errors = match RedeemRequest::parse(&body) {
+        Err(errors) => errors,
         Ok(request) => match credits::redeem(&state.core, &session.actor(), &request).await {
             Ok(checked) => {
-                Ok(format!("Code {} redeemed: {} GBP.", checked.code, pounds(checked.redemption.value_pence)))
+                let pence = u64::try_from(checked.redemption.value_pence).unwrap_or_default();
+                let secure = state.config.secure_cookies();
+                return Ok(Notice::CodeRedeemed.redirect_with(pence, "/dashboard/redemptions", secure));
             }
             Err(RedeemError::Store(e)) => return Err(e.into()),
-            Err(e) => Err(redeem_code(&e).to_owned()),
+            Err(refused) => match refused.outcome() {
+                Some(outcome) => vec![outcome.on("code")],
+                None => return Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
+            },
         },
     };
-    match outcome {
-        Ok(notice) => redemptions_view(&state, &session, StatusCode::OK, String::new(), Some(notice), None).await,
-        Err(error) => {
-            redemptions_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form.code, None, Some(error)).await
-        }
-    }
-}
-
-/// The API's code for a refused redemption.
-fn redeem_code(e: &RedeemError) -> &'static str {
-    match e {
-        RedeemError::NotFound => "credit_code_not_found",
-        RedeemError::AlreadyRedeemed => "credit_code_already_redeemed",
-        RedeemError::Expired => "credit_code_expired",
-        RedeemError::Store(_) => "internal_error",
-    }
+    // A page has no `code` key to name: its field is "Credit code".
+    let errors = errors
+        .into_iter()
+        .map(|mut e| {
+            if e.code == "code_required" {
+                e.message = "Type the credit code to redeem it.".to_owned();
+            }
+            e
+        })
+        .collect();
+    let errors = FieldErrors(errors);
+    let shown = RedeemShown {
+        error: errors.get("code"),
+        reference_error: errors.get("order_reference"),
+        code: form.code,
+        order_reference: form.order_reference,
+    };
+    redemptions_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, shown).await
 }
 
 // ---- Wallet ----

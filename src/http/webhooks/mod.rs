@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{content_etag, Precondition};
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -414,7 +415,7 @@ pub async fn replay_delivery(
 }
 
 fn event_not_found() -> ApiError {
-    ApiError::not_found("event_not_found", "No event with this id for the caller's brand.")
+    Outcome::EventNotFound.into()
 }
 
 impl From<ConfigureError> for ApiError {
@@ -469,14 +470,9 @@ impl From<DeliveryError> for ApiError {
 impl From<ReplayError> for ApiError {
     fn from(e: ReplayError) -> Self {
         match e {
-            ReplayError::EventNotFound => event_not_found(),
             ReplayError::Invalid(errors) => ApiError::validation(errors),
-            ReplayError::NotConfigured => ApiError::client(
-                StatusCode::CONFLICT,
-                "webhook_not_configured",
-                "No enabled webhook endpoint: configure a url (and enabled: true) before replaying.",
-            ),
             ReplayError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::settings::BRAND_LOCK;
-use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
+use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, Undecryptable, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::event::Event;
 use crate::domain::precondition::Precondition;
@@ -139,6 +139,8 @@ pub struct AttemptRecord {
     pub status_code: Option<i64>,
     pub error: Option<FailureClass>,
     pub duration_ms: i64,
+    /// The start of what the endpoint answered (at most 1 KiB), when it answered a body.
+    pub response_excerpt: Option<String>,
 }
 
 #[derive(FromRow)]
@@ -148,6 +150,7 @@ struct AttemptRow {
     status_code: Option<i64>,
     error: Option<String>,
     duration_ms: i64,
+    response_excerpt: Option<String>,
 }
 
 impl TryFrom<AttemptRow> for AttemptRecord {
@@ -160,6 +163,7 @@ impl TryFrom<AttemptRow> for AttemptRecord {
             status_code: r.status_code,
             error: r.error.map(|e| e.parse()).transpose().map_err(undecodable)?,
             duration_ms: r.duration_ms,
+            response_excerpt: r.response_excerpt,
         })
     }
 }
@@ -347,7 +351,7 @@ impl Store {
             };
             let delivery = DeliveryRecord::try_from(row)?;
             let attempts: Vec<AttemptRow> = sqlx::query_as(
-                "SELECT attempted_at, url, status_code, error, duration_ms FROM webhook_attempts
+                "SELECT attempted_at, url, status_code, error, duration_ms, response_excerpt FROM webhook_attempts
                  WHERE event_seq = $1 ORDER BY id",
             )
             .bind(delivery.seq)
@@ -355,6 +359,27 @@ impl Store {
             .await?;
             let attempts = attempts.into_iter().map(AttemptRecord::try_from).collect::<Result<_, _>>()?;
             Ok(Some((delivery, attempts)))
+        })
+    }
+
+    /// The bytes the brand's event sends (its envelope), opened with the data key: `None`
+    /// when the brand has no such event, `Some(Err(_))` when its body does not open here.
+    pub async fn webhook_event_envelope(
+        &self,
+        brand_id: i64,
+        event_id: &str,
+    ) -> Result<Option<Result<Vec<u8>, Undecryptable>>, StoreError> {
+        let sealer = self.sealer.as_ref();
+        on_pool!(self, read, |pool| {
+            let event: Option<ClaimedEvent> = sqlx::query_as(
+                "SELECT seq, id, brand_id, type, body, body_sealed, window_attempts, window_start
+                 FROM webhook_events WHERE brand_id = $1 AND id = $2",
+            )
+            .bind(brand_id)
+            .bind(event_id)
+            .fetch_optional(pool)
+            .await?;
+            Ok(event.map(|e| e.envelope(sealer)))
         })
     }
 

@@ -65,6 +65,8 @@ pub struct AttemptResult {
     /// `Pending` means a retry at `next_attempt_at`.
     pub status: DeliveryStatus,
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The start of the answer's body (`domain::webhook::answer_excerpt`).
+    pub response_excerpt: Option<String>,
 }
 
 /// Records `event` (its envelope bytes sealed with `sealer`, bound to the event id) on the
@@ -255,8 +257,9 @@ impl Store {
             let mut tx = pool.begin().await?;
             for r in results {
                 sqlx::query(
-                    "INSERT INTO webhook_attempts (event_seq, attempted_at, url, status_code, error, duration_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6)",
+                    "INSERT INTO webhook_attempts
+                         (event_seq, attempted_at, url, status_code, error, duration_ms, response_excerpt)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 )
                 .bind(r.seq)
                 .bind(Ts::from(r.attempted_at))
@@ -264,6 +267,7 @@ impl Store {
                 .bind(r.status_code.map(i64::from))
                 .bind(r.error.map(FailureClass::as_str))
                 .bind(r.duration_ms)
+                .bind(r.response_excerpt.as_deref())
                 .execute(&mut *tx)
                 .await?;
                 let finished_at = r.attempted_at + chrono::TimeDelta::milliseconds(r.duration_ms);

@@ -8,7 +8,9 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::collection::{Collection, CollectionQuery, CollectionRequest, CollectionStatus};
 use crate::domain::event::{Event, EventType};
 use crate::domain::order::{order_reference, BuyerWindow};
+use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
+use crate::domain::FieldError;
 use crate::store::{CollectionInsert, CollectionRow, NewCollection, StoreError, Ts};
 use crate::usecases::Core;
 
@@ -17,6 +19,10 @@ use crate::usecases::Core;
 pub struct ClearanceOrder {
     pub order_id: i64,
     pub listing_id: i64,
+    /// The title sold; empty when neither the order nor its listing has one any more.
+    pub title: String,
+    /// The listing's warehouse, where its collection goes unless another is chosen.
+    pub listing_warehouse_id: Option<String>,
     pub quantity: i64,
     pub window: BuyerWindow,
     pub collection: Option<Collection>,
@@ -45,6 +51,8 @@ pub async fn list(
         .map(|row| ClearanceOrder {
             order_id: row.order_id,
             listing_id: row.listing_id,
+            title: row.title.clone().unwrap_or_default(),
+            listing_warehouse_id: row.listing_warehouse_id.clone(),
             quantity: row.quantity,
             window: BuyerWindow { start: row.buyer_window_start, end: row.buyer_window_end },
             collection: collection_of(&row),
@@ -74,9 +82,9 @@ pub enum ScheduleError {
     /// No such clearance order of the brand.
     #[error("no such clearance order")]
     OrderNotFound,
-    /// The date is outside the order's buyer window.
+    /// The date is outside the order's buyer window (this one).
     #[error("outside the buyer window")]
-    OutsideWindow,
+    OutsideWindow(BuyerWindow),
     /// The brand has no such warehouse.
     #[error("no such warehouse")]
     UnknownWarehouse,
@@ -86,6 +94,28 @@ pub enum ScheduleError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+}
+
+impl ScheduleError {
+    /// The refusal in the catalogue, for refusals of the request as a whole; `None` for a
+    /// field's reason ([`ScheduleError::field_error`]) or a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::OrderNotFound => Some(Outcome::OrderNotFound),
+            Self::AlreadyScheduled => Some(Outcome::CollectionExists),
+            Self::OutsideWindow(_) | Self::UnknownWarehouse | Self::Store(_) | Self::Internal(_) => None,
+        }
+    }
+
+    /// The reason on one field of the request: the date outside the window (its sentence
+    /// names the window), a warehouse not of the brand.
+    pub fn field_error(&self) -> Option<FieldError> {
+        match self {
+            Self::OutsideWindow(window) => Some(window.refusal("scheduled_for")),
+            Self::UnknownWarehouse => Some(FieldError::of("warehouse_id", "invalid")),
+            _ => None,
+        }
+    }
 }
 
 /// Confirms the collection date of a sold clearance item and emits `collection.scheduled`
@@ -99,7 +129,7 @@ pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -
         .filter(|o| !o.is_exchange())
         .ok_or(ScheduleError::OrderNotFound)?;
     if !order.window().contains(request.scheduled_for) {
-        return Err(ScheduleError::OutsideWindow);
+        return Err(ScheduleError::OutsideWindow(order.window()));
     }
     if let Some(given) = &request.warehouse_id {
         if !core.store.warehouse_in_brand(actor.brand_id, given).await? {

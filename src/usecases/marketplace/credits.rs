@@ -1,6 +1,7 @@
 //! Spending credit codes at checkout (decisions 6.7).
 
 use crate::domain::credit_code::RedeemRequest;
+use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 use crate::store::{CodeSpend, RedemptionRecord, StoreError, Ts};
 use crate::usecases::Core;
@@ -27,6 +28,18 @@ pub enum RedeemError {
     Expired,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl RedeemError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotFound => Some(Outcome::CreditCodeNotFound),
+            Self::AlreadyRedeemed => Some(Outcome::CreditCodeAlreadyRedeemed),
+            Self::Expired => Some(Outcome::CreditCodeExpired),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// Checks a code and, unless `dry_run`, spends it. Spending is one conditional update: of

@@ -2,6 +2,7 @@
 
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
+use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 
 use crate::domain::webhook::{DeadReplay, DeliveryStatus};
@@ -39,6 +40,18 @@ pub enum ReplayError {
     Store(#[from] StoreError),
 }
 
+impl ReplayError {
+    /// The refusal in the catalogue; `None` for the body's reasons (`Invalid`) or a failure
+    /// of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::EventNotFound => Some(Outcome::EventNotFound),
+            Self::NotConfigured => Some(Outcome::WebhookNotConfigured),
+            Self::Invalid(_) | Self::Store(_) => None,
+        }
+    }
+}
+
 /// The brand's events of one status (or all), newest first: `limit` of them after `offset`.
 pub async fn deliveries(
     core: &Core,
@@ -58,6 +71,13 @@ pub async fn delivery(
     event_id: &str,
 ) -> Result<(DeliveryRecord, Vec<AttemptRecord>), DeliveryError> {
     core.store.webhook_delivery(actor.brand_id, event_id).await?.ok_or(DeliveryError::EventNotFound)
+}
+
+/// The bytes the brand's event sends (its envelope, JSON); `None` when its sealed body
+/// does not open with this server's data key.
+pub async fn payload(core: &Core, actor: &Actor, event_id: &str) -> Result<Option<Vec<u8>>, DeliveryError> {
+    let envelope = core.store.webhook_event_envelope(actor.brand_id, event_id).await?;
+    Ok(envelope.ok_or(DeliveryError::EventNotFound)?.ok())
 }
 
 /// Queues the event again for immediate delivery (same id and bytes, a fresh retry window)

@@ -13,10 +13,10 @@ use crate::marketplace::market_app;
 use crate::webhooks::{configure, DELIVERIES, WEBHOOK};
 
 /// What the trigger says, and words of the layers under it.
-const LEAKS: [&str; 6] = ["refused by the test", "database", "sqlx", "trigger", "SQLITE", "error returned"];
+pub(super) const LEAKS: [&str; 6] = ["refused by the test", "database", "sqlx", "trigger", "SQLITE", "error returned"];
 
 /// Makes every audit entry fail (`on`) or lets them be written again.
-async fn refuse_audit(app: &TestApp, on: bool) {
+pub(super) async fn refuse_audit(app: &TestApp, on: bool) {
     let raw = app.db.raw().await;
     let statements: &[&str] = match (app.db.is_postgres(), on) {
         (false, true) => &["CREATE TRIGGER refuse BEFORE INSERT ON audit_log BEGIN \

@@ -6,6 +6,7 @@ mod bursts;
 mod failures;
 mod headers;
 mod invite_accept;
+mod operations;
 mod pages;
 mod sessions;
 mod sign_in;

@@ -22,6 +22,8 @@ pub enum Reply {
     Slow(Duration, u16),
     /// A redirect with a `Location` on this same receiver.
     Redirect(u16, &'static str),
+    /// The status with this body and `Content-Type`.
+    Body(u16, &'static str, Bytes),
 }
 
 /// One request as it arrived.
@@ -139,6 +141,9 @@ async fn record(State(recorder): State<Arc<Recorder>>, request: Request) -> Resp
         }
         Reply::Redirect(code, location) => {
             Response::builder().status(status(code)).header("location", location).body(Body::empty()).unwrap()
+        }
+        Reply::Body(code, kind, bytes) => {
+            Response::builder().status(status(code)).header("content-type", kind).body(Body::from(bytes)).unwrap()
         }
     }
 }

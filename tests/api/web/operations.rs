@@ -1,0 +1,326 @@
+//! Deliveries, an event's page, Collections and Redemptions (issue 31 items 2 and 7): the
+//! payload and each answer shown escaped, the answer kept to its first kilobyte, Replay in
+//! place with htmx and post/redirect/get without, "Retry every dead event" saying how many,
+//! collections with their listing and warehouse, refusals as sentences, empty states that
+//! say what to do next.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use rehome::domain::event::{Event, EventType};
+use serde_json::json;
+
+use super::failures::{refuse_audit, LEAKS};
+use super::{admin, sql_i64, Browser};
+use crate::helpers::{json, Partner, TestApp};
+use crate::listings::warehouse;
+use crate::marketplace::{credit_code, listing, market_app, order};
+use crate::webhooks::receiver::{Receiver, Reply};
+use crate::webhooks::{configure, wait_for_attempts, wait_for_status, WEBHOOK};
+
+const WAIT: Duration = Duration::from_secs(10);
+const HTMX: [(&str, &str); 1] = [("HX-Request", "true")];
+
+/// An event of the brand whose data holds markup, emitted through the store.
+async fn event_with_markup(app: &TestApp, partner: &Partner) -> String {
+    let data = json!({"id": "red_1", "note": "<script>alert(1)</script> & more"});
+    let event = Event::new(partner.brand_id, EventType::RedemptionCreated, data).unwrap();
+    app.store.emit_event(&event).await.unwrap();
+    event.id
+}
+
+#[tokio::test]
+async fn an_events_page_shows_its_payload_and_the_first_kilobyte_of_each_answer_escaped() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let receiver = Receiver::start().await;
+    let huge = Bytes::from(vec![b'a'; 10 << 20]);
+    let html = Bytes::from_static(b"<html><script>alert(1)</script><p>thanks</p></html>");
+    receiver.plan([Reply::Body(200, "text/plain", huge), Reply::Body(200, "text/html", html)]);
+    configure(&app, &partner, &receiver.url()).await;
+    let big = event_with_markup(&app, &partner).await;
+    wait_for_status(&app, &partner, &big, "delivered", WAIT).await;
+    let marked = event_with_markup(&app, &partner).await;
+    wait_for_status(&app, &partner, &marked, "delivered", WAIT).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+
+    // The payload, indented and escaped, in its own scrolling box.
+    let page = ada.get(&format!("/dashboard/deliveries/{big}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("<pre class=\"payload\""), "{}", page.body);
+    assert!(
+        page.body.contains("&#34;note&#34;: &#34;&#60;script&#62;alert(1)&#60;/script&#62; &#38; more&#34;"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<script>alert"), "never unescaped");
+    // Of a 10 MB answer, 1024 bytes are kept and shown.
+    let kept = sql_i64(&app, "SELECT CAST(MAX(LENGTH(response_excerpt)) AS BIGINT) FROM webhook_attempts").await;
+    assert_eq!(kept, Some(1024));
+    let a = "a".repeat(1024);
+    assert!(page.body.contains(&format!(">{a}</pre>")), "the first kilobyte");
+    assert!(!page.body.contains(&format!("{a}a")), "and no more");
+    assert!(page.body.contains("HTTP 200"));
+
+    // Markup in an answer is text on the page.
+    let page = ada.get(&format!("/dashboard/deliveries/{marked}")).await;
+    assert!(
+        page.body.contains(
+            "&#60;html&#62;&#60;script&#62;alert(1)&#60;/script&#62;&#60;p&#62;thanks&#60;/p&#62;&#60;/html&#62;"
+        ),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<script>alert") && !page.body.contains("<p>thanks"), "{}", page.body);
+
+    // The API's delivery log keeps its documented shape (the spec does not add the answer).
+    let entry = wait_for_attempts(&app, &partner, &marked, 1, WAIT).await;
+    let attempt = entry["attempt_log"][0].as_object().expect("an attempt").clone();
+    assert!(!attempt.contains_key("response_excerpt") && !attempt.contains_key("response_body"), "{attempt:?}");
+}
+
+#[tokio::test]
+async fn replay_swaps_its_row_with_htmx_and_redirects_with_a_notice_without() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    let event = event_with_markup(&app, &partner).await;
+    wait_for_status(&app, &partner, &event, "delivered", WAIT).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let list = ada.get("/dashboard/deliveries").await;
+    assert!(list.body.contains(&format!("hx-post=\"/dashboard/deliveries/{event}/replay\"")), "{}", list.body);
+    let csrf = list.csrf();
+    let path = format!("/dashboard/deliveries/{event}/replay");
+
+    // htmx: the row alone, in its new state, saying it was queued.
+    let row = ada.post_with(&path, &[("csrf", &csrf), ("status", "any"), ("page", "1")], &HTMX).await;
+    assert_eq!(row.status, 200, "{}", row.body);
+    assert!(row.body.trim_start().starts_with(&format!("<tr id=\"event-{event}\">")), "{}", row.body);
+    assert!(!row.body.contains("<html") && !row.body.contains("<nav"), "the row alone: {}", row.body);
+    assert!(row.body.contains("role=\"status\">Queued: sending again now.<"), "{}", row.body);
+    assert!(row.body.contains(">Replay</button>"), "the row can be replayed again");
+    assert_eq!(row.headers["vary"], "HX-Request");
+    receiver.wait_for_hits(2, WAIT).await;
+
+    // Without JavaScript: 303 back to the list as it was, a notice shown once.
+    let back = ada.post(&path, &[("csrf", &csrf), ("status", "delivered"), ("page", "1")]).await;
+    back.assert_redirect("/dashboard/deliveries?status=delivered&page=1");
+    let shown = ada.get("/dashboard/deliveries?status=delivered&page=1").await;
+    assert!(shown.body.contains("Event queued: it is being sent to your endpoint again."), "{}", shown.body);
+    let again = ada.get("/dashboard/deliveries?status=delivered&page=1").await;
+    assert!(!again.body.contains("Event queued"), "a reload neither replays nor repeats the notice");
+    receiver.wait_for_hits(3, WAIT).await;
+    crate::webhooks::settled(&app).await;
+    assert_eq!(receiver.hits().len(), 3, "each replay sent the event once");
+    // From the event's page, back to it.
+    ada.post(&path, &[("csrf", &csrf), ("back", "event")])
+        .await
+        .assert_redirect(&format!("/dashboard/deliveries/{event}"));
+    // A list address is rebuilt from what it names, never echoed.
+    let odd = ada.post(&path, &[("csrf", &csrf), ("status", "<b>"), ("page", "-3")]).await;
+    odd.assert_redirect("/dashboard/deliveries");
+
+    // Refused: the catalogue's sentence, in the row with htmx, on the page without.
+    let off = app.patch(WEBHOOK, &partner.key, &json!({"enabled": false})).await;
+    assert_eq!(off.status(), 200);
+    let row = ada.post_with(&path, &[("csrf", &csrf)], &HTMX).await;
+    assert_eq!(row.status, 200);
+    assert!(row.body.contains("role=\"alert\">No webhook endpoint is enabled"), "{}", row.body);
+    let page = ada.post(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(page.status, 409);
+    assert!(page.body.contains("role=\"alert\">No webhook endpoint is enabled"), "{}", page.body);
+    assert!(!page.body.contains("webhook_not_configured"), "no code on the page");
+    // An unknown event is the 404 page.
+    assert_eq!(ada.post("/dashboard/deliveries/evt_nope/replay", &[("csrf", &csrf)]).await.status, 404);
+}
+
+#[tokio::test]
+async fn retry_every_dead_event_redirects_saying_how_many_were_queued() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let receiver = Receiver::start().await;
+    receiver.plan([Reply::Status(400), Reply::Status(400)]);
+    configure(&app, &partner, &receiver.url()).await;
+    let first = event_with_markup(&app, &partner).await;
+    let second = event_with_markup(&app, &partner).await;
+    wait_for_status(&app, &partner, &first, "dead", WAIT).await;
+    wait_for_status(&app, &partner, &second, "dead", WAIT).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let confirm = ada.get("/dashboard/deliveries/replay-dead").await;
+    assert!(confirm.body.contains(">Retry every dead event now</button>"), "{}", confirm.body);
+    let csrf = confirm.csrf();
+    ada.post("/dashboard/deliveries/replay-dead", &[("csrf", &csrf)]).await.assert_redirect("/dashboard/deliveries");
+    let page = ada.get("/dashboard/deliveries").await;
+    assert!(page.body.contains("2 dead events queued: they are being sent to your endpoint again."), "{}", page.body);
+    assert!(!ada.get("/dashboard/deliveries").await.body.contains("dead events queued"), "shown once");
+    wait_for_status(&app, &partner, &first, "delivered", WAIT).await;
+    wait_for_status(&app, &partner, &second, "delivered", WAIT).await;
+    ada.post("/dashboard/deliveries/replay-dead", &[("csrf", &csrf)]).await.assert_redirect("/dashboard/deliveries");
+    let page = ada.get("/dashboard/deliveries").await;
+    assert!(page.body.contains("No event was dead, so nothing was queued."), "{}", page.body);
+}
+
+#[tokio::test]
+async fn collections_show_the_listing_and_its_warehouse_and_scheduling_redirects_with_a_notice() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    warehouse(&app, &partner, "Leeds DC").await;
+    let york = warehouse(&app, &partner, "York Yard").await;
+    let changes =
+        json!({"channel": "clearance", "quantity": 2, "title": "Oak <b>frame</b> sofa", "warehouse_id": york});
+    let listing_id = listing(&app, &partner, changes).await;
+    let placed = order(&app, json!({"listing_id": listing_id, "buyer_window_start": "2026-12-10"})).await;
+    let order_id = placed["id"].as_i64().unwrap().to_string();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/collections").await;
+    assert!(
+        page.body.contains(&format!(
+            "<a href=\"/dashboard/listings/{listing_id}\">Oak &#60;b&#62;frame&#60;/b&#62; sofa</a>"
+        )),
+        "the title, linked and escaped: {}",
+        page.body
+    );
+    assert!(page.body.contains(&format!("<option value=\"{york}\" selected>York Yard</option>")), "{}", page.body);
+    assert!(page.body.contains("min=\"2026-12-10\" max=\"2026-12-19\""), "the date field is bounded to the window");
+    let csrf = page.csrf();
+    let form = |date| [("csrf", csrf.as_str()), ("order_id", order_id.as_str()), ("scheduled_for", date)];
+
+    // Refused: a sentence naming the window beside the field, the date given kept.
+    for date in ["", "12/12/2026", "2026-12-25"] {
+        let page = ada.post("/dashboard/collections", &form(date)).await;
+        assert_eq!(page.status, 422, "{date}");
+        let error = format!(
+            "id=\"error-{order_id}\" role=\"alert\">Choose a date from 10 Dec to 19 Dec 2026: the buyer&#39;s collection window.<"
+        );
+        assert!(page.body.contains(&error), "{date}: {}", page.body);
+        assert!(page.body.contains(&format!("value=\"{date}\"")), "{date}: the date given is kept");
+        assert!(!page.body.contains("scheduled_for_"), "{date}: no code on the page");
+    }
+    // The API says the same sentence beside the same code.
+    let outside = json!({"order_id": order_id.parse::<i64>().unwrap(), "scheduled_for": "2026-12-25"});
+    let answer = app.post("/v1/partner/collections", &partner.key, &outside).await;
+    assert_eq!(answer.status(), 400);
+    let answer = json(answer).await;
+    assert_eq!(answer["errors"][0]["code"], "scheduled_for_invalid", "{answer}");
+    assert_eq!(
+        answer["errors"][0]["message"], "Choose a date from 10 Dec to 19 Dec 2026: the buyer's collection window.",
+        "{answer}"
+    );
+
+    // Scheduled: 303 to the list, a notice once, the row with its date and warehouse.
+    let posted = form("2026-12-12");
+    ada.post("/dashboard/collections", &posted).await.assert_redirect("/dashboard/collections");
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains(&format!("Collection of order #{order_id} scheduled.")), "{}", page.body);
+    let row = "<td data-label=\"Collection date\">12 Dec 2026</td>\n    <td data-label=\"Warehouse\">York Yard</td>";
+    assert!(page.body.contains(row), "{}", page.body);
+    assert!(page.body.contains("Nothing to schedule."), "{}", page.body);
+    assert!(!ada.get("/dashboard/collections").await.body.contains("scheduled."), "the notice shows once");
+    // Posted again (a second tab): the catalogue's sentence, not the code.
+    let page = ada.post("/dashboard/collections", &posted).await;
+    assert_eq!(page.status, 422);
+    assert!(
+        page.body.contains("This order&#39;s collection is already scheduled: only one date can be set."),
+        "{}",
+        page.body
+    );
+}
+
+#[tokio::test]
+async fn a_credit_code_is_redeemed_with_a_redirect_and_refusals_are_sentences() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let redemption = credit_code(&app, &partner, json!(100)).await;
+    let code = redemption["code"].as_str().unwrap().to_owned();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/redemptions").await;
+    assert!(page.body.contains("Credit, as a code"), "{}", page.body);
+    assert!(!page.body.contains("T0") && !page.body.contains(":00Z"), "dates in words: {}", page.body);
+    let csrf = page.csrf();
+
+    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", "RH-0000-0000")]).await;
+    assert_eq!(page.status, 422);
+    assert!(
+        page.body.contains("id=\"code-error\" role=\"alert\">No credit code of your brand matches: check the code"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("value=\"RH-0000-0000\""), "the code given is kept");
+    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", "")]).await;
+    assert!(page.body.contains("role=\"alert\">Type the credit code to redeem it.<"), "{}", page.body);
+
+    let spent = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", &code)]).await;
+    spent.assert_redirect("/dashboard/redemptions");
+    let page = ada.get("/dashboard/redemptions").await;
+    assert!(page.body.contains("Credit code redeemed: £100.00 of credit"), "{}", page.body);
+    assert!(!ada.get("/dashboard/redemptions").await.body.contains("Credit code redeemed"), "shown once");
+    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", &code)]).await;
+    assert_eq!(page.status, 422);
+    assert!(page.body.contains("This credit code has already been spent: each code works only once."), "{}", page.body);
+    // The API sends the same sentence with its code.
+    let answer = app.post("/v1/partner/credits/redeem", &partner.key, &json!({"code": "RH-0000-0000"})).await;
+    assert_eq!(answer.status(), 404);
+    let answer = json(answer).await;
+    assert_eq!(answer["code"], "credit_code_not_found");
+    assert!(answer["message"].as_str().unwrap().starts_with("No credit code of your brand matches"), "{answer}");
+}
+
+#[tokio::test]
+async fn empty_pages_say_what_to_do_next() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/deliveries").await;
+    assert!(page.body.contains("No events yet.") && page.body.contains("Send test event"), "{}", page.body);
+    assert!(!page.body.contains("0 event") && !page.body.contains("<table"), "{}", page.body);
+    let page = ada.get("/dashboard/deliveries?status=dead").await;
+    assert!(page.body.contains("No dead events.") && page.body.contains(">Show every event</a>"), "{}", page.body);
+    let page = ada.get("/dashboard/collections").await;
+    assert!(
+        page.body.contains("Nothing to schedule.") && page.body.contains("Nothing scheduled yet."),
+        "{}",
+        page.body
+    );
+    let page = ada.get("/dashboard/redemptions").await;
+    assert!(page.body.contains("No redemptions yet.") && !page.body.contains("<table"), "{}", page.body);
+    // An event with no endpoint to go to: no attempt, and what to do about it.
+    let event = event_with_markup(&app, &partner).await;
+    let page = ada.get(&format!("/dashboard/deliveries/{event}")).await;
+    assert!(page.body.contains("No attempt yet:</strong> no webhook endpoint is enabled."), "{}", page.body);
+    assert!(page.body.contains("href=\"/dashboard/integrations\""), "{}", page.body);
+    assert_eq!(ada.get("/dashboard/deliveries/evt_unknown").await.status, 404);
+}
+
+#[tokio::test]
+async fn an_action_that_fails_inside_shows_the_error_page_not_its_text() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let redemption = credit_code(&app, &partner, json!(100)).await;
+    let listing_id = listing(&app, &partner, json!({"channel": "clearance"})).await;
+    let placed = order(&app, json!({"listing_id": listing_id, "buyer_window_start": "2026-12-10"})).await;
+    let order_id = placed["id"].as_i64().unwrap().to_string();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/collections").await.csrf();
+    let code = redemption["code"].as_str().unwrap();
+    let token = ("csrf", csrf.as_str());
+    // Scheduling writes its audit entry with the collection: refused there.
+    let actions: [(&str, Vec<(&str, &str)>); 1] =
+        [("/dashboard/collections", vec![token, ("order_id", &order_id), ("scheduled_for", "2026-12-12")])];
+    refuse_audit(&app, true).await;
+    for (path, fields) in &actions {
+        let page = ada.post(path, fields).await;
+        assert_eq!(page.status, 500, "{path}: {}", page.body);
+        for leak in LEAKS {
+            assert!(!page.body.contains(leak), "{path} shows {leak:?}: {}", page.body);
+        }
+    }
+    refuse_audit(&app, false).await;
+    // Nothing was scheduled; then it works, and so does a redemption.
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains("Nothing scheduled yet."), "{}", page.body);
+    let (path, fields) = &actions[0];
+    ada.post(path, fields).await.assert_redirect("/dashboard/collections");
+    let page = ada.post("/dashboard/redemptions/redeem", &[token, ("code", code)]).await;
+    page.assert_redirect("/dashboard/redemptions");
+}
