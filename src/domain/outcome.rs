@@ -54,6 +54,9 @@ pub enum Outcome {
     SkuDuplicateInFile,
     /// A bulk row's SKU names several of the brand's listings.
     SkuAmbiguous,
+    /// A bulk row reviewed on the dashboard in create mode names a SKU the brand already
+    /// has: it would be a second listing with that SKU.
+    SkuExists,
 }
 
 impl Outcome {
@@ -72,6 +75,7 @@ impl Outcome {
         Outcome::WarehousesContended,
         Outcome::SkuDuplicateInFile,
         Outcome::SkuAmbiguous,
+        Outcome::SkuExists,
     ];
 
     pub fn code(self) -> &'static str {
@@ -89,6 +93,7 @@ impl Outcome {
             Self::WarehousesContended => "edit_conflict",
             Self::SkuDuplicateInFile => "sku_duplicate_in_file",
             Self::SkuAmbiguous => "sku_ambiguous",
+            Self::SkuExists => "sku_exists",
         }
     }
 
@@ -121,6 +126,10 @@ impl Outcome {
             Self::SkuAmbiguous => {
                 "Several of your listings have this SKU: give them distinct SKUs, or leave the SKU out to create one."
             }
+            Self::SkuExists => {
+                "A listing with this SKU already exists: choose \u{201c}update the listing with that SKU\u{201d} to update \
+                 it, or change the SKU."
+            }
         })
     }
 
@@ -128,7 +137,9 @@ impl Outcome {
         match self {
             Self::ListingNotFound | Self::PhotoNotFound | Self::WarehouseNotFound => Kind::NotFound,
             Self::NotOwner => Kind::Forbidden,
-            Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous => Kind::BadRequest,
+            Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous | Self::SkuExists => {
+                Kind::BadRequest
+            }
             Self::EditConflict | Self::WarehousesContended => Kind::Conflict,
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,

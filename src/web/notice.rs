@@ -26,6 +26,9 @@ pub enum Notice {
     KeyRevoked,
     PhotoRemoved,
     WarehouseDeleted,
+    BulkImported,
+    BulkAlreadyImported,
+    BulkDiscarded,
 }
 
 wire_names!(Notice {
@@ -40,6 +43,9 @@ wire_names!(Notice {
     KeyRevoked => "key-revoked",
     PhotoRemoved => "photo-removed",
     WarehouseDeleted => "warehouse-deleted",
+    BulkImported => "bulk-imported",
+    BulkAlreadyImported => "bulk-already-imported",
+    BulkDiscarded => "bulk-discarded",
 });
 
 impl Notice {
@@ -58,6 +64,9 @@ impl Notice {
             Self::KeyRevoked => "Key revoked: requests signed with it are refused from now on.",
             Self::PhotoRemoved => "Photo removed.",
             Self::WarehouseDeleted => "Warehouse deleted.",
+            Self::BulkImported => "Imported: the rows below are saved.",
+            Self::BulkAlreadyImported => "This file was already imported; nothing was imported again.",
+            Self::BulkDiscarded => "The file was discarded; nothing was imported.",
             Self::TwoStepReset => {
                 "Their two-step sign-in was reset and their sessions ended. They set it up again after signing in."
             }
