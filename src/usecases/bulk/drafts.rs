@@ -226,16 +226,36 @@ pub async fn waiting(core: &Core, actor: &Actor) -> Result<Vec<BulkDraftRecord>,
 
 /// The draft with every row's outcome: what importing it would do now, or what its import did.
 pub async fn review(core: &Core, actor: &Actor, id: i64) -> Result<Review, DraftError> {
-    let draft = core.store.bulk_draft(actor.brand_id, id).await?.ok_or(DraftError::NotFound)?;
-    let mode = Mode::parse(&draft.mode).unwrap_or_default();
-    if let Some(at) = draft.committed_at {
-        let rows: Vec<DraftRow> =
-            draft.result.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
-        let tally = Tally::of(&rows);
-        return Ok(Review { draft, mode, state: DraftState::Imported(at), rows, unknown_columns: Vec::new(), tally });
+    // Twice at most: a draft imported between reading it and reading its file is shown imported.
+    for _ in 0..2 {
+        let draft = core.store.bulk_draft(actor.brand_id, id).await?.ok_or(DraftError::NotFound)?;
+        let mode = Mode::parse(&draft.mode).unwrap_or_default();
+        if let Some(at) = draft.committed_at {
+            let rows = stored_rows(draft.result.as_deref());
+            let tally = Tally::of(&rows);
+            return Ok(Review { draft, mode, state: DraftState::Imported(at), rows, unknown_columns: Vec::new(), tally });
+        }
+        match check(core, actor, draft, mode).await {
+            Err(DraftError::NotFound) => continue,
+            checked => return checked.map(|(review, _)| review),
+        }
     }
-    let (review, _) = check(core, actor, draft, mode).await?;
-    Ok(review)
+    Err(DraftError::NotFound)
+}
+
+/// The rows an import recorded.
+fn stored_rows(result: Option<&str>) -> Vec<DraftRow> {
+    result.and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default()
+}
+
+/// Where a draft that could not be imported now stands: imported (by a concurrent
+/// request), expired, or gone.
+async fn settled(core: &Core, actor: &Actor, id: i64) -> Result<Committed, DraftError> {
+    match core.store.bulk_draft(actor.brand_id, id).await? {
+        Some(d) if d.committed_at.is_some() => Ok(Committed::AlreadyImported),
+        Some(_) => Err(DraftError::Expired),
+        None => Err(DraftError::NotFound),
+    }
 }
 
 /// Imports the draft as reviewed: its valid rows in one transaction, the draft claimed in it
@@ -247,9 +267,17 @@ pub async fn commit(core: &Core, actor: &Actor, id: i64, accepted: Accepted) -> 
         return Ok(Committed::AlreadyImported);
     }
     let mode = Mode::parse(&draft.mode).unwrap_or_default();
-    let (review, plans) = check(core, actor, draft, mode).await?;
+    let (review, plans) = match check(core, actor, draft, mode).await {
+        // Its file went between the two reads: imported by a concurrent request.
+        Err(DraftError::NotFound) => return settled(core, actor, id).await,
+        checked => checked?,
+    };
     let tally = review.tally;
     if tally.to_import() == 0 || tally.to_import() != accepted.rows || tally.refused != accepted.skipped {
+        // A concurrent request may have imported it just now (its rows then check as saved).
+        if core.store.bulk_draft(actor.brand_id, id).await?.is_some_and(|d| d.committed_at.is_some()) {
+            return Ok(Committed::AlreadyImported);
+        }
         return Err(DraftError::Changed(Box::new(review)));
     }
     let mut creates: Vec<(usize, NewListingBody)> = Vec::new();
@@ -271,16 +299,10 @@ pub async fn commit(core: &Core, actor: &Actor, id: i64, accepted: Accepted) -> 
     match listings::save_draft_import(core, actor, id, bodies, &changes, result).await? {
         Some(_) => {
             let done = core.store.bulk_draft(actor.brand_id, id).await?;
-            let rows: Vec<DraftRow> =
-                done.and_then(|d| d.result).and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
-            Ok(Committed::Imported(Tally::of(&rows)))
+            Ok(Committed::Imported(Tally::of(&stored_rows(done.and_then(|d| d.result).as_deref()))))
         }
         // Claimed by a concurrent request between the read above and the save, or expired.
-        None => match core.store.bulk_draft(actor.brand_id, id).await? {
-            Some(d) if d.committed_at.is_some() => Ok(Committed::AlreadyImported),
-            Some(_) => Err(DraftError::Expired),
-            None => Err(DraftError::NotFound),
-        },
+        None => settled(core, actor, id).await,
     }
 }
 

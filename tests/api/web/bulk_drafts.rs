@@ -141,7 +141,7 @@ async fn an_upsert_review_says_which_rows_would_be_updated_and_imports_them() {
     import(&mut ada, &second, 1, 0).await.assert_redirect(&second);
     assert_eq!(listings_total(&app, &partner).await, 3);
     let blue = json(app.get("/v1/listings?status=any&sku=SOFA-2", &partner.key).await).await;
-    assert_eq!(blue["data"][0]["price_gbp"].as_f64(), Some(150.0), "{blue}");
+    assert_eq!(blue["data"][0]["price"].as_f64(), Some(150.0), "{blue}");
 }
 
 #[tokio::test]
@@ -180,9 +180,9 @@ async fn another_brands_draft_is_not_found_and_a_member_cannot_open_one() {
     assert_eq!(eve.post(&format!("{draft}/discard"), &[("csrf", &csrf)]).await.status, 404);
     assert!(!eve.get(BULK).await.body.contains("stock.csv"), "not listed for another brand");
     // A member of the brand: the template only.
-    let (mo, mo_email) = app.user(&partner, "Mo Member", Role::Member).await;
+    let (mo, _) = app.user(&partner, "Mo Member", Role::Member).await;
     set_password(&app, mo).await;
-    let mut member = Browser::signed_in(&app, &mo_email).await;
+    let mut member = Browser::signed_in(&app, "mo.member@acme.example").await;
     let page = member.get(BULK).await;
     assert!(page.body.contains("template.xlsx") && !page.body.contains("stock.csv"), "{}", page.body);
     assert_eq!(member.get(&draft).await.status, 403);
@@ -201,7 +201,7 @@ async fn two_concurrent_imports_of_a_draft_import_it_once() {
     let app = spawn_app().await;
     let (partner, email) = admin(&app, "acme").await;
     let mut ada = Browser::signed_in(&app, &email).await;
-    for round in 1..=3 {
+    for round in 1..=5 {
         let file = format!(
             "title,price_gbp,condition,category,faults,sku\nSofa {round},120,fair,3-Seater Sofas,None,R{round}-1\n\
              Chair {round},40,fair,3-Seater Sofas,None,R{round}-2\n"
@@ -209,8 +209,8 @@ async fn two_concurrent_imports_of_a_draft_import_it_once() {
         let draft = draft(&mut ada, file.as_bytes(), "create").await;
         let (mut a, mut b) = (tab(&app, &ada), tab(&app, &ada));
         let (first, second) = tokio::join!(import(&mut a, &draft, 2, 0), import(&mut b, &draft, 2, 0));
-        first.assert_redirect(&draft);
-        second.assert_redirect(&draft);
+        assert_eq!((first.status, second.status), (303, 303), "round {round}: {} / {}", first.body, second.body);
+        assert_eq!((first.location(), second.location()), (Some(draft.as_str()), Some(draft.as_str())));
         assert_eq!(listings_total(&app, &partner).await, 2 * round, "round {round}: imported once");
     }
 }
