@@ -233,7 +233,14 @@ pub async fn review(core: &Core, actor: &Actor, id: i64) -> Result<Review, Draft
         if let Some(at) = draft.committed_at {
             let rows = stored_rows(draft.result.as_deref());
             let tally = Tally::of(&rows);
-            return Ok(Review { draft, mode, state: DraftState::Imported(at), rows, unknown_columns: Vec::new(), tally });
+            return Ok(Review {
+                draft,
+                mode,
+                state: DraftState::Imported(at),
+                rows,
+                unknown_columns: Vec::new(),
+                tally,
+            });
         }
         match check(core, actor, draft, mode).await {
             Err(DraftError::NotFound) => continue,
