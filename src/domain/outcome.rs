@@ -87,6 +87,9 @@ pub enum Outcome {
     CreditCodeNotFound,
     CreditCodeAlreadyRedeemed,
     CreditCodeExpired,
+    /// A bulk row reviewed on the dashboard in create mode names a SKU the brand already
+    /// has: it would be a second listing with that SKU.
+    SkuExists,
 }
 
 pub use super::limits::INVITATION_LINKS_PER_DAY;
@@ -124,6 +127,7 @@ impl Outcome {
         Outcome::CreditCodeNotFound,
         Outcome::CreditCodeAlreadyRedeemed,
         Outcome::CreditCodeExpired,
+        Outcome::SkuExists,
     ];
 
     pub fn code(self) -> &'static str {
@@ -158,6 +162,7 @@ impl Outcome {
             Self::CreditCodeNotFound => "credit_code_not_found",
             Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
             Self::CreditCodeExpired => "credit_code_expired",
+            Self::SkuExists => "sku_exists",
         }
     }
 
@@ -227,6 +232,10 @@ impl Outcome {
             }
             Self::CreditCodeAlreadyRedeemed => "This credit code has already been spent: each code works only once.",
             Self::CreditCodeExpired => "This credit code has expired: it can no longer be spent.",
+            Self::SkuExists => {
+                "A listing with this SKU already exists: choose \u{201c}update the listing with that SKU\u{201d} to update \
+                 it, or change the SKU."
+            }
         })
     }
 
@@ -247,13 +256,15 @@ impl Outcome {
             | Self::ResetOwnTwoStep => Kind::Conflict,
             Self::EventNotFound | Self::OrderNotFound | Self::CreditCodeNotFound => Kind::NotFound,
             Self::NotOwner => Kind::Forbidden,
-            Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous => Kind::BadRequest,
             Self::EditConflict
             | Self::WarehousesContended
             | Self::WebhookNotConfigured
             | Self::CollectionExists
             | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
             Self::CreditCodeExpired => Kind::Gone,
+            Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous | Self::SkuExists => {
+                Kind::BadRequest
+            }
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,
             Self::TooManyPixels { .. } => Kind::TooLarge,

@@ -108,10 +108,12 @@ pub enum Table {
     RateLimitSlots,
     /// Delivered webhook events and their attempts (issue 34).
     WebhookEvents,
+    /// Bulk import drafts past their expiry (`usecases::bulk::drafts`).
+    BulkDrafts,
 }
 
 impl Table {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::SignInFailures,
         Self::Sessions,
         Self::Invitations,
@@ -119,6 +121,7 @@ impl Table {
         Self::IdempotencyKeys,
         Self::RateLimitSlots,
         Self::WebhookEvents,
+        Self::BulkDrafts,
     ];
 
     /// The table's name: the metric's `table` label and the log's.
@@ -131,6 +134,7 @@ impl Table {
             Self::IdempotencyKeys => "idempotency_keys",
             Self::RateLimitSlots => "rate_limit_slots",
             Self::WebhookEvents => "webhook_events",
+            Self::BulkDrafts => "bulk_drafts",
         }
     }
 }

@@ -48,6 +48,13 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Upsert => "upsert",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "create" => Some(Self::Create),

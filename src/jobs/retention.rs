@@ -2,7 +2,7 @@
 //! past their window ([`crate::domain::retention`]): failed sign-ins, ended or expired
 //! sessions, spent or expired invitations, sent or given-up mail, expired idempotency keys
 //! and, on PostgreSQL, idle rate limit slots; delivered webhook events and their attempts a
-//! window after delivery (issue 34). The audit log, the ledger and remittances, pending and
+//! window after delivery (issue 34); bulk import drafts once expired (issue 31). The audit log, the ledger and remittances, pending and
 //! dead webhook events and the catalogue are kept.
 //!
 //! Every node runs the scheduler; like the monthly remittance run, a node takes the job's
@@ -171,7 +171,7 @@ impl Retention {
             let mut from = None;
             loop {
                 let at = Instant::now();
-                let n = self.batch(table, &cut, &mut from).await?;
+                let n = self.batch(table, now, &cut, &mut from).await?;
                 report.batches += 1;
                 report.longest_batch = report.longest_batch.max(at.elapsed());
                 deleted += n;
@@ -202,7 +202,13 @@ impl Retention {
 
     /// One statement: up to a batch of `table`'s rows past their cutoff; `from` carries
     /// where the previous batch of the table stopped, for those deleted oldest first.
-    async fn batch(&self, table: Table, cut: &Cutoffs, from: &mut Option<Ts>) -> Result<u64, StoreError> {
+    async fn batch(
+        &self,
+        table: Table,
+        now: DateTime<Utc>,
+        cut: &Cutoffs,
+        from: &mut Option<Ts>,
+    ) -> Result<u64, StoreError> {
         let limit = i64::from(self.settings.batch);
         let store = &self.store;
         let oldest_first = |batch: PrunedBatch, from: &mut Option<Ts>| {
@@ -226,6 +232,7 @@ impl Retention {
             // Kept when no window is set (the earliest instant): nothing to look for.
             Table::WebhookEvents if cut.webhook_events == DateTime::<Utc>::MIN_UTC => Ok(0),
             Table::WebhookEvents => store.prune_webhook_events(Ts::from(cut.webhook_events), limit).await,
+            Table::BulkDrafts => store.prune_bulk_drafts(Ts::from(now), limit).await,
             Table::RateLimitSlots => match store.postgres() {
                 Some(pg) => pg.prune_rate_slots(cut.rate_limit_slot, limit).await,
                 None => Ok(0),
@@ -296,7 +303,8 @@ mod tests {
                 "mail_outbox",
                 "idempotency_keys",
                 "rate_limit_slots",
-                "webhook_events"
+                "webhook_events",
+                "bulk_drafts"
             ]
         );
     }

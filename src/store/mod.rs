@@ -9,6 +9,7 @@
 
 mod audit;
 mod brands;
+mod bulk_drafts;
 mod collections;
 mod copy;
 mod deployment;
@@ -52,6 +53,7 @@ use pool::Pool;
 pub(crate) use audit::commit_audited;
 pub use audit::{record_audit, AuditRecord};
 pub use brands::{BrandInsert, BrandRecord};
+pub use bulk_drafts::{BulkDraftRecord, DraftInsert, NewBulkDraft};
 pub use collections::{CollectionInsert, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};

@@ -37,6 +37,9 @@ pub enum Notice {
     CollectionScheduled,
     /// The value in pence (the notice's number).
     CodeRedeemed,
+    BulkImported,
+    BulkAlreadyImported,
+    BulkDiscarded,
 }
 
 wire_names!(Notice {
@@ -59,6 +62,9 @@ wire_names!(Notice {
     NoDeadEvents => "no-dead-events",
     CollectionScheduled => "collection-scheduled",
     CodeRedeemed => "code-redeemed",
+    BulkImported => "bulk-imported",
+    BulkAlreadyImported => "bulk-already-imported",
+    BulkDiscarded => "bulk-discarded",
 });
 
 impl Notice {
@@ -80,6 +86,9 @@ impl Notice {
             Self::YouAreMember => "You are now a member: the team, API keys and audit log are for your brand's admins.",
             Self::PhotoRemoved => "Photo removed.",
             Self::WarehouseDeleted => "Warehouse deleted.",
+            Self::BulkImported => "Imported: the rows below are saved.",
+            Self::BulkAlreadyImported => "This file was already imported; nothing was imported again.",
+            Self::BulkDiscarded => "The file was discarded; nothing was imported.",
             Self::TwoStepReset => {
                 "Their two-step sign-in was reset and their sessions ended. They set it up again after signing in."
             }

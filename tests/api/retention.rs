@@ -302,7 +302,7 @@ async fn the_job_deletes_in_batches_of_the_configured_size() {
     assert_eq!(report.deleted(Table::SignInFailures), 7);
     assert!(report.complete);
     // 3 + 3 + 1 + an empty one for the failures, then one (empty) for each other table.
-    let tables = if on_postgres() { 7 } else { 6 };
+    let tables = if on_postgres() { 8 } else { 7 };
     assert_eq!(report.batches, 4 + (tables - 1));
     assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await, 0);
     raw.close().await;

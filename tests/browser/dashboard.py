@@ -345,16 +345,21 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
         need(answer.headers.get("content-type") == "application/pdf", "the statement is not a PDF")
     shot("wallet")
 
-    # Bulk import: a row's error by cell.
+    # Bulk import: the upload is reviewed with a row's error by cell (tests/browser/bulk_import.py
+    # follows the whole flow); nothing is imported here.
     page.goto(base + "/dashboard/bulk-import")
-    csv_path = os.path.join(shots or tempfile.gettempdir(), "stock.csv")
+    csv_dir = tempfile.mkdtemp()
+    csv_path = os.path.join(csv_dir, "stock.csv")
     with open(csv_path, "w") as f:
         f.write("title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\n"
                 "Bad sofa,-5,fair,3-Seater Sofas,None\n")
     page.get_by_label("File").set_input_files(csv_path)
-    submit(page, watch, page.get_by_role("button", name="Validate"))
+    submit(page, watch, page.get_by_role("button", name="Upload and review"))
     need(page.get_by_text("Give `price_gbp` in pounds").count() == 1, "the bad cell's error is not explained")
     shot("bulk-import")
+    page.get_by_role("button", name="Discard this file").click()
+    page.wait_for_load_state()
+    shutil.rmtree(csv_dir, ignore_errors=True)
 
     # Audit log: what was just done is there.
     page.goto(base + "/dashboard/audit-log")

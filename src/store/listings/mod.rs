@@ -15,6 +15,7 @@ use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingQuery, 
 use crate::domain::money::Pence;
 pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock, touch as touch_listings};
 use rows::{DetailRow, SummaryRow};
+pub(in crate::store) use write::save_import_in;
 
 /// A stored listing with everything its detail shows.
 #[derive(Debug, Clone, PartialEq)]

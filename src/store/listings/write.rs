@@ -138,36 +138,9 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let mut created = Vec::with_capacity(new.len());
-            for listing in new {
-                created.push(insert_listing((&mut *tx).into(), *listing, now).await?);
-            }
-            let mut updated = Vec::with_capacity(edits.len());
-            for edit in edits {
-                updated.push(update_in((&mut *tx).into(), *edit, now).await?);
-            }
-            let mut brands: Vec<i64> =
-                created.iter().chain(updated.iter().flatten()).map(|s| s.record.brand_id).collect();
-            brands.sort_unstable();
-            brands.dedup();
-            for brand_id in brands {
-                let mut saved: Vec<&mut SavedListing> = created
-                    .iter_mut()
-                    .chain(updated.iter_mut().flatten())
-                    .filter(|s| s.record.brand_id == brand_id)
-                    .collect();
-                let ids: Vec<i64> = saved.iter().map(|s| s.record.id).collect();
-                let at = clock::stamp((&mut *tx).into(), brand_id, now, &ids).await?;
-                for s in &mut saved {
-                    s.record.updated_at = at;
-                }
-            }
+            let saved = save_import_in((&mut *tx).into(), new, edits, now).await?;
             tx.commit().await?;
-            let updated = updated
-                .into_iter()
-                .map(|u| u.map_or(ListingUpdate::Stale, |saved| ListingUpdate::Saved(Box::new(saved))))
-                .collect();
-            Ok((created, updated))
+            Ok(saved)
         })
     }
 
@@ -234,6 +207,45 @@ impl Store {
             Ok(removals)
         })
     }
+}
+
+/// A bulk import's rows in the caller's transaction (see [`Store::save_listings`]).
+pub(in crate::store) async fn save_import_in(
+    conn: Conn<'_>,
+    new: &[NewListing<'_>],
+    edits: &[ListingEdit<'_>],
+    now: Ts,
+) -> Result<(Vec<SavedListing>, Vec<ListingUpdate>), StoreError> {
+    on_conn!(conn, |c| {
+        let mut created = Vec::with_capacity(new.len());
+        for listing in new {
+            created.push(insert_listing((&mut *c).into(), *listing, now).await?);
+        }
+        let mut updated = Vec::with_capacity(edits.len());
+        for edit in edits {
+            updated.push(update_in((&mut *c).into(), *edit, now).await?);
+        }
+        let mut brands: Vec<i64> = created.iter().chain(updated.iter().flatten()).map(|s| s.record.brand_id).collect();
+        brands.sort_unstable();
+        brands.dedup();
+        for brand_id in brands {
+            let mut saved: Vec<&mut SavedListing> = created
+                .iter_mut()
+                .chain(updated.iter_mut().flatten())
+                .filter(|s| s.record.brand_id == brand_id)
+                .collect();
+            let ids: Vec<i64> = saved.iter().map(|s| s.record.id).collect();
+            let at = clock::stamp((&mut *c).into(), brand_id, now, &ids).await?;
+            for s in &mut saved {
+                s.record.updated_at = at;
+            }
+        }
+        let updated = updated
+            .into_iter()
+            .map(|u| u.map_or(ListingUpdate::Stale, |saved| ListingUpdate::Saved(Box::new(saved))))
+            .collect();
+        Ok((created, updated))
+    })
 }
 
 /// Inserts one listing with its images and, on first use, its manufacturer brand.

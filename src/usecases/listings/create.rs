@@ -8,7 +8,7 @@ use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
     ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, SavedListing,
-    StoreError,
+    StoreError, Ts,
 };
 use crate::usecases::Core;
 
@@ -63,6 +63,21 @@ pub struct ListingChange {
     pub images: Option<Vec<ImageSlot>>,
 }
 
+impl ListingChange {
+    /// True when saving it would change nothing: the same fields, and the same images in
+    /// the same order (or none given).
+    pub fn changes_nothing(&self) -> bool {
+        let same_images = |slots: &Vec<ImageSlot>| {
+            slots.len() == self.existing.images.len()
+                && slots
+                    .iter()
+                    .zip(&self.existing.images)
+                    .all(|(slot, image)| matches!(slot, ImageSlot::Kept(k) if k == image))
+        };
+        self.fields == self.existing.fields && self.images.as_ref().is_none_or(same_images)
+    }
+}
+
 /// Checks a change of `existing` by `input` exactly as a PATCH does (PATCH semantics:
 /// fields the input leaves out stay as they are): `Ok(Err(reasons))` lists every reason it
 /// is refused.
@@ -105,6 +120,37 @@ pub async fn save_import(
     });
     wake_after_save(core, actor, changed.chain(&created));
     Ok((created, updated))
+}
+
+/// [`save_import`] for a draft the dashboard kept (`usecases::bulk::drafts`): the draft is
+/// claimed in the same transaction, so it is imported at most once; `result` records what
+/// was saved on it. `None` when it could not be claimed: nothing was saved.
+pub async fn save_draft_import<R>(
+    core: &Core,
+    actor: &Actor,
+    draft_id: i64,
+    mut bodies: Vec<NewListingBody>,
+    changes: &[ListingChange],
+    result: R,
+) -> Result<Option<(Vec<SavedListing>, Vec<ListingUpdate>)>, StoreError>
+where
+    R: FnOnce(&[SavedListing], &[ListingUpdate]) -> String + Send,
+{
+    default_warehouse(core, actor, &mut bodies).await?;
+    let new: Vec<NewListing<'_>> = bodies.iter().map(|b| new_listing(actor, b)).collect();
+    let edits: Vec<ListingEdit<'_>> = changes
+        .iter()
+        .map(|c| ListingEdit { existing: &c.existing, fields: &c.fields, images: c.images.as_deref() })
+        .collect();
+    let saved = core.store.commit_bulk_draft(actor.brand_id, draft_id, Ts::now(), &new, &edits, result).await?;
+    if let Some((created, updated)) = &saved {
+        let changed = updated.iter().filter_map(|u| match u {
+            ListingUpdate::Saved(saved) => Some(&**saved),
+            ListingUpdate::Stale => None,
+        });
+        wake_after_save(core, actor, changed.chain(created));
+    }
+    Ok(saved)
 }
 
 /// Bodies that name no warehouse are collected from the brand's default (read once, only

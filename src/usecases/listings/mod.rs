@@ -13,7 +13,9 @@ use crate::store::{
 };
 use crate::usecases::Core;
 use create::{checked, image_sources, keep_images};
-pub use create::{create, prepare, prepare_change, save_import, CreateListingError, ListingChange, NewListingBody};
+pub use create::{
+    create, prepare, prepare_change, save_draft_import, save_import, CreateListingError, ListingChange, NewListingBody,
+};
 
 /// A page of the brand's listings, newest first, and how many match in all.
 pub async fn list(

@@ -2,6 +2,7 @@
 //! client that follows no redirects, so each answer (303s included) is checked as sent.
 
 mod account;
+mod bulk_drafts;
 mod bursts;
 mod failures;
 mod headers;

@@ -277,22 +277,26 @@ async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
     let csrf = ada.get("/dashboard/bulk-import").await.csrf();
     let csv: &[u8] = b"title,price_gbp,condition,category,faults\nGood sofa,120,fair,3-Seater Sofas,None\nBad sofa,-5,fair,3-Seater Sofas,None\n";
     let file = Some(("file", "stock.csv", "text/csv", csv));
-    let forged = ada.post_multipart("/dashboard/bulk-import", &[("action", "import")], file).await;
+    let forged = ada.post_multipart("/dashboard/bulk-import", &[("mode", "create")], file).await;
     assert_eq!(forged.status, 403);
-    let checked = ada.post_multipart("/dashboard/bulk-import", &[("csrf", &csrf), ("action", "validate")], file).await;
+    // The upload is kept as a draft and reviewed on its own page (tests/api/web/bulk_drafts.rs).
+    let kept = ada.post_multipart("/dashboard/bulk-import", &[("csrf", &csrf), ("mode", "create")], file).await;
+    assert_eq!(kept.status, 303, "{}", kept.body);
+    let draft = kept.location().expect("the draft").to_owned();
+    let checked = ada.get(&draft).await;
     assert_eq!(checked.status, 200);
     assert!(
         checked
             .body
-            .contains(&format!("<strong>B3</strong> (price_gbp): {}", sentence("price_gbp", "price_gbp_invalid"))),
+            .contains(&format!("<strong>B3</strong> price_gbp (“-5”): {}", sentence("price_gbp", "price_gbp_invalid"))),
         "{}",
         checked.body
     );
     assert!(checked.body.contains("would be created"), "{}", checked.body);
     let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
-    assert_eq!(listings["meta"]["total"], 0, "validating and a forged import wrote nothing");
-    let imported = ada.post_multipart("/dashboard/bulk-import", &[("csrf", &csrf), ("action", "import")], file).await;
-    assert_eq!(imported.status, 200);
+    assert_eq!(listings["meta"]["total"], 0, "reviewing and a forged upload wrote nothing");
+    let imported = ada.post(&format!("{draft}/import"), &[("csrf", &csrf), ("rows", "1"), ("skipped", "1")]).await;
+    imported.assert_redirect(&draft);
     let listings = json(app.get("/v1/listings?status=any", &partner.key).await).await;
     assert_eq!(listings["meta"]["total"], 1, "the valid row");
 }

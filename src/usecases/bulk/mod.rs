@@ -1,7 +1,10 @@
 //! Bulk import: the XLSX template, and validating or committing a spreadsheet of listings.
 //! Each row goes through the listings' create use case (or, in upsert mode, when its SKU
 //! names one of the brand's listings, their PATCH rules) and fails with its codes, each
-//! pinned to the sheet cell it belongs to.
+//! pinned to the sheet cell it belongs to. The dashboard keeps an uploaded file as a draft
+//! to review and import once ([`drafts`]), through the same checks.
+
+pub mod drafts;
 
 use serde_json::Value;
 
@@ -99,7 +102,7 @@ pub async fn validate_file(
     mode: Mode,
 ) -> Result<BulkReport<Action>, BulkError> {
     let file = read(upload).await?;
-    let rows = planned(core, actor, &file.sheet, file.rows, mode).await?;
+    let rows = planned(core, actor, &file.sheet, file.rows, mode, SkuCheck::AsApi).await?;
     let rows = rows
         .into_iter()
         .map(|row| CheckedRow { row: row.row, title: row.title, outcome: row.outcome.map(|plan| plan.action()) })
@@ -120,7 +123,7 @@ pub async fn commit_file(
     let mut rows = Vec::with_capacity(file.sheet.rows.len());
     let mut creates: Vec<(usize, NewListingBody)> = Vec::new();
     let mut changes: Vec<(usize, ListingChange)> = Vec::new();
-    for row in planned(core, actor, &file.sheet, file.rows, mode).await? {
+    for row in planned(core, actor, &file.sheet, file.rows, mode, SkuCheck::AsApi).await? {
         let position = rows.len();
         let outcome = match row.outcome {
             Ok(Plan::Create(body)) => {
@@ -179,6 +182,17 @@ struct ReadRow {
     validated: Result<ValidListing, Vec<FieldError>>,
 }
 
+/// How the SKUs of a file in create mode are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SkuCheck {
+    /// As the API's bulk endpoints always have: create mode creates a listing whatever its
+    /// SKU (decisions 10.3; clients rely on it).
+    AsApi,
+    /// A draft reviewed on the dashboard: in create mode a SKU the brand already has, or one
+    /// on an earlier row, refuses the row (it would be a second listing with that SKU).
+    Unique,
+}
+
 /// Each row's plan, or its reasons: the store's checks on top of the validator's, exactly
 /// as for a single create (or, for a row updating a listing, a PATCH of it).
 async fn planned(
@@ -187,11 +201,12 @@ async fn planned(
     sheet: &Sheet,
     reads: Vec<ReadRow>,
     mode: Mode,
+    check: SkuCheck,
 ) -> Result<Vec<CheckedRow<Plan>>, StoreError> {
     let skus: Vec<Option<String>> = sheet.rows.iter().map(sku_of).collect();
-    let existing = match mode {
-        Mode::Create => Vec::new(),
-        Mode::Upsert => {
+    let existing = match (mode, check) {
+        (Mode::Create, SkuCheck::AsApi) => Vec::new(),
+        _ => {
             let mut wanted: Vec<String> = skus.iter().flatten().cloned().collect();
             wanted.sort_unstable();
             wanted.dedup();
@@ -200,8 +215,9 @@ async fn planned(
     };
     let mut checked = Vec::with_capacity(reads.len());
     for (index, (row, read)) in sheet.rows.iter().zip(reads).enumerate() {
-        let target = match (mode, &skus[index]) {
-            (Mode::Upsert, Some(sku)) => match_sku(actor, sku, &skus[..index], &existing),
+        let target = match (mode, check, &skus[index]) {
+            (Mode::Upsert, _, Some(sku)) => match_sku(actor, sku, &skus[..index], &existing),
+            (Mode::Create, SkuCheck::Unique, Some(sku)) => new_sku(sku, &skus[..index], &existing),
             _ => Ok(None),
         };
         let outcome = match target {
@@ -244,6 +260,22 @@ fn match_sku<'a>(
         (Some(listing), None) if !actor.may_change_listing_of(listing.user_id) => Err(Outcome::NotOwner),
         (Some(listing), None) => Ok(Some(listing)),
     }
+}
+
+/// In create mode on the dashboard: the row creates a listing unless its SKU came earlier in
+/// the file or is already one of the brand's listings.
+fn new_sku<'a>(
+    sku: &str,
+    earlier: &[Option<String>],
+    existing: &[ListingRecord],
+) -> Result<Option<&'a ListingRecord>, Outcome> {
+    if earlier.iter().flatten().any(|seen| seen == sku) {
+        return Err(Outcome::SkuDuplicateInFile);
+    }
+    if existing.iter().any(|l| l.fields.sku.as_deref() == Some(sku)) {
+        return Err(Outcome::SkuExists);
+    }
+    Ok(None)
 }
 
 /// The row's SKU as the validator reads it (trimmed, without invisible characters), when it
