@@ -23,6 +23,7 @@ use super::pages::{render, when, Chrome, FieldErrors};
 use crate::domain::key_request::{
     key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
 };
+use crate::domain::outcome::Outcome;
 use crate::domain::user::MemberStatus;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::state::AppState;
@@ -551,9 +552,7 @@ async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -
     require_admin(&session)?;
     let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
         Ok(event_id) => format!("Test event {event_id} queued; see Deliveries."),
-        Err(TestEventError::NotConfigured) => {
-            "No test event was sent: set up and enable a webhook endpoint first.".to_owned()
-        }
+        Err(TestEventError::NotConfigured) => Outcome::WebhookNotConfigured.message().into_owned(),
         Err(TestEventError::Store(e)) => return Err(e.into()),
         Err(e @ TestEventError::Randomness(_)) => return Err(PageError::internal(e)),
     };

@@ -447,11 +447,7 @@ impl From<RotateError> for ApiError {
 impl From<webhooks::TestEventError> for ApiError {
     fn from(e: webhooks::TestEventError) -> Self {
         match e {
-            webhooks::TestEventError::NotConfigured => ApiError::client(
-                StatusCode::CONFLICT,
-                "webhook_not_configured",
-                "No enabled webhook endpoint: configure a url (and enabled: true) before sending a test event.",
-            ),
+            webhooks::TestEventError::NotConfigured => Outcome::WebhookNotConfigured.into(),
             webhooks::TestEventError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             webhooks::TestEventError::Store(e) => e.into(),
         }

@@ -11,6 +11,7 @@ use reqwest::Url;
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::event::{Event, EventType};
+use crate::domain::outcome::Outcome;
 use crate::domain::precondition::Precondition;
 use crate::domain::user::Actor;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
@@ -159,6 +160,16 @@ pub enum TestEventError {
     Randomness(getrandom::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl TestEventError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::NotConfigured => Some(Outcome::WebhookNotConfigured),
+            Self::Randomness(_) | Self::Store(_) => None,
+        }
+    }
 }
 
 /// Sends a `ping` event (`data: {brand_id}`) through the delivery queue, so it is signed,
