@@ -21,7 +21,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from dashboard import ADMIN, MEMBER, ROOT, Watch, seed_people, sign_in
-from harness import start_server
+from harness import browser_args, start_server
 from playwright.sync_api import sync_playwright
 
 FIRST = ("title,price_gbp,condition,category,faults,sku\n"
@@ -141,16 +141,7 @@ def check(browser, base, key, workdir, shots):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "rehome"))
-    parser.add_argument("--screenshots")
-    args = parser.parse_args()
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        sys.exit("no chromium found (apt-get install chromium, or set CHROMIUM)")
-    binary = os.path.abspath(args.binary)
-    if args.screenshots:
-        os.makedirs(args.screenshots, exist_ok=True)
+    args, chromium, binary = browser_args()
     with tempfile.TemporaryDirectory() as workdir:
         key = seed_people(binary, workdir)
         server, base = start_server(binary, workdir)

@@ -23,13 +23,9 @@ import tempfile
 import urllib.request
 from urllib.parse import urlsplit
 
-from harness import start_server
+from harness import ADMIN, MEMBER, PASSWORD, ROOT, browser_args, cli, seed_people, start_server
 from playwright.sync_api import expect, sync_playwright
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ADMIN = "ada@acme.example"
-MEMBER = "mo@acme.example"
-PASSWORD = "correct horse battery staple"
 OPS = "ops-token-for-the-browser-test-0123"
 # A 2x2 PNG (red, green, blue, white).
 PNG = bytes.fromhex(
@@ -39,23 +35,8 @@ NAV = ["Listings", "Bulk import", "Settings", "Integrations", "Deliveries", "Red
        "Team", "Wallet", "Audit log"]
 
 
-def cli(binary, workdir, *args, stdin=""):
-    env = dict(os.environ, REHOME_DATABASE_URL="sqlite://rehome.db")
-    env.pop("REHOME_DATA_KEY", None)
-    done = subprocess.run([binary, *args], cwd=workdir, env=env, input=stdin, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"rehome {' '.join(args)} failed: {done.stderr}")
-    return done.stdout.strip().splitlines()[-1]
 
 
-def seed_people(binary, workdir):
-    cli(binary, workdir, "brands", "create", "acme", "--name", "Acme Sofas")
-    admin = cli(binary, workdir, "users", "create", "--brand", "acme", "--name", "Ada Admin", "--email", ADMIN)
-    cli(binary, workdir, "users", "set-password", admin, stdin=PASSWORD + "\n")
-    member = cli(binary, workdir, "users", "create", "--brand", "acme", "--name", "Mo Member", "--email", MEMBER,
-                 "--role", "member")
-    cli(binary, workdir, "users", "set-password", member, stdin=PASSWORD + "\n")
-    return cli(binary, workdir, "keys", "create", "--user", admin, "--rate-limit", "10000")
 
 
 def call(base, method, path, token, body=None):
@@ -440,16 +421,7 @@ def check_member(page, base, watch):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "rehome"))
-    parser.add_argument("--screenshots")
-    args = parser.parse_args()
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        sys.exit("no chromium found (apt-get install chromium, or set CHROMIUM)")
-    binary = os.path.abspath(args.binary)
-    if args.screenshots:
-        os.makedirs(args.screenshots, exist_ok=True)
+    args, chromium, binary = browser_args()
     os.environ["REHOME_OPS_TOKEN"] = OPS
     os.environ["REHOME_ALLOW_PRIVATE_NETWORK"] = "true"
     with tempfile.TemporaryDirectory() as workdir:

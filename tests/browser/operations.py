@@ -27,12 +27,9 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from harness import start_server
+from harness import ADMIN, PASSWORD, ROOT, browser_args, cli, start_server
 from playwright.sync_api import sync_playwright
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ADMIN = "ada@acme.example"
-PASSWORD = "correct horse battery staple"
 OPS = "ops-token-for-the-operations-test-01"
 # What the endpoint answers: markup that must stay text, and a line far wider than a phone.
 ANSWER = ("<html><script>window.__answered = 1</script><p>received</p>" + "x" * 600 + "</html>").encode()
@@ -62,13 +59,6 @@ def hits():
         return Endpoint.hits
 
 
-def cli(binary, workdir, *args, stdin=""):
-    env = dict(os.environ, REHOME_DATABASE_URL="sqlite://rehome.db")
-    env.pop("REHOME_DATA_KEY", None)
-    done = subprocess.run([binary, *args], cwd=workdir, env=env, input=stdin, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"rehome {' '.join(args)} failed: {done.stderr}")
-    return done.stdout.strip().splitlines()[-1]
 
 
 def call(base, method, path, token, body=None):
@@ -219,16 +209,7 @@ def check(browser, base, key, event, shots):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "rehome"))
-    parser.add_argument("--screenshots")
-    args = parser.parse_args()
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        sys.exit("no chromium found (apt-get install chromium, or set CHROMIUM)")
-    binary = os.path.abspath(args.binary)
-    if args.screenshots:
-        os.makedirs(args.screenshots, exist_ok=True)
+    args, chromium, binary = browser_args()
     os.environ["REHOME_OPS_TOKEN"] = OPS
     os.environ["REHOME_ALLOW_PRIVATE_NETWORK"] = "true"
     os.environ["REHOME_WEBHOOK_ALLOW_HTTP"] = "true"
