@@ -50,8 +50,15 @@ async fn an_action_that_fails_inside_shows_the_error_page_and_no_database_text()
     let csrf = ada.get("/dashboard/bulk-import").await.csrf();
     let token = ("csrf", csrf.as_str());
     let (replay, remove) = (format!("/dashboard/deliveries/{event}/replay"), format!("/dashboard/team/{mo}/remove"));
-    let actions: [(&str, Vec<(&str, &str)>); 6] = [
+    let make_admin = format!("/dashboard/team/{mo}/make-admin");
+    let actions: [(&str, Vec<(&str, &str)>); 9] = [
         (&replay, vec![token]),
+        (&make_admin, vec![token]),
+        ("/dashboard/integrations/webhook", vec![token, ("url", "https://hooks.example/other"), ("enabled", "on")]),
+        (
+            "/dashboard/settings/payouts",
+            vec![token, ("credit", "on"), ("credit_boost_percent", "150"), ("code_validity_days", "30")],
+        ),
         ("/dashboard/integrations/webhook/test", vec![token]),
         (&remove, vec![token]),
         ("/dashboard/integrations/keys", vec![token, ("label", "Stock sync")]),
