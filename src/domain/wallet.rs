@@ -22,10 +22,20 @@ pub enum EntryType {
 }
 
 impl EntryType {
+    pub const ALL: [Self; 2] = [Self::Sale, Self::TradeIn];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Sale => "sale",
             Self::TradeIn => "trade_in",
+        }
+    }
+
+    /// The type as people read it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Sale => "Sale",
+            Self::TradeIn => "Trade-in (store credit)",
         }
     }
 }
@@ -50,6 +60,17 @@ impl EntryStatus {
             Self::Available
         } else {
             Self::Pending
+        }
+    }
+
+    pub const ALL: [Self; 3] = [Self::Pending, Self::Available, Self::Paid];
+
+    /// The status as people read it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending (in the hold)",
+            Self::Available => "Available",
+            Self::Paid => "Paid",
         }
     }
 

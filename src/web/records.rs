@@ -14,6 +14,7 @@ use super::pages::{page_number, render, when, Chrome, FieldErrors};
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
 use crate::domain::statement::{Entry, Remittance};
+use crate::domain::wallet::{EntryStatus, EntryType};
 use crate::domain::FieldError;
 use crate::state::AppState;
 use crate::usecases::listings;
@@ -309,6 +310,22 @@ pub struct WalletPage {
 impl WalletPage {
     pub fn gbp(&self, pence: &i64) -> String {
         pounds(*pence)
+    }
+
+    /// An instant of the wallet's answers (RFC 3339) as every page writes instants.
+    pub fn at(&self, instant: &str) -> String {
+        chrono::DateTime::parse_from_rfc3339(instant)
+            .map_or_else(|_| instant.to_owned(), |at| when(at.with_timezone(&chrono::Utc)))
+    }
+
+    /// An entry's type (`sale`, `trade_in`) in words.
+    pub fn kind<'a>(&self, kind: &'a str) -> &'a str {
+        EntryType::ALL.into_iter().find(|t| t.as_str() == kind).map_or(kind, |t| t.words())
+    }
+
+    /// An entry's status (`pending`, `available`, `paid`) in words.
+    pub fn status<'a>(&self, status: &'a str) -> &'a str {
+        EntryStatus::ALL.into_iter().find(|s| s.as_str() == status).map_or(status, |s| s.words())
     }
 }
 

@@ -254,6 +254,14 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     let mut ada = Browser::signed_in(&app, &email).await;
     let page = ada.get("/dashboard/wallet").await;
     assert_eq!(page.text_of("paid"), "82.00");
+    // Types, statuses and instants in words, never the wire's `trade_in` or RFC 3339.
+    assert!(page.body.contains("<td>Sale</td>") && page.body.contains("<td>Paid</td>"), "{}", page.body);
+    assert!(
+        page.body.contains("<td>3 Nov 2026, 10:00</td>"),
+        "available after the hold, in the pages' format: {}",
+        page.body
+    );
+    assert!(!page.body.contains("T10:00:00"), "no RFC 3339 instant: {}", page.body);
     // The statements over time, drawn with a text alternative (the table beside it).
     assert!(page.body.contains("<title id=\"statements-chart\">Statement amounts"), "{}", page.body);
     assert_eq!(page.body.matches("<rect ").count(), 1, "a bar per statement");
