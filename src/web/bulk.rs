@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde::Deserialize;
 
-use super::extract::{admin_multipart, multipart_parts, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::pages::{render, when, Chrome, MessagePage};
 use crate::import::{ImportError, Mode, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
@@ -281,10 +281,6 @@ fn review_view(
     render(status, &page)
 }
 
-fn draft_id(id: &str) -> Result<i64, PageError> {
-    id.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::NotFound)
-}
-
 /// A draft past its expiry: 410, saying how long files are kept and what to do.
 fn expired(session: &LiveSession) -> Response {
     let page = MessagePage {
@@ -311,7 +307,7 @@ async fn review_page(
     flash: Flash,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
-    match drafts::review(&state.core, &session.actor(), draft_id(&id)?).await {
+    match drafts::review(&state.core, &session.actor(), record_id(&id)?).await {
         Ok(review) => Ok(review_view(&session, StatusCode::OK, review, flash.text(), None)),
         Err(DraftError::Expired) => Ok(expired(&session)),
         Err(e) => Err(draft_error(e)),
@@ -336,7 +332,7 @@ async fn import(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let id = draft_id(&id)?;
+    let id = record_id(&id)?;
     let (Ok(rows), Ok(skipped)) = (form.rows.trim().parse(), form.skipped.trim().parse()) else {
         return Err(PageError::BadForm);
     };
@@ -371,7 +367,7 @@ async fn discard(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let id = draft_id(&id)?;
+    let id = record_id(&id)?;
     match drafts::discard(&state.core, &session.actor(), id).await? {
         Discard::Discarded => Ok(Notice::BulkDiscarded.redirect(BULK, state.config.secure_cookies())),
         Discard::AlreadyImported => Ok(Redirect::to(&format!("{BULK}/drafts/{id}")).into_response()),

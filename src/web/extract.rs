@@ -257,6 +257,12 @@ pub async fn multipart_parts(mut multipart: axum::extract::Multipart) -> Result<
     Ok(parts)
 }
 
+/// The id of a record named in a dashboard path (`/listings/{id}`, a draft's): a positive
+/// whole number, else the 404 page.
+pub fn record_id(text: &str) -> Result<i64, PageError> {
+    text.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::NotFound)
+}
+
 /// Admin actions (decisions 9.4): a member who posts one anyway is refused.
 pub fn require_admin(session: &LiveSession) -> Result<(), PageError> {
     if session.is_admin() {

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde_json::Value;
 
-use super::extract::{admin_multipart, multipart_parts, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::pages::{form_number, render, when, Chrome, FieldErrors};
 use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
@@ -270,16 +270,12 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
     Ok(page)
 }
 
-fn listing_id(id: &str) -> Result<i64, PageError> {
-    id.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::NotFound)
-}
-
 async fn detail(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    listing_view(&state, &session, listing_id(&id)?, None).await
+    listing_view(&state, &session, record_id(&id)?, None).await
 }
 
 async fn new_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
@@ -298,7 +294,7 @@ async fn edit_page(
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
-    let id = listing_id(&id)?;
+    let id = record_id(&id)?;
     let record = listing_of(&state, &session, id).await?;
     form_answer(&state, &session, Some(id), Values::of(&record), FieldErrors::default()).await
 }
@@ -472,7 +468,7 @@ async fn update(
     Path(id): Path<String>,
     multipart: Multipart,
 ) -> Result<Response, PageError> {
-    let id = listing_id(&id)?;
+    let id = record_id(&id)?;
     let posted = read_form(multipart).await?;
     admin_multipart(&session, &posted.csrf)?;
     let input = input_of(&posted, true);
@@ -531,7 +527,7 @@ async fn add_photo(
     Path(id): Path<String>,
     multipart: Multipart,
 ) -> Result<Response, PageError> {
-    let id = listing_id(&id)?;
+    let id = record_id(&id)?;
     let (mut csrf, mut photo) = (String::new(), None);
     for part in multipart_parts(multipart).await? {
         match part.name.as_str() {
@@ -561,7 +557,7 @@ async fn confirm_photo_action(
     Path((id, position, action)): Path<(String, String, String)>,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
-    let id = listing_id(&id)?;
+    let id = record_id(&id)?;
     let back = format!("/dashboard/listings/{id}");
     let (Some(index), "remove") = (photo_position(&position), action.as_str()) else {
         return Ok(Redirect::to(&back).into_response());
@@ -591,7 +587,7 @@ async fn photo_action(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let (id, position) = (listing_id(&id)?, photo_position(&position));
+    let (id, position) = (record_id(&id)?, photo_position(&position));
     let (change, done): (fn(usize) -> PhotoChange, _) = match action.as_str() {
         "remove" => (PhotoChange::Remove, "Photo removed."),
         "cover" => (PhotoChange::Cover, "Cover photo changed."),
