@@ -76,27 +76,56 @@ def listing_rows(brands, listings, big, template):
 VARIED = ["brand_id", "status", "channel", "title", "sku", "quantity", "created_at", "updated_at", "deleted_at"]
 
 
+PASSWORD = "correct horse battery staple"
+
+
 def create_brand(server, slug):
-    server.cli("brands", "create", slug, "--name", slug)
+    """The big brand, its admin (who can also sign in to the dashboard) and an API key."""
+    server.cli("brands", "create", slug, "--name", "The Big Sofa Company")
     user = server.cli("users", "create", "--brand", slug, "--name", "Scale", "--email", f"scale@{slug}.example")
-    key = server.cli("keys", "create", "--user", user.strip().splitlines()[-1], "--rate-limit", "1000000000")
+    user_id = user.strip().splitlines()[-1]
+    subprocess.run([server.binary, "users", "set-password", user_id], env=server.env(), input=PASSWORD + "\n",
+                   check=True, capture_output=True, text=True)
+    key = server.cli("keys", "create", "--user", user_id, "--rate-limit", "1000000000")
     return key.strip().splitlines()[-1]
 
 
-def seed_one(binary, workdir, db, data_key, brands, listings, big):
+def template_event(server, key):
+    """One real, sealed webhook event of the big brand (a test event to an endpoint that is
+    then paused), whose columns every seeded event copies."""
+    hook = "/v1/partner/settings/integrations/webhook"
+    hb_call(server.base, "PATCH", hook, key, {"url": "https://hooks.example/rehome", "enabled": True})
+    hb_call(server.base, "POST", hook + "/test", key)
+    hb_call(server.base, "PATCH", hook, key, {"enabled": False})
+
+
+def hb_call(base, method, path, key, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = hb.urllib.request.Request(base + path, data=data, method=method,
+                                    headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with hb.urllib.request.urlopen(req) as r:
+        return r.read()
+
+
+def seed_one(binary, workdir, db, data_key, brands, listings, big, events):
     """Seeds one database; returns its state (key, brand ids, sample ids)."""
     os.makedirs(workdir, exist_ok=True)
     server = hb.Server(binary, workdir, db, data_key)
     key = create_brand(server, "big")
     server.start()
     template_id = hb.post_json(server.base + "/v1/listings", key, hb.LISTING)["id"]
+    template_event(server, key)
     server.stop()
     started = time.time()
     if server.postgres:
         state = seed_postgres(server, key, template_id, brands, listings, big)
     else:
         state = seed_sqlite(server, key, template_id, brands, listings, big)
-    state.update(db=db, data_key=data_key, key=key, listings=listings, big=big, brands=brands,
+    started_history = time.time()
+    seed_history(server, state["big_id"], events)
+    print(f"  ledger entries, billing and {events} delivered events in {time.time() - started_history:.0f} s",
+          file=sys.stderr)
+    state.update(db=db, data_key=data_key, key=key, listings=listings, big=big, brands=brands, events=events,
                  seed_seconds=round(time.time() - started, 1))
     print(f"seeded {db}: {listings} listings over {brands} brands (big {big}) in {state['seed_seconds']} s",
           file=sys.stderr)
@@ -186,6 +215,62 @@ def seed_postgres(server, key, template_id, brands, listings, big):
     return {"big_id": big_id, "samples": samples, "sku": sku}
 
 
+def seed_history(server, big_id, events):
+    """What a brand's history holds beside its listings (issue 34 item 1): a billing entity
+    per brand; a ledger entry (a sale, available since September, not yet paid) for every
+    tenth listing; and `events` delivered webhook events with one attempt each, half of
+    them the big brand's, the rest spread over every brand. Every event copies the
+    columns of the one real event (its sealed body opens only under its own id, so the seeded
+    events' pages cannot show a payload; the lists do not read it)."""
+    pg = server.postgres
+    ts = (lambda t: f"'{t}'::timestamptz") if pg else (lambda t: f"'{t}'")
+    now = ts("2026-11-01T00:00:00.000000Z")
+    statements = [
+        f"INSERT INTO billing_entities (brand_id, company_name, address_1, city, postcode, invoice_email, created_at, "
+        f"updated_at) SELECT id, name || ' Ltd', '1 High Street', 'London', 'SW1A 1AA', "
+        f"'accounts@' || slug || '.example', {now}, {now} FROM brands "
+        f"WHERE id NOT IN (SELECT brand_id FROM billing_entities)",
+        # The ledger's orders are not seeded (nothing here reads them): references unchecked.
+        "INSERT INTO ledger_entries (brand_id, type, order_id, listing_id, title, quantity, gross_pence, "
+        "commission_pence, vat_pence, delivery_pence, amount_pence, delivered_at, available_at, created_at) "
+        f"SELECT brand_id, 'sale', id, id, title, 1, 45000, 6750, 1350, 3000, 33900, "
+        f"{ts('2026-09-01T10:00:00.000000Z')}, {ts('2026-09-03T10:00:00.000000Z')}, "
+        f"{ts('2026-09-01T10:00:00.000000Z')} FROM listings WHERE id % 10 = 0",
+    ]
+    series = ("generate_series(1, {n}) AS g(n)" if pg else
+              "(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {n}) SELECT n FROM s) AS g")
+    n = "g.n"
+    at = (f"(TIMESTAMPTZ '2026-10-01T00:00:00Z' + {n} * INTERVAL '1 second')" if pg
+          else f"(strftime('%Y-%m-%dT%H:%M:%S', '2026-10-01T00:00:00', '+' || {n} || ' seconds') || '.000000Z')")
+    if events:
+        statements += [
+            "CREATE TEMP TABLE brand_list AS SELECT ROW_NUMBER() OVER (ORDER BY id) - 1 AS k, id FROM brands",
+            f"INSERT INTO webhook_endpoints (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, "
+            f"updated_at) SELECT b.id, e.url, e.enabled, e.signing_secret, e.secret_rotated_at, e.created_at, "
+            f"e.updated_at FROM brands b, webhook_endpoints e WHERE e.brand_id = {big_id} AND b.id <> {big_id}",
+            "INSERT INTO webhook_events (id, brand_id, type, body, body_sealed, created_at, status, attempts, "
+            "window_attempts, window_start, last_status_code, delivered_at) "
+            f"SELECT 'evt_seed' || {n}, CASE WHEN {n} % 2 = 0 THEN {big_id} ELSE bl.id END, t.type, '', "
+            f"t.body_sealed, {at}, 'delivered', 1, 1, {at}, 200, {at} "
+            f"FROM {series.format(n=events)} JOIN brand_list bl ON bl.k = {n} % (SELECT COUNT(*) FROM brand_list), "
+            f"(SELECT type, body_sealed FROM webhook_events WHERE brand_id = {big_id} ORDER BY seq LIMIT 1) t",
+            "INSERT INTO webhook_attempts (event_seq, attempted_at, url, status_code, duration_ms, response_excerpt) "
+            "SELECT seq, delivered_at, 'https://hooks.example/rehome', 200, 12, 'ok' FROM webhook_events "
+            "WHERE id LIKE 'evt_seed%'",
+        ]
+    if pg:
+        hb.psql(server.db, "BEGIN; SET session_replication_role = replica; " + "; ".join(statements)
+                + "; COMMIT; VACUUM ANALYZE")
+        return
+    db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=60)
+    db.execute("PRAGMA synchronous = OFF")
+    for sql in statements:
+        db.execute(sql)
+    db.commit()
+    db.execute("ANALYZE")
+    db.close()
+
+
 def databases(args):
     """(label, db url, brands, listings, big) of the baseline and the big database."""
     if args.postgres:
@@ -218,7 +303,8 @@ def seed(args, binary):
             workdir = os.path.dirname(db.removeprefix("sqlite://"))
             shutil.rmtree(workdir, ignore_errors=True)
         data_key = __import__("base64").b64encode(os.urandom(32)).decode()
-        states[label] = seed_one(binary, workdir, db, data_key, brands, listings, big)
+        events = args.events if label != "100k" else 20_000
+        states[label] = seed_one(binary, workdir, db, data_key, brands, listings, big, events)
         states[label]["workdir"] = workdir
     with open(state_path(args), "w") as f:
         json.dump(states, f)
@@ -360,6 +446,130 @@ def run(args, binary):
         sys.stdout.flush()
 
 
+class Dashboard:
+    """A signed-in dashboard session on one keep-alive connection (the big brand's admin)."""
+
+    def __init__(self, base):
+        url = urllib.parse.urlsplit(base)
+        self.conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+        self.cookies = {}
+        page = self.get("/dashboard/login")[1].decode()
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        form = urllib.parse.urlencode({"csrf": csrf, "email": "scale@big.example", "password": PASSWORD})
+        status, _ = self.request("POST", "/dashboard/login", form, {"Content-Type": "application/x-www-form-urlencoded"})
+        if status != 303:
+            raise RuntimeError(f"dashboard sign-in answered {status}")
+
+    def request(self, method, path, body=None, headers=None):
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.conn.request(method, path, body=body, headers=headers)
+        resp = self.conn.getresponse()
+        data = resp.read()
+        for header, value in resp.getheaders():
+            if header.lower() == "set-cookie":
+                name, rest = value.split("=", 1)
+                self.cookies[name] = rest.split(";", 1)[0]
+        return resp.status, data
+
+    def get(self, path):
+        return self.request("GET", path)
+
+
+def dashboard_pages(state):
+    big = state["big"]
+    sample = state["samples"][0]
+    return [
+        ("home", "/dashboard"),
+        ("listings (page 1)", "/dashboard/listings"),
+        (f"listings, last page", f"/dashboard/listings?status=any&page={big // 25}"),
+        ("listings, q=heirloom", "/dashboard/listings?status=any&q=heirloom"),
+        ("a listing", f"/dashboard/listings/{sample}"),
+        ("deliveries (page 1)", "/dashboard/deliveries"),
+        ("deliveries, any status, page 50", "/dashboard/deliveries?status=any&page=50"),
+        ("wallet", "/dashboard/wallet"),
+        ("collections", "/dashboard/collections"),
+        ("redemptions", "/dashboard/redemptions"),
+        ("team", "/dashboard/team"),
+        ("integrations", "/dashboard/integrations"),
+        ("audit log", "/dashboard/audit-log"),
+        ("settings", "/dashboard/settings"),
+        ("bulk import", "/dashboard/bulk-import"),
+        ("account", "/dashboard/account"),
+    ]
+
+
+def dashboard(args, binary):
+    """Every dashboard page of the big brand, one request at a time on one connection:
+    server time (request written to answer read, on loopback) median and worst of
+    `--loads`, and the page's bytes. The /healthz round trip is the baseline."""
+    with open(state_path(args)) as f:
+        states = json.load(f)
+    for label, state in states.items():
+        if args.db and label != args.db:
+            continue
+        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
+        server.start()
+        try:
+            session = Dashboard(server.base)
+            print(f"| {label} | page | median ms | worst ms | bytes |")
+            for name, path in [("GET /healthz (baseline)", "/healthz")] + dashboard_pages(state):
+                status, body = session.get(path)  # warm-up, and its answer checked
+                if status != 200:
+                    raise RuntimeError(f"{path}: {status} {body[:300]!r}")
+                times = []
+                for _ in range(args.loads):
+                    started = time.perf_counter()
+                    session.get(path)
+                    times.append((time.perf_counter() - started) * 1000)
+                print(f"| {label} | {name} | {statistics.median(times):.1f} | {max(times):.1f} | {len(body):,} |")
+                sys.stdout.flush()
+            print(f"{label}: RSS after the pages {server.rss_kib() / 1024:.1f} MiB")
+        finally:
+            server.stop()
+
+
+def idle(args, binary):
+    """Resident memory of a node started on each database and left idle for `--idle` s."""
+    with open(state_path(args)) as f:
+        states = json.load(f)
+    for label, state in states.items():
+        if args.db and label != args.db:
+            continue
+        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
+        server.start()
+        try:
+            samples = []
+            for _ in range(args.idle):
+                time.sleep(1)
+                samples.append(server.rss_kib() / 1024)
+            print(f"| {label} | idle {args.idle} s | RSS at start {samples[0]:.1f} MiB | at the end {samples[-1]:.1f} MiB "
+                  f"| peak {max(samples):.1f} MiB |")
+        finally:
+            server.stop()
+
+
+def remit(args, binary):
+    """The month's remittance run over every brand of the big database (its ledger entries
+    are available since September and unpaid), timed with /usr/bin/time: wall clock and peak
+    resident memory. It pays the entries: seed again to run it again."""
+    with open(state_path(args)) as f:
+        states = json.load(f)
+    for label, state in states.items():
+        if args.db and label != args.db:
+            continue
+        env = dict(os.environ, REHOME_DATABASE_URL=state["db"], REHOME_DATA_KEY=state["data_key"], RUST_LOG="warn",
+                   REHOME_SMTP_URL="smtp://127.0.0.1:9", REHOME_MAIL_FROM="noreply@rehome.example")
+        out = subprocess.run(["/usr/bin/time", "-f", "%e %M", binary, "remittances", "run", "--as-of",
+                              "2026-11-01T00:00:00Z"], env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"remittance run failed: {out.stderr[-2000:]}")
+        wall, rss_kb = out.stderr.strip().splitlines()[-1].split()
+        print(f"| {label} | remittance run | {out.stdout.strip()[:80]} | {float(wall):.1f} s | "
+              f"peak {int(rss_kb) / 1024:.1f} MiB |")
+
+
 def drop(args):
     if args.postgres:
         for _, db, *_ in databases(args):
@@ -369,18 +579,22 @@ def drop(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["seed", "run", "drop"])
+    parser.add_argument("command", choices=["seed", "run", "dashboard", "idle", "remit", "drop"])
     parser.add_argument("--dir", default="/tmp/rehome-scale")
     parser.add_argument("--postgres", metavar="ADMIN_URL")
     parser.add_argument("--name", default="rehome_scale", help="PostgreSQL database name")
     parser.add_argument("--listings", type=int, default=1_000_000)
     parser.add_argument("--brands", type=int, default=1000)
     parser.add_argument("--big", type=int, default=500_000)
+    parser.add_argument("--events", type=int, default=1_000_000,
+                        help="delivered webhook events in the big database (half the big brand's; 20,000 at 100k)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--single", type=int, default=0, metavar="N",
                         help="instead of wrk, N requests one at a time per scenario (median and worst)")
+    parser.add_argument("--loads", type=int, default=20, help="dashboard: requests per page")
+    parser.add_argument("--idle", type=int, default=30, help="idle: seconds to watch an idle node")
     parser.add_argument("--db", help="run on this database only: 100k, or the big one's label (1M, 2M…)")
     parser.add_argument("--only", help="comma-separated scenario numbers (0-7) and/or 'walk'")
     args = parser.parse_args()
@@ -389,6 +603,12 @@ def main():
         seed(args, binary)
     elif args.command == "run":
         run(args, binary)
+    elif args.command == "dashboard":
+        dashboard(args, binary)
+    elif args.command == "idle":
+        idle(args, binary)
+    elif args.command == "remit":
+        remit(args, binary)
     else:
         drop(args)
 

@@ -270,6 +270,11 @@ impl Store {
     ) -> Result<ListingPage, StoreError> {
         let filtered = FilterSql::new(&filter, 2, "k", self.is_postgres());
         let total = total_sql(&filter, &filtered.predicate);
+        // A search is planned for its own words each time: PostgreSQL's generic plan of a
+        // cached statement, chosen after five executions, does not know the pattern and
+        // crossed the brand's whole index with the trigram matches (180 ms against 15 ms at
+        // 1,000,000 listings, issue 34). An unnamed statement is planned afresh.
+        let cached = !(self.is_postgres() && !filter.words.is_empty());
         on_pool!(self, read, |pool| {
             if offset == 0 {
                 // One statement and one row whatever the page size: the count, and the page
@@ -279,7 +284,7 @@ impl Store {
                     "SELECT ({total}) AS total, ({}) AS page",
                     page_sql(self, &filtered, limit, Direction::NewestFirst, false)
                 );
-                let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(brand_id);
+                let mut query = sqlx::query_as::<_, (i64, String)>(&sql).persistent(cached).bind(brand_id);
                 for value in &filtered.values {
                     query = query.bind(value.as_str());
                 }
@@ -290,7 +295,7 @@ impl Store {
             if self.is_postgres() {
                 sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut *tx).await?;
             }
-            let mut query = sqlx::query_scalar::<_, i64>(&total).bind(brand_id);
+            let mut query = sqlx::query_scalar::<_, i64>(&total).persistent(cached).bind(brand_id);
             for value in &filtered.values {
                 query = query.bind(value.as_str());
             }
@@ -300,7 +305,7 @@ impl Store {
                 return Ok(ListingPage { listings: Vec::new(), total });
             };
             let sql = page_sql(self, &filtered, take, order, skip > 0);
-            let mut query = sqlx::query_scalar::<_, String>(&sql).bind(brand_id);
+            let mut query = sqlx::query_scalar::<_, String>(&sql).persistent(cached).bind(brand_id);
             for value in &filtered.values {
                 query = query.bind(value.as_str());
             }

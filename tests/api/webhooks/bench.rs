@@ -1,12 +1,19 @@
-//! The webhook benchmark behind docs/performance.md ("Webhook delivery"). Ignored in the
-//! normal run; run it in release:
+//! The webhook benchmark behind docs/performance.md ("Webhook delivery" and "Deliveries at
+//! size"). Ignored in the normal run; run it in release:
 //!
 //! ```sh
 //! cargo test --release --test api webhooks::bench -- --ignored --nocapture
+//! REHOME_BENCH_BRANDS=1000 REHOME_BENCH_BACKLOG=1000000 REHOME_BENCH_RATE=1000 \
+//!     REHOME_BENCH_LATENCY_EVENTS=10000 cargo test --release --test api webhooks::bench -- --ignored --nocapture
 //! ```
 //!
-//! `REHOME_BENCH_BRANDS` (default 16) sets how many partners share the receiver; with
-//! `REHOME_TEST_POSTGRES` set it runs on PostgreSQL.
+//! Knobs (environment): `REHOME_BENCH_BRANDS` (16) partners, each with its own endpoint on
+//! the one local receiver; `REHOME_BENCH_BACKLOG` (20,000) events emitted while every
+//! endpoint is paused, then released at once; `REHOME_BENCH_RATE` (500 a second) and
+//! `REHOME_BENCH_LATENCY_EVENTS` (2,000) for the steady trickle after the backlog;
+//! `REHOME_BENCH_NODES` (1) server nodes on the one database; `REHOME_BENCH_CONCURRENCY`
+//! (the default, 64) deliveries in flight per node. With `REHOME_TEST_POSTGRES` set it runs
+//! on PostgreSQL.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -23,14 +30,18 @@ use super::receiver::Receiver;
 use super::WEBHOOK;
 use crate::helpers::{on_raw, open_store, TestDb};
 
-const BACKLOG: usize = 20_000;
-const LATENCY_EVENTS: usize = 2_000;
-const LATENCY_RATE_PER_S: u64 = 500;
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "benchmark: cargo test --release --test api webhooks::bench -- --ignored --nocapture"]
 async fn webhook_delivery_throughput_and_latency() {
-    let brand_count: usize = std::env::var("REHOME_BENCH_BRANDS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    let brand_count = knob("REHOME_BENCH_BRANDS", 16);
+    let backlog = knob("REHOME_BENCH_BACKLOG", 20_000);
+    let rate_per_s = knob("REHOME_BENCH_RATE", 500) as u64;
+    let latency_events = knob("REHOME_BENCH_LATENCY_EVENTS", 2_000);
+    let nodes = knob("REHOME_BENCH_NODES", 1).max(1);
     let dir = tempfile::tempdir().unwrap();
     let db = TestDb::create_named(dir.path(), "bench.db").await;
     let store = open_store(&db.url).await;
@@ -40,15 +51,26 @@ async fn webhook_delivery_throughput_and_latency() {
         allow_private_network: true,
         webhook_allow_http: true,
         rate_limit: 100_000,
+        webhook_concurrency: knob("REHOME_BENCH_CONCURRENCY", Config::default().webhook_concurrency),
         ..Config::default()
     };
-    let server = Server::bind(config, store.clone()).await.unwrap();
-    let base = format!("http://{}", server.local_addr());
-    let outbox = server.state().outbox.clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.run_until(async move {
-        let _ = stopped.await;
-    }));
+    let mut stops = Vec::new();
+    let mut servings = Vec::new();
+    let mut outboxes = Vec::new();
+    let mut base = String::new();
+    for node in 0..nodes {
+        let node_store = if node == 0 { store.clone() } else { open_store(&db.url).await };
+        let server = Server::bind(config.clone(), node_store).await.unwrap();
+        if node == 0 {
+            base = format!("http://{}", server.local_addr());
+        }
+        outboxes.push(server.state().outbox.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        servings.push(tokio::spawn(server.run_until(async move {
+            let _ = stopped.await;
+        })));
+        stops.push(stop);
+    }
     let receiver = Receiver::start().await;
     let client = reqwest::Client::new();
 
@@ -63,14 +85,14 @@ async fn webhook_delivery_throughput_and_latency() {
             .unwrap()
             .secret;
         let set = |body| client.patch(format!("{base}{WEBHOOK}")).bearer_auth(&key).json(&body).send();
-        assert_eq!(set(json!({"url": receiver.url(), "enabled": false})).await.unwrap().status(), 200);
+        assert_eq!(set(json!({"url": format!("{}/{i}", receiver.url()), "enabled": false})).await.unwrap().status(), 200);
         brands.push((brand.id, key));
     }
 
     // Throughput: a backlog emitted while every endpoint is paused, then released at once.
     let raw = db.raw().await;
     let emitted = Instant::now();
-    for chunk in (0..BACKLOG).collect::<Vec<_>>().chunks(1_000) {
+    for chunk in (0..backlog).collect::<Vec<_>>().chunks(1_000) {
         on_raw!(&raw, |pool| {
             let mut tx = pool.begin().await.unwrap();
             for &n in chunk {
@@ -82,59 +104,69 @@ async fn webhook_delivery_throughput_and_latency() {
         });
     }
     raw.close().await;
-    let emit_rate = BACKLOG as f64 / emitted.elapsed().as_secs_f64();
+    let emit_rate = backlog as f64 / emitted.elapsed().as_secs_f64();
     let started = Instant::now();
     for (_, key) in &brands {
         let response =
             client.patch(format!("{base}{WEBHOOK}")).bearer_auth(key).json(&json!({"enabled": true})).send().await;
         assert_eq!(response.unwrap().status(), 200);
     }
-    receiver.wait_for_hits(BACKLOG, Duration::from_secs(300)).await;
+    let drained = || async { (receiver.count() >= backlog).then_some(()) };
+    crate::helpers::poll(Duration::from_secs(3_600), drained).await.expect("every backlog delivery received");
     let received = started.elapsed();
     let recorded = || async {
-        (store.webhook_status_counts().await.unwrap().get("delivered").copied() == Some(BACKLOG as i64)).then_some(())
+        (store.webhook_status_counts().await.unwrap().get("delivered").copied() == Some(backlog as i64)).then_some(())
     };
-    crate::helpers::poll(Duration::from_secs(300), recorded).await.expect("every delivery recorded");
+    crate::helpers::poll(Duration::from_secs(600), recorded).await.expect("every delivery recorded");
     let recorded = started.elapsed();
 
     // Latency: a steady trickle, each event woken as a committing handler would.
     let mut sent_at = HashMap::new();
-    let gap = Duration::from_micros(1_000_000 / LATENCY_RATE_PER_S);
+    let gap = Duration::from_micros(1_000_000 / rate_per_s);
     let mut next = tokio::time::Instant::now();
-    for n in 0..LATENCY_EVENTS {
+    for n in 0..latency_events {
         let event = Event::new(brands[n % brand_count].0, EventType::RedemptionCreated, json!({"n": n})).unwrap();
         sent_at.insert(event.id.clone(), Instant::now());
         store.emit_event(&event).await.unwrap();
-        outbox.wake();
+        outboxes[n % nodes].wake();
         next += gap;
         tokio::time::sleep_until(next).await;
     }
-    let hits = receiver.wait_for_hits(BACKLOG + LATENCY_EVENTS, Duration::from_secs(60)).await;
-    let mut latencies: Vec<Duration> = hits[BACKLOG..]
+    let trickled = || async { (receiver.count() >= backlog + latency_events).then_some(()) };
+    crate::helpers::poll(Duration::from_secs(120), trickled).await.expect("every trickled event received");
+    let hits = receiver.hits_from(backlog);
+    let mut latencies: Vec<Duration> = hits
         .iter()
         .filter_map(|hit| sent_at.get(&hit.event_id()).map(|at| hit.at.saturating_duration_since(*at)))
         .collect();
-    assert_eq!(latencies.len(), LATENCY_EVENTS);
+    assert_eq!(latencies.len(), latency_events);
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
 
     let backend = if db.is_postgres() { "PostgreSQL" } else { "SQLite" };
-    println!("webhook bench on {backend}: {brand_count} brands, one local receiver answering 200 at once");
-    println!("  emission: {BACKLOG} events in transactions of 1000: {emit_rate:.0} events/s");
     println!(
-        "  backlog of {BACKLOG}: all received in {:.2} s = {:.0} deliveries/s; all recorded delivered in {:.2} s = {:.0}/s",
+        "webhook bench on {backend}, {nodes} node(s), {} in flight per node: {brand_count} brands, one local receiver answering 200 at once",
+        config.webhook_concurrency
+    );
+    println!("  emission: {backlog} events in transactions of 1000: {emit_rate:.0} events/s");
+    println!(
+        "  backlog of {backlog}: all received in {:.2} s = {:.0} deliveries/s; all recorded delivered in {:.2} s = {:.0}/s",
         received.as_secs_f64(),
-        BACKLOG as f64 / received.as_secs_f64(),
+        backlog as f64 / received.as_secs_f64(),
         recorded.as_secs_f64(),
-        BACKLOG as f64 / recorded.as_secs_f64(),
+        backlog as f64 / recorded.as_secs_f64(),
     );
     println!(
-        "  latency, {LATENCY_EVENTS} events at {LATENCY_RATE_PER_S}/s, emit to receipt: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        "  latency, {latency_events} events at {rate_per_s}/s, emit to receipt: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
         pct(0.50).as_secs_f64() * 1e3,
         pct(0.90).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3,
         latencies[latencies.len() - 1].as_secs_f64() * 1e3,
     );
-    let _ = stop.send(());
-    serving.await.unwrap().unwrap();
+    for stop in stops {
+        let _ = stop.send(());
+    }
+    for serving in servings {
+        serving.await.unwrap().unwrap();
+    }
 }

@@ -106,6 +106,16 @@ impl Receiver {
         self.recorder.hits.lock().unwrap().clone()
     }
 
+    /// How many requests arrived, without copying them (a benchmark's million).
+    pub fn count(&self) -> usize {
+        self.recorder.hits.lock().unwrap().len()
+    }
+
+    /// The requests from the `from`th on.
+    pub fn hits_from(&self, from: usize) -> Vec<Hit> {
+        self.recorder.hits.lock().unwrap().get(from..).map(<[Hit]>::to_vec).unwrap_or_default()
+    }
+
     /// Waits until `enough` holds for the hits so far; panics after `limit`.
     pub async fn wait_until(&self, limit: Duration, what: &str, enough: impl Fn(&[Hit]) -> bool) -> Vec<Hit> {
         match crate::helpers::poll(limit, || async { Some(self.hits()).filter(|hits| enough(hits)) }).await {
