@@ -160,10 +160,10 @@ def seed_sqlite(server, key, template_id, brands, listings, big):
                "SELECT id, 0, 'https://img.example/' || id || '.jpg', 'done', 'https://img.example/' || id || '.jpg', "
                "created_at, updated_at FROM listings WHERE id <> ?", (template_id,))
     # The brands' counts folded, as the server's folder leaves them.
-    db.execute("CREATE TEMP TABLE folded AS SELECT brand_id, status, SUM(live) AS live FROM listing_counts "
-               "GROUP BY brand_id, status")
+    db.execute("CREATE TEMP TABLE folded AS SELECT brand_id, status, channel, SUM(live) AS live FROM listing_counts "
+               "GROUP BY brand_id, status, channel")
     db.execute("DELETE FROM listing_counts")
-    db.execute("INSERT INTO listing_counts (brand_id, status, live) SELECT brand_id, status, live FROM folded")
+    db.execute("INSERT INTO listing_counts (brand_id, status, channel, live) SELECT brand_id, status, channel, live FROM folded")
     db.commit()
     db.execute("ANALYZE")
     samples = [r[0] for r in db.execute("SELECT id FROM listings WHERE brand_id = ? AND deleted_at IS NULL "
@@ -204,9 +204,9 @@ def seed_postgres(server, key, template_id, brands, listings, big):
     psql(f"INSERT INTO listing_images (listing_id, position, source_url, status, url, created_at, updated_at) "
          f"SELECT id, 0, 'https://img.example/' || id || '.jpg', 'done', 'https://img.example/' || id || '.jpg', "
          f"created_at, updated_at FROM listings WHERE id <> {template_id}")
-    psql("BEGIN; CREATE TEMP TABLE folded AS SELECT brand_id, status, SUM(live) AS live FROM listing_counts "
-         "GROUP BY brand_id, status; DELETE FROM listing_counts; "
-         "INSERT INTO listing_counts (brand_id, status, live) SELECT brand_id, status, live FROM folded; COMMIT")
+    psql("BEGIN; CREATE TEMP TABLE folded AS SELECT brand_id, status, channel, SUM(live) AS live FROM listing_counts "
+         "GROUP BY brand_id, status, channel; DELETE FROM listing_counts; "
+         "INSERT INTO listing_counts (brand_id, status, channel, live) SELECT brand_id, status, channel, live FROM folded; COMMIT")
     psql("VACUUM ANALYZE")
     samples = [int(i) for i in psql(f"SELECT id FROM listings WHERE brand_id = {big_id} AND deleted_at IS NULL "
                                     f"ORDER BY random() LIMIT 1000").split()]
@@ -230,7 +230,12 @@ def seed_history(server, big_id, events):
         f"updated_at) SELECT id, name || ' Ltd', '1 High Street', 'London', 'SW1A 1AA', "
         f"'accounts@' || slug || '.example', {now}, {now} FROM brands "
         f"WHERE id NOT IN (SELECT brand_id FROM billing_entities)",
-        # The ledger's orders are not seeded (nothing here reads them): references unchecked.
+        # Each entry's order: completed, delivered on 1 September.
+        "INSERT INTO orders (id, brand_id, listing_id, channel, quantity, unit_price_pence, buyer_window_start, "
+        "buyer_window_end, status, completed_at, created_at, title, delivery_contribution_gbp) "
+        f"SELECT id, brand_id, id, 'clearance', 1, 45000, '2026-08-20', '2026-08-30', 'completed', "
+        f"{ts('2026-09-01T10:00:00.000000Z')}, {ts('2026-08-18T10:00:00.000000Z')}, title, 30 "
+        f"FROM listings WHERE id % 10 = 0",
         "INSERT INTO ledger_entries (brand_id, type, order_id, listing_id, title, quantity, gross_pence, "
         "commission_pence, vat_pence, delivery_pence, amount_pence, delivered_at, available_at, created_at) "
         f"SELECT brand_id, 'sale', id, id, title, 1, 45000, 6750, 1350, 3000, 33900, "
@@ -240,8 +245,11 @@ def seed_history(server, big_id, events):
     series = ("generate_series(1, {n}) AS g(n)" if pg else
               "(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {n}) SELECT n FROM s) AS g")
     n = "g.n"
-    at = (f"(TIMESTAMPTZ '2026-10-01T00:00:00Z' + {n} * INTERVAL '1 second')" if pg
-          else f"(strftime('%Y-%m-%dT%H:%M:%S', '2026-10-01T00:00:00', '+' || {n} || ' seconds') || '.000000Z')")
+    # One a second from 20 days ago: inside the retention window of delivered events (30
+    # days by default), which would otherwise prune them as soon as a node starts.
+    first = (datetime.now(timezone.utc) - timedelta(days=20)).strftime("%Y-%m-%dT%H:%M:%S")
+    at = (f"(TIMESTAMPTZ '{first}Z' + {n} * INTERVAL '1 second')" if pg
+          else f"(strftime('%Y-%m-%dT%H:%M:%S', '{first}', '+' || {n} || ' seconds') || '.000000Z')")
     if events:
         statements += [
             "CREATE TEMP TABLE brand_list AS SELECT ROW_NUMBER() OVER (ORDER BY id) - 1 AS k, id FROM brands",
@@ -259,8 +267,9 @@ def seed_history(server, big_id, events):
             "WHERE id LIKE 'evt_seed%'",
         ]
     if pg:
-        hb.psql(server.db, "BEGIN; SET session_replication_role = replica; " + "; ".join(statements)
-                + "; COMMIT; VACUUM ANALYZE")
+        statements.append("SELECT setval(pg_get_serial_sequence('orders', 'id'), (SELECT MAX(id) FROM orders))")
+        hb.psql(server.db, "BEGIN; SET session_replication_role = replica; " + "; ".join(statements) + "; COMMIT")
+        hb.psql(server.db, "VACUUM ANALYZE")
         return
     db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=60)
     db.execute("PRAGMA synchronous = OFF")

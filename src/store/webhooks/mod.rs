@@ -305,30 +305,29 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<DeliveryRecord>, i64), StoreError> {
+        // One statement shape per filter, so each is served by its own index: a brand's log
+        // of a million events holds a handful of dead ones, which `(status, brand_id, seq)`
+        // finds and counts without reading the rest (issue 34).
+        let (matching, n) = match status {
+            Some(_) => ("e.brand_id = $1 AND e.status = $2", 3),
+            None => ("e.brand_id = $1", 2),
+        };
+        let select = format!("{} WHERE {matching} ORDER BY e.seq DESC LIMIT ${n} OFFSET ${}", *DELIVERY_SELECT, n + 1);
+        let count = format!("SELECT COUNT(*) FROM webhook_events e WHERE {matching}");
         let status = status.map(DeliveryStatus::as_str);
-        let select = format!(
-            "{} WHERE e.brand_id = $1 AND ($2 IS NULL OR e.status = $2) ORDER BY e.seq DESC LIMIT $3 OFFSET $4",
-            *DELIVERY_SELECT
-        );
         let snapshot = READ_SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
             // One snapshot: the worker moves events between statuses all the time.
             let mut tx = pool.begin().await?;
             sqlx::query(snapshot).execute(&mut *tx).await?;
-            let rows: Vec<DeliveryRow> = sqlx::query_as(&select)
-                .bind(brand_id)
-                .bind(status)
-                .bind(limit)
-                .bind(offset)
-                .fetch_all(&mut *tx)
-                .await?;
-            let total = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM webhook_events WHERE brand_id = $1 AND ($2 IS NULL OR status = $2)",
-            )
-            .bind(brand_id)
-            .bind(status)
-            .fetch_one(&mut *tx)
-            .await?;
+            let mut rows = sqlx::query_as::<_, DeliveryRow>(&select).bind(brand_id);
+            let mut total = sqlx::query_scalar::<_, i64>(&count).bind(brand_id);
+            if let Some(status) = status {
+                rows = rows.bind(status);
+                total = total.bind(status);
+            }
+            let rows = rows.bind(limit).bind(offset).fetch_all(&mut *tx).await?;
+            let total = total.fetch_one(&mut *tx).await?;
             tx.commit().await?;
             let rows = rows.into_iter().map(DeliveryRecord::try_from).collect::<Result<_, _>>()?;
             Ok((rows, total))

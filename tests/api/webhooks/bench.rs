@@ -85,7 +85,10 @@ async fn webhook_delivery_throughput_and_latency() {
             .unwrap()
             .secret;
         let set = |body| client.patch(format!("{base}{WEBHOOK}")).bearer_auth(&key).json(&body).send();
-        assert_eq!(set(json!({"url": format!("{}/{i}", receiver.url()), "enabled": false})).await.unwrap().status(), 200);
+        assert_eq!(
+            set(json!({"url": format!("{}/{i}", receiver.url()), "enabled": false})).await.unwrap().status(),
+            200
+        );
         brands.push((brand.id, key));
     }
 

@@ -52,6 +52,13 @@ async fn the_delivery_log_is_brand_scoped_newest_first_filtered_and_paginated() 
     assert_eq!(dead["data"][0]["last_status_code"], 410);
     let delivered = json(app.get(&format!("{DELIVERIES}?status=delivered"), &acme.key).await).await;
     assert_eq!(delivered["meta"]["total"], 4);
+    // A filtered list pages as the whole one does (its own statement and index).
+    let second = json(app.get(&format!("{DELIVERIES}?status=delivered&per_page=3&page=2"), &acme.key).await).await;
+    assert_eq!(second["meta"]["total"], 4);
+    assert_eq!(second["meta"]["total_pages"], 2);
+    let listed: Vec<&str> =
+        second["data"].as_array().unwrap().iter().map(|d| d["event_id"].as_str().unwrap()).collect();
+    assert_eq!(listed, [ids[1].as_str()], "the oldest delivered event, alone on page 2");
     let pending = json(app.get(&format!("{DELIVERIES}?status=pending"), &other.key).await).await;
     assert_eq!(pending["meta"]["total"], 1, "the other brand sees only its own event");
 
