@@ -190,9 +190,16 @@ def seed_postgres(server, key, template_id, brands, listings, big):
          f"FROM brands, generate_series(1, {brands - 1}) AS n WHERE id = {big_id}")
     ids = [big_id] + [int(i) for i in psql("SELECT id FROM brands WHERE slug LIKE 'scale-%' ORDER BY id").split()]
     cols = [c for c in template if c != "id" and c not in VARIED]
+    # A bulk load: the listings' secondary indexes are dropped and built again afterwards, and
+    # the COPY runs without triggers (the kept counts are written from the table at the end).
+    indexes = psql("SELECT indexname || '|' || indexdef FROM pg_indexes WHERE tablename = 'listings' "
+                   "AND indexname NOT LIKE '%pkey'").splitlines()
+    for line in indexes:
+        psql(f"DROP INDEX {line.split('|', 1)[0]}")
     copy = subprocess.Popen(["psql", server.db, "-q", "-v", "ON_ERROR_STOP=1", "-c",
                              f"\\copy listings ({', '.join(VARIED + cols)}) FROM STDIN WITH (FORMAT csv)"],
-                            stdin=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PGOPTIONS="-c session_replication_role=replica"))
     import csv
     writer = csv.writer(copy.stdin)
     fixed = [template[c] if not isinstance(template[c], (dict, list)) else json.dumps(template[c]) for c in cols]
@@ -201,12 +208,14 @@ def seed_postgres(server, key, template_id, brands, listings, big):
     copy.stdin.close()
     if copy.wait() != 0:
         raise RuntimeError("COPY failed")
+    for line in indexes:
+        psql(f"SET maintenance_work_mem = '1GB'; {line.split('|', 1)[1]}")
     psql(f"INSERT INTO listing_images (listing_id, position, source_url, status, url, created_at, updated_at) "
          f"SELECT id, 0, 'https://img.example/' || id || '.jpg', 'done', 'https://img.example/' || id || '.jpg', "
          f"created_at, updated_at FROM listings WHERE id <> {template_id}")
-    psql("BEGIN; CREATE TEMP TABLE folded AS SELECT brand_id, status, channel, SUM(live) AS live FROM listing_counts "
-         "GROUP BY brand_id, status, channel; DELETE FROM listing_counts; "
-         "INSERT INTO listing_counts (brand_id, status, channel, live) SELECT brand_id, status, channel, live FROM folded; COMMIT")
+    psql("BEGIN; DELETE FROM listing_counts; INSERT INTO listing_counts (brand_id, status, channel, live) "
+         "SELECT brand_id, status, channel, COUNT(*) FROM listings WHERE deleted_at IS NULL "
+         "GROUP BY brand_id, status, channel; COMMIT")
     psql("VACUUM ANALYZE")
     samples = [int(i) for i in psql(f"SELECT id FROM listings WHERE brand_id = {big_id} AND deleted_at IS NULL "
                                     f"ORDER BY random() LIMIT 1000").split()]

@@ -282,10 +282,15 @@ impl Store {
                    (SELECT COUNT(*), CAST(SUM(gross_pence) AS BIGINT), CAST(SUM(commission_pence) AS BIGINT),
                            CAST(SUM(vat_pence) AS BIGINT), CAST(SUM(delivery_pence) AS BIGINT),
                            CAST(SUM(amount_pence) AS BIGINT)
-                    FROM ledger_entries WHERE remittance_id = $1)
+                    FROM ledger_entries WHERE brand_id = $2 AND remittance_id = $1)
                  WHERE id = $1",
             )
+            // The brand too, though the statement alone decides the rows: it keeps SQLite on
+            // an index led by both whatever its statistics say. Statistics gathered while
+            // every entry was unpaid (one NULL value) made it scan the whole ledger for each
+            // brand's statement: 31 ms a brand, 44 s for 1,000 brands (issue 34).
             .bind(id)
+            .bind(brand_id)
             .execute(&mut *tx)
             .await?;
             let record: RemittanceRecord = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
