@@ -15,8 +15,8 @@ use serde_json::{json, Map, Value};
 
 use crate::domain::reader::object;
 
-use super::confirm::{self, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::confirm::{self, Asked, Confirm};
+use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, when, Chrome, FieldErrors};
@@ -204,7 +204,7 @@ async fn page(
 
 /// The brand's active key `id` names, if any.
 async fn active_key(state: &AppState, session: &LiveSession, id: &str) -> Result<Option<KeyRecord>, PageError> {
-    let Ok(id) = id.parse::<i64>() else { return Ok(None) };
+    let Ok(id) = record_id(id) else { return Ok(None) };
     let now = Utc::now();
     Ok(keys::keys(&state.core, &session.actor()).await?.into_iter().find(|k| k.id == id && key_active(k, now)))
 }
@@ -222,13 +222,15 @@ async fn confirm_revoke(
     State(state): State<AppState>,
     Path(id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let Some(key) = active_key(&state, &session, &id).await? else {
-        return Ok(Redirect::to(PAGE).into_response());
+        return Ok(confirm::elsewhere(asked, PAGE));
     };
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: format!("Revoke the key {}?", key_name(&key)),
             lines: vec![
@@ -246,10 +248,11 @@ async fn confirm_revoke(
     ))
 }
 
-async fn confirm_rotate(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn confirm_rotate(SignedIn(session): SignedIn, asked: Asked) -> Result<Response, PageError> {
     require_admin(&session)?;
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: "Rotate the webhook signing secret?".to_owned(),
             lines: vec![
@@ -399,7 +402,7 @@ async fn revoke_key(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let id = record_id(&id)?;
     match keys::revoke(&state.core, &session.actor(), id).await {
         Ok(_) => Ok(Notice::KeyRevoked.redirect(PAGE, state.config.secure_cookies())),
         Err(RevokeKeyError::NotFound) => Err(PageError::NotFound),
@@ -456,7 +459,7 @@ async fn roll_key(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let id = id.parse::<i64>().map_err(|_| PageError::NotFound)?;
+    let id = record_id(&id)?;
     let hours = form.expires_in_hours.unwrap_or_default().trim().to_owned();
     let mut body = Map::new();
     if !hours.is_empty() {

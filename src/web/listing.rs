@@ -554,17 +554,19 @@ async fn add_photo(
 /// The confirmation step of "Remove" on a photo (decisions 9.8); "Make cover" needs none.
 async fn confirm_photo_action(
     SignedIn(session): SignedIn,
+    asked: super::confirm::Asked,
     Path((id, position, action)): Path<(String, String, String)>,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let id = record_id(&id)?;
     let back = format!("/dashboard/listings/{id}");
     let (Some(index), "remove") = (photo_position(&position), action.as_str()) else {
-        return Ok(Redirect::to(&back).into_response());
+        return Ok(super::confirm::elsewhere(asked, &back));
     };
     let number = index + 1;
     Ok(super::confirm::page(
         &session,
+        asked,
         super::confirm::Confirm {
             title: format!("Remove photo {number} from this listing?"),
             lines: vec![
