@@ -186,8 +186,13 @@ async fn page(
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let secret = Once::take(state.core.store.sealer()?, &session, &headers)
-        .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled));
+        .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled | Made::SigningSecret));
     let shown = match secret {
+        Some(secret) if secret.made == Made::SigningSecret => Shown {
+            notice: Some(flash.text().unwrap_or(secret.made.text()).to_owned()),
+            signing_secret: Some(secret.secret),
+            ..Shown::default()
+        },
         Some(secret) => Shown {
             notice: Some(secret.made.text().to_owned()),
             new_key: Some((secret.name, secret.secret)),
@@ -507,23 +512,36 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
         Ok(patch) => webhooks::configure(&state.core, &session.actor(), &patch, None).await,
         Err(errors) => Err(ConfigureError::Invalid(errors)),
     };
-    let shown = match configured {
-        Ok(configured) => Shown {
-            signing_secret: configured.secret_created.then(|| configured.endpoint.signing_secret.clone()),
-            notice: Some("Webhook saved.".to_owned()),
-            ..Shown::default()
-        },
+    match configured {
+        // Post/redirect/get, with the signing secret shown once when this save made it.
+        Ok(configured) if configured.secret_created => {
+            let secret = configured.endpoint.signing_secret;
+            signing_secret_shown(&state, &session, Notice::WebhookSaved, secret)
+        }
+        Ok(_) => Ok(Notice::WebhookSaved.redirect(PAGE, state.config.secure_cookies())),
         Err(ConfigureError::Invalid(errors)) => {
             let shown = Shown { errors: FieldErrors(errors), posted: Some((form.url, enabled)), ..Shown::default() };
-            return integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await;
+            integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
-        Err(ConfigureError::Store(e)) => return Err(e.into()),
+        Err(ConfigureError::Store(e)) => Err(e.into()),
         // The form names no condition, so none can fail.
-        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => {
-            return Err(PageError::internal(e))
-        }
-    };
-    integrations(&state, &session, StatusCode::OK, shown).await
+        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => Err(PageError::internal(e)),
+    }
+}
+
+/// 303 to Integrations with the webhook's new signing secret shown once there (web::once)
+/// and `notice` above it.
+fn signing_secret_shown(
+    state: &AppState,
+    session: &LiveSession,
+    notice: Notice,
+    secret: String,
+) -> Result<Response, PageError> {
+    let secure = state.config.secure_cookies();
+    let once = Once::new(Made::SigningSecret, String::new(), secret, String::new());
+    let mut response = once.redirect(state.core.store.sealer()?, session, PAGE, secure).map_err(PageError::internal)?;
+    super::cookies::set_notice(response.headers_mut(), notice.as_str(), secure);
+    Ok(response)
 }
 
 async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
@@ -535,11 +553,8 @@ async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty
         Err(errors) => Err(RotateError::Invalid(errors)),
     };
     let shown = match rotated {
-        Ok(endpoint) => Shown {
-            signing_secret: Some(endpoint.signing_secret),
-            notice: Some("Signing secret rotated.".to_owned()),
-            ..Shown::default()
-        },
+        // Post/redirect/get: the new secret shown once on the page (web::once), the notice beside it.
+        Ok(endpoint) => return signing_secret_shown(&state, &session, Notice::SecretRotated, endpoint.signing_secret),
         Err(RotateError::NotConfigured) => {
             Shown { notice: Some("Set an endpoint URL first.".to_owned()), ..Shown::default() }
         }
