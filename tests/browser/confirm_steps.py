@@ -11,7 +11,10 @@ action's address). For each of Revoke (a key), Remove (a member), Remove (a phot
   post/redirect/get: the browser ends on a GET page with a one-time notice;
 - a reload afterwards sends no POST, shows the same records and no longer the notice.
 
-Usage: python3 tests/browser/confirm_steps.py [--binary target/debug/rehome]
+The inline steps are also checked at 390 px (no sideways scroll) and, with --screenshots DIR,
+saved as `confirm-inline-<action>-1280.png` / `-390.png`.
+
+Usage: python3 tests/browser/confirm_steps.py [--binary target/debug/rehome] [--screenshots DIR]
 """
 
 import http.server
@@ -24,7 +27,7 @@ from urllib.parse import urlsplit
 
 from dashboard import OPS, PNG, call, seed_market
 from every_page import Endpoint, seed_deliveries
-from harness import ADMIN, Watch, browser_args, cli, seed_people, sign_in, start_server
+from harness import ADMIN, Watch, browser_args, cli, seed_people, sideways, sign_in, start_server
 from playwright.sync_api import sync_playwright
 
 
@@ -84,7 +87,7 @@ def photos(page):
 
 def run(browser, base, origin, key, listing, javascript, need):
     mode = "with JavaScript" if javascript else "without JavaScript"
-    context = browser.new_context(java_script_enabled=javascript)
+    context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watch = Watch(page, origin)
     sign_in(page, base, ADMIN)
@@ -157,6 +160,14 @@ def run(browser, base, origin, key, listing, javascript, need):
             except Exception:
                 need(False, f"{mode}, {what}: the focus is not on the step")
         need(left() == before, f"{mode}, {what}: one click changed something")
+        # The step in place fits a phone too.
+        for width in (390, 1280):
+            page.set_viewport_size({"width": width, "height": 900})
+            over = sideways(page)
+            need(over <= 0, f"{mode}, {what}: the step scrolls the page sideways by {over} px at {width} px")
+            if SHOTS and javascript:
+                slug = what.replace(" ", "-")
+                page.screenshot(path=os.path.join(SHOTS, f"confirm-inline-{slug}-{width}.png"), full_page=True)
         # Dismissed: the record stays.
         step.get_by_role("link", name="Cancel").click()
         page.wait_for_load_state()
@@ -205,12 +216,13 @@ def run(browser, base, origin, key, listing, javascript, need):
 
 
 BINARY = None
+SHOTS = None
 
 
 def main():
-    global BINARY
+    global BINARY, SHOTS
     args, chromium, binary = browser_args()
-    BINARY = binary
+    BINARY, SHOTS = binary, args.screenshots
     os.environ["REHOME_OPS_TOKEN"] = OPS
     os.environ["REHOME_ALLOW_PRIVATE_NETWORK"] = "true"
     os.environ["REHOME_WEBHOOK_ALLOW_HTTP"] = "true"
