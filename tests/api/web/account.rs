@@ -269,7 +269,7 @@ async fn one_click_on_a_destructive_button_changes_nothing() {
         assert!(inline.body.starts_with("<div class=\"confirm-inline\""), "{path}: {}", inline.body);
         assert!(!inline.body.contains("<html") && !inline.body.contains("<nav"), "{path}: {}", inline.body);
         assert!(inline.body.contains(button) && inline.body.contains(&format!("action=\"{path}\"")), "{path}");
-        assert!(inline.body.contains(">Cancel</a>"), "{path}: a way back");
+        assert_eq!(inline.body.matches("<a href=\"").count(), 1, "{path}: one way back: {}", inline.body);
         assert_eq!(inline.headers.get("vary").and_then(|v| v.to_str().ok()), Some("HX-Request"), "{path}");
     }
     assert!(keys(&app, &partner.key).await.iter().all(|k| k["revoked_at"].is_null()), "no key revoked");
