@@ -569,7 +569,8 @@ async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -
     let session = posted.session;
     require_admin(&session)?;
     let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
-        Ok(event_id) => format!("Test event {event_id} queued; see Deliveries."),
+        // Post/redirect/get: a reload sends no second event.
+        Ok(_) => return Ok(Notice::TestEventQueued.redirect(PAGE, state.config.secure_cookies())),
         Err(TestEventError::NotConfigured) => Outcome::WebhookNotConfigured.message().into_owned(),
         Err(TestEventError::Store(e)) => return Err(e.into()),
         Err(e @ TestEventError::Randomness(_)) => return Err(PageError::internal(e)),

@@ -33,6 +33,7 @@ pub enum Notice {
     ListingSaved,
     SecretRotated,
     WebhookSaved,
+    TestEventQueued,
     WarehouseDeleted,
     EventQueued,
     /// How many (the notice's number).
@@ -66,6 +67,7 @@ wire_names!(Notice {
     ListingSaved => "listing-saved",
     SecretRotated => "secret-rotated",
     WebhookSaved => "webhook-saved",
+    TestEventQueued => "test-event-queued",
     WarehouseDeleted => "warehouse-deleted",
     EventQueued => "event-queued",
     DeadQueued => "dead-queued",
@@ -100,6 +102,7 @@ impl Notice {
             Self::ListingSaved => "Listing saved.",
             Self::SecretRotated => "Signing secret rotated.",
             Self::WebhookSaved => "Webhook saved.",
+            Self::TestEventQueued => "Test event queued: see Deliveries for how your endpoint answered.",
             Self::WarehouseDeleted => "Warehouse deleted.",
             Self::BulkImported => "Imported: the rows below are saved.",
             Self::BulkAlreadyImported => "This file was already imported; nothing was imported again.",

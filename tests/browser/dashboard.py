@@ -188,7 +188,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     rotated = page.locator("#signing-secret")
     need(rotated.count() == 1 and rotated.inner_text() != first_secret, "no new secret after rotating")
     submit(page, watch, page.get_by_role("button", name="Send test event"))
-    need(page.get_by_text(re.compile("Test event evt_")).count() == 1, "the test event was not queued")
+    need(page.get_by_text("Test event queued").count() == 1, "the test event was not queued")
     shot("integrations")
     ask(page, page.get_by_role("button", name="Revoke").first)
     page.get_by_role("link", name="Cancel").click()

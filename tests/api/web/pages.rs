@@ -206,6 +206,13 @@ async fn a_webhook_signing_secret_is_shown_once_after_a_redirect() {
     ada.post("/dashboard/integrations/webhook", &hook).await.assert_redirect("/dashboard/integrations");
     let page = ada.get("/dashboard/integrations").await.body;
     assert!(page.contains("Webhook saved.") && !page.contains("id=\"signing-secret\""), "{page}");
+    // A test event: one, then the page with its notice once.
+    let sent = ada.post("/dashboard/integrations/webhook/test", &hook[..1]).await;
+    sent.assert_redirect("/dashboard/integrations");
+    assert!(ada.get("/dashboard/integrations").await.body.contains("Test event queued"));
+    assert!(!ada.get("/dashboard/integrations").await.body.contains("Test event queued"), "shown once");
+    let events = ada.get("/dashboard/deliveries").await.body;
+    assert_eq!(events.matches("<tr id=\"event-").count(), 1, "one event: {events}");
 }
 
 #[tokio::test]
