@@ -15,8 +15,8 @@ use serde_json::{json, Map, Value};
 
 use crate::domain::reader::object;
 
-use super::confirm::{self, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::confirm::{self, Asked, Confirm};
+use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, when, Chrome, FieldErrors};
@@ -186,8 +186,13 @@ async fn page(
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let secret = Once::take(state.core.store.sealer()?, &session, &headers)
-        .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled));
+        .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled | Made::SigningSecret));
     let shown = match secret {
+        Some(secret) if secret.made == Made::SigningSecret => Shown {
+            notice: Some(flash.text().unwrap_or(secret.made.text()).to_owned()),
+            signing_secret: Some(secret.secret),
+            ..Shown::default()
+        },
         Some(secret) => Shown {
             notice: Some(secret.made.text().to_owned()),
             new_key: Some((secret.name, secret.secret)),
@@ -204,7 +209,7 @@ async fn page(
 
 /// The brand's active key `id` names, if any.
 async fn active_key(state: &AppState, session: &LiveSession, id: &str) -> Result<Option<KeyRecord>, PageError> {
-    let Ok(id) = id.parse::<i64>() else { return Ok(None) };
+    let Ok(id) = record_id(id) else { return Ok(None) };
     let now = Utc::now();
     Ok(keys::keys(&state.core, &session.actor()).await?.into_iter().find(|k| k.id == id && key_active(k, now)))
 }
@@ -222,13 +227,15 @@ async fn confirm_revoke(
     State(state): State<AppState>,
     Path(id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let Some(key) = active_key(&state, &session, &id).await? else {
-        return Ok(Redirect::to(PAGE).into_response());
+        return Ok(confirm::elsewhere(asked, PAGE));
     };
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: format!("Revoke the key {}?", key_name(&key)),
             lines: vec![
@@ -246,10 +253,11 @@ async fn confirm_revoke(
     ))
 }
 
-async fn confirm_rotate(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn confirm_rotate(SignedIn(session): SignedIn, asked: Asked) -> Result<Response, PageError> {
     require_admin(&session)?;
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: "Rotate the webhook signing secret?".to_owned(),
             lines: vec![
@@ -399,7 +407,7 @@ async fn revoke_key(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let id = id.parse::<i64>().map_err(|_| PageError::BadForm)?;
+    let id = record_id(&id)?;
     match keys::revoke(&state.core, &session.actor(), id).await {
         Ok(_) => Ok(Notice::KeyRevoked.redirect(PAGE, state.config.secure_cookies())),
         Err(RevokeKeyError::NotFound) => Err(PageError::NotFound),
@@ -456,7 +464,7 @@ async fn roll_key(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let id = id.parse::<i64>().map_err(|_| PageError::NotFound)?;
+    let id = record_id(&id)?;
     let hours = form.expires_in_hours.unwrap_or_default().trim().to_owned();
     let mut body = Map::new();
     if !hours.is_empty() {
@@ -504,23 +512,36 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
         Ok(patch) => webhooks::configure(&state.core, &session.actor(), &patch, None).await,
         Err(errors) => Err(ConfigureError::Invalid(errors)),
     };
-    let shown = match configured {
-        Ok(configured) => Shown {
-            signing_secret: configured.secret_created.then(|| configured.endpoint.signing_secret.clone()),
-            notice: Some("Webhook saved.".to_owned()),
-            ..Shown::default()
-        },
+    match configured {
+        // Post/redirect/get, with the signing secret shown once when this save made it.
+        Ok(configured) if configured.secret_created => {
+            let secret = configured.endpoint.signing_secret;
+            signing_secret_shown(&state, &session, Notice::WebhookSaved, secret)
+        }
+        Ok(_) => Ok(Notice::WebhookSaved.redirect(PAGE, state.config.secure_cookies())),
         Err(ConfigureError::Invalid(errors)) => {
             let shown = Shown { errors: FieldErrors(errors), posted: Some((form.url, enabled)), ..Shown::default() };
-            return integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await;
+            integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
-        Err(ConfigureError::Store(e)) => return Err(e.into()),
+        Err(ConfigureError::Store(e)) => Err(e.into()),
         // The form names no condition, so none can fail.
-        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => {
-            return Err(PageError::internal(e))
-        }
-    };
-    integrations(&state, &session, StatusCode::OK, shown).await
+        Err(e @ (ConfigureError::Randomness(_) | ConfigureError::PreconditionFailed)) => Err(PageError::internal(e)),
+    }
+}
+
+/// 303 to Integrations with the webhook's new signing secret shown once there (web::once)
+/// and `notice` above it.
+fn signing_secret_shown(
+    state: &AppState,
+    session: &LiveSession,
+    notice: Notice,
+    secret: String,
+) -> Result<Response, PageError> {
+    let secure = state.config.secure_cookies();
+    let once = Once::new(Made::SigningSecret, String::new(), secret, String::new());
+    let mut response = once.redirect(state.core.store.sealer()?, session, PAGE, secure).map_err(PageError::internal)?;
+    super::cookies::set_notice(response.headers_mut(), notice.as_str(), secure);
+    Ok(response)
 }
 
 async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
@@ -532,11 +553,8 @@ async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty
         Err(errors) => Err(RotateError::Invalid(errors)),
     };
     let shown = match rotated {
-        Ok(endpoint) => Shown {
-            signing_secret: Some(endpoint.signing_secret),
-            notice: Some("Signing secret rotated.".to_owned()),
-            ..Shown::default()
-        },
+        // Post/redirect/get: the new secret shown once on the page (web::once), the notice beside it.
+        Ok(endpoint) => return signing_secret_shown(&state, &session, Notice::SecretRotated, endpoint.signing_secret),
         Err(RotateError::NotConfigured) => {
             Shown { notice: Some("Set an endpoint URL first.".to_owned()), ..Shown::default() }
         }
@@ -551,7 +569,8 @@ async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -
     let session = posted.session;
     require_admin(&session)?;
     let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
-        Ok(event_id) => format!("Test event {event_id} queued; see Deliveries."),
+        // Post/redirect/get: a reload sends no second event.
+        Ok(_) => return Ok(Notice::TestEventQueued.redirect(PAGE, state.config.secure_cookies())),
         Err(TestEventError::NotConfigured) => Outcome::WebhookNotConfigured.message().into_owned(),
         Err(TestEventError::Store(e)) => return Err(e.into()),
         Err(e @ TestEventError::Randomness(_)) => return Err(PageError::internal(e)),

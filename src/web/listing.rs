@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
+use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, when, Chrome, FieldErrors};
 use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
 use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
@@ -274,8 +275,9 @@ async fn detail(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     Path(id): Path<String>,
+    flash: Flash,
 ) -> Result<Response, PageError> {
-    listing_view(&state, &session, record_id(&id)?, None).await
+    listing_view(&state, &session, record_id(&id)?, flash.text()).await
 }
 
 async fn new_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
@@ -473,7 +475,7 @@ async fn update(
     admin_multipart(&session, &posted.csrf)?;
     let input = input_of(&posted, true);
     match listings::update(&state.core, &session.actor(), id, &input, None).await {
-        Ok(_) => listing_view(&state, &session, id, Some("Listing saved.")).await,
+        Ok(_) => Ok(Notice::ListingSaved.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(UpdateListingError::Invalid(errors)) => {
             form_answer(&state, &session, Some(id), posted.values, FieldErrors(errors)).await
         }
@@ -487,19 +489,19 @@ async fn update(
 }
 
 /// Applies a photo change through the listing's photo use case (every other image kept as
-/// it is) and shows the listing with what came of it.
+/// it is), then post/redirect/get: the listing's page with `done` as its notice.
 async fn change_photos(
     state: &AppState,
     session: &LiveSession,
     id: i64,
     change: Option<PhotoChange>,
-    done: &'static str,
+    done: Notice,
 ) -> Result<Response, PageError> {
     let Some(change) = change else {
         return photo_refused(state, session, id, Outcome::PhotoNotFound).await;
     };
     match listings::change_photos(&state.core, &session.actor(), id, change).await {
-        Ok(_) => listing_view(state, session, id, Some(done)).await,
+        Ok(_) => Ok(done.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(PhotoChangeError::NotFound) => Err(PageError::NotFound),
         Err(PhotoChangeError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
@@ -548,23 +550,25 @@ async fn add_photo(
             None => return Err(PageError::internal(e)),
         },
     };
-    change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), "Photo added.").await
+    change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), Notice::PhotoAdded).await
 }
 
 /// The confirmation step of "Remove" on a photo (decisions 9.8); "Make cover" needs none.
 async fn confirm_photo_action(
     SignedIn(session): SignedIn,
+    asked: super::confirm::Asked,
     Path((id, position, action)): Path<(String, String, String)>,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let id = record_id(&id)?;
     let back = format!("/dashboard/listings/{id}");
     let (Some(index), "remove") = (photo_position(&position), action.as_str()) else {
-        return Ok(Redirect::to(&back).into_response());
+        return Ok(super::confirm::elsewhere(asked, &back));
     };
     let number = index + 1;
     Ok(super::confirm::page(
         &session,
+        asked,
         super::confirm::Confirm {
             title: format!("Remove photo {number} from this listing?"),
             lines: vec![
@@ -589,8 +593,8 @@ async fn photo_action(
     require_admin(&session)?;
     let (id, position) = (record_id(&id)?, photo_position(&position));
     let (change, done): (fn(usize) -> PhotoChange, _) = match action.as_str() {
-        "remove" => (PhotoChange::Remove, "Photo removed."),
-        "cover" => (PhotoChange::Cover, "Cover photo changed."),
+        "remove" => (PhotoChange::Remove, Notice::PhotoRemoved),
+        "cover" => (PhotoChange::Cover, Notice::CoverChanged),
         _ => return Err(PageError::NotFound),
     };
     change_photos(&state, &session, id, position.map(change), done).await

@@ -39,6 +39,8 @@ pub enum Made {
     KeyRolled,
     Invited,
     InvitationResent,
+    /// The webhook's signing secret, made by the first save or by "Rotate secret".
+    SigningSecret,
 }
 
 impl Made {
@@ -55,6 +57,7 @@ impl Made {
                 "A new invitation link was made; the earlier one no longer works. Send them the link below (it is not \
                  shown again)."
             }
+            Self::SigningSecret => "Signing secret made. Copy it now: it is not shown again.",
         }
     }
 }
@@ -130,7 +133,7 @@ mod tests {
         let json = serde_json::to_string(&shown).unwrap();
         assert!(json.contains("\"made\":\"key_created\""), "{json}");
         assert_eq!(serde_json::from_str::<Shown>(&json).unwrap(), shown);
-        for made in [Made::KeyCreated, Made::KeyRolled, Made::Invited, Made::InvitationResent] {
+        for made in [Made::KeyCreated, Made::KeyRolled, Made::Invited, Made::InvitationResent, Made::SigningSecret] {
             assert!(made.text().ends_with('.'));
         }
     }

@@ -11,7 +11,7 @@ use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::confirm::{self, Confirm};
+use super::confirm::{self, Asked, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
@@ -274,10 +274,11 @@ fn row_partial(session: &LiveSession, status: Option<DeliveryStatus>, page: i64,
     response
 }
 
-async fn confirm_replay_dead(SignedIn(session): SignedIn) -> Result<Response, PageError> {
+async fn confirm_replay_dead(SignedIn(session): SignedIn, asked: Asked) -> Result<Response, PageError> {
     require_admin(&session)?;
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: "Retry every dead event?".to_owned(),
             lines: vec![

@@ -11,8 +11,8 @@ use axum::Router;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::confirm::{self, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::confirm::{self, Asked, Confirm};
+use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
@@ -225,7 +225,7 @@ async fn member_named(
     session: &LiveSession,
     user_id: &str,
 ) -> Result<Option<crate::store::MemberRecord>, PageError> {
-    let Ok(user_id) = user_id.parse::<i64>() else { return Ok(None) };
+    let Ok(user_id) = record_id(user_id) else { return Ok(None) };
     let members = team::members(&state.core, &session.actor()).await?;
     Ok(members.into_iter().find(|m| m.id == user_id))
 }
@@ -235,27 +235,24 @@ async fn member_named(
 async fn confirm_member(
     state: &AppState,
     session: &LiveSession,
+    asked: Asked,
     user_id: &str,
     ask: impl FnOnce(&crate::store::MemberRecord) -> Option<Confirm>,
 ) -> Result<Response, PageError> {
     require_admin(session)?;
     match member_named(state, session, user_id).await?.as_ref().and_then(ask) {
-        Some(confirm) => Ok(confirm::page(session, confirm)),
+        Some(confirm) => Ok(confirm::page(session, asked, confirm)),
         None => Err(PageError::NotFound),
     }
-}
-
-/// The id in an action's address; an id that is not a number names no member.
-fn member_id(user_id: &str) -> Result<i64, PageError> {
-    user_id.parse::<i64>().map_err(|_| PageError::NotFound)
 }
 
 async fn confirm_remove(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, &user_id, |member| {
+    confirm_member(&state, &session, asked, &user_id, |member| {
         Some(Confirm {
             title: format!("Remove {} from the team?", member.name),
             lines: vec![
@@ -275,8 +272,9 @@ async fn confirm_reset(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, &user_id, |member| {
+    confirm_member(&state, &session, asked, &user_id, |member| {
         Some(Confirm {
             title: format!("Reset two-step sign-in for {}?", member.name),
             lines: vec![
@@ -299,7 +297,7 @@ async fn reset_two_step(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = member_id(&user_id)?;
+    let user_id = record_id(&user_id)?;
     let outcome = match reset_member(&state.core, &session.actor(), user_id).await {
         Ok(()) => return Ok(Notice::TwoStepReset.redirect(TEAM, state.config.secure_cookies())),
         Err(ResetError::Forbidden) => return Err(PageError::AdminOnly),
@@ -317,7 +315,7 @@ async fn remove(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = member_id(&user_id)?;
+    let user_id = record_id(&user_id)?;
     match team::remove(&state.core, &session.actor(), user_id, None).await {
         Ok(_) => Ok(Notice::MemberRemoved.redirect(TEAM, state.config.secure_cookies())),
         Err(RemoveError::Store(e)) => Err(e.into()),
@@ -339,7 +337,7 @@ async fn resend_invitation(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = member_id(&user_id)?;
+    let user_id = record_id(&user_id)?;
     match team::resend_invitation(&state.core, &session.actor(), user_id).await {
         Ok(resent) => {
             let (email, link, until) = (resent.member.email, resent.invite_url, resent.invite_expires_at);
@@ -364,8 +362,9 @@ async fn confirm_cancel(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, &user_id, |member| {
+    confirm_member(&state, &session, asked, &user_id, |member| {
         (member.status == MemberStatus::Invited.as_str()).then(|| Confirm {
             title: format!("Cancel the invitation for {}?", member.name),
             lines: vec![
@@ -387,7 +386,7 @@ async fn cancel_invitation(
 ) -> Result<Response, PageError> {
     let session = posted.session;
     require_admin(&session)?;
-    let user_id = member_id(&user_id)?;
+    let user_id = record_id(&user_id)?;
     match team::cancel_invitation(&state.core, &session.actor(), user_id).await {
         Ok(_) => Ok(Notice::InvitationCancelled.redirect(TEAM, state.config.secure_cookies())),
         Err(InvitationError::Store(e)) => Err(e.into()),
@@ -401,7 +400,7 @@ async fn cancel_invitation(
 /// Sets a member's role through the API's use case (the brand keeps an active admin).
 async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: Role) -> Result<Response, PageError> {
     require_admin(session)?;
-    let user_id = member_id(user_id)?;
+    let user_id = record_id(user_id)?;
     let change = RoleChange { role };
     match team::change_role(&state.core, &session.actor(), user_id, &change).await {
         // Who made themself a member can no longer open the team page.
@@ -438,9 +437,10 @@ async fn confirm_make_member(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
     let me = session.record.user_id;
-    confirm_member(&state, &session, &user_id, |member| {
+    confirm_member(&state, &session, asked, &user_id, |member| {
         let own = member.id == me;
         Some(Confirm {
             title: if own { "Make yourself a member?".to_owned() } else { format!("Make {} a member?", member.name) },

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use crate::http::routing::{get, post};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::confirm::{self, Confirm};
+use super::confirm::{self, Asked, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
@@ -401,14 +401,16 @@ async fn confirm_delete_warehouse(
     State(state): State<AppState>,
     Path(id): Path<String>,
     SignedIn(session): SignedIn,
+    asked: Asked,
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let found = warehouses::list(&state.core, &session.actor()).await?.into_iter().find(|w| w.id == id);
     let Some(warehouse) = found else {
-        return Ok(axum::response::Redirect::to("/dashboard/settings").into_response());
+        return Ok(confirm::elsewhere(asked, "/dashboard/settings"));
     };
     Ok(confirm::page(
         &session,
+        asked,
         Confirm {
             title: format!("Delete the warehouse “{}”?", warehouse.label),
             lines: vec![

@@ -20,8 +20,7 @@ import tempfile
 import urllib.request
 from urllib.parse import urlsplit
 
-from dashboard import ADMIN, MEMBER, ROOT, Watch, seed_people, sign_in
-from harness import browser_args, start_server
+from harness import ADMIN, MEMBER, ROOT, Watch, browser_args, seed_people, sign_in, start_server
 from playwright.sync_api import sync_playwright
 
 FIRST = ("title,price_gbp,condition,category,faults,sku\n"
@@ -79,7 +78,7 @@ def check(browser, base, key, workdir, shots):
     sign_in(page, base, ADMIN)
     page.goto(base + "/dashboard/bulk-import")
     need(page.get_by_role("link", name="Download the template").count() == 1, "no template link")
-    widths(page, "bulk-import")
+    widths(page, "bulk-flow-upload")
 
     # Upload once; the review says what each row would do.
     first = upload(page, "stock.csv", FIRST)
@@ -93,7 +92,7 @@ def check(browser, base, key, workdir, shots):
          "a file with a refused row offers a plain import")
     skip = page.get_by_role("button", name="Import the 2 valid rows, skip 1 refused")
     need(skip.count() == 1, "no explicit choice to import the valid rows only")
-    widths(page, "bulk-review")
+    widths(page, "bulk-flow-review")
     need(listings_total(base, key) == 0, "reviewing imported something")
 
     # The explicit choice imports the two; a reload imports nothing more.

@@ -92,3 +92,89 @@ def wait_until_up(server, base: str, seconds: float = 30):
             server.kill()
             sys.exit(f"the server at {base} did not start")
         time.sleep(0.1)
+
+
+class Watch:
+    """Collects a page's console errors and its requests to other origins. A refused form
+    answers 4xx, which Chromium logs as a failed load: add the status to `allowed` while a
+    refusal is expected."""
+
+    def __init__(self, page, origin):
+        self.problems = []
+        self.allowed = set()
+        page.on("console", self.on_console)
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("request", lambda r: None if r.url.startswith(origin + "/") or r.url.startswith("data:")
+                else self.problems.append(f"request to another origin: {r.url}"))
+
+    @property
+    def allowed_status(self):
+        return self.allowed
+
+    def on_console(self, message):
+        if message.type != "error":
+            return
+        if any(f"status of {s}" in message.text for s in self.allowed):
+            return
+        self.problems.append(f"console error: {message.text}")
+
+
+def sign_in(page, base, email):
+    """Signs `email` in with PASSWORD on the sign-in page."""
+    page.goto(base + "/dashboard/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+
+
+AXE_JS = os.path.join(ROOT, "tests", "browser", "node_modules", "axe-core", "axe.min.js")
+
+
+def axe_source():
+    """axe-core's script (tests/browser/package.json, installed with `npm ci` there)."""
+    if not os.path.exists(AXE_JS):
+        sys.exit(f"{AXE_JS} is missing: run `npm ci` in tests/browser")
+    with open(AXE_JS, encoding="utf-8") as f:
+        return f.read()
+
+
+def axe_violations(page, source):
+    """Runs axe-core on the page (its context must bypass the CSP to inject the script; the
+    test's context only) and returns each violation as "rule (impact) at target: help"."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.add_script_tag(content=source)
+    found = page.evaluate("""async () => {
+        const result = await window.axe.run(document, {resultTypes: ['violations']});
+        return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+            targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+    }""")
+    return [f"{v['id']} ({v['impact']}) at {', '.join(v['targets'])}: {v['help']}" for v in found]
+
+
+# A visible text that is only a snake_case code (`price_gbp_invalid`), not a sentence.
+ONLY_CODE = r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$"
+
+
+def codes_on_page(page):
+    """Visible error texts (alerts, field errors, error paragraphs) that are only a snake_case code."""
+    return page.evaluate("""(pattern) => {
+        const code = new RegExp(pattern);
+        const shown = el => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+        return [...document.querySelectorAll('[role=alert], .field-error, .error, .row-errors li, td.problems li')]
+            .filter(shown).map(el => el.innerText.trim().replace(/[.:]$/, ''))
+            .filter(t => code.test(t));
+    }""", ONLY_CODE)
+
+
+def sideways(page):
+    """How far the page scrolls sideways (0 when it fits)."""
+    return page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+
+
+def ask(page, button):
+    """Clicks a button that asks for a confirmation step (web::confirm) and waits for the
+    step: shown in place by htmx, or as its own page without JavaScript."""
+    button.click()
+    page.wait_for_load_state()
+    page.locator(".confirm-inline, section.confirm").first.wait_for(state="visible", timeout=5000)

@@ -223,7 +223,7 @@ async fn dashboard_photo_changes_fetch_nothing_again() {
     let csrf = ada.get(&format!("/dashboard/listings/{id}")).await.csrf();
     let token = [("csrf", csrf.as_str())];
     let photos = format!("/dashboard/listings/{id}/photos");
-    assert_eq!(ada.post(&format!("{photos}/2/cover"), &token).await.status, 200);
+    ada.post(&format!("{photos}/2/cover"), &token).await.assert_redirect(&format!("/dashboard/listings/{id}"));
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!(
         images_of(&detail),
@@ -234,7 +234,7 @@ async fn dashboard_photo_changes_fetch_nothing_again() {
         ],
         "the import is the cover, as it was: {detail}"
     );
-    assert_eq!(ada.post(&format!("{photos}/2/remove"), &token).await.status, 200);
+    ada.post(&format!("{photos}/2/remove"), &token).await.assert_redirect(&format!("/dashboard/listings/{id}"));
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!(
         images_of(&detail),

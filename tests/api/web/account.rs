@@ -262,6 +262,15 @@ async fn one_click_on_a_destructive_button_changes_nothing() {
         assert_eq!(page.status, 200, "{path}: {}", page.body);
         assert!(page.body.contains(button), "{path}: {}", page.body);
         assert!(page.body.contains(&format!("<form method=\"post\" action=\"{path}\">")), "{path}");
+        // Asked by htmx: the same step as a fragment to put in place (no page around it),
+        // and the answer says it varies with the header.
+        let inline = ada.get_with(path, &[("HX-Request", "true")]).await;
+        assert_eq!(inline.status, 200, "{path}: {}", inline.body);
+        assert!(inline.body.starts_with("<div class=\"confirm-inline\""), "{path}: {}", inline.body);
+        assert!(!inline.body.contains("<html") && !inline.body.contains("<nav"), "{path}: {}", inline.body);
+        assert!(inline.body.contains(button) && inline.body.contains(&format!("action=\"{path}\"")), "{path}");
+        assert_eq!(inline.body.matches("<a href=\"").count(), 1, "{path}: one way back: {}", inline.body);
+        assert_eq!(inline.headers.get("vary").and_then(|v| v.to_str().ok()), Some("HX-Request"), "{path}");
     }
     assert!(keys(&app, &partner.key).await.iter().all(|k| k["revoked_at"].is_null()), "no key revoked");
     let team: Value = app.get("/v1/partner/settings/team", &partner.key).await.json().await.unwrap();
@@ -272,11 +281,17 @@ async fn one_click_on_a_destructive_button_changes_nothing() {
     }
     let warehouses: Value = app.get("/v1/partner/settings/warehouses", &partner.key).await.json().await.unwrap();
     assert!(warehouses.to_string().contains(&warehouse_id), "the warehouse is still there");
-    // The list pages offer each as a GET form: no token, nothing posted.
+    // The list pages offer each as a GET form (no token, nothing posted) that htmx sends
+    // for the step in its place.
     let integrations = ada.get("/dashboard/integrations").await;
-    assert!(integrations
-        .body
-        .contains(&format!("<form method=\"get\" action=\"/dashboard/integrations/keys/{key_id}/revoke\">")));
+    let revoke = format!("/dashboard/integrations/keys/{key_id}/revoke");
+    assert!(integrations.body.contains(&format!(
+        "<form method=\"get\" action=\"{revoke}\" hx-get=\"{revoke}\" hx-target=\"this\" hx-swap=\"outerHTML\">"
+    )));
+    // A step for a key that is gone sends htmx to the page instead of swapping it in.
+    let gone = ada.get_with("/dashboard/integrations/keys/99999/revoke", &[("HX-Request", "true")]).await;
+    assert_eq!(gone.status, 200);
+    assert_eq!(gone.headers.get("hx-redirect").and_then(|v| v.to_str().ok()), Some("/dashboard/integrations"));
 }
 
 #[tokio::test]

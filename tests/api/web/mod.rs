@@ -124,13 +124,16 @@ impl Browser {
     }
 
     pub async fn get(&mut self, path: &str) -> Page {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .header("cookie", self.cookie_header())
-            .send()
-            .await
-            .expect("GET");
+        self.get_with(path, &[]).await
+    }
+
+    /// [`Browser::get`] with extra request headers (`HX-Request`, as htmx sends).
+    pub async fn get_with(&mut self, path: &str, headers: &[(&str, &str)]) -> Page {
+        let mut request = self.client.get(format!("{}{path}", self.base)).header("cookie", self.cookie_header());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("GET");
         self.read(response).await
     }
 

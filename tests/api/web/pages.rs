@@ -179,6 +179,42 @@ async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
     assert_eq!(refused.await, Some(401), "revoked");
 }
 
+/// The signing secret of the webhook's first save and of "Rotate secret" is shown once on
+/// the page the POST redirects to (post/redirect/get): a reload shows it no more.
+#[tokio::test]
+async fn a_webhook_signing_secret_is_shown_once_after_a_redirect() {
+    let app = market_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/integrations").await.csrf();
+    let hook = [("csrf", csrf.as_str()), ("url", "https://hooks.acme.example/rehome"), ("enabled", "on")];
+    for (post, fields, notice) in [
+        ("/dashboard/integrations/webhook", &hook[..], "Webhook saved."),
+        ("/dashboard/integrations/webhook/rotate", &hook[..1], "Signing secret rotated."),
+    ] {
+        ada.post(post, fields).await.assert_redirect("/dashboard/integrations");
+        let page = ada.get("/dashboard/integrations").await.body;
+        let marker = "<code class=\"secret\" id=\"signing-secret\">";
+        let start = page.find(marker).unwrap_or_else(|| panic!("{post}: no secret shown: {page}")) + marker.len();
+        let secret = &page[start..start + page[start..].find('<').unwrap()];
+        assert!(secret.starts_with("whsec_"), "{post}: {secret}");
+        assert!(page.contains(notice), "{post}: {page}");
+        let again = ada.get("/dashboard/integrations").await.body;
+        assert!(!again.contains(secret) && !again.contains(notice), "{post}: shown twice");
+    }
+    // Saved again (the secret exists): the notice alone.
+    ada.post("/dashboard/integrations/webhook", &hook).await.assert_redirect("/dashboard/integrations");
+    let page = ada.get("/dashboard/integrations").await.body;
+    assert!(page.contains("Webhook saved.") && !page.contains("id=\"signing-secret\""), "{page}");
+    // A test event: one, then the page with its notice once.
+    let sent = ada.post("/dashboard/integrations/webhook/test", &hook[..1]).await;
+    sent.assert_redirect("/dashboard/integrations");
+    assert!(ada.get("/dashboard/integrations").await.body.contains("Test event queued"));
+    assert!(!ada.get("/dashboard/integrations").await.body.contains("Test event queued"), "shown once");
+    let events = ada.get("/dashboard/deliveries").await.body;
+    assert_eq!(events.matches("<tr id=\"event-").count(), 1, "one event: {events}");
+}
+
 #[tokio::test]
 async fn an_invitation_shows_its_link_and_a_member_is_removed() {
     let app = market_app().await;
@@ -362,7 +398,10 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     edit.push(("sku", "SOFA-1".to_owned()));
     let edit: Vec<(&str, &str)> = edit.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let saved = ada.post_multipart(&format!("/dashboard/listings/{id}"), &edit, None).await;
-    assert_eq!(saved.status, 200);
+    saved.assert_redirect(&format!("/dashboard/listings/{id}"));
+    let shown = ada.get(&format!("/dashboard/listings/{id}")).await.body;
+    assert!(shown.contains("Listing saved."), "the notice, once: {shown}");
+    assert!(!ada.get(&format!("/dashboard/listings/{id}")).await.body.contains("Listing saved."), "not twice");
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!((detail["price_pence"].as_i64(), detail["sku"].as_str()), (Some(39_999), Some("SOFA-1")), "{detail}");
 
@@ -399,7 +438,7 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
         }
     }
     let good: Vec<(&str, &str)> = full.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &good, None).await.status, 200);
+    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &good, None).await.status, 303);
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!((detail["colour"].as_str(), detail["fabric"].as_str()), (Some("Grey"), Some("Velvet")), "{detail}");
     assert_eq!(detail["exposed_to"], serde_json::json!(["Dogs", "Cats"]), "{detail}");
@@ -410,7 +449,7 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     // Cleared on edit: the colour and the pieces.
     let plain = fields("399.99");
     let plain: Vec<(&str, &str)> = plain.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &plain, None).await.status, 200);
+    assert_eq!(ada.post_multipart(&format!("/dashboard/listings/{id}"), &plain, None).await.status, 303);
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert!(detail["colour"] == "" && detail["measurements"] == serde_json::json!([]), "{detail}");
     assert_eq!(detail["images"].as_array().map(Vec::len), Some(1), "the photo stays: {detail}");
@@ -424,8 +463,10 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     let token = [("csrf", csrf.as_str())];
     let jpeg = crate::photos::image_bytes(image::ImageFormat::Jpeg, 50, 50);
     let added = ada.post_multipart(&photos, &token, Some(("photo", "arm.jpg", "image/jpeg", jpeg.as_slice()))).await;
-    assert_eq!(added.status, 200);
-    assert!(added.body.contains("Photo added.") && added.body.contains("aria-label=\"Make photo 2 the cover\""));
+    added.assert_redirect(&format!("/dashboard/listings/{id}"));
+    let shown = ada.get(&format!("/dashboard/listings/{id}")).await.body;
+    assert!(shown.contains("Photo added."), "{shown}");
+    assert!(shown.contains("Make<span class=\"visually-hidden\"> photo 2 the</span> cover</button>"), "{shown}");
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     let both = attachments(&detail);
     assert_eq!((both.len(), both[0]), (2, first[0]), "{detail}");
@@ -437,13 +478,14 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
         "{}",
         bad.body
     );
-    assert_eq!(ada.post(&format!("{photos}/2/cover"), &token).await.status, 200);
+    ada.post(&format!("{photos}/2/cover"), &token).await.assert_redirect(&format!("/dashboard/listings/{id}"));
+    assert!(ada.get(&format!("/dashboard/listings/{id}")).await.body.contains("Cover photo changed."));
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!(attachments(&detail), [both[1], both[0]], "the new photo is the cover: {detail}");
     let missing = ada.post(&format!("{photos}/9/remove"), &token).await;
     assert_eq!(missing.status, 422);
     assert!(missing.body.contains(&format!(">{}<", escape(&Outcome::PhotoNotFound.message()))));
-    assert_eq!(ada.post(&format!("{photos}/2/remove"), &token).await.status, 200);
+    ada.post(&format!("{photos}/2/remove"), &token).await.assert_redirect(&format!("/dashboard/listings/{id}"));
     let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
     assert_eq!(attachments(&detail), [both[1]], "{detail}");
     assert_eq!(ada.post(&format!("{photos}/1/remove"), &[]).await.status, 403, "no token, nothing removed");
