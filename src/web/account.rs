@@ -67,7 +67,7 @@ pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) ->
         role: r.role.clone(),
         brand: r.brand_name.clone(),
         is_admin: session.is_admin(),
-        view: super::home::HomeView::of(overview),
+        view: super::home::HomeView::of(overview, session.zone()),
     };
     Ok(render(StatusCode::OK, &page))
 }
@@ -86,8 +86,8 @@ async fn account_view(
         .await?
         .into_iter()
         .map(|s| SessionRow {
-            started: when(s.created_at.get()),
-            last_seen: when(s.last_seen_at.get()),
+            started: when(s.created_at.get(), session.zone()),
+            last_seen: when(s.last_seen_at.get(), session.zone()),
             ip: s.ip.unwrap_or_default(),
             current: s.id == r.id,
         })

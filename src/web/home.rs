@@ -5,14 +5,11 @@
 
 use std::fmt::Write as _;
 
+use super::pages::{day, day_of};
 use crate::domain::listing::ListingStatus;
+use crate::domain::settings::TimeZone;
 use crate::usecases::overview::{KeyConcern, Overview};
 use crate::usecases::wallet::statement::pounds;
-
-/// `26 Nov 2026`.
-fn day(date: chrono::NaiveDate) -> String {
-    date.format("%-d %b %Y").to_string()
-}
 
 pub struct ScheduleRow {
     pub listing_id: i64,
@@ -50,7 +47,8 @@ pub struct HomeView {
 }
 
 impl HomeView {
-    pub fn of(o: Overview) -> Self {
+    /// The overview, with instants on the brand's calendar (`zone`).
+    pub fn of(o: Overview, zone: TimeZone) -> Self {
         let to_schedule = o
             .to_schedule
             .iter()
@@ -67,7 +65,7 @@ impl HomeView {
                 name: if k.label.is_empty() { k.lookup.clone() } else { format!("{} ({})", k.label, k.lookup) },
                 why: match k.concern {
                     KeyConcern::Expiring(at) => {
-                        format!("stops working on {}: roll it before then", day(at.date_naive()))
+                        format!("stops working on {}: roll it before then", day_of(at, zone))
                     }
                     KeyConcern::Unused => "not used for 90 days: revoke it if nothing needs it".to_owned(),
                 },

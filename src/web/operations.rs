@@ -15,7 +15,8 @@ use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{page_number, render, when, Chrome, FieldErrors};
+use super::pages::{day, page_number, render, when, Chrome, FieldErrors};
+use crate::domain::settings::TimeZone;
 use crate::domain::collection::{CollectionQuery, CollectionRequest};
 use crate::domain::reader::object;
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass};
@@ -54,15 +55,15 @@ pub struct DeliveryRow {
     pub refused: bool,
 }
 
-fn delivery_row(d: DeliveryRecord) -> DeliveryRow {
+fn delivery_row(d: DeliveryRecord, zone: TimeZone) -> DeliveryRow {
     DeliveryRow {
         event_id: d.event_id,
         event_type: d.event_type,
         status: d.status.as_str(),
         attempts: d.attempts,
         last: answer(d.last_status_code, d.last_error),
-        next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
-        created: when(d.created_at),
+        next_attempt: d.next_attempt_at.map(|at| when(at, zone)).unwrap_or_default(),
+        created: when(d.created_at, zone),
         note: None,
         refused: false,
     }
@@ -155,7 +156,7 @@ async fn deliveries_view(
     let offset = (page_number - 1).saturating_mul(DELIVERIES_SHOWN);
     let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, offset).await?;
     let pages = ((page.total + DELIVERIES_SHOWN - 1) / DELIVERIES_SHOWN).max(1);
-    let rows = page.deliveries.into_iter().map(delivery_row).collect();
+    let rows = page.deliveries.into_iter().map(|d| delivery_row(d, session.zone())).collect();
     let view = DeliveriesPage {
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
@@ -214,7 +215,7 @@ async fn replay(
     let replayed = webhooks::replay(&state.core, &actor, &event_id).await;
     let refused = match replayed {
         Ok(record) if from_htmx(&headers) => {
-            let mut row = delivery_row(record);
+            let mut row = delivery_row(record, session.zone());
             row.note = Some("Queued: sending again now.".to_owned());
             return Ok(row_partial(&session, status, page, row));
         }
@@ -237,7 +238,7 @@ async fn replay(
             Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
             Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
         };
-        let mut row = delivery_row(record);
+        let mut row = delivery_row(record, session.zone());
         (row.note, row.refused) = (Some(sentence), true);
         return Ok(row_partial(&session, status, page, row));
     }
@@ -378,7 +379,7 @@ async fn delivery_page(
     let attempts = attempts
         .into_iter()
         .map(|a| AttemptRow {
-            at: when(a.attempted_at),
+            at: when(a.attempted_at, session.zone()),
             url: a.url,
             outcome: answer(a.status_code, a.error),
             duration_ms: a.duration_ms,
@@ -390,7 +391,7 @@ async fn delivery_page(
         chrome: Chrome::signed_in(&session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
-        event: delivery_row(record),
+        event: delivery_row(record, session.zone()),
         attempts,
         payload: payload.as_deref().map(pretty_payload),
         no_endpoint,
@@ -460,11 +461,6 @@ impl CollectionsPage {
 }
 
 const COLLECTIONS_SHOWN: i64 = 100;
-
-/// `12 Dec 2026`.
-fn day(date: chrono::NaiveDate) -> String {
-    date.format("%-d %b %Y").to_string()
-}
 
 async fn collections_view(
     state: &AppState,

@@ -16,7 +16,7 @@ use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
-use super::pages::{render, when, Chrome, FieldErrors};
+use super::pages::{render, when, when_or_never, Chrome, FieldErrors};
 use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
 use crate::domain::team::{MemberInvite, RoleChange};
@@ -106,7 +106,7 @@ async fn team_view(
             email: m.email,
             role: m.role,
             status: m.status,
-            last_sign_in: m.last_login_at.map_or_else(|| "never".to_owned(), |t| when(t.get())),
+            last_sign_in: when_or_never(m.last_login_at.map(|t| t.get()), session.zone()),
         })
         .collect();
     let page = TeamPage {
@@ -164,7 +164,7 @@ fn show_link(
     link: String,
     until: crate::store::Ts,
 ) -> Result<Response, PageError> {
-    Once::new(made, email, link, when(until.get()))
+    Once::new(made, email, link, when(until.get(), session.zone()))
         .redirect(state.core.store.sealer()?, session, TEAM, state.config.secure_cookies())
         .map_err(PageError::internal)
 }
@@ -503,7 +503,7 @@ async fn audit_page(
         .entries
         .into_iter()
         .map(|e| AuditRow {
-            at: when(e.at.get()),
+            at: when(e.at.get(), session.zone()),
             actor: e.actor_display,
             action: e.action,
             target: e.target.unwrap_or_default(),

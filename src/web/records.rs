@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
-use super::pages::{page_number, render, when, Chrome, FieldErrors};
+use super::pages::{day, page_number, render, when, when_text, Chrome, FieldErrors};
+use crate::domain::settings::TimeZone;
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
 use crate::domain::statement::{Entry, Remittance};
@@ -111,7 +112,7 @@ async fn listings_page(
             category: l.category,
             price: pounds(price(l.regular_price, l.sale_price).get()),
             views: l.view_count,
-            created: when(l.created_at.get()),
+            created: when(l.created_at.get(), session.zone()),
         })
         .collect();
     let filters = url::form_urlencoded::Serializer::new(String::new())
@@ -163,12 +164,6 @@ pub struct RedemptionsPage {
     pub reference_error: Option<String>,
 }
 
-/// An RFC 3339 instant of the API's bodies, as [`when`] writes it (the text as it is if it
-/// does not read as one).
-fn instant_words(at: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(at).map_or_else(|_| at.to_owned(), |t| when(t.with_timezone(&chrono::Utc)))
-}
-
 /// `credit` (`code`) as people read it: "Credit, as a code".
 fn choice_words(choice: &str, destination: Option<&str>) -> String {
     let mut words = choice.replace('_', " ");
@@ -210,8 +205,8 @@ async fn redemptions_view(
             choice: choice_words(&r.customer_choice, r.credit_destination.as_deref()),
             value: pounds(r.value_pence),
             code: r.code.unwrap_or_default(),
-            sold: instant_words(&r.sale_completed_at),
-            expires: r.expires_at.as_deref().map(instant_words).unwrap_or_default(),
+            sold: when_text(&r.sale_completed_at, session.zone()),
+            expires: r.expires_at.as_deref().map(|at| when_text(at, session.zone())).unwrap_or_default(),
         })
         .collect();
     let view = RedemptionsPage {
@@ -300,7 +295,10 @@ pub struct WalletPage {
     pub paid: String,
     pub lifetime: String,
     pub hold_hours: u32,
+    /// The day of the next statement, in words (`1 Dec 2026`).
     pub next_payout_date: String,
+    /// The brand's time zone, for the instants of the tables.
+    pub zone: TimeZone,
     pub entries: Vec<Entry>,
     pub statements: Vec<Remittance>,
     /// The last 12 statements' amounts, oldest first, as a bar chart (`<svg>`).
@@ -314,8 +312,7 @@ impl WalletPage {
 
     /// An instant of the wallet's answers (RFC 3339) as every page writes instants.
     pub fn at(&self, instant: &str) -> String {
-        chrono::DateTime::parse_from_rfc3339(instant)
-            .map_or_else(|_| instant.to_owned(), |at| when(at.with_timezone(&chrono::Utc)))
+        when_text(instant, self.zone)
     }
 
     /// An entry's type (`sale`, `trade_in`) in words.
@@ -343,7 +340,8 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
         paid: pounds(b.paid),
         lifetime: pounds(w.lifetime()),
         hold_hours: w.hold.get(),
-        next_payout_date: w.next_payout_date.to_string(),
+        next_payout_date: day(w.next_payout_date),
+        zone: session.zone(),
         chart: statements_chart(&statements),
         entries,
         statements,

@@ -17,13 +17,13 @@ use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{form_number, render, Chrome, FieldErrors};
+use super::pages::{form_number, render, when, Chrome, FieldErrors};
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutOptionsPatch;
 use crate::domain::reader::object;
 use crate::domain::settings::{
-    BillingEdit, NewWarehouse, ProfileEdit, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
+    BillingEdit, NewWarehouse, ProfileEdit, TimeZone, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
 };
 use crate::state::AppState;
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
@@ -37,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/settings/payouts", post(save_payouts))
         .route("/settings/brand", post(save_profile))
         .route("/settings/billing", post(save_billing))
+        .route("/settings/time-zone", post(save_time_zone))
         .route("/settings/warehouses", post(add_warehouse))
         .route("/settings/warehouses/{id}", post(update_warehouse))
         .route("/settings/warehouses/{id}/default", post(make_default))
@@ -142,6 +143,14 @@ pub struct SettingsPage {
     pub warehouse_form_open: bool,
     /// A reason about the warehouse list itself (a delete refused).
     pub warehouse_error: Option<String>,
+    /// The time zone shown in the field: the brand's, or the one posted and refused.
+    pub time_zone: String,
+    /// Why the time zone posted was refused.
+    pub time_zone_error: Option<String>,
+    /// The zones the field suggests (admins only; members see the zone alone).
+    pub zones: Vec<&'static str>,
+    /// Now, in the brand's zone, to show what the zone means.
+    pub now_there: String,
 }
 
 /// What a refused form brings back: its section, the values posted and the reasons.
@@ -154,6 +163,8 @@ struct Refused {
     /// A refused edit: the warehouse's id, the values posted and the reasons.
     warehouse_edit: Option<(String, Map<String, Value>, FieldErrors)>,
     warehouse_error: Option<String>,
+    /// The time zone posted and the reason it was refused.
+    time_zone: Option<(String, FieldErrors)>,
 }
 
 struct PayoutsShown {
@@ -228,7 +239,15 @@ async fn view(
             open,
         })
         .collect();
+    let (time_zone, time_zone_error) = match refused.time_zone {
+        Some((posted, errors)) => (posted, errors.get("time_zone")),
+        None => (session.zone().name().to_owned(), None),
+    };
     let page = SettingsPage {
+        time_zone,
+        time_zone_error,
+        zones: if session.is_admin() { TimeZone::offered().collect() } else { Vec::new() },
+        now_there: when(chrono::Utc::now(), session.zone()),
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
@@ -312,6 +331,29 @@ async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Res
         settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, body, back, "Billing saved.").await
+}
+
+#[derive(Debug, Deserialize)]
+struct TimeZoneForm {
+    #[serde(default)]
+    time_zone: String,
+}
+
+async fn save_time_zone(State(state): State<AppState>, posted: SignedInForm<TimeZoneForm>) -> Result<Response, PageError> {
+    let SignedInForm { mut session, form } = posted;
+    require_admin(&session)?;
+    match TimeZone::parse(&form.time_zone) {
+        Ok(zone) => {
+            settings::change_time_zone(&state.core, &session.actor(), zone).await?;
+            // The page answered now is written in the zone just saved.
+            session.record.brand_time_zone = zone.name().to_owned();
+            view(&state, &session, StatusCode::OK, Some("Time zone saved."), Refused::default()).await
+        }
+        Err(error) => {
+            let refused = Refused { time_zone: Some((form.time_zone, FieldErrors(vec![error]))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+    }
 }
 
 /// The page after a section's save: with `notice`, or with the values posted and the
