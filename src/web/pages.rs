@@ -119,7 +119,7 @@ pub use crate::domain::text::form_number;
 /// abbreviation (so a reader abroad, or on the day the clocks change, knows which hour it
 /// is): `26 Nov 2026, 21:13 GMT`, `1 Jun 2026, 09:30 BST`.
 pub fn when(at: chrono::DateTime<chrono::Utc>, zone: TimeZone) -> String {
-    at.with_timezone(&zone.tz()).format("%-d %b %Y, %H:%M %Z").to_string()
+    zone.when(at)
 }
 
 /// [`when`], or "never" for an instant that has not happened (a key never used).

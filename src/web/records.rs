@@ -368,7 +368,11 @@ async fn statement_file(
     let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
     let format = Format::from_extension(extension).ok_or_else(not_found)?;
     let doc = wallet::document(&statement, format).map_err(PageError::internal)?;
-    let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
+    // The slug's name for old clients, the brand's name (RFC 6266, UTF-8) for browsers.
+    let named: String = url::form_urlencoded::byte_serialize(statement.display_file_name(extension).as_bytes())
+        .collect::<String>()
+        .replace('+', "%20");
+    let disposition = format!("attachment; filename=\"{}\"; filename*=UTF-8''{named}", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())
 }

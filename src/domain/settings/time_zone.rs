@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::domain::FieldError;
@@ -51,6 +52,13 @@ impl TimeZone {
             .iter()
             .map(|tz| tz.name())
             .filter(|name| name.split_once('/').is_some_and(|(region, _)| REGIONS.contains(&region)) || *name == "UTC")
+    }
+
+    /// An instant as people read it, in this zone with its abbreviation (so a reader
+    /// abroad, or on the day the clocks change, knows which hour it is):
+    /// `26 Nov 2026, 21:13 GMT`, `1 Jun 2026, 09:30 BST`.
+    pub fn when(self, at: DateTime<Utc>) -> String {
+        at.with_timezone(&self.0).format("%-d %b %Y, %H:%M %Z").to_string()
     }
 
     pub fn tz(self) -> Tz {
