@@ -15,7 +15,9 @@ use serde_json::Value;
 use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::pages::{form_number, render, when, Chrome, FieldErrors};
-use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
+use crate::domain::listing::{
+    Channel, Condition, Given, ListingInput, ListingStatus, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY,
+};
 use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
@@ -60,6 +62,22 @@ impl Values {
     /// The text of a measurement row's part: `measurement(2, "w_cm")`.
     pub fn measurement(&self, row: &usize, part: &str) -> &str {
         self.get(&format!("measurement_{row}_{part}"))
+    }
+
+    /// `value` of the enum field `name` (`channel`, `status`, `condition`) in the words of
+    /// its domain type; any other text as it is.
+    pub fn in_words<'a>(&self, name: &str, value: &'a str) -> &'a str {
+        match name {
+            "channel" => value.parse::<Channel>().map_or(value, |v| v.words()),
+            "status" => value.parse::<ListingStatus>().map_or(value, |v| v.words()),
+            "condition" => value.parse::<Condition>().map_or(value, |v| v.words()),
+            _ => value,
+        }
+    }
+
+    /// The field `name` as people read it.
+    pub fn words(&self, name: &str) -> &str {
+        self.in_words(name, self.get(name))
     }
 
     fn put(&mut self, name: impl Into<String>, value: String) {

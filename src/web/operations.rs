@@ -19,6 +19,7 @@ use super::pages::{day, page_number, render, when, Chrome, FieldErrors};
 use crate::domain::settings::TimeZone;
 use crate::domain::collection::{CollectionQuery, CollectionRequest};
 use crate::domain::reader::object;
+use crate::domain::event::EventType;
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass};
 use crate::state::AppState;
 use crate::store::DeliveryRecord;
@@ -43,7 +44,11 @@ pub fn router() -> Router<AppState> {
 
 pub struct DeliveryRow {
     pub event_id: String,
+    /// The wire name (`collection.scheduled`), shown as code on the event's page.
     pub event_type: String,
+    /// The type in words.
+    pub kind: String,
+    /// The status in words.
     pub status: &'static str,
     pub attempts: i64,
     pub last: String,
@@ -58,8 +63,9 @@ pub struct DeliveryRow {
 fn delivery_row(d: DeliveryRecord, zone: TimeZone) -> DeliveryRow {
     DeliveryRow {
         event_id: d.event_id,
+        kind: EventType::words_of(&d.event_type).to_owned(),
         event_type: d.event_type,
-        status: d.status.as_str(),
+        status: d.status.words(),
         attempts: d.attempts,
         last: answer(d.last_status_code, d.last_error),
         next_attempt: d.next_attempt_at.map(|at| when(at, zone)).unwrap_or_default(),
@@ -96,6 +102,8 @@ fn failure_words(error: FailureClass) -> &'static str {
 #[template(path = "dashboard/deliveries.html")]
 pub struct DeliveriesPage {
     pub chrome: Chrome,
+    /// The filter's choices: the query string's value and its words.
+    pub statuses: Vec<(&'static str, &'static str)>,
     pub csrf: String,
     pub is_admin: bool,
     pub status: &'static str,
@@ -104,6 +112,8 @@ pub struct DeliveriesPage {
     pub notice: Option<String>,
     /// Why the last action did nothing, in a sentence.
     pub error: Option<String>,
+    /// The status filtered on, in words.
+    pub status_words: Option<&'static str>,
     /// 1-based; `pages` of [`DELIVERIES_SHOWN`], at least 1.
     pub page: i64,
     pub pages: i64,
@@ -158,6 +168,10 @@ async fn deliveries_view(
     let pages = ((page.total + DELIVERIES_SHOWN - 1) / DELIVERIES_SHOWN).max(1);
     let rows = page.deliveries.into_iter().map(|d| delivery_row(d, session.zone())).collect();
     let view = DeliveriesPage {
+        statuses: std::iter::once(("any", "Any status"))
+            .chain(DeliveryStatus::ALL.iter().map(|s| (s.as_str(), s.words())))
+            .collect(),
+        status_words: status.map(DeliveryStatus::words),
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),

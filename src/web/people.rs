@@ -505,7 +505,7 @@ async fn audit_page(
         .map(|e| AuditRow {
             at: when(e.at.get(), session.zone()),
             actor: e.actor_display,
-            action: e.action,
+            action: crate::domain::audit::AuditAction::words_of(&e.action).to_owned(),
             target: e.target.unwrap_or_default(),
             ip: e.ip.unwrap_or_default(),
         })

@@ -63,6 +63,9 @@ pub struct ListingsPage {
     pub filters: String,
     /// Why the search was refused (the API's rule for `q`), shown in place of results.
     pub search_error: Option<String>,
+    /// The filters' choices (their wire names in the query string, their words shown).
+    pub statuses: &'static [ListingStatus],
+    pub channels: &'static [Channel],
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,8 +110,8 @@ async fn listings_page(
         .map(|l| ListingRow {
             id: l.id,
             title: l.title,
-            status: l.status.as_str(),
-            channel: l.channel.as_str(),
+            status: l.status.words(),
+            channel: l.channel.words(),
             category: l.category,
             price: pounds(price(l.regular_price, l.sale_price).get()),
             views: l.view_count,
@@ -132,6 +135,8 @@ async fn listings_page(
         total: found.total,
         filters,
         search_error,
+        statuses: ListingStatus::ALL,
+        channels: Channel::ALL,
     };
     Ok(render(StatusCode::OK, &view))
 }

@@ -129,6 +129,6 @@ async fn the_wallet_says_its_dates_in_words_and_the_statement_names_the_brand() 
     if let Some(text) = crate::wallet::statements::pdf_text(&bytes) {
         assert!(text.contains("Brand: acme Ltd"), "the name, not the slug: {text}");
         assert!(text.lines().any(|l| l.contains("Issued: ") && (l.contains(" CET") || l.contains(" CEST"))), "in the brand's zone: {text}");
-        X
+        assert!(text.contains(" 2026-06-01 "), "the lines' dates stay ISO 8601: {text}");
     }
 }
