@@ -22,8 +22,11 @@ pub struct Confirm {
     pub action: String,
     /// The button, beginning with the action's word: "Revoke key".
     pub button: String,
-    /// Where "Cancel" leads (the page the action was offered on).
+    /// Where the way back leads (the page the action was offered on).
     pub cancel: String,
+    /// What the way back says: what it keeps ("No, keep the key"), so it never reads
+    /// like the action (a "Cancel" beside "Cancel invitation").
+    pub keep: String,
 }
 
 #[derive(Template)]

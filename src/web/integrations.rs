@@ -19,7 +19,7 @@ use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
-use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors};
+use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::settings::TimeZone;
 use crate::domain::key_request::{
     key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
@@ -83,6 +83,22 @@ pub struct IntegrationsPage {
 pub struct OwnerChoice {
     pub id: String,
     pub name: String,
+}
+
+impl NewKeyPage {
+    /// The error summary, each reason linking to its field (the scopes to their first box).
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "label" => "label",
+                "scopes" => "scope-read",
+                "user_id" => "user_id",
+                "expires_at" => "expires_at",
+                _ => "key-form",
+            }
+            .to_owned()
+        })
+    }
 }
 
 #[derive(askama::Template)]
@@ -242,6 +258,7 @@ async fn confirm_revoke(
             action: format!("{PAGE}/keys/{}/revoke", key.id),
             button: "Revoke key".to_owned(),
             cancel: PAGE.to_owned(),
+            keep: "No, keep the key".to_owned(),
         },
     ))
 }
@@ -260,6 +277,7 @@ async fn confirm_rotate(SignedIn(session): SignedIn) -> Result<Response, PageErr
             action: format!("{PAGE}/webhook/rotate"),
             button: "Rotate secret now".to_owned(),
             cancel: PAGE.to_owned(),
+            keep: "No, keep the current secret".to_owned(),
         },
     ))
 }

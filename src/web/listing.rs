@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
-use super::pages::{form_number, render, when, Chrome, FieldErrors};
+use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
 use crate::domain::listing::{
     Channel, Condition, Given, ListingInput, ListingStatus, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY,
 };
@@ -200,6 +200,22 @@ impl ListingFormPage {
                 || ["faults", "exposed_to", "measurements", "photo", "listing"].contains(&field)
         };
         self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The error summary: each reason linking to its field (a group to its first box; a
+    /// reason with no field of its own to the form).
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "faults" => "fault-1",
+                "exposed_to" => "exposure-1",
+                "measurements" => "measurement_1_type",
+                "photo" => "photo",
+                f if TEXT_FIELDS.contains(&f) => f,
+                _ => "listing-form",
+            }
+            .to_owned()
+        })
     }
 
     /// `(field, label, values)` of the taxonomy fields chosen from a list.
@@ -592,6 +608,7 @@ async fn confirm_photo_action(
             action: format!("{back}/photos/{number}/remove"),
             button: format!("Remove photo {number}"),
             cancel: back,
+            keep: "No, keep the photo".to_owned(),
         },
     ))
 }

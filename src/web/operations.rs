@@ -303,6 +303,7 @@ async fn confirm_replay_dead(SignedIn(session): SignedIn) -> Result<Response, Pa
             action: "/dashboard/deliveries/replay-dead".to_owned(),
             button: "Retry every dead event now".to_owned(),
             cancel: "/dashboard/deliveries?status=dead".to_owned(),
+            keep: "No, back to the dead events".to_owned(),
         },
     ))
 }

@@ -106,6 +106,28 @@ impl FieldErrors {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The error summary of a refused form: each reason's sentence (the one shown beside
+    /// its field) linking to `#<id>` of the field, `id_of` naming the element a field is
+    /// drawn as. In the order given, a sentence said once.
+    pub fn summary(&self, id_of: impl Fn(&str) -> String) -> Vec<SummaryLink> {
+        let mut links: Vec<SummaryLink> = Vec::new();
+        for e in &self.0 {
+            if !links.iter().any(|l| l.message == e.message) {
+                links.push(SummaryLink { href: format!("#{}", id_of(&e.field)), message: e.message.clone() });
+            }
+        }
+        links
+    }
+}
+
+/// One line of a form's error summary ("There is a problem", the GOV.UK pattern): the
+/// reason, as a link to the field it is about.
+#[derive(Debug, Clone)]
+pub struct SummaryLink {
+    /// `#<id of the field>`.
+    pub href: String,
+    pub message: String,
 }
 
 /// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.
@@ -270,6 +292,25 @@ pub struct TwoStepErrors {
     pub off_password: Option<&'static str>,
     /// The code of the "turn off" form.
     pub off_code: Option<&'static str>,
+}
+
+impl AccountPage {
+    /// The error summary of the refused form (password change, new recovery codes, turning
+    /// two-step off), each reason linking to its field.
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        let (p, t) = (&self.password_errors, &self.two_step_errors);
+        [
+            ("current_password", p.current),
+            ("new_password", p.new),
+            ("confirm_password", p.confirm),
+            ("renew_password", t.renew_password),
+            ("off_password", t.off_password),
+            ("off_code", t.off_code),
+        ]
+        .into_iter()
+        .filter_map(|(id, message)| Some(SummaryLink { href: format!("#{id}"), message: message?.to_owned() }))
+        .collect()
+    }
 }
 
 /// A signed-in session as the account page lists it.

@@ -16,7 +16,7 @@ use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
-use super::pages::{render, when, when_or_never, Chrome, FieldErrors};
+use super::pages::{render, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
 use crate::domain::team::{MemberInvite, RoleChange};
@@ -77,6 +77,21 @@ pub struct InviteMemberPage {
     pub name: String,
     pub role: String,
     pub errors: FieldErrors,
+}
+
+impl InviteMemberPage {
+    /// The error summary, each reason linking to its field.
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "email" => "email",
+                "display_name" => "name",
+                "role" => "role",
+                _ => "invite-form",
+            }
+            .to_owned()
+        })
+    }
 }
 
 /// What the team page shows besides the members.
@@ -266,6 +281,7 @@ async fn confirm_remove(
             action: format!("/dashboard/team/{}/remove", member.id),
             button: format!("Remove {}", member.name),
             cancel: TEAM.to_owned(),
+            keep: format!("No, keep {} on the team", member.name),
         })
     })
     .await
@@ -287,6 +303,7 @@ async fn confirm_reset(
             action: format!("/dashboard/team/{}/reset-two-step", member.id),
             button: format!("Reset two-step sign-in for {}", member.name),
             cancel: TEAM.to_owned(),
+            keep: "No, leave it as it is".to_owned(),
         })
     })
     .await
@@ -375,6 +392,7 @@ async fn confirm_cancel(
             action: format!("/dashboard/team/{}/cancel-invitation", member.id),
             button: "Cancel invitation".to_owned(),
             cancel: TEAM.to_owned(),
+            keep: "No, keep the invitation".to_owned(),
         })
     })
     .await
@@ -457,6 +475,7 @@ async fn confirm_make_member(
             action: format!("/dashboard/team/{}/make-member", member.id),
             button: if own { "Make me a member".to_owned() } else { format!("Make {} a member", member.name) },
             cancel: TEAM.to_owned(),
+            keep: if own { "No, stay an admin".to_owned() } else { format!("No, keep {} an admin", member.name) },
         })
     })
     .await

@@ -17,7 +17,7 @@ use super::confirm::{self, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{form_number, render, when, Chrome, FieldErrors};
+use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutOptionsPatch;
@@ -151,6 +151,8 @@ pub struct SettingsPage {
     pub zones: Vec<&'static str>,
     /// Now, in the brand's zone, to show what the zone means.
     pub now_there: String,
+    /// The refused form's error summary: each reason linking to its field.
+    pub summary: Vec<SummaryLink>,
 }
 
 /// What a refused form brings back: its section, the values posted and the reasons.
@@ -212,7 +214,7 @@ async fn view(
     };
     let (warehouse_values, warehouse_errors) = refused.warehouse.unwrap_or_default();
     let mut edit = refused.warehouse_edit;
-    let warehouses = warehouses::list(&state.core, &actor)
+    let warehouses: Vec<WarehouseRow> = warehouses::list(&state.core, &actor)
         .await?
         .into_iter()
         .enumerate()
@@ -243,7 +245,24 @@ async fn view(
         Some((posted, errors)) => (posted, errors.get("time_zone")),
         None => (session.zone().name().to_owned(), None),
     };
+    let brand = form("brand", &PROFILE_BODY, &brand_values, &brand_errors);
+    let billing = form("billing", &BILLING_BODY, &billing_values, &billing_errors);
+    let new_warehouse = form("warehouse", &WAREHOUSE_BODY, &warehouse_values, &warehouse_errors);
+    let mut summary = errors.summary(str::to_owned);
+    let fields = brand.iter().chain(&billing).chain(&new_warehouse).chain(warehouses.iter().flat_map(|w| &w.fields));
+    for f in fields {
+        if let Some(message) = &f.error {
+            summary.push(SummaryLink { href: format!("#{}", f.id), message: message.clone() });
+        }
+    }
+    if let Some(message) = &time_zone_error {
+        summary.push(SummaryLink { href: "#time_zone".to_owned(), message: message.clone() });
+    }
+    if let Some(message) = &refused.warehouse_error {
+        summary.push(SummaryLink { href: "#warehouses-title".to_owned(), message: message.clone() });
+    }
     let page = SettingsPage {
+        summary,
         time_zone,
         time_zone_error,
         zones: if session.is_admin() { TimeZone::offered().collect() } else { Vec::new() },
@@ -257,11 +276,11 @@ async fn view(
         validity: shown.validity,
         notice,
         errors,
-        brand: form("brand", &PROFILE_BODY, &brand_values, &brand_errors),
-        billing: form("billing", &BILLING_BODY, &billing_values, &billing_errors),
+        brand,
+        billing,
         warehouses,
         warehouse_form_open: !warehouse_errors.is_empty(),
-        new_warehouse: form("warehouse", &WAREHOUSE_BODY, &warehouse_values, &warehouse_errors),
+        new_warehouse,
         warehouse_error: refused.warehouse_error,
     };
     Ok(render(status, &page))
@@ -460,6 +479,7 @@ async fn confirm_delete_warehouse(
             action: format!("/dashboard/settings/warehouses/{}/delete", warehouse.id),
             button: "Delete warehouse".to_owned(),
             cancel: "/dashboard/settings".to_owned(),
+            keep: "No, keep the warehouse".to_owned(),
         },
     ))
 }
