@@ -132,3 +132,117 @@ async fn the_wallet_says_its_dates_in_words_and_the_statement_names_the_brand() 
         assert!(text.contains(" 2026-06-01 "), "the lines' dates stay ISO 8601: {text}");
     }
 }
+
+/// The `<a href="#…">sentence</a>` links of the page's error summary.
+fn summary_links(page: &super::Page) -> Vec<(String, String)> {
+    let Some(start) = page.body.find("<div class=\"error-summary\" role=\"alert\" aria-labelledby=\"error-summary-title\" tabindex=\"-1\" autofocus>")
+    else {
+        return Vec::new();
+    };
+    let box_html = &page.body[start..start + page.body[start..].find("</div>").unwrap()];
+    assert!(box_html.contains("<h2 id=\"error-summary-title\">There is a problem</h2>"), "{box_html}");
+    let link = regex::Regex::new(r##"<li><a href="#([^"]+)">([^<]+)</a></li>"##).unwrap();
+    link.captures_iter(box_html).map(|c| (c[1].to_owned(), c[2].to_owned())).collect()
+}
+
+#[tokio::test]
+async fn a_refused_listing_opens_on_a_summary_linking_each_sentence_to_its_field() {
+    let app = market_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let form = ada.get("/dashboard/listings/new").await;
+    assert!(summary_links(&form).is_empty(), "no summary on a fresh form");
+    let csrf = form.csrf();
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("title", ""),
+        ("price_gbp", "19.999"),
+        ("channel", "clearance"),
+        ("quantity", "2"),
+        ("category", "3-Seater Sofas"),
+        ("condition", "excellent"),
+        ("delivery_contribution_gbp", "30"),
+        ("status", "active"),
+    ];
+    let refused = ada.post_multipart("/dashboard/listings/new", &fields, None).await;
+    assert_eq!(refused.status, 422);
+    let links = summary_links(&refused);
+    let hrefs: Vec<&str> = links.iter().map(|(href, _)| href.as_str()).collect();
+    for field in ["title", "price_gbp", "fault-1"] {
+        assert!(hrefs.contains(&field), "{field} in {links:?}");
+    }
+    for (href, sentence) in &links {
+        // Each link leads to an element of the page, whose field says the same sentence.
+        assert!(refused.body.contains(&format!("id=\"{href}\"")), "#{href} is on the page");
+        assert!(refused.body.matches(sentence.as_str()).count() >= 2, "{sentence} beside its field too");
+        assert!(!sentence.contains("_invalid") && !sentence.contains("_required"), "a sentence, not a code");
+    }
+    assert!(refused.body.contains("aria-invalid=\"true\" aria-describedby=\"price_gbp-error\""), "{}", refused.body);
+    assert!(refused.body.contains("id=\"faults-error\""), "the faults' own sentence");
+}
+
+#[tokio::test]
+async fn settings_invite_and_key_forms_open_on_their_summary_when_refused() {
+    let app = market_app().await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/settings").await.csrf();
+
+    let payouts = [("csrf", csrf.as_str()), ("credit_boost_percent", "900"), ("code_validity_days", "0")];
+    let page = ada.post("/dashboard/settings/payouts", &payouts).await;
+    assert_eq!(page.status, 422);
+    let hrefs: Vec<String> = summary_links(&page).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hrefs, ["credit_boost_percent", "code_validity_days"], "{}", page.body);
+
+    let billing = [("csrf", csrf.as_str()), ("invoice_email", "not an email")];
+    let page = ada.post("/dashboard/settings/billing", &billing).await;
+    assert_eq!(page.status, 422);
+    let links = summary_links(&page);
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0].0, "billing-invoice_email");
+    assert!(page.body.contains("id=\"billing-invoice_email-error\" role=\"alert\">"), "{}", page.body);
+
+    let zone = ada.post("/dashboard/settings/time-zone", &[("csrf", &csrf), ("time_zone", "Nowhere")]).await;
+    assert_eq!(summary_links(&zone).into_iter().map(|(h, _)| h).collect::<Vec<_>>(), ["time_zone"]);
+
+    let invite = [("csrf", csrf.as_str()), ("email", "nope"), ("name", ""), ("role", "member")];
+    let page = ada.post("/dashboard/team/invite", &invite).await;
+    assert_eq!(page.status, 422, "{}", page.body);
+    assert!(summary_links(&page).iter().any(|(h, _)| h == "email"), "{}", page.body);
+
+    let key = [("csrf", csrf.as_str()), ("label", "CI"), ("expires_at", "2001-01-01")];
+    let page = ada.post("/dashboard/integrations/keys", &key).await;
+    assert_eq!(page.status, 422, "{}", page.body);
+    let hrefs: Vec<String> = summary_links(&page).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(hrefs, ["expires_at"]);
+}
+
+#[tokio::test]
+async fn a_confirmation_says_what_its_way_back_keeps() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let keys = crate::helpers::json(app.get("/v1/partner/settings/integrations/keys", &partner.key).await).await;
+    let id = keys["data"][0]["id"].as_str().map_or_else(|| keys["data"][0]["id"].to_string(), str::to_owned);
+    let page = ada.get(&format!("/dashboard/integrations/keys/{id}/revoke")).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<a href=\"/dashboard/integrations\">No, keep the key</a>"), "{}", page.body);
+    assert!(!page.body.contains(">Cancel</a>"));
+}
+
+#[tokio::test]
+async fn deliveries_and_listings_show_words_and_keep_wire_names_in_their_addresses() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    listing(&app, &partner, json!({"channel": "clearance", "price_gbp": 100})).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/deliveries").await;
+    assert!(page.body.contains("<option value=\"dead\">Gave up (dead)</option>"), "{}", page.body);
+    assert!(page.body.contains("<option value=\"pending\">Waiting to be sent</option>"));
+    let page = ada.get("/dashboard/listings").await;
+    assert!(page.body.contains("<td>Clearance (overstock)</td>"), "{}", page.body);
+    assert!(page.body.contains("<option value=\"exchange\">Exchange (trade-in)</option>"), "{}", page.body);
+    assert!(!page.body.contains("<td>clearance</td>") && !page.body.contains("<td>active</td>"));
+    let page = ada.get("/dashboard/audit-log").await;
+    assert!(!page.body.contains("<td>key.created</td>"), "{}", page.body);
+}
