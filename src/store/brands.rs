@@ -53,8 +53,10 @@ impl Store {
     /// The brand's name and time zone (the name the PDF statement and the CSV print).
     pub async fn brand_name_and_zone(&self, brand_id: i64) -> Result<(String, TimeZone), StoreError> {
         on_pool!(self, read, |pool| {
-            let (name, zone): (String, String) =
-                sqlx::query_as("SELECT name, time_zone FROM brands WHERE id = $1").bind(brand_id).fetch_one(pool).await?;
+            let (name, zone): (String, String) = sqlx::query_as("SELECT name, time_zone FROM brands WHERE id = $1")
+                .bind(brand_id)
+                .fetch_one(pool)
+                .await?;
             Ok((name, TimeZone::stored(&zone)))
         })
     }

@@ -20,11 +20,11 @@ use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
-use crate::domain::settings::TimeZone;
 use crate::domain::key_request::{
     key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
 };
 use crate::domain::outcome::Outcome;
+use crate::domain::settings::TimeZone;
 use crate::domain::user::MemberStatus;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::state::AppState;

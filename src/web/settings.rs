@@ -358,7 +358,10 @@ struct TimeZoneForm {
     time_zone: String,
 }
 
-async fn save_time_zone(State(state): State<AppState>, posted: SignedInForm<TimeZoneForm>) -> Result<Response, PageError> {
+async fn save_time_zone(
+    State(state): State<AppState>,
+    posted: SignedInForm<TimeZoneForm>,
+) -> Result<Response, PageError> {
     let SignedInForm { mut session, form } = posted;
     require_admin(&session)?;
     match TimeZone::parse(&form.time_zone) {

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::domain::money::Pence;
-use crate::domain::settings::TimeZone;
 use crate::domain::order::order_reference;
+use crate::domain::settings::TimeZone;
 use crate::domain::statement::{Entry, Remittance, Totals};
 use crate::domain::wallet::{EntryStatus, LineMoney};
 use crate::store::{EntryRecord, RemittanceRecord};

@@ -62,7 +62,8 @@ async fn an_unknown_time_zone_is_refused_beside_its_field_and_changes_nothing() 
         let page = ada.post("/dashboard/settings/time-zone", &[("csrf", &csrf), ("time_zone", bad)]).await;
         assert_eq!(page.status, 422, "{bad}: {}", page.body);
         assert!(
-            page.body.contains("id=\"time-zone-error\" role=\"alert\">Give the time zone as its name in the tz database"),
+            page.body
+                .contains("id=\"time-zone-error\" role=\"alert\">Give the time zone as its name in the tz database"),
             "the sentence beside the field: {}",
             page.body
         );
@@ -128,7 +129,10 @@ async fn the_wallet_says_its_dates_in_words_and_the_statement_names_the_brand() 
     let bytes = pdf.bytes().await.unwrap();
     if let Some(text) = crate::wallet::statements::pdf_text(&bytes) {
         assert!(text.contains("Brand: acme Ltd"), "the name, not the slug: {text}");
-        assert!(text.lines().any(|l| l.contains("Issued: ") && (l.contains(" CET") || l.contains(" CEST"))), "in the brand's zone: {text}");
+        assert!(
+            text.lines().any(|l| l.contains("Issued: ") && (l.contains(" CET") || l.contains(" CEST"))),
+            "in the brand's zone: {text}"
+        );
         assert!(text.contains(" 2026-06-01 "), "the lines' dates stay ISO 8601: {text}");
     }
 }
