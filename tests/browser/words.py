@@ -127,7 +127,7 @@ def check(browser, base, sold, event, shots):
     # An unknown zone: refused beside the field, the page opens on the summary.
     page.goto(base + "/dashboard/settings")
     page.locator("#time_zone").fill("Mars/Olympus")
-    page.get_by_role("button", name="Save time zone").click()
+    page.get_by_role("button", name="Update time zone").click()
     page.wait_for_load_state()
     need(page.evaluate("document.activeElement && document.activeElement.classList.contains('error-summary')"),
          "the refused settings page does not open on its error summary")
@@ -142,7 +142,7 @@ def check(browser, base, sold, event, shots):
             page.set_viewport_size({"width": width, "height": 900})
             page.goto(base + "/dashboard/settings")
             page.locator("#time_zone").fill("Mars/Olympus")
-            page.get_by_role("button", name="Save time zone").click()
+            page.get_by_role("button", name="Update time zone").click()
             page.wait_for_load_state()
             page.screenshot(path=os.path.join(shots, f"settings-errors-{width}.png"), full_page=True)
         page.set_viewport_size({"width": 1280, "height": 900})
@@ -150,7 +150,7 @@ def check(browser, base, sold, event, shots):
     # Tokyo: saved, and the pages follow.
     page.goto(base + "/dashboard/settings")
     page.locator("#time_zone").fill("Asia/Tokyo")
-    page.get_by_role("button", name="Save time zone").click()
+    page.get_by_role("button", name="Update time zone").click()
     page.wait_for_load_state()
     need(page.get_by_text("Time zone saved.").count() == 1, "no notice after saving the time zone")
     for path in ("/dashboard/team", "/dashboard/wallet", "/dashboard/deliveries", f"/dashboard/deliveries/{event}",
