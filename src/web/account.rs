@@ -17,8 +17,7 @@ use super::cookies;
 use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
 use super::notice::{Flash, Notice};
 use super::pages::{
-    render, when, AccountPage, Chrome, HomePage, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors,
-    TwoStepPage,
+    render, when, AccountPage, Chrome, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors, TwoStepPage,
 };
 use super::signin::{continue_signed, continue_url, NextPage, LOCKED};
 use super::{qr, LOGIN};
@@ -60,7 +59,7 @@ pub fn router() -> Router<AppState> {
 pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
     let r = &session.record;
     let overview = overview(&state.core, &session.actor(), chrono::Utc::now()).await?;
-    let page = HomePage {
+    let page = super::home::HomePage {
         chrome: Chrome::signed_in(&session),
         name: r.name.clone(),
         email: r.email.clone(),

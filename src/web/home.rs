@@ -5,11 +5,25 @@
 
 use std::fmt::Write as _;
 
-use super::pages::{day, day_of};
+use super::pages::{day, day_of, Chrome};
 use crate::domain::listing::ListingStatus;
 use crate::domain::settings::TimeZone;
 use crate::usecases::overview::{KeyConcern, Overview};
 use crate::usecases::wallet::statement::pounds;
+
+/// The signed-in home (its template beside the view it shows, so the layout's module does
+/// not name this one).
+#[derive(askama::Template)]
+#[template(path = "dashboard/home.html")]
+pub struct HomePage {
+    pub chrome: Chrome,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub brand: String,
+    pub is_admin: bool,
+    pub view: HomeView,
+}
 
 pub struct ScheduleRow {
     pub listing_id: i64,

@@ -270,19 +270,6 @@ pub struct PasswordErrors {
     pub confirm: Option<&'static str>,
 }
 
-/// The signed-in home.
-#[derive(Template)]
-#[template(path = "dashboard/home.html")]
-pub struct HomePage {
-    pub chrome: Chrome,
-    pub name: String,
-    pub email: String,
-    pub role: String,
-    pub brand: String,
-    pub is_admin: bool,
-    pub view: super::home::HomeView,
-}
-
 /// Errors of the two-step forms of the account page, each beside its field.
 #[derive(Debug, Default)]
 pub struct TwoStepErrors {
