@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::pages::{day, day_of, Chrome};
+use super::pages::{day, day_of, utc_midnight_day, Chrome};
 use crate::domain::listing::ListingStatus;
 use crate::domain::settings::TimeZone;
 use crate::usecases::overview::{KeyConcern, Overview};
@@ -117,7 +117,7 @@ impl HomeView {
             keys,
             available: pounds(o.balances.available),
             pending: pounds(o.balances.pending),
-            next_statement: day(o.next_statement),
+            next_statement: utc_midnight_day(o.next_statement, zone),
             listings,
             months,
             all_clear,

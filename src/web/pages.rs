@@ -162,6 +162,12 @@ pub fn day(date: chrono::NaiveDate) -> String {
     date.format("%-d %b %Y").to_string()
 }
 
+/// The day of an event the service schedules at 00:00 UTC on `date` (a statement run,
+/// decisions 10.4), on the brand's calendar: in New York the run of 1 Dec is on 30 Nov.
+pub fn utc_midnight_day(date: chrono::NaiveDate, zone: TimeZone) -> String {
+    day_of(date.and_time(chrono::NaiveTime::MIN).and_utc(), zone)
+}
+
 /// The first instant of `date` in the brand's zone (00:00 there; where the clocks skip
 /// midnight, the first minute that exists): what a date field of a form means.
 pub fn start_of_day(date: chrono::NaiveDate, zone: TimeZone) -> chrono::DateTime<chrono::Utc> {
@@ -368,6 +374,9 @@ mod tests {
         let late = Utc.with_ymd_and_hms(2026, 11, 30, 23, 30, 0).unwrap();
         assert_eq!(day_of(late, TimeZone::parse("Europe/London").unwrap()), "30 Nov 2026");
         assert_eq!(day_of(late, TimeZone::parse("Europe/Paris").unwrap()), "1 Dec 2026");
+        let run = chrono::NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        assert_eq!(utc_midnight_day(run, TimeZone::parse("Asia/Tokyo").unwrap()), "1 Dec 2026");
+        assert_eq!(utc_midnight_day(run, TimeZone::parse("America/New_York").unwrap()), "30 Nov 2026");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
-use super::pages::{day, page_number, render, when, when_text, Chrome, FieldErrors};
+use super::pages::{page_number, render, utc_midnight_day, when, when_text, Chrome, FieldErrors};
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
 use crate::domain::settings::TimeZone;
@@ -345,7 +345,7 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
         paid: pounds(b.paid),
         lifetime: pounds(w.lifetime()),
         hold_hours: w.hold.get(),
-        next_payout_date: day(w.next_payout_date),
+        next_payout_date: utc_midnight_day(w.next_payout_date, session.zone()),
         zone: session.zone(),
         chart: statements_chart(&statements),
         entries,
