@@ -93,6 +93,49 @@ wire_names!(AuditAction {
     RemittanceIssued => "remittance.issued",
 });
 
+impl AuditAction {
+    /// The action as people read it (the dashboard's audit log; the API keeps the name).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::SignInSucceeded => "Signed in",
+            Self::SignInFailed => "Sign-in failed",
+            Self::SignInLocked => "Sign-in refused (locked out)",
+            Self::SignedOut => "Signed out",
+            Self::PasswordChanged => "Password changed",
+            Self::PasswordChangeFailed => "Password change failed (wrong current password)",
+            Self::PasswordChangeLocked => "Password change refused (locked out)",
+            Self::TotpEnrolled => "Two-step sign-in set up",
+            Self::TotpRequirementChanged => "Two-step rule for the team changed",
+            Self::RecoveryCodeUsed => "Recovery code used",
+            Self::RecoveryCodesRenewed => "New recovery codes made",
+            Self::TotpDisabled => "Two-step sign-in turned off",
+            Self::TotpReset => "Member's two-step sign-in reset",
+            Self::KeyCreated => "API key created",
+            Self::KeyRolled => "API key rolled",
+            Self::KeyRevoked => "API key revoked",
+            Self::MemberInvited => "Member invited",
+            Self::InvitationResent => "Invitation sent again",
+            Self::InvitationCancelled => "Invitation cancelled",
+            Self::MemberJoined => "Member joined",
+            Self::MemberRoleChanged => "Member's role changed",
+            Self::MemberRemoved => "Member removed",
+            Self::SettingsUpdated => "Settings changed",
+            Self::WarehousesUpdated => "Warehouses changed",
+            Self::WebhookUpdated => "Webhook endpoint changed",
+            Self::WebhookSecretRotated => "Webhook secret rotated",
+            Self::WebhookTestSent => "Test event sent",
+            Self::DeliveriesReplayed => "Deliveries replayed",
+            Self::CollectionScheduled => "Collection scheduled",
+            Self::RemittanceIssued => "Statement issued",
+        }
+    }
+
+    /// The words of a stored action, or the name as it is if no code wrote it.
+    pub fn words_of(name: &str) -> &str {
+        name.parse::<Self>().map_or(name, |a| a.words())
+    }
+}
+
 /// Who the entry names as the actor: `{type, id, display}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditActor {

@@ -12,3 +12,13 @@ pub enum Channel {
 }
 
 wire_names!(Channel { Clearance => "clearance", Exchange => "exchange" });
+
+impl Channel {
+    /// The channel as people read it (the dashboard's pages).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Clearance => "Clearance (overstock)",
+            Self::Exchange => "Exchange (trade-in)",
+        }
+    }
+}

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::domain::apikey::random_base62;
+use crate::domain::wire::wire_names;
 
 /// The event types of the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,19 +18,25 @@ pub enum EventType {
     Ping,
 }
 
+wire_names!(EventType {
+    RedemptionCreated => "redemption.created",
+    CollectionScheduled => "collection.scheduled",
+    Ping => "ping",
+});
+
 impl EventType {
-    pub fn as_str(self) -> &'static str {
+    /// The type as people read it (the dashboard's pages).
+    pub fn words(self) -> &'static str {
         match self {
-            Self::RedemptionCreated => "redemption.created",
-            Self::CollectionScheduled => "collection.scheduled",
-            Self::Ping => "ping",
+            Self::RedemptionCreated => "Trade-in sold (redemption)",
+            Self::CollectionScheduled => "Collection scheduled",
+            Self::Ping => "Test event",
         }
     }
-}
 
-impl std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+    /// The words of a stored type, or the name as it is if no code wrote it.
+    pub fn words_of(name: &str) -> &str {
+        name.parse::<Self>().map_or(name, |t| t.words())
     }
 }
 

@@ -35,6 +35,10 @@ fn own_code(code: &str) -> Option<&'static str> {
         "transfer_to_invalid" => {
             "Name in `transfer_to` an active member of your team, not the one removed, to take over their listings."
         }
+        "time_zone_invalid" => {
+            "Give the time zone as its name in the tz database, a region and a city (e.g. Europe/London, \
+             Europe/Paris or America/New_York)."
+        }
         "warehouse_id_invalid" => "Choose one of your brand's warehouses (`warehouse_id` is its `id`).",
         _ => return None,
     })

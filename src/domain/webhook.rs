@@ -24,6 +24,17 @@ pub enum DeliveryStatus {
 
 wire_names!(DeliveryStatus { Pending => "pending", Delivered => "delivered", Dead => "dead" });
 
+impl DeliveryStatus {
+    /// The status as people read it (the dashboard's list, its filter and an event's page).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Pending => "Waiting to be sent",
+            Self::Delivered => "Delivered",
+            Self::Dead => "Gave up (dead)",
+        }
+    }
+}
+
 /// Why an attempt failed: `timeout` (no answer in time), `connection_failed`,
 /// `address_refused` (the host is, or resolves to, a non-public address), `http_status`
 /// (an answer other than 2xx or 3xx), `redirect_not_followed` (a 3xx answer),

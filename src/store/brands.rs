@@ -2,7 +2,9 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError};
+use crate::domain::audit::AuditEntry;
+use crate::domain::settings::TimeZone;
 use crate::domain::taxonomy::BUILT_IN_BRANDS;
 
 #[derive(Debug, Clone, FromRow)]
@@ -45,6 +47,37 @@ impl Store {
                 .bind(slug)
                 .fetch_optional(pool)
                 .await?)
+        })
+    }
+
+    /// The brand's name and time zone (the name the PDF statement and the CSV print).
+    pub async fn brand_name_and_zone(&self, brand_id: i64) -> Result<(String, TimeZone), StoreError> {
+        on_pool!(self, read, |pool| {
+            let (name, zone): (String, String) = sqlx::query_as("SELECT name, time_zone FROM brands WHERE id = $1")
+                .bind(brand_id)
+                .fetch_one(pool)
+                .await?;
+            Ok((name, TimeZone::stored(&zone)))
+        })
+    }
+
+    /// Sets the brand's time zone and records `audit` in the same transaction; answers
+    /// whether it changed (the same zone again changes and records nothing).
+    pub async fn set_time_zone(&self, brand_id: i64, zone: TimeZone, audit: &AuditEntry) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let changed = sqlx::query("UPDATE brands SET time_zone = $2 WHERE id = $1 AND time_zone <> $2")
+                .bind(brand_id)
+                .bind(zone.name())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                > 0;
+            if changed {
+                record_audit((&mut *tx).into(), audit).await?;
+            }
+            tx.commit().await?;
+            Ok(changed)
         })
     }
 

@@ -32,6 +32,8 @@ pub struct SessionRecord {
     pub brand_id: i64,
     pub brand_slug: String,
     pub brand_name: String,
+    /// The brand's time zone, as stored (an IANA name the settings page accepted).
+    pub brand_time_zone: String,
     pub name: String,
     pub email: String,
     pub role: String,
@@ -116,7 +118,7 @@ pub(super) async fn end_user_sessions(conn: Conn<'_>, user_id: i64, keep: Option
 }
 
 const SESSION_COLUMNS: &str = "s.id, s.user_id, s.stage, s.csrf_token, s.created_at, s.last_seen_at, u.brand_id,
-    b.slug AS brand_slug, b.name AS brand_name, u.name, u.email, u.role, u.status,
+    b.slug AS brand_slug, b.name AS brand_name, b.time_zone AS brand_time_zone, u.name, u.email, u.role, u.status,
     u.totp_secret IS NOT NULL AS totp_enrolled, b.require_totp";
 
 impl Store {

@@ -79,6 +79,10 @@ pub struct Balances {
 pub struct RemittanceRecord {
     pub id: i64,
     pub brand_slug: String,
+    /// The brand's name (what the statement prints), and its time zone (the heading's
+    /// instants).
+    pub brand_name: String,
+    pub brand_time_zone: String,
     pub number: i64,
     pub period_end: Ts,
     pub issued_at: Ts,
@@ -117,7 +121,7 @@ pub struct StatementMail {
 const ENTRY_COLUMNS: &str = "id, type, order_id, listing_id, title, quantity, gross_pence, commission_pence, vat_pence,
     delivery_pence, amount_pence, delivered_at, available_at, remittance_id";
 
-const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, r.number, r.period_end, r.issued_at, r.billing,
+const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, b.name AS brand_name, b.time_zone AS brand_time_zone, r.number, r.period_end, r.issued_at, r.billing,
     r.line_count, r.gross_pence, r.commission_pence, r.vat_pence, r.delivery_pence, r.amount_pence";
 
 /// A statement of a brand: `$1` its id, `$2` the brand.

@@ -1,9 +1,10 @@
-//! The brand profile and the billing entity: read whole, changed by partial update.
+//! The brand profile and the billing entity (read whole, changed by partial update) and the
+//! brand's time zone.
 
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::precondition::Precondition;
-use crate::domain::settings::{Billing, BillingEdit, BrandProfile, ProfileEdit};
+use crate::domain::settings::{Billing, BillingEdit, BrandProfile, ProfileEdit, TimeZone};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::StoreError;
@@ -58,6 +59,12 @@ pub async fn update_billing(
     let patch = edit.of(&current).map_err(PatchError::Invalid)?;
     let audit = settings_audit(actor, "billing");
     core.store.save_billing(actor.brand_id, &patch, guard, &audit).await?.ok_or(PatchError::PreconditionFailed)
+}
+
+/// Sets the time zone the brand's dashboard pages write instants in (audited as
+/// `settings:time_zone` when it changes). Answers whether it changed.
+pub async fn change_time_zone(core: &Core, actor: &Actor, zone: TimeZone) -> Result<bool, StoreError> {
+    core.store.set_time_zone(actor.brand_id, zone, &settings_audit(actor, "time_zone")).await
 }
 
 /// The audit entry of a change to one settings section (`settings:profile`).

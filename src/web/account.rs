@@ -17,8 +17,7 @@ use super::cookies;
 use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
 use super::notice::{Flash, Notice};
 use super::pages::{
-    render, when, AccountPage, Chrome, HomePage, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors,
-    TwoStepPage,
+    render, when, AccountPage, Chrome, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors, TwoStepPage,
 };
 use super::signin::{continue_signed, continue_url, NextPage, LOCKED};
 use super::{qr, LOGIN};
@@ -60,14 +59,14 @@ pub fn router() -> Router<AppState> {
 pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
     let r = &session.record;
     let overview = overview(&state.core, &session.actor(), chrono::Utc::now()).await?;
-    let page = HomePage {
+    let page = super::home::HomePage {
         chrome: Chrome::signed_in(&session),
         name: r.name.clone(),
         email: r.email.clone(),
         role: r.role.clone(),
         brand: r.brand_name.clone(),
         is_admin: session.is_admin(),
-        view: super::home::HomeView::of(overview),
+        view: super::home::HomeView::of(overview, session.zone()),
     };
     Ok(render(StatusCode::OK, &page))
 }
@@ -86,8 +85,8 @@ async fn account_view(
         .await?
         .into_iter()
         .map(|s| SessionRow {
-            started: when(s.created_at.get()),
-            last_seen: when(s.last_seen_at.get()),
+            started: when(s.created_at.get(), session.zone()),
+            last_seen: when(s.last_seen_at.get(), session.zone()),
             ip: s.ip.unwrap_or_default(),
             current: s.id == r.id,
         })

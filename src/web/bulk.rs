@@ -72,7 +72,7 @@ async fn upload_page(
                 href: format!("{BULK}/drafts/{}", d.id),
                 filename: d.filename,
                 uploader: d.uploader,
-                uploaded: when(d.created_at.get()),
+                uploaded: when(d.created_at.get(), session.zone()),
                 rows: d.row_count,
             })
             .collect()
@@ -258,7 +258,7 @@ fn review_view(
     error: Option<&'static str>,
 ) -> Response {
     let imported = match review.state {
-        DraftState::Imported(at) => Some(when(at.get())),
+        DraftState::Imported(at) => Some(when(at.get(), session.zone())),
         DraftState::Open => None,
     };
     let page = ReviewPage {
@@ -269,8 +269,8 @@ fn review_view(
         id: review.draft.id,
         filename: review.draft.filename,
         uploader: review.draft.uploader,
-        uploaded: when(review.draft.created_at.get()),
-        expires: when(review.draft.expires_at.get()),
+        uploaded: when(review.draft.created_at.get(), session.zone()),
+        expires: when(review.draft.expires_at.get(), session.zone()),
         upsert: review.mode == Mode::Upsert,
         summary: summary(review.tally, imported.is_some()),
         tally: review.tally,

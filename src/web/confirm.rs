@@ -1,14 +1,14 @@
 //! The confirmation step of destructive actions (decisions 9.8): the button on a list
 //! ("Revoke", "Remove", "Rotate secret", "Retry every dead event") is a link-like GET form
 //! to the action's own address, which answers the step: what will happen, a button whose
-//! name begins with the action's word, and a way back ("Cancel"). Only that button posts;
+//! name begins with the action's word, and a way back that says what it keeps. Only that button posts;
 //! so one click never destroys.
 //!
 //! Without JavaScript the step is a page. With htmx the GET form carries
 //! `hx-get` to the same address and `hx-target="this"`: htmx sends `HX-Request: true`, and
 //! the answer is the same step as a fragment that htmx puts in place of the button that
 //! asked (the key's row, the photo, the member's row), with the focus on it. Either way the
-//! step's button is a plain POST form answered by post/redirect/get, and "Cancel" is a link
+//! step's button is a plain POST form answered by post/redirect/get, and the way back is a link
 //! back to the page, which keeps the record and submits nothing.
 
 use askama::Template;
@@ -31,8 +31,11 @@ pub struct Confirm {
     pub action: String,
     /// The button, beginning with the action's word: "Revoke key".
     pub button: String,
-    /// Where "Cancel" leads (the page the action was offered on).
+    /// Where the way back leads (the page the action was offered on).
     pub cancel: String,
+    /// What the way back says: what it keeps ("No, keep the key"), so it never reads
+    /// like the action (a "Cancel" beside "Cancel invitation").
+    pub keep: String,
 }
 
 /// How the step was asked for: by htmx (`HX-Request: true`, answered with the fragment to

@@ -5,13 +5,24 @@
 
 use std::fmt::Write as _;
 
+use super::pages::{day, day_of, utc_midnight_day, Chrome};
 use crate::domain::listing::ListingStatus;
+use crate::domain::settings::TimeZone;
 use crate::usecases::overview::{KeyConcern, Overview};
 use crate::usecases::wallet::statement::pounds;
 
-/// `26 Nov 2026`.
-fn day(date: chrono::NaiveDate) -> String {
-    date.format("%-d %b %Y").to_string()
+/// The signed-in home (its template beside the view it shows, so the layout's module does
+/// not name this one).
+#[derive(askama::Template)]
+#[template(path = "dashboard/home.html")]
+pub struct HomePage {
+    pub chrome: Chrome,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub brand: String,
+    pub is_admin: bool,
+    pub view: HomeView,
 }
 
 pub struct ScheduleRow {
@@ -50,7 +61,8 @@ pub struct HomeView {
 }
 
 impl HomeView {
-    pub fn of(o: Overview) -> Self {
+    /// The overview, with instants on the brand's calendar (`zone`).
+    pub fn of(o: Overview, zone: TimeZone) -> Self {
         let to_schedule = o
             .to_schedule
             .iter()
@@ -67,7 +79,7 @@ impl HomeView {
                 name: if k.label.is_empty() { k.lookup.clone() } else { format!("{} ({})", k.label, k.lookup) },
                 why: match k.concern {
                     KeyConcern::Expiring(at) => {
-                        format!("stops working on {}: roll it before then", day(at.date_naive()))
+                        format!("stops working on {}: roll it before then", day_of(at, zone))
                     }
                     KeyConcern::Unused => "not used for 90 days: revoke it if nothing needs it".to_owned(),
                 },
@@ -105,7 +117,7 @@ impl HomeView {
             keys,
             available: pounds(o.balances.available),
             pending: pounds(o.balances.pending),
-            next_statement: day(o.next_statement),
+            next_statement: utc_midnight_day(o.next_statement, zone),
             listings,
             months,
             all_clear,

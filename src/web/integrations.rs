@@ -19,11 +19,12 @@ use super::confirm::{self, Asked, Confirm};
 use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
-use super::pages::{render, when, Chrome, FieldErrors};
+use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::key_request::{
     key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
 };
 use crate::domain::outcome::Outcome;
+use crate::domain::settings::TimeZone;
 use crate::domain::user::MemberStatus;
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::state::AppState;
@@ -84,6 +85,22 @@ pub struct OwnerChoice {
     pub name: String,
 }
 
+impl NewKeyPage {
+    /// The error summary, each reason linking to its field (the scopes to their first box).
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "label" => "label",
+                "scopes" => "scope-read",
+                "user_id" => "user_id",
+                "expires_at" => "expires_at",
+                _ => "key-form",
+            }
+            .to_owned()
+        })
+    }
+}
+
 #[derive(askama::Template)]
 #[template(path = "dashboard/new_key.html")]
 pub struct NewKeyPage {
@@ -94,6 +111,8 @@ pub struct NewKeyPage {
     pub max_label: usize,
     /// Tomorrow, the earliest expiry the date field offers (`YYYY-MM-DD`).
     pub tomorrow: String,
+    /// The brand's time zone, in which the expiry date begins.
+    pub zone: &'static str,
     pub errors: FieldErrors,
 }
 
@@ -122,10 +141,6 @@ struct Shown {
 }
 
 /// `never`, or the time.
-fn when_or_never(at: Option<crate::store::Ts>) -> String {
-    at.map_or_else(|| "never".to_owned(), |t| when(t.get()))
-}
-
 fn key_active(key: &KeyRecord, now: chrono::DateTime<Utc>) -> bool {
     crate::domain::key_request::key_active(key.revoked_at.map(|t| t.get()), key.expires_at.map(|t| t.get()), now)
 }
@@ -142,6 +157,7 @@ async fn integrations(
     let owner = |user_id: i64| {
         members.iter().find(|m| m.id == user_id).map_or_else(|| "a former member".to_owned(), |m| m.name.clone())
     };
+    let zone = session.zone();
     let keys = keys::keys(&state.core, &actor)
         .await?
         .into_iter()
@@ -151,11 +167,11 @@ async fn integrations(
             prefix: key_prefix(&k.lookup),
             scopes: k.scopes.replace(',', ", "),
             owner: owner(k.user_id),
-            created: when(k.created_at.get()),
-            expires: when_or_never(k.expires_at),
+            created: when(k.created_at.get(), zone),
+            expires: when_or_never(k.expires_at.map(|t| t.get()), zone),
             last_used: match (k.last_used_at, k.last_used_ip) {
-                (Some(at), Some(ip)) => format!("{} from {ip}", when(at.get())),
-                (at, _) => when_or_never(at),
+                (Some(at), Some(ip)) => format!("{} from {ip}", when(at.get(), zone)),
+                (at, _) => when_or_never(at.map(|t| t.get()), zone),
             },
             label: k.label,
         })
@@ -249,6 +265,7 @@ async fn confirm_revoke(
             action: format!("{PAGE}/keys/{}/revoke", key.id),
             button: "Revoke key".to_owned(),
             cancel: PAGE.to_owned(),
+            keep: "No, keep the key".to_owned(),
         },
     ))
 }
@@ -268,6 +285,7 @@ async fn confirm_rotate(SignedIn(session): SignedIn, asked: Asked) -> Result<Res
             action: format!("{PAGE}/webhook/rotate"),
             button: "Rotate secret now".to_owned(),
             cancel: PAGE.to_owned(),
+            keep: "No, keep the current secret".to_owned(),
         },
     ))
 }
@@ -310,7 +328,7 @@ impl KeyForm {
     }
 
     /// The API's body: the same reader decides.
-    fn body(&self) -> Map<String, Value> {
+    fn body(&self, zone: TimeZone) -> Map<String, Value> {
         let scopes: Vec<&str> = [("read", self.read), ("write", self.write)]
             .into_iter()
             .filter_map(|(name, on)| on.then_some(name))
@@ -321,9 +339,13 @@ impl KeyForm {
             body.insert("user_id".to_owned(), id);
         }
         if !self.expires_at.is_empty() {
-            // The date field's day, at 00:00 UTC (the API takes an instant).
+            // The date field's day begins at 00:00 in the brand's zone, the instant the API
+            // is given (and the key list shows, in the same zone).
             let day = chrono::NaiveDate::parse_from_str(&self.expires_at, "%Y-%m-%d").ok();
-            let at = day.map_or_else(|| self.expires_at.clone(), |day| format!("{day}T00:00:00Z"));
+            let at = day.map_or_else(
+                || self.expires_at.clone(),
+                |day| start_of_day(day, zone).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            );
             body.insert("expires_at".to_owned(), json!(at));
         }
         body
@@ -352,7 +374,8 @@ async fn key_form(
         form,
         owners,
         max_label: MAX_LABEL_LEN,
-        tomorrow: (Utc::now() + chrono::TimeDelta::days(1)).format("%Y-%m-%d").to_string(),
+        tomorrow: (today(session.zone()) + chrono::TimeDelta::days(1)).format("%Y-%m-%d").to_string(),
+        zone: session.zone().name(),
         errors,
     };
     Ok(render(status, &page))
@@ -372,7 +395,7 @@ async fn create_key(
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     let form = KeyForm::read(&form);
-    let created = match KeyRequest::parse(&form.body(), Utc::now()) {
+    let created = match KeyRequest::parse(&form.body(session.zone()), Utc::now()) {
         Ok(request) => keys::create(&state.core, &session.actor(), &request).await,
         Err(errors) => Err(CreateKeyError::Invalid(errors)),
     };

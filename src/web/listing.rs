@@ -15,8 +15,10 @@ use serde_json::Value;
 use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{form_number, render, when, Chrome, FieldErrors};
-use crate::domain::listing::{Channel, Given, ListingInput, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY};
+use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
+use crate::domain::listing::{
+    Channel, Condition, Given, ListingInput, ListingStatus, DELIVERY_CONTRIBUTIONS_GBP, LISTING_BODY,
+};
 use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
@@ -61,6 +63,22 @@ impl Values {
     /// The text of a measurement row's part: `measurement(2, "w_cm")`.
     pub fn measurement(&self, row: &usize, part: &str) -> &str {
         self.get(&format!("measurement_{row}_{part}"))
+    }
+
+    /// `value` of the enum field `name` (`channel`, `status`, `condition`) in the words of
+    /// its domain type; any other text as it is.
+    pub fn in_words<'a>(&self, name: &str, value: &'a str) -> &'a str {
+        match name {
+            "channel" => value.parse::<Channel>().map_or(value, |v| v.words()),
+            "status" => value.parse::<ListingStatus>().map_or(value, |v| v.words()),
+            "condition" => value.parse::<Condition>().map_or(value, |v| v.words()),
+            _ => value,
+        }
+    }
+
+    /// The field `name` as people read it.
+    pub fn words(&self, name: &str) -> &str {
+        self.in_words(name, self.get(name))
     }
 
     fn put(&mut self, name: impl Into<String>, value: String) {
@@ -185,6 +203,22 @@ impl ListingFormPage {
         self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
     }
 
+    /// The error summary: each reason linking to its field (a group to its first box; a
+    /// reason with no field of its own to the form).
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "faults" => "fault-1",
+                "exposed_to" => "exposure-1",
+                "measurements" => "measurement_1_type",
+                "photo" => "photo",
+                f if TEXT_FIELDS.contains(&f) => f,
+                _ => "listing-form",
+            }
+            .to_owned()
+        })
+    }
+
     /// `(field, label, values)` of the taxonomy fields chosen from a list.
     pub fn taxonomy_selects(&self) -> [(&'static str, &'static str, &'static [&'static str]); 2] {
         [("colour", "Colour", COLOURS), ("fabric", "Fabric", FABRICS)]
@@ -259,8 +293,8 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
         id,
         values: Values::of(&record),
         seller: record.seller_name.clone(),
-        created: when(record.created_at.get()),
-        updated: when(record.updated_at.get()),
+        created: when(record.created_at.get(), session.zone()),
+        updated: when(record.updated_at.get(), session.zone()),
         views: record.view_count,
         money,
         images,
@@ -578,6 +612,7 @@ async fn confirm_photo_action(
             action: format!("{back}/photos/{number}/remove"),
             button: format!("Remove photo {number}"),
             cancel: back,
+            keep: "No, keep the photo".to_owned(),
         },
     ))
 }

@@ -15,9 +15,11 @@ use super::confirm::{self, Asked, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{page_number, render, when, Chrome, FieldErrors};
+use super::pages::{day, page_number, render, when, Chrome, FieldErrors};
 use crate::domain::collection::{CollectionQuery, CollectionRequest};
+use crate::domain::event::EventType;
 use crate::domain::reader::object;
+use crate::domain::settings::TimeZone;
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass};
 use crate::state::AppState;
 use crate::store::DeliveryRecord;
@@ -42,7 +44,11 @@ pub fn router() -> Router<AppState> {
 
 pub struct DeliveryRow {
     pub event_id: String,
+    /// The wire name (`collection.scheduled`), shown as code on the event's page.
     pub event_type: String,
+    /// The type in words.
+    pub kind: String,
+    /// The status in words.
     pub status: &'static str,
     pub attempts: i64,
     pub last: String,
@@ -54,15 +60,16 @@ pub struct DeliveryRow {
     pub refused: bool,
 }
 
-fn delivery_row(d: DeliveryRecord) -> DeliveryRow {
+fn delivery_row(d: DeliveryRecord, zone: TimeZone) -> DeliveryRow {
     DeliveryRow {
         event_id: d.event_id,
+        kind: EventType::words_of(&d.event_type).to_owned(),
         event_type: d.event_type,
-        status: d.status.as_str(),
+        status: d.status.words(),
         attempts: d.attempts,
         last: answer(d.last_status_code, d.last_error),
-        next_attempt: d.next_attempt_at.map(when).unwrap_or_default(),
-        created: when(d.created_at),
+        next_attempt: d.next_attempt_at.map(|at| when(at, zone)).unwrap_or_default(),
+        created: when(d.created_at, zone),
         note: None,
         refused: false,
     }
@@ -95,6 +102,8 @@ fn failure_words(error: FailureClass) -> &'static str {
 #[template(path = "dashboard/deliveries.html")]
 pub struct DeliveriesPage {
     pub chrome: Chrome,
+    /// The filter's choices: the query string's value and its words.
+    pub statuses: Vec<(&'static str, &'static str)>,
     pub csrf: String,
     pub is_admin: bool,
     pub status: &'static str,
@@ -103,6 +112,8 @@ pub struct DeliveriesPage {
     pub notice: Option<String>,
     /// Why the last action did nothing, in a sentence.
     pub error: Option<String>,
+    /// The status filtered on, in words.
+    pub status_words: Option<&'static str>,
     /// 1-based; `pages` of [`DELIVERIES_SHOWN`], at least 1.
     pub page: i64,
     pub pages: i64,
@@ -155,8 +166,12 @@ async fn deliveries_view(
     let offset = (page_number - 1).saturating_mul(DELIVERIES_SHOWN);
     let page = webhooks::deliveries(&state.core, &session.actor(), status, DELIVERIES_SHOWN, offset).await?;
     let pages = ((page.total + DELIVERIES_SHOWN - 1) / DELIVERIES_SHOWN).max(1);
-    let rows = page.deliveries.into_iter().map(delivery_row).collect();
+    let rows = page.deliveries.into_iter().map(|d| delivery_row(d, session.zone())).collect();
     let view = DeliveriesPage {
+        statuses: std::iter::once(("any", "Any status"))
+            .chain(DeliveryStatus::ALL.iter().map(|s| (s.as_str(), s.words())))
+            .collect(),
+        status_words: status.map(DeliveryStatus::words),
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
@@ -214,7 +229,7 @@ async fn replay(
     let replayed = webhooks::replay(&state.core, &actor, &event_id).await;
     let refused = match replayed {
         Ok(record) if from_htmx(&headers) => {
-            let mut row = delivery_row(record);
+            let mut row = delivery_row(record, session.zone());
             row.note = Some("Queued: sending again now.".to_owned());
             return Ok(row_partial(&session, status, page, row));
         }
@@ -237,7 +252,7 @@ async fn replay(
             Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
             Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
         };
-        let mut row = delivery_row(record);
+        let mut row = delivery_row(record, session.zone());
         (row.note, row.refused) = (Some(sentence), true);
         return Ok(row_partial(&session, status, page, row));
     }
@@ -289,6 +304,7 @@ async fn confirm_replay_dead(SignedIn(session): SignedIn, asked: Asked) -> Resul
             action: "/dashboard/deliveries/replay-dead".to_owned(),
             button: "Retry every dead event now".to_owned(),
             cancel: "/dashboard/deliveries?status=dead".to_owned(),
+            keep: "No, back to the dead events".to_owned(),
         },
     ))
 }
@@ -379,7 +395,7 @@ async fn delivery_page(
     let attempts = attempts
         .into_iter()
         .map(|a| AttemptRow {
-            at: when(a.attempted_at),
+            at: when(a.attempted_at, session.zone()),
             url: a.url,
             outcome: answer(a.status_code, a.error),
             duration_ms: a.duration_ms,
@@ -391,7 +407,7 @@ async fn delivery_page(
         chrome: Chrome::signed_in(&session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
-        event: delivery_row(record),
+        event: delivery_row(record, session.zone()),
         attempts,
         payload: payload.as_deref().map(pretty_payload),
         no_endpoint,
@@ -461,11 +477,6 @@ impl CollectionsPage {
 }
 
 const COLLECTIONS_SHOWN: i64 = 100;
-
-/// `12 Dec 2026`.
-fn day(date: chrono::NaiveDate) -> String {
-    date.format("%-d %b %Y").to_string()
-}
 
 async fn collections_view(
     state: &AppState,

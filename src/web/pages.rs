@@ -5,6 +5,7 @@ use askama::Template;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use crate::domain::settings::TimeZone;
 use crate::usecases::people::sessions::LiveSession;
 
 tokio::task_local! {
@@ -105,6 +106,28 @@ impl FieldErrors {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The error summary of a refused form: each reason's sentence (the one shown beside
+    /// its field) linking to `#<id>` of the field, `id_of` naming the element a field is
+    /// drawn as. In the order given, a sentence said once.
+    pub fn summary(&self, id_of: impl Fn(&str) -> String) -> Vec<SummaryLink> {
+        let mut links: Vec<SummaryLink> = Vec::new();
+        for e in &self.0 {
+            if !links.iter().any(|l| l.message == e.message) {
+                links.push(SummaryLink { href: format!("#{}", id_of(&e.field)), message: e.message.clone() });
+            }
+        }
+        links
+    }
+}
+
+/// One line of a form's error summary ("There is a problem", the GOV.UK pattern): the
+/// reason, as a link to the field it is about.
+#[derive(Debug, Clone)]
+pub struct SummaryLink {
+    /// `#<id of the field>`.
+    pub href: String,
+    pub message: String,
 }
 
 /// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.
@@ -114,10 +137,59 @@ pub fn page_number(text: Option<&str>, last: i64) -> i64 {
 
 pub use crate::domain::text::form_number;
 
-/// An instant as every page writes it: `26 Nov 2026, 21:13`. In UTC for now: this is the
-/// one place that changes when pages follow the brand's time zone.
-pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%-d %b %Y, %H:%M").to_string()
+/// An instant as every page writes it, in the brand's time zone with the zone's
+/// abbreviation (so a reader abroad, or on the day the clocks change, knows which hour it
+/// is): `26 Nov 2026, 21:13 GMT`, `1 Jun 2026, 09:30 BST`.
+pub fn when(at: chrono::DateTime<chrono::Utc>, zone: TimeZone) -> String {
+    zone.when(at)
+}
+
+/// [`when`], or "never" for an instant that has not happened (a key never used).
+pub fn when_or_never(at: Option<chrono::DateTime<chrono::Utc>>, zone: TimeZone) -> String {
+    at.map_or_else(|| "never".to_owned(), |at| when(at, zone))
+}
+
+/// An RFC 3339 instant of the API's bodies (the use cases' answers carry them as text), as
+/// [`when`] writes it; the text as it is if it does not read as one.
+pub fn when_text(at: &str, zone: TimeZone) -> String {
+    chrono::DateTime::parse_from_rfc3339(at).map_or_else(|_| at.to_owned(), |t| when(t.to_utc(), zone))
+}
+
+/// A calendar date as every page writes it: `1 Dec 2026`. A date is not moved between
+/// zones: the API's `YYYY-MM-DD` dates (a buyer window, a collection, a statement day) are
+/// that day wherever the brand is, so the page shows the day the API means.
+pub fn day(date: chrono::NaiveDate) -> String {
+    date.format("%-d %b %Y").to_string()
+}
+
+/// The day of an event the service schedules at 00:00 UTC on `date` (a statement run,
+/// decisions 10.4), on the brand's calendar: in New York the run of 1 Dec is on 30 Nov.
+pub fn utc_midnight_day(date: chrono::NaiveDate, zone: TimeZone) -> String {
+    day_of(date.and_time(chrono::NaiveTime::MIN).and_utc(), zone)
+}
+
+/// The first instant of `date` in the brand's zone (00:00 there; where the clocks skip
+/// midnight, the first minute that exists): what a date field of a form means.
+pub fn start_of_day(date: chrono::NaiveDate, zone: TimeZone) -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone as _;
+    let midnight = date.and_time(chrono::NaiveTime::MIN);
+    (0..=180)
+        .step_by(15)
+        .find_map(|minutes| {
+            let local = midnight + chrono::TimeDelta::minutes(minutes);
+            zone.tz().from_local_datetime(&local).earliest()
+        })
+        .map_or_else(|| midnight.and_utc(), |at| at.to_utc())
+}
+
+/// Today's date in the brand's zone.
+pub fn today(zone: TimeZone) -> chrono::NaiveDate {
+    chrono::Utc::now().with_timezone(&zone.tz()).date_naive()
+}
+
+/// The day an instant falls on in the brand's zone, as [`day`] writes it.
+pub fn day_of(at: chrono::DateTime<chrono::Utc>, zone: TimeZone) -> String {
+    day(at.with_timezone(&zone.tz()).date_naive())
 }
 
 /// Renders `page` as an HTML answer with `status`.
@@ -204,19 +276,6 @@ pub struct PasswordErrors {
     pub confirm: Option<&'static str>,
 }
 
-/// The signed-in home.
-#[derive(Template)]
-#[template(path = "dashboard/home.html")]
-pub struct HomePage {
-    pub chrome: Chrome,
-    pub name: String,
-    pub email: String,
-    pub role: String,
-    pub brand: String,
-    pub is_admin: bool,
-    pub view: super::home::HomeView,
-}
-
 /// Errors of the two-step forms of the account page, each beside its field.
 #[derive(Debug, Default)]
 pub struct TwoStepErrors {
@@ -226,6 +285,25 @@ pub struct TwoStepErrors {
     pub off_password: Option<&'static str>,
     /// The code of the "turn off" form.
     pub off_code: Option<&'static str>,
+}
+
+impl AccountPage {
+    /// The error summary of the refused form (password change, new recovery codes, turning
+    /// two-step off), each reason linking to its field.
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        let (p, t) = (&self.password_errors, &self.two_step_errors);
+        [
+            ("current_password", p.current),
+            ("new_password", p.new),
+            ("confirm_password", p.confirm),
+            ("renew_password", t.renew_password),
+            ("off_password", t.off_password),
+            ("off_code", t.off_code),
+        ]
+        .into_iter()
+        .filter_map(|(id, message)| Some(SummaryLink { href: format!("#{id}"), message: message?.to_owned() }))
+        .collect()
+    }
 }
 
 /// A signed-in session as the account page lists it.
@@ -270,4 +348,47 @@ pub struct InvitePage {
     pub brand: String,
     pub password_error: Option<&'static str>,
     pub confirm_error: Option<&'static str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone as _, Utc};
+
+    #[test]
+    fn instants_are_written_in_the_brands_zone_with_its_abbreviation() {
+        let london = TimeZone::parse("Europe/London").unwrap();
+        let winter = Utc.with_ymd_and_hms(2026, 11, 27, 8, 39, 5).unwrap();
+        let summer = Utc.with_ymd_and_hms(2026, 6, 1, 8, 30, 0).unwrap();
+        assert_eq!(when(winter, london), "27 Nov 2026, 08:39 GMT");
+        assert_eq!(when(summer, london), "1 Jun 2026, 09:30 BST");
+        let tokyo = TimeZone::parse("Asia/Tokyo").unwrap();
+        assert_eq!(when(winter, tokyo), "27 Nov 2026, 17:39 JST");
+        assert_eq!(when_or_never(None, tokyo), "never");
+    }
+
+    #[test]
+    fn a_calendar_date_is_the_same_day_everywhere_and_an_instant_has_its_local_day() {
+        let date = chrono::NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        assert_eq!(day(date), "1 Dec 2026");
+        let late = Utc.with_ymd_and_hms(2026, 11, 30, 23, 30, 0).unwrap();
+        assert_eq!(day_of(late, TimeZone::parse("Europe/London").unwrap()), "30 Nov 2026");
+        assert_eq!(day_of(late, TimeZone::parse("Europe/Paris").unwrap()), "1 Dec 2026");
+        let run = chrono::NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        assert_eq!(utc_midnight_day(run, TimeZone::parse("Asia/Tokyo").unwrap()), "1 Dec 2026");
+        assert_eq!(utc_midnight_day(run, TimeZone::parse("America/New_York").unwrap()), "30 Nov 2026");
+    }
+
+    #[test]
+    fn a_date_field_starts_at_midnight_in_the_brands_zone() {
+        let june = chrono::NaiveDate::from_ymd_opt(2027, 6, 30).unwrap();
+        let london = TimeZone::parse("Europe/London").unwrap();
+        assert_eq!(start_of_day(june, london), Utc.with_ymd_and_hms(2027, 6, 29, 23, 0, 0).unwrap());
+        let utc = TimeZone::parse("UTC").unwrap();
+        assert_eq!(start_of_day(june, utc), Utc.with_ymd_and_hms(2027, 6, 30, 0, 0, 0).unwrap());
+        // Santiago skipped from 00:00 to 01:00 on 8 Sep 2024: the day began at 01:00 there.
+        let skipped = chrono::NaiveDate::from_ymd_opt(2024, 9, 8).unwrap();
+        let santiago = TimeZone::parse("America/Santiago").unwrap();
+        assert_eq!(start_of_day(skipped, santiago), Utc.with_ymd_and_hms(2024, 9, 8, 4, 0, 0).unwrap());
+    }
 }

@@ -16,7 +16,7 @@ use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
-use super::pages::{render, when, Chrome, FieldErrors};
+use super::pages::{render, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
 use crate::domain::team::{MemberInvite, RoleChange};
@@ -79,6 +79,21 @@ pub struct InviteMemberPage {
     pub errors: FieldErrors,
 }
 
+impl InviteMemberPage {
+    /// The error summary, each reason linking to its field.
+    pub fn error_summary(&self) -> Vec<SummaryLink> {
+        self.errors.summary(|field| {
+            match field {
+                "email" => "email",
+                "display_name" => "name",
+                "role" => "role",
+                _ => "invite-form",
+            }
+            .to_owned()
+        })
+    }
+}
+
 /// What the team page shows besides the members.
 #[derive(Default)]
 struct TeamShown {
@@ -106,7 +121,7 @@ async fn team_view(
             email: m.email,
             role: m.role,
             status: m.status,
-            last_sign_in: m.last_login_at.map_or_else(|| "never".to_owned(), |t| when(t.get())),
+            last_sign_in: when_or_never(m.last_login_at.map(|t| t.get()), session.zone()),
         })
         .collect();
     let page = TeamPage {
@@ -164,7 +179,7 @@ fn show_link(
     link: String,
     until: crate::store::Ts,
 ) -> Result<Response, PageError> {
-    Once::new(made, email, link, when(until.get()))
+    Once::new(made, email, link, when(until.get(), session.zone()))
         .redirect(state.core.store.sealer()?, session, TEAM, state.config.secure_cookies())
         .map_err(PageError::internal)
 }
@@ -263,6 +278,7 @@ async fn confirm_remove(
             action: format!("/dashboard/team/{}/remove", member.id),
             button: format!("Remove {}", member.name),
             cancel: TEAM.to_owned(),
+            keep: format!("No, keep {} on the team", member.name),
         })
     })
     .await
@@ -285,6 +301,7 @@ async fn confirm_reset(
             action: format!("/dashboard/team/{}/reset-two-step", member.id),
             button: format!("Reset two-step sign-in for {}", member.name),
             cancel: TEAM.to_owned(),
+            keep: "No, leave it as it is".to_owned(),
         })
     })
     .await
@@ -374,6 +391,7 @@ async fn confirm_cancel(
             action: format!("/dashboard/team/{}/cancel-invitation", member.id),
             button: "Cancel invitation".to_owned(),
             cancel: TEAM.to_owned(),
+            keep: "No, keep the invitation".to_owned(),
         })
     })
     .await
@@ -457,6 +475,7 @@ async fn confirm_make_member(
             action: format!("/dashboard/team/{}/make-member", member.id),
             button: if own { "Make me a member".to_owned() } else { format!("Make {} a member", member.name) },
             cancel: TEAM.to_owned(),
+            keep: if own { "No, stay an admin".to_owned() } else { format!("No, keep {} an admin", member.name) },
         })
     })
     .await
@@ -503,9 +522,9 @@ async fn audit_page(
         .entries
         .into_iter()
         .map(|e| AuditRow {
-            at: when(e.at.get()),
+            at: when(e.at.get(), session.zone()),
             actor: e.actor_display,
-            action: e.action,
+            action: crate::domain::audit::AuditAction::words_of(&e.action).to_owned(),
             target: e.target.unwrap_or_default(),
             ip: e.ip.unwrap_or_default(),
         })

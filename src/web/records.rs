@@ -10,9 +10,10 @@ use serde::Deserialize;
 
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
-use super::pages::{page_number, render, when, Chrome, FieldErrors};
+use super::pages::{page_number, render, utc_midnight_day, when, when_text, Chrome, FieldErrors};
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
+use crate::domain::settings::TimeZone;
 use crate::domain::statement::{Entry, Remittance};
 use crate::domain::wallet::{EntryStatus, EntryType};
 use crate::domain::FieldError;
@@ -62,6 +63,9 @@ pub struct ListingsPage {
     pub filters: String,
     /// Why the search was refused (the API's rule for `q`), shown in place of results.
     pub search_error: Option<String>,
+    /// The filters' choices (their wire names in the query string, their words shown).
+    pub statuses: &'static [ListingStatus],
+    pub channels: &'static [Channel],
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,12 +110,12 @@ async fn listings_page(
         .map(|l| ListingRow {
             id: l.id,
             title: l.title,
-            status: l.status.as_str(),
-            channel: l.channel.as_str(),
+            status: l.status.words(),
+            channel: l.channel.words(),
             category: l.category,
             price: pounds(price(l.regular_price, l.sale_price).get()),
             views: l.view_count,
-            created: when(l.created_at.get()),
+            created: when(l.created_at.get(), session.zone()),
         })
         .collect();
     let filters = url::form_urlencoded::Serializer::new(String::new())
@@ -131,6 +135,8 @@ async fn listings_page(
         total: found.total,
         filters,
         search_error,
+        statuses: ListingStatus::ALL,
+        channels: Channel::ALL,
     };
     Ok(render(StatusCode::OK, &view))
 }
@@ -161,12 +167,6 @@ pub struct RedemptionsPage {
     pub error: Option<String>,
     /// Why the order reference was refused, beside its field.
     pub reference_error: Option<String>,
-}
-
-/// An RFC 3339 instant of the API's bodies, as [`when`] writes it (the text as it is if it
-/// does not read as one).
-fn instant_words(at: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(at).map_or_else(|_| at.to_owned(), |t| when(t.with_timezone(&chrono::Utc)))
 }
 
 /// `credit` (`code`) as people read it: "Credit, as a code".
@@ -210,8 +210,8 @@ async fn redemptions_view(
             choice: choice_words(&r.customer_choice, r.credit_destination.as_deref()),
             value: pounds(r.value_pence),
             code: r.code.unwrap_or_default(),
-            sold: instant_words(&r.sale_completed_at),
-            expires: r.expires_at.as_deref().map(instant_words).unwrap_or_default(),
+            sold: when_text(&r.sale_completed_at, session.zone()),
+            expires: r.expires_at.as_deref().map(|at| when_text(at, session.zone())).unwrap_or_default(),
         })
         .collect();
     let view = RedemptionsPage {
@@ -300,7 +300,10 @@ pub struct WalletPage {
     pub paid: String,
     pub lifetime: String,
     pub hold_hours: u32,
+    /// The day of the next statement, in words (`1 Dec 2026`).
     pub next_payout_date: String,
+    /// The brand's time zone, for the instants of the tables.
+    pub zone: TimeZone,
     pub entries: Vec<Entry>,
     pub statements: Vec<Remittance>,
     /// The last 12 statements' amounts, oldest first, as a bar chart (`<svg>`).
@@ -314,8 +317,7 @@ impl WalletPage {
 
     /// An instant of the wallet's answers (RFC 3339) as every page writes instants.
     pub fn at(&self, instant: &str) -> String {
-        chrono::DateTime::parse_from_rfc3339(instant)
-            .map_or_else(|_| instant.to_owned(), |at| when(at.with_timezone(&chrono::Utc)))
+        when_text(instant, self.zone)
     }
 
     /// An entry's type (`sale`, `trade_in`) in words.
@@ -343,7 +345,8 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
         paid: pounds(b.paid),
         lifetime: pounds(w.lifetime()),
         hold_hours: w.hold.get(),
-        next_payout_date: w.next_payout_date.to_string(),
+        next_payout_date: utc_midnight_day(w.next_payout_date, session.zone()),
+        zone: session.zone(),
         chart: statements_chart(&statements),
         entries,
         statements,
@@ -370,7 +373,11 @@ async fn statement_file(
     let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
     let format = Format::from_extension(extension).ok_or_else(not_found)?;
     let doc = wallet::document(&statement, format).map_err(PageError::internal)?;
-    let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
+    // The slug's name for old clients, the brand's name (RFC 6266, UTF-8) for browsers.
+    let named: String = url::form_urlencoded::byte_serialize(statement.display_file_name(extension).as_bytes())
+        .collect::<String>()
+        .replace('+', "%20");
+    let disposition = format!("attachment; filename=\"{}\"; filename*=UTF-8''{named}", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())
 }

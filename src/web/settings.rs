@@ -17,13 +17,13 @@ use super::confirm::{self, Asked, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{form_number, render, Chrome, FieldErrors};
+use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutOptionsPatch;
 use crate::domain::reader::object;
 use crate::domain::settings::{
-    BillingEdit, NewWarehouse, ProfileEdit, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
+    BillingEdit, NewWarehouse, ProfileEdit, TimeZone, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
 };
 use crate::state::AppState;
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
@@ -37,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/settings/payouts", post(save_payouts))
         .route("/settings/brand", post(save_profile))
         .route("/settings/billing", post(save_billing))
+        .route("/settings/time-zone", post(save_time_zone))
         .route("/settings/warehouses", post(add_warehouse))
         .route("/settings/warehouses/{id}", post(update_warehouse))
         .route("/settings/warehouses/{id}/default", post(make_default))
@@ -142,6 +143,16 @@ pub struct SettingsPage {
     pub warehouse_form_open: bool,
     /// A reason about the warehouse list itself (a delete refused).
     pub warehouse_error: Option<String>,
+    /// The time zone shown in the field: the brand's, or the one posted and refused.
+    pub time_zone: String,
+    /// Why the time zone posted was refused.
+    pub time_zone_error: Option<String>,
+    /// The zones the field suggests (admins only; members see the zone alone).
+    pub zones: Vec<&'static str>,
+    /// Now, in the brand's zone, to show what the zone means.
+    pub now_there: String,
+    /// The refused form's error summary: each reason linking to its field.
+    pub summary: Vec<SummaryLink>,
 }
 
 /// What a refused form brings back: its section, the values posted and the reasons.
@@ -154,6 +165,8 @@ struct Refused {
     /// A refused edit: the warehouse's id, the values posted and the reasons.
     warehouse_edit: Option<(String, Map<String, Value>, FieldErrors)>,
     warehouse_error: Option<String>,
+    /// The time zone posted and the reason it was refused.
+    time_zone: Option<(String, FieldErrors)>,
 }
 
 struct PayoutsShown {
@@ -201,7 +214,7 @@ async fn view(
     };
     let (warehouse_values, warehouse_errors) = refused.warehouse.unwrap_or_default();
     let mut edit = refused.warehouse_edit;
-    let warehouses = warehouses::list(&state.core, &actor)
+    let warehouses: Vec<WarehouseRow> = warehouses::list(&state.core, &actor)
         .await?
         .into_iter()
         .enumerate()
@@ -228,7 +241,32 @@ async fn view(
             open,
         })
         .collect();
+    let (time_zone, time_zone_error) = match refused.time_zone {
+        Some((posted, errors)) => (posted, errors.get("time_zone")),
+        None => (session.zone().name().to_owned(), None),
+    };
+    let brand = form("brand", &PROFILE_BODY, &brand_values, &brand_errors);
+    let billing = form("billing", &BILLING_BODY, &billing_values, &billing_errors);
+    let new_warehouse = form("warehouse", &WAREHOUSE_BODY, &warehouse_values, &warehouse_errors);
+    let mut summary = errors.summary(str::to_owned);
+    let fields = brand.iter().chain(&billing).chain(&new_warehouse).chain(warehouses.iter().flat_map(|w| &w.fields));
+    for f in fields {
+        if let Some(message) = &f.error {
+            summary.push(SummaryLink { href: format!("#{}", f.id), message: message.clone() });
+        }
+    }
+    if let Some(message) = &time_zone_error {
+        summary.push(SummaryLink { href: "#time_zone".to_owned(), message: message.clone() });
+    }
+    if let Some(message) = &refused.warehouse_error {
+        summary.push(SummaryLink { href: "#warehouses-title".to_owned(), message: message.clone() });
+    }
     let page = SettingsPage {
+        summary,
+        time_zone,
+        time_zone_error,
+        zones: if session.is_admin() { TimeZone::offered().collect() } else { Vec::new() },
+        now_there: when(chrono::Utc::now(), session.zone()),
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
@@ -238,11 +276,11 @@ async fn view(
         validity: shown.validity,
         notice,
         errors,
-        brand: form("brand", &PROFILE_BODY, &brand_values, &brand_errors),
-        billing: form("billing", &BILLING_BODY, &billing_values, &billing_errors),
+        brand,
+        billing,
         warehouses,
         warehouse_form_open: !warehouse_errors.is_empty(),
-        new_warehouse: form("warehouse", &WAREHOUSE_BODY, &warehouse_values, &warehouse_errors),
+        new_warehouse,
         warehouse_error: refused.warehouse_error,
     };
     Ok(render(status, &page))
@@ -312,6 +350,32 @@ async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Res
         settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, body, back, "Billing saved.").await
+}
+
+#[derive(Debug, Deserialize)]
+struct TimeZoneForm {
+    #[serde(default)]
+    time_zone: String,
+}
+
+async fn save_time_zone(
+    State(state): State<AppState>,
+    posted: SignedInForm<TimeZoneForm>,
+) -> Result<Response, PageError> {
+    let SignedInForm { mut session, form } = posted;
+    require_admin(&session)?;
+    match TimeZone::parse(&form.time_zone) {
+        Ok(zone) => {
+            settings::change_time_zone(&state.core, &session.actor(), zone).await?;
+            // The page answered now is written in the zone just saved.
+            session.record.brand_time_zone = zone.name().to_owned();
+            view(&state, &session, StatusCode::OK, Some("Time zone saved."), Refused::default()).await
+        }
+        Err(error) => {
+            let refused = Refused { time_zone: Some((form.time_zone, FieldErrors(vec![error]))), ..Refused::default() };
+            view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
+        }
+    }
 }
 
 /// The page after a section's save: with `notice`, or with the values posted and the
@@ -420,6 +484,7 @@ async fn confirm_delete_warehouse(
             action: format!("/dashboard/settings/warehouses/{}/delete", warehouse.id),
             button: "Delete warehouse".to_owned(),
             cancel: "/dashboard/settings".to_owned(),
+            keep: "No, keep the warehouse".to_owned(),
         },
     ))
 }

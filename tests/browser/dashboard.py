@@ -149,7 +149,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     # Removing takes a confirmation (decisions 9.8): cancelled, the photo stays.
     ask(page, page.get_by_role("button", name="Remove photo 2"))
     need(page.get_by_text("Remove photo 2 from this listing?").count() == 1, "no confirmation step")
-    page.get_by_role("link", name="Cancel").click()
+    page.get_by_role("link", name="No, keep the photo").click()
     page.wait_for_load_state()
     need(page.get_by_role("img", name=re.compile("Photo 2 of")).count() == 1, "one click removed the photo")
     ask(page, page.get_by_role("button", name="Remove photo 2"))
@@ -191,7 +191,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     need(page.get_by_text("Test event queued").count() == 1, "the test event was not queued")
     shot("integrations")
     ask(page, page.get_by_role("button", name="Revoke").first)
-    page.get_by_role("link", name="Cancel").click()
+    page.get_by_role("link", name="No, keep the key").click()
     page.wait_for_load_state()
     need(page.get_by_role("button", name="Revoke").count() == 2, "a dismissed confirmation revoked the key")
     ask(page, page.get_by_role("button", name="Revoke").first)

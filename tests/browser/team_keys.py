@@ -97,7 +97,7 @@ def check_keys(page, base, key, need):
     page.once("dialog", lambda dialog: dialog.dismiss())
     ask(page, key_row(page, "Stock sync").get_by_role("button", name="Revoke"))
     need(page.get_by_role("button", name="Revoke key").count() == 1, "Revoke did not ask first")
-    click(page, page.get_by_role("link", name="Cancel"))
+    click(page, page.get_by_role("link", name="No, keep the key"))
     need(page.url.endswith("/dashboard/integrations"), f"Cancel led to {page.url}")
     listed = [k for k in api(base, "/v1/partner/settings/integrations/keys", key)["data"] if k["label"] == "Stock sync"]
     need(bool(listed) and listed[0]["revoked_at"] is None, "the key was revoked by a cancelled confirmation")

@@ -49,6 +49,24 @@ mod image;
 wire_names!(ListingStatus { Active => "active", Draft => "draft", Closed => "closed" });
 wire_names!(Condition { LikeNew => "like-new", Excellent => "excellent", GentlyUsed => "gently-used", Fair => "fair" });
 
+impl ListingStatus {
+    /// The status as people read it (the dashboard's pages).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Active => "Active (for sale)",
+            Self::Draft => "Draft (not shown)",
+            Self::Closed => "Closed (sold out)",
+        }
+    }
+}
+
+impl Condition {
+    /// The condition as people read it: the taxonomy's label (one place for its wording).
+    pub fn words(self) -> &'static str {
+        super::taxonomy::CONDITIONS.iter().find(|c| c.value == self.as_str()).map_or(self.as_str(), |c| c.label)
+    }
+}
+
 /// The delivery contributions a partner may choose, in whole pounds (129 means free delivery).
 pub const DELIVERY_CONTRIBUTIONS_GBP: &[u32] = &[0, 30, 60, 129];
 
@@ -133,6 +151,40 @@ mod tests {
             assert_eq!(condition.as_str().parse::<Condition>(), Ok(*condition));
         }
         assert!("Clearance".parse::<Channel>().is_err());
+    }
+
+    /// What a page shows is never a wire name: words that start with a capital, without
+    /// `_`, `-` between letters or `.`.
+    pub(crate) fn assert_words(wire: &str, words: &str) {
+        assert_ne!(wire, words);
+        assert!(words.starts_with(|c: char| c.is_ascii_uppercase()), "{words}");
+        assert!(!words.contains('_') && !words.contains('.'), "{words}");
+        assert!(!words.contains(wire), "{words} holds the wire name {wire}");
+    }
+
+    #[test]
+    fn every_value_people_see_has_words_beside_its_wire_name() {
+        for channel in Channel::ALL {
+            assert_words(channel.as_str(), channel.words());
+        }
+        for status in ListingStatus::ALL {
+            assert_words(status.as_str(), status.words());
+        }
+        for condition in Condition::ALL {
+            let words = condition.words();
+            assert!(words.starts_with(|c: char| c.is_ascii_uppercase()) && !words.contains('-'), "{words}");
+        }
+        for status in crate::domain::webhook::DeliveryStatus::ALL {
+            assert!(status.words().starts_with(|c: char| c.is_ascii_uppercase()), "{}", status.words());
+        }
+        for action in crate::domain::audit::AuditAction::ALL {
+            assert_words(action.as_str(), action.words());
+        }
+        for kind in crate::domain::event::EventType::ALL {
+            assert_words(kind.as_str(), kind.words());
+        }
+        assert_eq!(crate::domain::event::EventType::words_of("collection.scheduled"), "Collection scheduled");
+        assert_eq!(crate::domain::event::EventType::words_of("made.up"), "made.up");
     }
 
     #[test]

@@ -96,6 +96,11 @@ impl LiveSession {
         self.record.role.parse().unwrap_or(Role::Member)
     }
 
+    /// The brand's time zone, which its pages write instants in.
+    pub fn zone(&self) -> crate::domain::settings::TimeZone {
+        crate::domain::settings::TimeZone::stored(&self.record.brand_time_zone)
+    }
+
     /// Whom the use cases act for when this (signed-in) session acts.
     pub fn actor(&self) -> Actor {
         Actor {

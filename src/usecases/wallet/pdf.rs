@@ -106,8 +106,9 @@ fn heading(content: &mut Content, statement: &Statement) {
     let facts = [
         format!("Statement number: {}", statement.number()),
         format!("Brand: {}", statement.brand()),
-        format!("Period to: {}", statement.period_end()),
-        format!("Issued: {}", statement.issued_at()),
+        // In words in the brand's zone; the lines' columns keep ISO 8601.
+        format!("Period to: {}", statement.zone().when(statement.record.period_end.get())),
+        format!("Issued: {}", statement.zone().when(statement.record.issued_at.get())),
         format!("Lines: {}", statement.lines.len()),
         "Currency: GBP (amounts in pounds)".to_owned(),
     ];

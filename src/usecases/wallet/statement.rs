@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::domain::money::Pence;
 use crate::domain::order::order_reference;
+use crate::domain::settings::TimeZone;
 use crate::domain::statement::{Entry, Remittance, Totals};
 use crate::domain::wallet::{EntryStatus, LineMoney};
 use crate::store::{EntryRecord, RemittanceRecord};
@@ -61,8 +62,14 @@ impl Statement {
         self.record.number
     }
 
+    /// The brand's name, as the statement prints it (its slug is for file names).
     pub fn brand(&self) -> &str {
-        &self.record.brand_slug
+        &self.record.brand_name
+    }
+
+    /// The brand's time zone, in which the heading writes its instants.
+    pub fn zone(&self) -> TimeZone {
+        TimeZone::stored(&self.record.brand_time_zone)
     }
 
     pub fn period_end(&self) -> String {
@@ -97,6 +104,20 @@ impl Statement {
             lines.push("(no billing entity set)".to_owned());
         }
         lines
+    }
+
+    /// The name a person saves the file under: `<brand name> statement <number>.<ext>`
+    /// (the CSV's rows are the spec's: a header, the lines, the totals, so the file's
+    /// name is where the CSV says whose it is). Characters a file system refuses are
+    /// left out.
+    pub fn display_file_name(&self, extension: &str) -> String {
+        let brand: String = self
+            .record
+            .brand_name
+            .chars()
+            .filter(|c| !c.is_control() && !matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|'))
+            .collect();
+        format!("{} statement {}.{extension}", brand.trim(), self.record.number)
     }
 
     /// The statement's file names: `remittance-<brand>-<number>.<ext>`.

@@ -6,7 +6,7 @@ mod entries;
 mod invariants;
 mod runs;
 mod schedule;
-mod statements;
+pub mod statements;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{json, Value};

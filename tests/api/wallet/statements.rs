@@ -77,7 +77,7 @@ fn as_cell(value: &Value) -> String {
 
 /// The text of a PDF, by `pdftotext`; `None` when it is not installed (the test then says so
 /// and passes, unless `REHOME_TEST_REQUIRE_PDFTOTEXT` is set, as CI sets it).
-fn pdf_text(pdf: &[u8]) -> Option<String> {
+pub fn pdf_text(pdf: &[u8]) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("statement.pdf");
     std::fs::write(&file, pdf).unwrap();
@@ -101,6 +101,11 @@ fn pdf_text(pdf: &[u8]) -> Option<String> {
 fn assert_statement_text(text: &str, s: &Value) {
     assert!(text.contains("Remittance statement"), "{text}");
     assert!(text.contains(&format!("Statement number: {}", s["number"])), "{text}");
+    // The brand by its name, not its slug (`brand_id` in the JSON); the heading's instants
+    // in words in the brand's zone, the lines' columns in ISO 8601.
+    let brand = format!("{} Ltd", s["brand_id"].as_str().unwrap());
+    assert!(text.contains(&format!("Brand: {brand}")) && text.contains(&format!("- {brand} - page 1 of")), "{text}");
+    assert!(text.lines().any(|l| l.contains("Issued: ") && (l.contains(" GMT") || l.contains(" BST"))), "{text}");
     for part in ["Acme Sofas Ltd", "1 High Street", "London SW1A 1AA", "SC123456", "GB123456789"] {
         assert!(text.contains(part), "{part} missing from {text}");
     }

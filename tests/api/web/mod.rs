@@ -14,6 +14,7 @@ mod sign_in;
 mod sign_in_memory;
 mod team_keys;
 mod two_step;
+mod words;
 
 use std::collections::HashMap;
 

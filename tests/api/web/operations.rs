@@ -281,7 +281,12 @@ async fn empty_pages_say_what_to_do_next() {
     assert!(page.body.contains("No events yet.") && page.body.contains("Send test event"), "{}", page.body);
     assert!(!page.body.contains("0 event") && !page.body.contains("<table"), "{}", page.body);
     let page = ada.get("/dashboard/deliveries?status=dead").await;
-    assert!(page.body.contains("No dead events.") && page.body.contains(">Show every event</a>"), "{}", page.body);
+    assert!(
+        page.body.contains("No events with the status “Gave up (dead)”.")
+            && page.body.contains(">Show every event</a>"),
+        "{}",
+        page.body
+    );
     let page = ada.get("/dashboard/collections").await;
     assert!(
         page.body.contains("Nothing to schedule.") && page.body.contains("Nothing scheduled yet."),

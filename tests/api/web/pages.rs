@@ -293,7 +293,7 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     // Types, statuses and instants in words, never the wire's `trade_in` or RFC 3339.
     assert!(page.body.contains("<td>Sale</td>") && page.body.contains("<td>Paid</td>"), "{}", page.body);
     assert!(
-        page.body.contains("<td>3 Nov 2026, 10:00</td>"),
+        page.body.contains("<td>3 Nov 2026, 10:00 GMT</td>"),
         "available after the hold, in the pages' format: {}",
         page.body
     );
