@@ -387,12 +387,8 @@ def one_by_one(server, path, key, n):
 
 
 def run(args, binary):
-    with open(state_path(args)) as f:
-        states = json.load(f)
     report = {}
-    for label, state in states.items():
-        if args.db and label != args.db:
-            continue
+    for label, state in chosen_states(args):
         server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
         t0 = time.time()
         server.start()
@@ -495,6 +491,20 @@ class Dashboard:
         return self.request("GET", path)
 
 
+def chosen_states(args):
+    """(label, state) of each seeded database, or only `--db`'s."""
+    with open(state_path(args)) as f:
+        states = json.load(f)
+    return [(label, state) for label, state in states.items() if not args.db or label == args.db]
+
+
+def started_node(binary, state):
+    """A node serving a seeded database (its first start may migrate it at size)."""
+    server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
+    server.start()
+    return server
+
+
 def dashboard_pages(state):
     big = state["big"]
     sample = state["samples"][0]
@@ -522,13 +532,8 @@ def dashboard(args, binary):
     """Every dashboard page of the big brand, one request at a time on one connection:
     server time (request written to answer read, on loopback) median and worst of
     `--loads`, and the page's bytes. The /healthz round trip is the baseline."""
-    with open(state_path(args)) as f:
-        states = json.load(f)
-    for label, state in states.items():
-        if args.db and label != args.db:
-            continue
-        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
-        server.start()
+    for label, state in chosen_states(args):
+        server = started_node(binary, state)
         try:
             session = Dashboard(server.base)
             print(f"| {label} | page | median ms | worst ms | bytes |")
@@ -550,13 +555,8 @@ def dashboard(args, binary):
 
 def idle(args, binary):
     """Resident memory of a node started on each database and left idle for `--idle` s."""
-    with open(state_path(args)) as f:
-        states = json.load(f)
-    for label, state in states.items():
-        if args.db and label != args.db:
-            continue
-        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
-        server.start()
+    for label, state in chosen_states(args):
+        server = started_node(binary, state)
         try:
             samples = []
             for _ in range(args.idle):
@@ -572,11 +572,7 @@ def remit(args, binary):
     """The month's remittance run over every brand of the big database (its ledger entries
     are available since September and unpaid), timed with /usr/bin/time: wall clock and peak
     resident memory. It pays the entries: seed again to run it again."""
-    with open(state_path(args)) as f:
-        states = json.load(f)
-    for label, state in states.items():
-        if args.db and label != args.db:
-            continue
+    for label, state in chosen_states(args):
         env = dict(os.environ, REHOME_DATABASE_URL=state["db"], REHOME_DATA_KEY=state["data_key"], RUST_LOG="warn",
                    REHOME_SMTP_URL="smtp://127.0.0.1:9", REHOME_MAIL_FROM="noreply@rehome.example")
         out = subprocess.run(["/usr/bin/time", "-f", "%e %M", binary, "remittances", "run", "--as-of",

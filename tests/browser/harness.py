@@ -178,3 +178,17 @@ def ask(page, button):
     button.click()
     page.wait_for_load_state()
     page.locator(".confirm-inline, section.confirm").first.wait_for(state="visible", timeout=5000)
+
+
+def shoot_pages(page, base, pages, shots, need):
+    """Each `(name, path)` of `pages` at 1280 and at 390 px: no sideways scroll (`need` records a
+    problem otherwise), and a full-page screenshot `<name>-<width>.png` in `shots` if given."""
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in pages:
+            page.goto(base + path)
+            page.wait_for_load_state()
+            wide, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+            need(wide <= inner, f"{path} scrolls sideways at {width} px ({wide} > {inner})")
+            if shots:
+                page.screenshot(path=os.path.join(shots, f"{name}-{width}.png"), full_page=True)

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from harness import ADMIN, PASSWORD, ROOT, browser_args, cli, start_server
+from harness import ADMIN, PASSWORD, ROOT, browser_args, cli, shoot_pages, start_server
 from playwright.sync_api import sync_playwright
 
 OPS = "ops-token-for-the-operations-test-01"
@@ -195,15 +195,7 @@ def check(browser, base, key, event, shots):
     sign_in(page, base)
     pages = [("deliveries", "/dashboard/deliveries"), ("delivery", f"/dashboard/deliveries/{event}"),
              ("collections", "/dashboard/collections"), ("redemptions", "/dashboard/redemptions")]
-    for width in (1280, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        for name, path in pages:
-            page.goto(base + path)
-            page.wait_for_load_state()
-            wide, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
-            need(wide <= inner, f"{path} scrolls sideways at {width} px ({wide} > {inner})")
-            if shots:
-                page.screenshot(path=os.path.join(shots, f"{name}-{width}.png"), full_page=True)
+    shoot_pages(page, base, pages, shots, need)
     context.close()
     return problems
 

@@ -25,7 +25,7 @@ import tempfile
 import urllib.error
 import urllib.request
 
-from harness import ADMIN, PASSWORD, browser_args, cli, start_server
+from harness import ADMIN, PASSWORD, browser_args, cli, shoot_pages, start_server
 from playwright.sync_api import sync_playwright
 
 OPS = "ops-token-for-the-words-test-000001"
@@ -209,15 +209,7 @@ def check(browser, base, sold, event, shots):
     # Screenshots of the pages in words, at both widths.
     named = [("settings", "/dashboard/settings"), ("wallet", "/dashboard/wallet"),
              ("deliveries", "/dashboard/deliveries"), ("delivery", f"/dashboard/deliveries/{event}")]
-    for width in (1280, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        for name, path in named:
-            page.goto(base + path)
-            page.wait_for_load_state()
-            wide, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
-            need(wide <= inner, f"{path} scrolls sideways at {width} px ({wide} > {inner})")
-            if shots:
-                page.screenshot(path=os.path.join(shots, f"{name}-{width}.png"), full_page=True)
+    shoot_pages(page, base, named, shots, need)
     context.close()
     return problems
 
