@@ -27,7 +27,7 @@ use crate::domain::FieldError;
 use crate::state::AppState;
 use crate::store::{ListingRecord, PhotoRecord};
 use crate::usecases::listings::{
-    self, CreateListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,
+    self, CreateListingError, DeleteListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,
 };
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::photos::{self, PhotoUpload, UploadPhotoError};
@@ -39,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .route("/listings/new", get(new_page).merge(post(create)))
         .route("/listings/{id}", get(detail).merge(post(update)))
         .route("/listings/{id}/edit", get(edit_page))
+        .route("/listings/{id}/delete", get(confirm_delete).merge(post(delete)))
         .route("/listings/{id}/photos", post(add_photo))
         .route("/listings/{id}/photos/{position}/{action}", get(confirm_photo_action).merge(post(photo_action)))
 }
@@ -638,4 +639,54 @@ async fn photo_action(
 /// A photo's 1-based number on the page as a 0-based position; `None` if it is not one.
 fn photo_position(text: &str) -> Option<usize> {
     text.parse::<usize>().ok().and_then(|n| n.checked_sub(1))
+}
+
+/// The confirmation step of "Delete" on a listing (decisions 9.8).
+async fn confirm_delete(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    asked: super::confirm::Asked,
+    Path(id): Path<String>,
+) -> Result<Response, PageError> {
+    require_admin(&session)?;
+    let id = record_id(&id)?;
+    let listing = listing_of(&state, &session, id).await?;
+    let back = format!("/dashboard/listings/{id}");
+    Ok(super::confirm::page(
+        &session,
+        asked,
+        super::confirm::Confirm {
+            title: format!("Delete \u{201c}{}\u{201d}?", listing.fields.title),
+            lines: vec![
+                "It leaves the marketplace and your lists at once; buyers can no longer order it.".to_owned(),
+                "Integrations syncing your listings see it as deleted.".to_owned(),
+            ],
+            action: format!("{back}/delete"),
+            button: "Delete listing".to_owned(),
+            cancel: back,
+            keep: "No, keep the listing".to_owned(),
+        },
+    ))
+}
+
+/// "Delete listing": moves it to the trash as `DELETE /v1/listings/{id}` does, then back to
+/// the list with a notice.
+async fn delete(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let id = record_id(&id)?;
+    match listings::delete(&state.core, &session.actor(), id).await {
+        Ok(()) => Ok(Notice::ListingDeleted.redirect("/dashboard/listings", state.config.secure_cookies())),
+        // Gone already (a second tab, a reload of the step): the list says what is there.
+        Err(DeleteListingError::NotFound) => Err(PageError::NotFound),
+        Err(DeleteListingError::Store(e)) => Err(e.into()),
+        Err(e) => match e.outcome() {
+            Some(outcome) => photo_refused(&state, &session, id, outcome).await,
+            None => Err(PageError::internal(e)),
+        },
+    }
 }

@@ -52,6 +52,8 @@ pub struct ListingRow {
 pub struct ListingsPage {
     pub chrome: Chrome,
     pub is_admin: bool,
+    /// What the last action did ("Listing deleted…"), once.
+    pub notice: Option<&'static str>,
     pub rows: Vec<ListingRow>,
     pub q: String,
     pub status: String,
@@ -84,6 +86,7 @@ const PER_PAGE: i64 = 25;
 async fn listings_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
+    flash: Flash,
     Query(query): Query<ListingsQuery>,
 ) -> Result<Response, PageError> {
     let status = query.status.parse::<ListingStatus>().ok();
@@ -126,6 +129,7 @@ async fn listings_page(
     let view = ListingsPage {
         chrome: Chrome::signed_in(&session),
         is_admin: session.is_admin(),
+        notice: flash.text(),
         rows,
         q: query.q,
         status: status.map_or("", ListingStatus::as_str).to_owned(),

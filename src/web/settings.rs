@@ -317,9 +317,7 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
     };
     let errors = match PayoutOptionsPatch::parse(&body) {
         Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
-            Ok(_) => {
-                return view(&state, &session, StatusCode::OK, Some("Payout options saved."), Refused::default()).await
-            }
+            Ok(_) => return Ok(saved(&state, Notice::PayoutsSaved)),
             Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
             Err(OptionsChangeError::Store(e)) => return Err(e.into()),
         },
@@ -339,7 +337,7 @@ async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Res
     let outcome =
         settings::update_profile(&state.core, &session.actor(), ProfileEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { brand: Some(refused), ..Refused::default() };
-    section_saved(&state, &session, outcome, body, back, "Brand saved.").await
+    section_saved(&state, &session, outcome, body, back, Notice::BrandSaved).await
 }
 
 async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
@@ -349,7 +347,7 @@ async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Res
     let outcome =
         settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
-    section_saved(&state, &session, outcome, body, back, "Billing saved.").await
+    section_saved(&state, &session, outcome, body, back, Notice::BillingSaved).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -362,14 +360,13 @@ async fn save_time_zone(
     State(state): State<AppState>,
     posted: SignedInForm<TimeZoneForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { mut session, form } = posted;
+    let SignedInForm { session, form } = posted;
     require_admin(&session)?;
     match TimeZone::parse(&form.time_zone) {
         Ok(zone) => {
             settings::change_time_zone(&state.core, &session.actor(), zone).await?;
-            // The page answered now is written in the zone just saved.
-            session.record.brand_time_zone = zone.name().to_owned();
-            view(&state, &session, StatusCode::OK, Some("Time zone saved."), Refused::default()).await
+            // The page it leads to is written in the zone just saved (read with the session).
+            Ok(saved(&state, Notice::TimeZoneSaved))
         }
         Err(error) => {
             let refused = Refused { time_zone: Some((form.time_zone, FieldErrors(vec![error]))), ..Refused::default() };
@@ -378,18 +375,24 @@ async fn save_time_zone(
     }
 }
 
-/// The page after a section's save: with `notice`, or with the values posted and the
-/// reasons beside their fields (`back` puts them in the section).
+/// After a save: back to Settings (post/redirect/get, so a reload submits nothing again),
+/// where `notice` says what was saved, once.
+fn saved(state: &AppState, notice: Notice) -> Response {
+    notice.redirect("/dashboard/settings", state.config.secure_cookies())
+}
+
+/// After a section's save: [`saved`], or the page with the values posted and the reasons
+/// beside their fields (`back` puts them in the section).
 async fn section_saved(
     state: &AppState,
     session: &LiveSession,
     outcome: Result<(), PatchError>,
     body: Map<String, Value>,
     back: impl FnOnce((Map<String, Value>, FieldErrors)) -> Refused,
-    notice: &'static str,
+    notice: Notice,
 ) -> Result<Response, PageError> {
     match outcome {
-        Ok(()) => view(state, session, StatusCode::OK, Some(notice), Refused::default()).await,
+        Ok(()) => Ok(saved(state, notice)),
         Err(PatchError::Invalid(errors)) => {
             view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, back((body, FieldErrors(errors)))).await
         }
@@ -410,7 +413,7 @@ async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Re
         Err(errors) => Err(CreateError::Invalid(errors)),
     };
     match created {
-        Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse added."), Refused::default()).await,
+        Ok(_) => Ok(saved(&state, Notice::WarehouseAdded)),
         Err(CreateError::Invalid(errors)) => {
             let values = self::body(&WAREHOUSE_BODY, &form);
             let refused = Refused { warehouse: Some((values, FieldErrors(errors))), ..Refused::default() };
@@ -438,7 +441,7 @@ async fn update_warehouse(
     let mut body = body(&WAREHOUSE_BODY, &form);
     body.remove("is_default");
     match warehouses::update(&state.core, &session.actor(), &id, WarehouseEdit::parse(&body)).await {
-        Ok(_) => view(&state, &session, StatusCode::OK, Some("Warehouse saved."), Refused::default()).await,
+        Ok(_) => Ok(saved(&state, Notice::WarehouseSaved)),
         Err(UpdateError::Invalid(errors)) => {
             let refused = Refused { warehouse_edit: Some((id, body, FieldErrors(errors))), ..Refused::default() };
             view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
@@ -457,7 +460,7 @@ async fn make_default(
     let session = posted.session;
     require_admin(&session)?;
     let outcome =
-        warehouses::set_default(&state.core, &session.actor(), &id).await.map(|_| "Default warehouse changed.");
+        warehouses::set_default(&state.core, &session.actor(), &id).await.map(|_| Notice::DefaultWarehouseChanged);
     changed(&state, &session, outcome).await
 }
 
@@ -497,7 +500,7 @@ async fn delete_warehouse(
     let session = posted.session;
     require_admin(&session)?;
     match warehouses::delete(&state.core, &session.actor(), &id).await {
-        Ok(_) => Ok(Notice::WarehouseDeleted.redirect("/dashboard/settings", state.config.secure_cookies())),
+        Ok(_) => Ok(saved(&state, Notice::WarehouseDeleted)),
         Err(e) => changed(&state, &session, Err(e)).await,
     }
 }
@@ -505,10 +508,10 @@ async fn delete_warehouse(
 async fn changed(
     state: &AppState,
     session: &LiveSession,
-    outcome: Result<&'static str, ChangeError>,
+    outcome: Result<Notice, ChangeError>,
 ) -> Result<Response, PageError> {
     let error = match outcome {
-        Ok(notice) => return view(state, session, StatusCode::OK, Some(notice), Refused::default()).await,
+        Ok(notice) => return Ok(saved(state, notice)),
         Err(ChangeError::NotFound) => Outcome::WarehouseNotFound,
         Err(ChangeError::Contended) => Outcome::WarehousesContended,
         Err(ChangeError::Store(e)) => return Err(e.into()),

@@ -136,8 +136,10 @@ async fn payouts_are_saved_and_a_bad_value_is_shown_beside_its_field() {
         ("credit_boost_percent", "120"),
         ("code_validity_days", "30"),
     ];
-    let page = ada.post("/dashboard/settings/payouts", &good).await;
-    assert_eq!(page.status, 200);
+    ada.post("/dashboard/settings/payouts", &good).await.assert_redirect("/dashboard/settings");
+    let page = ada.get("/dashboard/settings").await;
+    assert!(page.body.contains("Payout options saved."), "the notice, once: {}", page.body);
+    assert!(!ada.get("/dashboard/settings").await.body.contains("Payout options saved."), "not twice");
     let options = json(app.get("/v1/partner/settings/payouts", &partner.key).await).await;
     assert_eq!(
         options,
@@ -530,7 +532,7 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
         ("country", "uk"),
         ("invoice_email", "ap@acme.example"),
     ];
-    assert_eq!(ada.post("/dashboard/settings/billing", &good).await.status, 200);
+    ada.post("/dashboard/settings/billing", &good).await.assert_redirect("/dashboard/settings");
     let billing = json(app.get("/v1/partner/settings/billing", &partner.key).await).await;
     assert_eq!(
         (billing["billing"]["postcode"].as_str(), billing["billing"]["country"].as_str()),
@@ -539,7 +541,7 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
     );
 
     let profile = [("csrf", csrf.as_str()), ("display_name", "Acme Sofas"), ("support_email", "help@acme.example")];
-    assert_eq!(ada.post("/dashboard/settings/brand", &profile).await.status, 200);
+    ada.post("/dashboard/settings/brand", &profile).await.assert_redirect("/dashboard/settings");
     let brand = json(app.get("/v1/partner/settings/brand", &partner.key).await).await;
     assert_eq!(brand["profile"]["display_name"], "Acme Sofas", "{brand}");
 
@@ -550,17 +552,17 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
         let added = ada
             .post("/dashboard/settings/warehouses", &[("csrf", csrf.as_str()), ("label", label), ("city", "Leeds")])
             .await;
-        assert_eq!(added.status, 200, "{}", added.body);
+        added.assert_redirect("/dashboard/settings");
     }
+    assert!(ada.get("/dashboard/settings").await.body.contains("Warehouse added."), "the notice after adding");
     let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
     let second = list["warehouses"].as_array().unwrap().iter().find(|w| w["label"] == "Bristol yard").unwrap()["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(
-        ada.post(&format!("/dashboard/settings/warehouses/{second}/default"), &[("csrf", csrf.as_str())]).await.status,
-        200
-    );
+    ada.post(&format!("/dashboard/settings/warehouses/{second}/default"), &[("csrf", csrf.as_str())])
+        .await
+        .assert_redirect("/dashboard/settings");
     let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
     let default = list["warehouses"].as_array().unwrap().iter().find(|w| w["is_default"] == true).unwrap();
     assert_eq!(default["label"], "Bristol yard");
@@ -595,7 +597,7 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
     assert!(refused.body.contains("value=\"not an email\""), "the value given is kept");
     let good = edit("yard@acme.example");
     let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    assert_eq!(ada.post(&format!("/dashboard/settings/warehouses/{leeds}"), &good).await.status, 200);
+    ada.post(&format!("/dashboard/settings/warehouses/{leeds}"), &good).await.assert_redirect("/dashboard/settings");
     let list = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
     let saved = list["warehouses"].as_array().unwrap().iter().find(|w| w["id"] == leeds.as_str()).unwrap();
     assert_eq!((saved["city"].as_str(), saved["is_default"].as_bool()), (Some("York"), Some(false)), "{saved}");
@@ -762,4 +764,45 @@ fn sentence(field: &str, code: &str) -> String {
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&#34;").replace('\'', "&#39;")
+}
+
+#[tokio::test]
+async fn a_listing_is_deleted_only_after_its_confirmation_step_and_a_reload_deletes_nothing_more() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let id = listing(&app, &partner, json!({"title": "Oak sideboard"})).await;
+    let kept = listing(&app, &partner, json!({"title": "Teak bench"})).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let path = format!("/dashboard/listings/{id}/delete");
+
+    let detail = ada.get(&format!("/dashboard/listings/{id}")).await;
+    assert!(detail.body.contains(&format!("action=\"{path}\"")), "no Delete on the listing's page");
+    // One click only asks: the step names the listing, and the way back keeps it.
+    let step = ada.get(&path).await;
+    assert_eq!(step.status, 200);
+    assert!(step.body.contains("Delete \u{201c}Oak sideboard\u{201d}?"), "{}", step.body);
+    assert!(step.body.contains("Delete listing") && step.body.contains("No, keep the listing"));
+    assert_eq!(app.get(&format!("/v1/listings/{id}"), &partner.key).await.status(), 200, "asking deleted it");
+    // With htmx the same step is a fragment for the button's place.
+    let inline = ada.get_with(&path, &[("HX-Request", "true")]).await;
+    assert!(inline.body.contains("confirm-inline") && !inline.body.contains("<html"), "{}", inline.body);
+
+    let csrf = step.csrf();
+    let done = ada.post(&path, &[("csrf", &csrf)]).await;
+    done.assert_redirect("/dashboard/listings");
+    let list = ada.get("/dashboard/listings").await;
+    assert!(list.body.contains("Listing deleted"), "no notice after deleting");
+    assert!(!list.body.contains("Oak sideboard") && list.body.contains("Teak bench"));
+    assert_eq!(app.get(&format!("/v1/listings/{id}"), &partner.key).await.status(), 404);
+    assert_eq!(app.get(&format!("/v1/listings/{kept}"), &partner.key).await.status(), 200);
+    // A reload of the POST (or a second tab) finds nothing to delete: the 404 page.
+    assert_eq!(ada.post(&path, &[("csrf", &csrf)]).await.status, 404);
+    assert_eq!(ada.get("/dashboard/listings/99999/delete").await.status, 404);
+
+    // A member is not offered it and is refused if they post anyway; nothing changes.
+    let mut mo = member(&app, &partner).await;
+    assert!(!mo.get(&format!("/dashboard/listings/{kept}")).await.body.contains("/delete\""));
+    let mo_csrf = mo.get("/dashboard/listings").await.csrf();
+    assert_eq!(mo.post(&format!("/dashboard/listings/{kept}/delete"), &[("csrf", &mo_csrf)]).await.status, 403);
+    assert_eq!(app.get(&format!("/v1/listings/{kept}"), &partner.key).await.status(), 200);
 }
