@@ -27,6 +27,8 @@ pub const KEY_UNUSED_DAYS: i64 = 90;
 pub struct ToSchedule {
     pub order_id: i64,
     pub listing_id: i64,
+    /// The listing's title when it sold.
+    pub title: String,
     pub window_start: NaiveDate,
     /// The last day a collection may be scheduled for.
     pub deadline: NaiveDate,
@@ -83,6 +85,7 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
         .map(|o| ToSchedule {
             order_id: o.order_id,
             listing_id: o.listing_id,
+            title: o.title,
             window_start: o.window.start,
             deadline: o.window.end,
         })

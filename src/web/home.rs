@@ -27,6 +27,7 @@ pub struct HomePage {
 
 pub struct ScheduleRow {
     pub listing_id: i64,
+    pub title: String,
     pub window: String,
     pub deadline: String,
 }
@@ -68,6 +69,7 @@ impl HomeView {
             .iter()
             .map(|s| ScheduleRow {
                 listing_id: s.listing_id,
+                title: s.title.clone(),
                 window: format!("{} to {}", day(s.window_start), day(s.deadline)),
                 deadline: day(s.deadline),
             })

@@ -742,6 +742,9 @@ async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
     let end = to_collect["buyer_window_end"].as_str().unwrap();
     let deadline = chrono::NaiveDate::parse_from_str(end, "%Y-%m-%d").unwrap().format("%-d %b %Y").to_string();
     assert!(body.contains(&format!("by {deadline}")), "the deadline in words: {body}");
+    let title = json(app.get(&format!("/v1/listings/{sold}"), &partner.key).await).await["title"].clone();
+    let linked = format!("<a href=\"/dashboard/listings/{sold}\">{}</a>", title.as_str().unwrap());
+    assert!(body.contains(&linked), "each collection names its listing: {body}");
     assert!(body.contains("1 invitation not accepted yet") && body.contains("Sam Stock (sam@acme.example)"));
     assert!(body.contains("<a href=\"/dashboard/listings?status=active\">Active</a>: 1"), "{body}");
     // The chart has a text alternative: this month's sale in the table.
