@@ -681,7 +681,7 @@ async fn delete(
     let id = record_id(&id)?;
     match listings::delete(&state.core, &session.actor(), id).await {
         Ok(()) => Ok(Notice::ListingDeleted.redirect("/dashboard/listings", state.config.secure_cookies())),
-        // Gone already (a second tab, a reload of the step): the list says what is there.
+        // Gone already (deleted in another tab, or this POST sent again): the 404 page.
         Err(DeleteListingError::NotFound) => Err(PageError::NotFound),
         Err(DeleteListingError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
