@@ -1,15 +1,15 @@
 //! The confirmation step of destructive actions (decisions 9.8): the button on a list
-//! ("Revoke", "Remove", "Rotate secret", "Retry every dead event") is a link-like GET form
-//! to the action's own address, which answers the step: what will happen, a button whose
-//! name begins with the action's word, and a way back that says what it keeps. Only that button posts;
-//! so one click never destroys.
+//! ("Revoke", "Remove", "Rotate secret", "Retry every dead event", "Delete") is a link-like
+//! GET form to the action's own address, which answers the step: what will happen, a button
+//! whose name begins with the action's word, and a way back that says what it keeps. Only
+//! that button posts, so one click never destroys.
 //!
-//! Without JavaScript the step is a page. With htmx the GET form carries
-//! `hx-get` to the same address and `hx-target="this"`: htmx sends `HX-Request: true`, and
-//! the answer is the same step as a fragment that htmx puts in place of the button that
-//! asked (the key's row, the photo, the member's row), with the focus on it. Either way the
-//! step's button is a plain POST form answered by post/redirect/get, and the way back is a link
-//! back to the page, which keeps the record and submits nothing.
+//! Without JavaScript the step is a page. With htmx the GET form carries `hx-get` to the
+//! same address and `hx-target="this"`: htmx sends `HX-Request: true`, and the answer is the
+//! same step as a fragment that htmx puts in place of the button that asked (the key's row,
+//! the photo, the member's row), with the focus on it. Either way the step's button is a
+//! plain POST form answered by post/redirect/get, and the way back is a link to the page,
+//! which keeps the record and submits nothing.
 
 use askama::Template;
 use axum::extract::FromRequestParts;
