@@ -352,15 +352,23 @@ async fn open_sqlite(url: &str) -> anyhow::Result<(Pool<Sqlite>, Pool<Sqlite>)> 
     Ok((read, write))
 }
 
-/// Runs the pending migrations on a connection of their own with foreign keys off, then
-/// checks every reference. A migration that rebuilds a table SQLite cannot alter in place
-/// (0021 `users`) must drop the old table while other tables still refer to it, which SQLite
-/// allows only with foreign keys off ("Making Other Kinds Of Table Schema Changes", step 1),
-/// and sqlx runs each migration inside a transaction, where the pragma cannot change.
+/// Runs the pending migrations on a connection of their own with foreign keys off, then,
+/// if any ran, checks every reference. A migration that rebuilds a table SQLite cannot alter
+/// in place (0021 `users`) must drop the old table while other tables still refer to it,
+/// which SQLite allows only with foreign keys off ("Making Other Kinds Of Table Schema
+/// Changes", step 1), and sqlx runs each migration inside a transaction, where the pragma
+/// cannot change. The check reads every row that refers to another (about 5 s at a million
+/// listings, issue 34), so a start with nothing to migrate, where every write since the last
+/// check ran with foreign keys on, does not pay it.
 async fn migrate_sqlite(options: &SqliteConnectOptions) -> anyhow::Result<()> {
     use sqlx::{ConnectOptions, Connection};
     let mut conn = options.clone().foreign_keys(false).connect().await.context("cannot open it")?;
+    let before = applied_migrations(&mut conn).await?;
     sqlx::migrate!("./migrations/sqlite").run(&mut conn).await.context("running migrations")?;
+    if applied_migrations(&mut conn).await? == before {
+        conn.close().await.ok();
+        return Ok(());
+    }
     let broken: Vec<(String, Option<i64>)> =
         sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check").fetch_all(&mut conn).await?;
     conn.close().await.ok();
@@ -372,6 +380,18 @@ async fn migrate_sqlite(options: &SqliteConnectOptions) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// How many migrations the SQLite database records as applied (none before the first).
+async fn applied_migrations(conn: &mut sqlx::SqliteConnection) -> anyhow::Result<i64> {
+    let table: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'")
+            .fetch_one(&mut *conn)
+            .await?;
+    if table == 0 {
+        return Ok(0);
+    }
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut *conn).await?)
 }
 
 /// Read connections on SQLite: two per core. In WAL mode readers run side by side, one per
@@ -455,6 +475,31 @@ mod tests {
         let (url, size) = split_pool_size("postgres://u@h/db").unwrap();
         assert_eq!((url.as_str(), size), ("postgres://u@h/db", DEFAULT_PG_POOL));
         assert!(split_pool_size("postgres://u@h/db?max_connections=0").is_err());
+    }
+
+    /// The reference check runs after a start that migrated, not at every start: a start
+    /// with nothing to migrate opens a database without reading every row that refers to
+    /// another, even one with a reference broken behind the server's back.
+    #[tokio::test]
+    async fn a_start_with_nothing_to_migrate_does_not_check_every_reference() {
+        use sqlx::{ConnectOptions, Connection};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("r.db").display());
+        let (read, write) = open_sqlite(&url).await.expect("migrated and checked");
+        let applied = applied_migrations(&mut write.acquire().await.unwrap()).await.unwrap();
+        assert_eq!(applied, sqlx::migrate!("./migrations/sqlite").iter().count() as i64);
+        drop((read, write));
+        let options = SqliteConnectOptions::from_str(&normalise_sqlite_url(&url)).unwrap().foreign_keys(false);
+        let mut conn = options.connect().await.unwrap();
+        sqlx::query(
+            "INSERT INTO listing_images (listing_id, position, source_url, status, created_at, updated_at)
+             VALUES (999, 0, 'https://img.example/a.jpg', 'pending', '2026-11-27T00:00:00Z', '2026-11-27T00:00:00Z')",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        conn.close().await.unwrap();
+        open_sqlite(&url).await.expect("nothing to migrate: opened without the check");
     }
 
     #[test]
