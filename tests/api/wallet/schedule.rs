@@ -57,13 +57,18 @@ async fn a_missed_month_is_run_when_a_node_comes_back_and_a_first_start_issues_n
     let list = read().await;
     assert_eq!(list["meta"]["total"], 1, "{list}");
     assert_eq!(list["data"][0]["period_end"], format!("{this_month}T00:00:00.000000Z"));
-    let done: i64 =
-        on_raw!(&raw, |pool| sqlx::query_scalar("SELECT COUNT(*) FROM remittance_runs WHERE finished_at IS NOT NULL")
-            .fetch_one(pool)
-            .await
-            .unwrap());
+    // The run records its month finished after it has issued the statements: wait for it.
+    let done = || async {
+        let done: i64 = on_raw!(&raw, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM remittance_runs WHERE finished_at IS NOT NULL"
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap());
+        (done == 2).then_some(())
+    };
     // Later polls find the month done and issue nothing more (a run claims a month only
     // while it is not finished).
-    assert_eq!(done, 2, "this month's run is recorded done");
+    poll(Duration::from_secs(5), done).await.expect("this month's run is recorded done");
     assert_eq!(json(app.get("/v1/remittances", &partner.key).await).await["meta"]["total"], 1);
 }
