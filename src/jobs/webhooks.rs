@@ -37,7 +37,7 @@ use crate::domain::webhook::{
 };
 use crate::metrics::{Delivery, Metrics};
 use crate::net::{ClientSettings, Outbound, Redirects};
-use crate::store::{AttemptResult, ClaimedEvent, Sealer, Store, StoreError};
+use crate::store::{AttemptResult, ClaimedEvent, DueDelivery, Sealer, Store, StoreError};
 
 /// The `User-Agent` of every delivery.
 pub const USER_AGENT: &str = "rehome-webhooks/1.0";
@@ -110,6 +110,52 @@ struct Job {
     secrets: Vec<String>,
 }
 
+/// The due events a claim chose, within the free slots overall and per brand.
+struct Picked<'a> {
+    in_flight: &'a HashMap<i64, usize>,
+    per_endpoint: usize,
+    free: usize,
+    now: chrono::DateTime<Utc>,
+    taken: HashMap<i64, usize>,
+    seqs: Vec<i64>,
+    /// Where each chosen event goes: its URL and signing secrets.
+    targets: HashMap<i64, (String, Vec<String>)>,
+}
+
+impl<'a> Picked<'a> {
+    fn new(in_flight: &'a HashMap<i64, usize>, per_endpoint: usize, free: usize, now: chrono::DateTime<Utc>) -> Self {
+        let (taken, seqs, targets) = (HashMap::new(), Vec::with_capacity(free), HashMap::new());
+        Self { in_flight, per_endpoint, free, now, taken, seqs, targets }
+    }
+
+    fn full(&self) -> bool {
+        self.seqs.len() >= self.free
+    }
+
+    /// Takes candidates in their order while slots are free, skipping those already taken
+    /// and those of a brand with no slot left.
+    fn offer(&mut self, due: Vec<DueDelivery>) {
+        for candidate in due {
+            if self.full() {
+                break;
+            }
+            if self.targets.contains_key(&candidate.seq) {
+                continue;
+            }
+            let used = self.in_flight.get(&candidate.brand_id).copied().unwrap_or(0);
+            let slot = self.taken.entry(candidate.brand_id).or_default();
+            if used + *slot >= self.per_endpoint {
+                continue;
+            }
+            *slot += 1;
+            self.seqs.push(candidate.seq);
+            let previous = still_signing(&read_previous(&candidate.previous_secrets), self.now);
+            let secrets = std::iter::once(candidate.signing_secret).chain(previous).collect();
+            self.targets.insert(candidate.seq, (candidate.url, secrets));
+        }
+    }
+}
+
 /// Claims, sends and records deliveries.
 pub struct Deliverer {
     store: Store,
@@ -157,11 +203,20 @@ impl Deliverer {
         let mut last_sweep: Option<Instant> = None;
         let mut stopping = false;
         let mut races = 0;
+        // Deliveries finished since the last claim, and how many of them make the next one
+        // when only finishing deliveries wake the loop: a quarter of those then in flight.
+        // Under a backlog the loop so looks for due events, and records results, once per
+        // batch rather than once per delivery; anything else (an emitted event, the timer,
+        // nothing left in flight) makes it look at once.
+        let mut since_claim = 0;
+        let mut batch = 1;
+        let mut by_a_delivery = false;
+        let mut wake_at = tokio::time::Instant::now();
         loop {
             while let Some(done) = tasks.try_join_next_with_id() {
                 self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
+                since_claim += 1;
             }
-            self.record(&mut finished).await;
             if stopping || *stop.borrow() {
                 break;
             }
@@ -170,8 +225,9 @@ impl Deliverer {
                 last_sweep = Some(Instant::now());
             }
             let free = self.settings.concurrency.saturating_sub(tasks.len());
-            let mut lost_race = false;
-            if free > 0 {
+            if free > 0 && (!by_a_delivery || tasks.is_empty() || since_claim >= batch) {
+                self.record(&mut finished).await;
+                let mut lost_race = false;
                 match self.claim(&in_flight, free, tasks.len()).await {
                     Ok(Claimed { jobs, lost }) => {
                         lost_race = lost;
@@ -187,19 +243,25 @@ impl Deliverer {
                     }
                     Err(e) => tracing::error!(error = %e, "cannot claim webhook deliveries"),
                 }
+                since_claim = 0;
+                batch = (tasks.len() / 4).max(1);
+                // Another node claimed events this one was offered: look again at once (the
+                // due list no longer offers those) instead of idling until the next poll, a
+                // few times in a row at most.
+                if lost_race && races < MAX_RACES_IN_A_ROW {
+                    races += 1;
+                    by_a_delivery = false;
+                    continue;
+                }
+                races = 0;
+                wake_at = self.next_wake(tasks.len()).await;
             }
-            // Another node claimed events this one was offered: look again at once (the due
-            // list no longer offers those) instead of idling until the next poll, a few times
-            // in a row at most.
-            if lost_race && races < MAX_RACES_IN_A_ROW {
-                races += 1;
-                continue;
-            }
-            races = 0;
-            let wake_at = self.next_wake(tasks.len()).await;
+            by_a_delivery = false;
             tokio::select! {
                 Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
                     self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
+                    since_claim += 1;
+                    by_a_delivery = true;
                 }
                 () = self.outbox.0.notified() => {}
                 () = tokio::time::sleep_until(wake_at) => {}
@@ -298,31 +360,24 @@ impl Deliverer {
         }
     }
 
-    /// Claims up to `free` due events, none for a brand beyond its free slots.
+    /// Claims up to `free` due events, none for a brand beyond its free slots: first from
+    /// the head of the outbox in due order ([`Store::due_webhooks_window`], a bounded scan),
+    /// then, only if that cannot fill the slots and there is more, from each endpoint's
+    /// oldest ([`Store::due_webhooks`]), so one brand's backlog never hides the others'.
     async fn claim(&self, in_flight: &HashMap<i64, usize>, free: usize, busy: usize) -> Result<Claimed, StoreError> {
         let now = Utc::now();
-        let per_endpoint = self.settings.per_endpoint;
-        // Each event in flight can hide at most one candidate (its brand's slot is taken),
-        // so asking for `free + busy` always shows `free` usable ones when there are that many.
-        let due = self.store.due_webhooks(now, per_endpoint as i64, (free + busy) as i64).await?;
-        let mut taken: HashMap<i64, usize> = HashMap::new();
-        let mut targets: HashMap<i64, (String, Vec<String>)> = HashMap::new();
-        let mut seqs = Vec::with_capacity(free);
-        for candidate in due {
-            if seqs.len() == free {
-                break;
-            }
-            let used = in_flight.get(&candidate.brand_id).copied().unwrap_or(0);
-            let slot = taken.entry(candidate.brand_id).or_default();
-            if used + *slot >= per_endpoint {
-                continue;
-            }
-            *slot += 1;
-            seqs.push(candidate.seq);
-            let previous = still_signing(&read_previous(&candidate.previous_secrets), now);
-            let secrets = std::iter::once(candidate.signing_secret).chain(previous).collect();
-            targets.insert(candidate.seq, (candidate.url, secrets));
+        let mut picked = Picked::new(in_flight, self.settings.per_endpoint, free, now);
+        let window = (4 * (free + busy)).max(64);
+        let head = self.store.due_webhooks_window(now, window as i64).await?;
+        picked.offer(head.due);
+        if !picked.full() && !head.complete {
+            // Each event in flight or picked can hide at most one candidate (its brand's slot
+            // is taken), so asking for that many more always shows the usable ones there are.
+            let limit = free + busy + picked.seqs.len();
+            let per_endpoint = self.settings.per_endpoint as i64;
+            picked.offer(self.store.due_webhooks(now, per_endpoint, limit as i64).await?);
         }
+        let Picked { seqs, mut targets, .. } = picked;
         let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;
         let lost = claimed.len() < seqs.len();
         let jobs = claimed

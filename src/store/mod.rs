@@ -80,7 +80,7 @@ pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
 pub use wallet::{Balances, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, EndpointChange,
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueWindow, EndpointChange,
     EndpointInsert, WebhookEndpointRecord,
 };
 

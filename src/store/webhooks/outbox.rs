@@ -129,6 +129,40 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
     [sqlite, postgres]
 });
 
+/// The oldest due, unleased events in due order, at most `$2`, each with its brand's enabled
+/// endpoint if it has one. A bounded scan of the due index (`webhook_events_due` on SQLite, `_due_in_order` on PostgreSQL): whatever the backlog,
+/// it reads at most `$2` rows past the leased ones.
+static DUE_WINDOW: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret, ep.previous_secrets
+         FROM (SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
+               WHERE {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+               ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
+         LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id AND ep.enabled
+         ORDER BY e.next_attempt_at, e.seq",
+        pending("d.status")
+    )
+});
+
+/// A row of [`DUE_WINDOW`]: the endpoint's columns are null when the brand has none enabled.
+#[derive(FromRow)]
+struct WindowRow {
+    seq: i64,
+    brand_id: i64,
+    url: Option<String>,
+    signing_secret: Option<String>,
+    previous_secrets: Option<String>,
+}
+
+/// The due events at the head of the outbox ([`Store::due_webhooks_window`]).
+#[derive(Debug, Clone, Default)]
+pub struct DueWindow {
+    /// Those of the window whose brand has an enabled endpoint, oldest first.
+    pub due: Vec<DueDelivery>,
+    /// Whether the window held every due, unleased event (it was not full).
+    pub complete: bool,
+}
+
 impl Store {
     /// [`insert_event`] with the store's data key: records `event` on `conn`, the caller's
     /// transaction.
@@ -210,6 +244,31 @@ impl Store {
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(sql).bind(Ts::from(at)).bind(per_brand).bind(limit).fetch_all(pool).await?)
         })
+    }
+
+    /// The `window` oldest due, unleased events, those whose brand has an enabled endpoint
+    /// with where they go. Its cost depends on the window, not on the backlog or the number
+    /// of endpoints, so the worker looks here first and asks [`Store::due_webhooks`] (a probe
+    /// per endpoint) only when the window's events cannot fill its free slots: one brand's
+    /// backlog ahead of everyone else's, or events whose endpoint is paused.
+    pub async fn due_webhooks_window(&self, at: DateTime<Utc>, window: i64) -> Result<DueWindow, StoreError> {
+        let rows: Vec<WindowRow> = on_pool!(self, read, |pool| {
+            Ok::<_, StoreError>(sqlx::query_as(&DUE_WINDOW).bind(Ts::from(at)).bind(window).fetch_all(pool).await?)
+        })?;
+        let complete = (rows.len() as i64) < window;
+        let due = rows
+            .into_iter()
+            .filter_map(|row| {
+                Some(DueDelivery {
+                    seq: row.seq,
+                    brand_id: row.brand_id,
+                    url: row.url?,
+                    signing_secret: row.signing_secret?,
+                    previous_secrets: row.previous_secrets?,
+                })
+            })
+            .collect();
+        Ok(DueWindow { due, complete })
     }
 
     /// Takes the lease of those `seqs` that are still pending and unleased; returns the

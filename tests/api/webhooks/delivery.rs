@@ -191,6 +191,45 @@ async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
     assert_eq!(slow.hits().len(), 4, "the slow endpoint never holds more than its own slots");
 }
 
+/// The worker reads due events from the head of the outbox first; a backlog of one brand
+/// longer than that head, all of it waiting for that brand's slots, must not hide another
+/// brand's event behind it (the worker then asks each endpoint for its oldest).
+#[tokio::test]
+async fn one_brands_backlog_longer_than_the_workers_look_ahead_does_not_hide_another_brands_event() {
+    let app = webhook_app(|c| {
+        c.webhook_timeout_ms = 5_000;
+        c.webhook_concurrency = 16;
+        c.webhook_concurrency_per_endpoint = 4;
+    })
+    .await;
+    let slow_partner = app.partner("slow-sofas").await;
+    let fast_partner = app.partner("fast-sofas").await;
+    let slow = Receiver::start().await;
+    slow.otherwise(Reply::Slow(Duration::from_secs(2), 200));
+    let fast = Receiver::start().await;
+    configure(&app, &slow_partner, &slow.url()).await;
+    configure(&app, &fast_partner, &fast.url()).await;
+
+    // Far more than the head the worker reads (four times its slots, at least 64), all due
+    // before the other brand's event.
+    let raw = app.db.raw().await;
+    let sealer = app.store.sealer().unwrap();
+    on_raw!(&raw, |pool| {
+        let mut tx = pool.begin().await.unwrap();
+        for n in 0..300 {
+            let event = Event::new(slow_partner.brand_id, EventType::RedemptionCreated, redemption(&slow_partner, n));
+            insert_event((&mut *tx).into(), sealer, &event.unwrap()).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+    });
+    raw.close().await;
+    slow.wait_for_hits(4, Duration::from_secs(5)).await;
+    let event = emit(&app, &fast_partner, 1).await;
+    let hits = fast.wait_for_hits(1, Duration::from_secs(5)).await;
+    assert_eq!(hits[0].event_id(), event.id);
+    assert!(slow.hits().len() <= 8, "the other brand's event waited for the backlog: {} slow hits", slow.hits().len());
+}
+
 #[tokio::test]
 async fn an_event_emitted_in_a_rolled_back_transaction_is_never_sent_and_a_committed_one_is() {
     let app = webhook_app(|_| {}).await;
