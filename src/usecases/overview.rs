@@ -90,7 +90,7 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
             deadline: o.window.end,
         })
         .collect();
-    let dead_deliveries = webhooks::deliveries(core, actor, Some(DeliveryStatus::Dead), 0, 0).await?.total;
+    let dead_deliveries = webhooks::count(core, actor, DeliveryStatus::Dead).await?;
     let (pending_invitations, keys) = if actor.role == Role::Admin {
         let members = team::members(core, actor).await?;
         let invited = members.into_iter().filter(|m| m.status == "invited").map(|m| (m.name, m.email)).collect();

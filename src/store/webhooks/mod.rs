@@ -334,6 +334,15 @@ impl Store {
         })
     }
 
+    /// How many of the brand's events have `status`: the few dead ones of a million are
+    /// counted from `(status, brand_id, seq)` alone.
+    pub async fn webhook_event_count(&self, brand_id: i64, status: DeliveryStatus) -> Result<i64, StoreError> {
+        let sql = "SELECT COUNT(*) FROM webhook_events WHERE status = $1 AND brand_id = $2";
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar(sql).bind(status.as_str()).bind(brand_id).fetch_one(pool).await?)
+        })
+    }
+
     /// One event of the brand's log with its attempts, oldest first; `None` when the brand
     /// has no such event.
     pub async fn webhook_delivery(

@@ -64,6 +64,11 @@ pub async fn deliveries(
     Ok(DeliveryPage { deliveries, total })
 }
 
+/// How many of the brand's events have `status` (the home counts the dead ones).
+pub async fn count(core: &Core, actor: &Actor, status: DeliveryStatus) -> Result<i64, StoreError> {
+    core.store.webhook_event_count(actor.brand_id, status).await
+}
+
 /// One event of the brand with every attempt, oldest first.
 pub async fn delivery(
     core: &Core,

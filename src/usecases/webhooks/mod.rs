@@ -20,7 +20,9 @@ use crate::jobs::signature::generate_secret;
 use crate::net::{self, ResolveError};
 use crate::store::{EndpointChange, EndpointInsert, StoreError, Ts, WebhookEndpointRecord};
 
-pub use deliveries::{deliveries, delivery, payload, replay, replay_dead, DeliveryError, DeliveryPage, ReplayError};
+pub use deliveries::{
+    count, deliveries, delivery, payload, replay, replay_dead, DeliveryError, DeliveryPage, ReplayError,
+};
 
 /// How long configuration waits for DNS before accepting a name it could not resolve.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
+use rehome::domain::event::{Event, EventType};
 use rehome::domain::outcome::Outcome;
 use rehome::domain::user::Role;
 use serde_json::json;
 
 use super::{admin, set_password, Browser, Page, PASSWORD};
-use crate::helpers::{json, TestApp};
+use crate::helpers::{json, on_raw, TestApp};
 use crate::marketplace::{complete, listing, market_app, order};
 
 const PAGES: [&str; 10] = [
@@ -733,10 +734,31 @@ async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
     let invited = json!({"email": "sam@acme.example", "display_name": "Sam Stock", "role": "member"});
     assert_eq!(app.post("/v1/partner/settings/team", &partner.key, &invited).await.status(), 201);
 
+    // Two of the brand's events dead for good, one of another brand's, one still pending.
+    let other = app.partner("other").await;
+    let mut dead = Vec::new();
+    for brand_id in [partner.brand_id, partner.brand_id, other.brand_id, partner.brand_id] {
+        let event = Event::new(brand_id, EventType::RedemptionCreated, json!({"n": dead.len()})).unwrap();
+        app.store.emit_event(&event).await.unwrap();
+        dead.push(event.id);
+    }
+    let raw = app.db.raw().await;
+    on_raw!(&raw, |pool| {
+        sqlx::query("UPDATE webhook_events SET status = 'dead', next_attempt_at = NULL WHERE id IN ($1, $2, $3)")
+            .bind(&dead[0])
+            .bind(&dead[1])
+            .bind(&dead[2])
+            .execute(pool)
+            .await
+            .unwrap();
+    });
+    raw.close().await;
+
     let home = ada.get("/dashboard").await;
     assert_eq!(home.status, 200);
     let body = &home.body;
     assert!(!body.contains("Nothing needs you now"), "{body}");
+    assert!(body.contains("2 webhook deliveries failed for good"), "the brand's dead events alone: {body}");
     // The sale and the order both wait for their collection.
     assert!(body.contains("2 collections to schedule"), "{body}");
     let end = to_collect["buyer_window_end"].as_str().unwrap();
