@@ -9,4 +9,4 @@ DROP INDEX webhook_events_due;
 -- has closed and whose brand has no enabled endpoint. Found through the status alone, that
 -- read every pending event, a million under a backlog, each poll. Led by the window's start,
 -- it reads only the events whose window has closed: none in a fresh backlog.
-CREATE INDEX webhook_events_window ON webhook_events (status, window_start) WHERE status = 'pending';
+CREATE INDEX webhook_events_window ON webhook_events (window_start) WHERE status = 'pending';

@@ -242,6 +242,17 @@ impl Store {
         }
     }
 
+    /// `INDEXED BY index` for a table of a statement the worker runs all the time, on SQLite;
+    /// nothing on PostgreSQL, whose planner has statistics. SQLite plans without any
+    /// (nothing runs `ANALYZE`), and among the partial indexes of the pending events it may
+    /// take one that reads or sorts every pending event: a million under a backlog (issue 34).
+    pub(crate) fn indexed_by(&self, index: &str) -> String {
+        match self.db {
+            Db::Postgres { .. } => String::new(),
+            Db::Sqlite { .. } => format!("INDEXED BY {index}"),
+        }
+    }
+
     /// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows
     /// (of the table aliased `of`) are locked and rows another node has locked are skipped,
     /// so concurrent claims never wait on or take the same row. SQLite has one writer, so

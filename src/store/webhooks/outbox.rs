@@ -129,22 +129,7 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
     [sqlite, postgres]
 });
 
-/// The oldest due, unleased events in due order, at most `$2`, each with its brand's enabled
-/// endpoint if it has one. A bounded scan of the due index (`webhook_events_due` on SQLite, `_due_in_order` on PostgreSQL): whatever the backlog,
-/// it reads at most `$2` rows past the leased ones.
-static DUE_WINDOW: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret, ep.previous_secrets
-         FROM (SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d
-               WHERE {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-               ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
-         LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id AND ep.enabled
-         ORDER BY e.next_attempt_at, e.seq",
-        pending("d.status")
-    )
-});
-
-/// A row of [`DUE_WINDOW`]: the endpoint's columns are null when the brand has none enabled.
+/// A row of [`Store::due_webhooks_window`]: the endpoint's columns are null when the brand has none enabled.
 #[derive(FromRow)]
 struct WindowRow {
     seq: i64,
@@ -252,8 +237,20 @@ impl Store {
     /// per endpoint) only when the window's events cannot fill its free slots: one brand's
     /// backlog ahead of everyone else's, or events whose endpoint is paused.
     pub async fn due_webhooks_window(&self, at: DateTime<Utc>, window: i64) -> Result<DueWindow, StoreError> {
+        // A bounded scan of the due index, whatever the backlog: at most `window` rows past
+        // the leased ones.
+        let sql = format!(
+            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret, ep.previous_secrets
+             FROM (SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d {}
+                   WHERE {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                   ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
+             LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id AND ep.enabled
+             ORDER BY e.next_attempt_at, e.seq",
+            self.indexed_by("webhook_events_due"),
+            pending("d.status")
+        );
         let rows: Vec<WindowRow> = on_pool!(self, read, |pool| {
-            Ok::<_, StoreError>(sqlx::query_as(&DUE_WINDOW).bind(Ts::from(at)).bind(window).fetch_all(pool).await?)
+            Ok::<_, StoreError>(sqlx::query_as(&sql).bind(Ts::from(at)).bind(window).fetch_all(pool).await?)
         })?;
         let complete = (rows.len() as i64) < window;
         let due = rows
@@ -365,10 +362,11 @@ impl Store {
     /// The earliest future due time of an event that has an enabled endpoint.
     pub async fn next_webhook_due(&self, after: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, StoreError> {
         let sql = format!(
-            "SELECT e.next_attempt_at FROM webhook_events e
+            "SELECT e.next_attempt_at FROM webhook_events e {}
              WHERE {} AND e.next_attempt_at > $1
                AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.brand_id = e.brand_id AND ep.enabled)
              ORDER BY e.next_attempt_at LIMIT 1",
+            self.indexed_by("webhook_events_due"),
             pending("e.status")
         );
         on_pool!(self, read, |pool| { Ok(sqlx::query_scalar(&sql).bind(Ts::from(after)).fetch_optional(pool).await?) })
@@ -382,10 +380,11 @@ impl Store {
         at: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let sql = format!(
-            "UPDATE webhook_events SET status = $3, next_attempt_at = NULL, last_error = $4
+            "UPDATE webhook_events {} SET status = $3, next_attempt_at = NULL, last_error = $4
              WHERE {} AND window_start <= $1 AND (lease_until IS NULL OR lease_until <= $2)
                AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
                                WHERE ep.brand_id = webhook_events.brand_id AND ep.enabled)",
+            self.indexed_by("webhook_events_window"),
             pending("status")
         );
         on_pool!(self, write, |pool| {
