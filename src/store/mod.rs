@@ -253,6 +253,17 @@ impl Store {
         }
     }
 
+    /// `NOT INDEXED` on SQLite (rows found by their rowid only), for a statement that names
+    /// its rows by key and also filters on a column an index leads with: without statistics
+    /// SQLite may scan that index instead of looking the few rows up (issue 34: a claim of 16
+    /// events by `seq` read the 700,000 entries of `status = 'pending'`, 60 ms each time).
+    pub(crate) fn by_rowid(&self) -> &'static str {
+        match self.db {
+            Db::Postgres { .. } => "",
+            Db::Sqlite { .. } => "NOT INDEXED",
+        }
+    }
+
     /// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows
     /// (of the table aliased `of`) are locked and rows another node has locked are skipped,
     /// so concurrent claims never wait on or take the same row. SQLite has one writer, so

@@ -285,10 +285,11 @@ impl Store {
         // re-checked as they are taken, so each event is leased by one worker at a time.
         let sql = format!(
             "UPDATE webhook_events SET lease_owner = $1, lease_until = $3
-             WHERE seq IN (SELECT seq FROM webhook_events
+             WHERE seq IN (SELECT seq FROM webhook_events {}
                            WHERE {} AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
                            {})
              RETURNING seq, id, brand_id, type, body, body_sealed, window_attempts, window_start",
+            self.by_rowid(),
             pending("status"),
             placeholders.join(", "),
             self.skip_locked("webhook_events")
