@@ -13,7 +13,11 @@ use crate::domain::statement::{Entry, Remittance};
 use crate::domain::user::Actor;
 use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
 use crate::jobs::MailJobs;
-use crate::store::{Balances, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, Store, StoreError, Ts};
+use crate::store::{
+    Balances, EntryRecord, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, StatementRender, Store,
+    StoreError, Ts,
+};
+use futures_util::{stream, StreamExt, TryStreamExt};
 use statement::{pounds, Statement};
 
 /// The entry a delivered clearance order earns: the money of the sale as it sold.
@@ -140,36 +144,28 @@ pub enum RunError {
 
 /// Issues, for every brand with entries available at `as_of` and not yet paid, one
 /// statement of them, brand by brand (each in its own transaction, so memory does not grow
-/// with the number of brands and a run that dies leaves whole statements or none). With
-/// `mail`, each statement's PDF is queued to the brand's `invoice_email` in the same
-/// transaction, and the mail worker is woken once the run has issued any. Running it again
-/// (or on another node at the same time) issues nothing twice: the entries are paid.
-/// Answers the statements issued.
+/// with the number of brands and a run that dies leaves whole statements or none; on
+/// PostgreSQL a few brands at a time, [`Store::write_concurrency`]). With `mail`, each
+/// statement's PDF is queued to the brand's `invoice_email` in the same transaction,
+/// rendered page by page as its lines are read (memory does not grow with a statement's
+/// lines either), and the mail worker is woken once the run has issued any. Running it
+/// again (or on another node at the same time) issues nothing twice: the entries are paid.
+/// Answers the statements issued, by brand.
 pub async fn run(
     store: &Store,
     as_of: DateTime<Utc>,
     mail: Option<&MailJobs>,
 ) -> Result<Vec<RemittanceRecord>, RunError> {
     let as_of = Ts::from(as_of);
+    let brands = store.brands_with_available_entries(as_of).await?;
+    // In brand order whatever finishes first; the first error stops the run (the brands in
+    // flight roll back: their statements are issued by the next run).
+    let mut statements = stream::iter(brands)
+        .map(|brand_id| issue(store, brand_id, as_of, mail.is_some()))
+        .buffered(store.write_concurrency());
     let mut issued = Vec::new();
-    for brand_id in store.brands_with_available_entries(as_of).await? {
-        let billing = store.billing(brand_id).await?.unwrap_or_default();
-        let recipient = billing.invoice_email.trim().to_owned();
-        let snapshot = serde_json::to_string(&billing)?;
-        let to_mail = |record: &RemittanceRecord, lines: &[crate::store::EntryRecord]| {
-            (mail.is_some() && !recipient.is_empty())
-                .then(|| statement_mail(&Statement::new(record.clone(), lines), &recipient))
-        };
-        if let Some(record) = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await? {
-            tracing::info!(
-                brand_id,
-                remittance = record.id,
-                number = record.number,
-                lines = record.line_count,
-                "statement issued"
-            );
-            issued.push(record);
-        }
+    while let Some(record) = statements.try_next().await? {
+        issued.extend(record);
     }
     if let (Some(jobs), false) = (mail, issued.is_empty()) {
         jobs.wake();
@@ -177,8 +173,56 @@ pub async fn run(
     Ok(issued)
 }
 
-/// The mail of an issued statement: a short summary, the PDF attached.
-fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
+/// The brand's statement as of `as_of`, if anything is left to pay; with `mail`, queued to
+/// its `invoice_email` (if it has one).
+async fn issue(store: &Store, brand_id: i64, as_of: Ts, mail: bool) -> Result<Option<RemittanceRecord>, RunError> {
+    let billing = store.billing(brand_id).await?.unwrap_or_default();
+    let recipient = billing.invoice_email.trim().to_owned();
+    let snapshot = serde_json::to_string(&billing)?;
+    let to_mail =
+        |record: &RemittanceRecord| (mail && !recipient.is_empty()).then(|| MailRender::new(record, &recipient));
+    let record = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await?;
+    if let Some(record) = &record {
+        tracing::info!(
+            brand_id,
+            remittance = record.id,
+            number = record.number,
+            lines = record.line_count,
+            "statement issued"
+        );
+    }
+    Ok(record)
+}
+
+/// The mail of an issued statement: a short summary, the PDF attached, written page by
+/// page as the statement's lines are read.
+struct MailRender {
+    to: String,
+    issued_at: DateTime<Utc>,
+    pdf: pdf::Writer,
+}
+
+impl MailRender {
+    fn new(record: &RemittanceRecord, to: &str) -> Self {
+        let head = Statement { record: record.clone(), lines: Vec::new() };
+        let lines = usize::try_from(record.line_count).unwrap_or(0);
+        Self { to: to.to_owned(), issued_at: record.issued_at.get(), pdf: pdf::Writer::new(head, lines) }
+    }
+}
+
+impl StatementRender for MailRender {
+    fn line(&mut self, entry: &EntryRecord) {
+        self.pdf.line(&statement::entry(entry, self.issued_at));
+    }
+
+    fn finish(self) -> StatementMail {
+        let statement = self.pdf.head().clone();
+        statement_mail(&statement, &self.to, self.pdf.finish())
+    }
+}
+
+/// The mail of `statement` (its lines not held: `line_count` says how many), `pdf` attached.
+fn statement_mail(statement: &Statement, to: &str, pdf: Vec<u8>) -> StatementMail {
     let number = statement.number();
     let totals = statement.totals();
     StatementMail {
@@ -190,7 +234,7 @@ fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
              VAT: {vat} GBP\nDelivery: {delivery} GBP\nAmount payable: {amount} GBP\n",
             brand = statement.brand(),
             period = statement.period_end(),
-            lines = statement.lines.len(),
+            lines = statement.record.line_count,
             gross = pounds(totals.gross),
             commission = pounds(totals.commission),
             vat = pounds(totals.vat),
@@ -198,6 +242,6 @@ fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
             amount = pounds(totals.amount),
         ),
         file_name: statement.file_name("pdf"),
-        pdf: pdf::render(statement),
+        pdf,
     }
 }
