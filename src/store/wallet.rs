@@ -109,11 +109,13 @@ impl RemittanceRecord {
     }
 }
 
-/// Makes an issued statement's mail from its lines, fed one at a time, oldest first, as
-/// they are read in the statement's transaction.
+/// Makes something of a statement (its mail, a download) from its lines, fed one at a
+/// time, oldest first, as they are read: a statement of a hundred thousand lines is never
+/// held whole (issue 34).
 pub trait StatementRender {
+    type Output;
     fn line(&mut self, entry: &EntryRecord);
-    fn finish(self) -> StatementMail;
+    fn finish(self) -> Self::Output;
 }
 
 /// The mail of an issued statement, queued in the statement's transaction.
@@ -277,7 +279,7 @@ impl Store {
     ) -> Result<Option<RemittanceRecord>, StoreError>
     where
         F: FnOnce(&RemittanceRecord) -> Option<R>,
-        R: StatementRender,
+        R: StatementRender<Output = StatementMail>,
     {
         let lock = STATEMENT_LOCK.of(self);
         let (totals, lines) = (TOTALS_SQL, LINES_SQL.as_str());
@@ -316,14 +318,12 @@ impl Store {
             // The totals, and the statement as it now stands (with its brand's names).
             let record: RemittanceRecord = sqlx::query_as(totals).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
             if let Some(mut render) = mail(&record) {
-                // The lines as the database sends them, row by row: a statement of a
-                // hundred thousand lines is never held whole (issue 34).
-                {
-                    let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *tx);
-                    while let Some(entry) = rows.try_next().await? {
-                        render.line(&entry);
-                    }
+                // The lines as the database sends them, row by row.
+                let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *tx);
+                while let Some(entry) = rows.try_next().await? {
+                    render.line(&entry);
                 }
+                drop(rows);
                 let m = render.finish();
                 let queued = NewMail {
                     brand_id: Some(brand_id),
@@ -389,6 +389,30 @@ impl Store {
             };
             let entries = sqlx::query_as(lines).bind(id).fetch_all(&mut *conn).await?;
             Ok(Some((record, entries)))
+        })
+    }
+
+    /// A statement of the brand made by `render` from its record and its lines (fed one by
+    /// one, oldest entry first, as they are read), or `None`.
+    pub async fn render_remittance<F, R>(&self, brand_id: i64, id: i64, render: F) -> Result<Option<R::Output>, StoreError>
+    where
+        F: FnOnce(&RemittanceRecord) -> R,
+        R: StatementRender,
+    {
+        let (detail, lines) = (REMITTANCE_SQL.as_str(), LINES_SQL.as_str());
+        on_pool!(self, read, |pool| {
+            // In one transaction, as `remittance` reads them (an issued statement's lines
+            // never change).
+            let mut conn = pool.begin().await?;
+            let Some(record) = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_optional(&mut *conn).await? else {
+                return Ok(None);
+            };
+            let mut render = render(&record);
+            let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *conn);
+            while let Some(entry) = rows.try_next().await? {
+                render.line(&entry);
+            }
+            Ok(Some(render.finish()))
         })
     }
 

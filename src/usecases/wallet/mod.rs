@@ -117,20 +117,113 @@ impl Format {
     }
 }
 
-/// A statement as a file: its bytes, media type and file name.
+/// A statement as a file: its bytes, media type and file names.
 pub struct Document {
     pub bytes: Vec<u8>,
     pub content_type: &'static str,
+    /// `remittance-<brand slug>-<number>.<ext>`.
     pub file_name: String,
+    /// `<brand name> statement <number>.<ext>` ([`Statement::display_file_name`]).
+    pub display_name: String,
 }
 
 /// `statement` rendered as `format`.
 pub fn document(statement: &Statement, format: Format) -> Result<Document, ::csv::Error> {
-    let (bytes, content_type, extension) = match format {
-        Format::Csv => (csv::render(statement)?, "text/csv; charset=utf-8", "csv"),
-        Format::Pdf => (pdf::render(statement), "application/pdf", "pdf"),
+    let mut render = DocumentRender::new(statement.record.clone(), statement.lines.len(), format)?;
+    for line in &statement.lines {
+        render.entry(line)?;
+    }
+    render.finish()
+}
+
+/// A statement of the brand rendered as `format`, its lines read and written one by one
+/// (a statement of a hundred thousand lines is never held whole), or `None`.
+pub async fn download(
+    core: &super::Core,
+    actor: &Actor,
+    id: i64,
+    format: Format,
+) -> Result<Option<Document>, DownloadError> {
+    let render = |record: &RemittanceRecord| {
+        let lines = usize::try_from(record.line_count).unwrap_or(0);
+        DocumentRender::new(record.clone(), lines, format)
     };
-    Ok(Document { bytes, content_type, file_name: statement.file_name(extension) })
+    let rendered = core.store.render_remittance(actor.brand_id, id, |record| Lines(render(record))).await?;
+    Ok(rendered.transpose()?)
+}
+
+/// Why a download failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write the CSV: {0}")]
+    Csv(#[from] ::csv::Error),
+}
+
+/// A statement's file being written, line by line.
+struct DocumentRender {
+    head: Statement,
+    writer: Writer,
+}
+
+enum Writer {
+    Csv(csv::Writer),
+    Pdf(pdf::Writer),
+}
+
+impl DocumentRender {
+    fn new(record: RemittanceRecord, lines: usize, format: Format) -> Result<Self, ::csv::Error> {
+        let head = Statement { record, lines: Vec::new() };
+        let writer = match format {
+            Format::Csv => Writer::Csv(csv::Writer::new()?),
+            Format::Pdf => Writer::Pdf(pdf::Writer::new(head.clone(), lines)),
+        };
+        Ok(Self { head, writer })
+    }
+
+    fn entry(&mut self, line: &Entry) -> Result<(), ::csv::Error> {
+        match &mut self.writer {
+            Writer::Csv(csv) => csv.line(line),
+            Writer::Pdf(pdf) => {
+                pdf.line(line);
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Document, ::csv::Error> {
+        let (bytes, content_type, extension) = match self.writer {
+            Writer::Csv(csv) => (csv.finish(&self.head)?, "text/csv; charset=utf-8", "csv"),
+            Writer::Pdf(pdf) => (pdf.finish(), "application/pdf", "pdf"),
+        };
+        Ok(Document {
+            bytes,
+            content_type,
+            file_name: self.head.file_name(extension),
+            display_name: self.head.display_file_name(extension),
+        })
+    }
+}
+
+/// A [`DocumentRender`] fed the stored lines; the first error it meets is its answer.
+struct Lines(Result<DocumentRender, ::csv::Error>);
+
+impl StatementRender for Lines {
+    type Output = Result<Document, ::csv::Error>;
+
+    fn line(&mut self, entry: &EntryRecord) {
+        if let Ok(render) = &mut self.0 {
+            let at = render.head.record.issued_at.get();
+            if let Err(e) = render.entry(&statement::entry(entry, at)) {
+                self.0 = Err(e);
+            }
+        }
+    }
+
+    fn finish(self) -> Self::Output {
+        self.0?.finish()
+    }
 }
 
 /// Why a run stopped.
@@ -211,6 +304,8 @@ impl MailRender {
 }
 
 impl StatementRender for MailRender {
+    type Output = StatementMail;
+
     fn line(&mut self, entry: &EntryRecord) {
         self.pdf.line(&statement::entry(entry, self.issued_at));
     }
