@@ -4,9 +4,9 @@
 //! An entry is written in the transaction of what earns it (an order's completion, a
 //! customer's credit choice); `order_id` is unique, so an order never earns twice. Its
 //! status is derived from the time and from `remittance_id`, so no job flips rows.
-//! Issuing a statement is one transaction per brand under the brand's lock: the next
-//! number, the statement, its entries marked paid and its mail all commit together or not
-//! at all, and a second run finds nothing left to pay.
+//! Issuing a statement is one transaction (of one brand, or of a few on SQLite) under the
+//! brand's lock: the next number, the statement, its entries marked paid and its mail all
+//! commit together or not at all, and a second run finds nothing left to pay.
 
 use std::sync::LazyLock;
 
@@ -264,87 +264,96 @@ impl Store {
         })
     }
 
-    /// Issues the brand's statement of every entry available at `as_of` and not yet paid,
-    /// numbered next in the brand's sequence, with `billing` (JSON) as its billing entity;
-    /// `mail` may queue the statement's mail in the same transaction: given the issued
-    /// statement, it answers a [`StatementRender`], which is fed the statement's lines one by
-    /// one as they are read (oldest first; never all of them at once) and then finished into
-    /// the mail. `None` (and nothing written, no number taken) when nothing is left to pay.
-    pub async fn issue_remittance<F, R>(
+    /// Issues, for each brand of `brands` (its id and its billing entity as JSON), its
+    /// statement of every entry available at `as_of` and not yet paid, numbered next in the
+    /// brand's sequence, all in one transaction (SQLite writes each page once however many
+    /// statements changed it: see `wallet::run`). `mail` may queue a statement's mail in the
+    /// same transaction: given the brand and the issued statement, it answers a
+    /// [`StatementRender`], which is fed the statement's lines one by one as they are read
+    /// (oldest first; never all of them at once) and then finished into the mail. A brand
+    /// with nothing left to pay gets no statement (and no number is taken). Answers the
+    /// statements issued, in the order of `brands`.
+    pub async fn issue_remittances<F, R>(
         &self,
-        brand_id: i64,
+        brands: &[(i64, String)],
         as_of: Ts,
-        billing: &str,
-        mail: F,
-    ) -> Result<Option<RemittanceRecord>, StoreError>
+        mut mail: F,
+    ) -> Result<Vec<RemittanceRecord>, StoreError>
     where
-        F: FnOnce(&RemittanceRecord) -> Option<R>,
+        F: FnMut(i64, &RemittanceRecord) -> Option<R>,
         R: StatementRender<Output = StatementMail>,
     {
         let lock = STATEMENT_LOCK.of(self);
         let (totals, lines) = (TOTALS_SQL, LINES_SQL.as_str());
+        let mut issued = Vec::with_capacity(brands.len());
         on_pool!(self, write, |pool| {
+            // On SQLite the write pool begins `IMMEDIATE`: the write lock is held from the
+            // start, so another process's run cannot slip in between.
             let mut tx = pool.begin().await?;
-            sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
-            // A write first: on SQLite it takes the write lock before anything is read, so
-            // another process's run cannot slip in between.
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO remittances (brand_id, number, period_end, issued_at, billing, line_count, gross_pence,
-                                          commission_pence, vat_pence, delivery_pence, amount_pence)
-                 VALUES ($1, (SELECT COALESCE(MAX(number), 0) + 1 FROM remittances WHERE brand_id = $1), $2, $3, $4,
-                         0, 0, 0, 0, 0, 0)
-                 RETURNING id",
-            )
-            .bind(brand_id)
-            .bind(as_of)
-            .bind(Ts::now())
-            .bind(billing)
-            .fetch_one(&mut *tx)
-            .await?;
-            let paid = sqlx::query(
-                "UPDATE ledger_entries SET remittance_id = $1
-                 WHERE brand_id = $2 AND remittance_id IS NULL AND available_at <= $3",
-            )
-            .bind(id)
-            .bind(brand_id)
-            .bind(as_of)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if paid == 0 {
-                tx.rollback().await?;
-                return Ok(None);
-            }
-            // The totals, and the statement as it now stands (with its brand's names).
-            let record: RemittanceRecord = sqlx::query_as(totals).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
-            if let Some(mut render) = mail(&record) {
-                // The lines as the database sends them, row by row.
-                let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *tx);
-                while let Some(entry) = rows.try_next().await? {
-                    render.line(&entry);
+            for (brand_id, billing) in brands {
+                let brand_id = *brand_id;
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO remittances (brand_id, number, period_end, issued_at, billing, line_count,
+                                              gross_pence, commission_pence, vat_pence, delivery_pence, amount_pence)
+                     VALUES ($1, (SELECT COALESCE(MAX(number), 0) + 1 FROM remittances WHERE brand_id = $1), $2, $3,
+                             $4, 0, 0, 0, 0, 0, 0)
+                     RETURNING id",
+                )
+                .bind(brand_id)
+                .bind(as_of)
+                .bind(Ts::now())
+                .bind(billing)
+                .fetch_one(&mut *tx)
+                .await?;
+                let paid = sqlx::query(
+                    "UPDATE ledger_entries SET remittance_id = $1
+                     WHERE brand_id = $2 AND remittance_id IS NULL AND available_at <= $3",
+                )
+                .bind(id)
+                .bind(brand_id)
+                .bind(as_of)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if paid == 0 {
+                    // Paid meanwhile (another node's run): no statement, its number free again.
+                    sqlx::query("DELETE FROM remittances WHERE id = $1").bind(id).execute(&mut *tx).await?;
+                    continue;
                 }
-                drop(rows);
-                let m = render.finish();
-                let queued = NewMail {
-                    brand_id: Some(brand_id),
-                    to: &m.to,
-                    subject: &m.subject,
-                    text: &m.text,
-                    attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
+                // The totals, and the statement as it now stands (with its brand's names).
+                let record: RemittanceRecord =
+                    sqlx::query_as(totals).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
+                if let Some(mut render) = mail(brand_id, &record) {
+                    // The lines as the database sends them, row by row.
+                    let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *tx);
+                    while let Some(entry) = rows.try_next().await? {
+                        render.line(&entry);
+                    }
+                    drop(rows);
+                    let m = render.finish();
+                    let queued = NewMail {
+                        brand_id: Some(brand_id),
+                        to: &m.to,
+                        subject: &m.subject,
+                        text: &m.text,
+                        attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
+                    };
+                    enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
+                }
+                // Every run is the marketplace's (the schedule, the operator API, the CLI).
+                let audit = AuditEntry {
+                    brand_id,
+                    actor: AuditActor::operator(),
+                    action: AuditAction::RemittanceIssued,
+                    target: Some(format!("remittance:{id}")),
+                    ip: None,
                 };
-                enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
+                record_audit((&mut *tx).into(), &audit).await?;
+                issued.push(record);
             }
-            // Every run is the marketplace's (the schedule, the operator API, the CLI).
-            let audit = AuditEntry {
-                brand_id,
-                actor: AuditActor::operator(),
-                action: AuditAction::RemittanceIssued,
-                target: Some(format!("remittance:{id}")),
-                ip: None,
-            };
-            record_audit((&mut *tx).into(), &audit).await?;
             tx.commit().await?;
-            Ok(Some(record))
+            Ok(issued)
         })
     }
 
@@ -394,7 +403,12 @@ impl Store {
 
     /// A statement of the brand made by `render` from its record and its lines (fed one by
     /// one, oldest entry first, as they are read), or `None`.
-    pub async fn render_remittance<F, R>(&self, brand_id: i64, id: i64, render: F) -> Result<Option<R::Output>, StoreError>
+    pub async fn render_remittance<F, R>(
+        &self,
+        brand_id: i64,
+        id: i64,
+        render: F,
+    ) -> Result<Option<R::Output>, StoreError>
     where
         F: FnOnce(&RemittanceRecord) -> R,
         R: StatementRender,

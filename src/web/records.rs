@@ -380,9 +380,8 @@ async fn statement_file(
         .map_err(PageError::internal)?
         .ok_or_else(not_found)?;
     // The slug's name for old clients, the brand's name (RFC 6266, UTF-8) for browsers.
-    let named: String = url::form_urlencoded::byte_serialize(doc.display_name.as_bytes())
-        .collect::<String>()
-        .replace('+', "%20");
+    let named: String =
+        url::form_urlencoded::byte_serialize(doc.display_name.as_bytes()).collect::<String>().replace('+', "%20");
     let disposition = format!("attachment; filename=\"{}\"; filename*=UTF-8''{named}", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())

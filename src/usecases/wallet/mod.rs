@@ -236,10 +236,11 @@ pub enum RunError {
 }
 
 /// Issues, for every brand with entries available at `as_of` and not yet paid, one
-/// statement of them, brand by brand (each in its own transaction, so memory does not grow
-/// with the number of brands and a run that dies leaves whole statements or none; on
-/// PostgreSQL a few brands at a time, [`Store::write_concurrency`]). With `mail`, each
-/// statement's PDF is queued to the brand's `invoice_email` in the same transaction,
+/// statement of them. Each transaction issues a few brands' statements (memory does not
+/// grow with the number of brands, and a run that dies leaves whole statements or none):
+/// on PostgreSQL one brand each, up to [`Store::write_concurrency`] at once; on SQLite,
+/// which has one writer, [`SQLITE_BATCH`] brands each, one after the other. With `mail`,
+/// each statement's PDF is queued to the brand's `invoice_email` in the same transaction,
 /// rendered page by page as its lines are read (memory does not grow with a statement's
 /// lines either), and the mail worker is woken once the run has issued any. Running it
 /// again (or on another node at the same time) issues nothing twice: the entries are paid.
@@ -251,14 +252,16 @@ pub async fn run(
 ) -> Result<Vec<RemittanceRecord>, RunError> {
     let as_of = Ts::from(as_of);
     let brands = store.brands_with_available_entries(as_of).await?;
-    // In brand order whatever finishes first; the first error stops the run (the brands in
+    let batch = if store.is_postgres() { 1 } else { SQLITE_BATCH };
+    // In brand order whatever finishes first; the first error stops the run (the batches in
     // flight roll back: their statements are issued by the next run).
-    let mut statements = stream::iter(brands)
-        .map(|brand_id| issue(store, brand_id, as_of, mail.is_some()))
+    let batches: Vec<Vec<i64>> = brands.chunks(batch).map(<[i64]>::to_vec).collect();
+    let mut statements = stream::iter(batches)
+        .map(|brands| issue(store, brands, as_of, mail.is_some()))
         .buffered(store.write_concurrency());
     let mut issued = Vec::new();
-    while let Some(record) = statements.try_next().await? {
-        issued.extend(record);
+    while let Some(records) = statements.try_next().await? {
+        issued.extend(records);
     }
     if let (Some(jobs), false) = (mail, issued.is_empty()) {
         jobs.wake();
@@ -266,25 +269,39 @@ pub async fn run(
     Ok(issued)
 }
 
-/// The brand's statement as of `as_of`, if anything is left to pay; with `mail`, queued to
-/// its `invoice_email` (if it has one).
-async fn issue(store: &Store, brand_id: i64, as_of: Ts, mail: bool) -> Result<Option<RemittanceRecord>, RunError> {
-    let billing = store.billing(brand_id).await?.unwrap_or_default();
-    let recipient = billing.invoice_email.trim().to_owned();
-    let snapshot = serde_json::to_string(&billing)?;
-    let to_mail =
-        |record: &RemittanceRecord| (mail && !recipient.is_empty()).then(|| MailRender::new(record, &recipient));
-    let record = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await?;
-    if let Some(record) = &record {
+/// Brands per transaction of a run on SQLite. Each commit writes every page it changed to
+/// the WAL again, and consecutive brands' statements change the same pages (the tails of
+/// `remittances`, `mail_outbox`, `audit_log` and their indexes, the index pages of
+/// neighbouring brands, table pages their entries share): 10,000 brands one by one wrote
+/// gigabytes (issue 34). The other writers of the node wait for the batch, a few hundred
+/// milliseconds on the seeded ledger.
+pub const SQLITE_BATCH: usize = 32;
+
+/// The statements of `brands` as of `as_of` (those with anything left to pay), in one
+/// transaction; with `mail`, each queued to its brand's `invoice_email` (if it has one).
+async fn issue(store: &Store, brands: Vec<i64>, as_of: Ts, mail: bool) -> Result<Vec<RemittanceRecord>, RunError> {
+    let mut billed = Vec::with_capacity(brands.len());
+    let mut recipients = Vec::with_capacity(brands.len());
+    for &brand_id in &brands {
+        let billing = store.billing(brand_id).await?.unwrap_or_default();
+        recipients.push(billing.invoice_email.trim().to_owned());
+        billed.push((brand_id, serde_json::to_string(&billing)?));
+    }
+    let to_mail = |brand_id: i64, record: &RemittanceRecord| {
+        let to = brands.iter().position(|b| *b == brand_id).map(|i| recipients[i].as_str())?;
+        (mail && !to.is_empty()).then(|| MailRender::new(record, to))
+    };
+    let issued = store.issue_remittances(&billed, as_of, to_mail).await?;
+    for record in &issued {
         tracing::info!(
-            brand_id,
+            brand = record.brand_slug,
             remittance = record.id,
             number = record.number,
             lines = record.line_count,
             "statement issued"
         );
     }
-    Ok(record)
+    Ok(issued)
 }
 
 /// The mail of an issued statement: a short summary, the PDF attached, written page by
