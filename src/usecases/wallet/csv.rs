@@ -8,6 +8,7 @@ use super::statement::Statement;
 use crate::domain::statement::{Entry, Totals, LINE_COLUMNS};
 
 /// The CSV of `statement`, UTF-8, comma-separated, quoted where needed (RFC 4180).
+#[cfg(test)]
 pub fn render(statement: &Statement) -> Result<Vec<u8>, csv::Error> {
     let mut writer = Writer::new()?;
     for line in &statement.lines {

@@ -127,15 +127,6 @@ pub struct Document {
     pub display_name: String,
 }
 
-/// `statement` rendered as `format`.
-pub fn document(statement: &Statement, format: Format) -> Result<Document, ::csv::Error> {
-    let mut render = DocumentRender::new(statement.record.clone(), statement.lines.len(), format)?;
-    for line in &statement.lines {
-        render.entry(line)?;
-    }
-    render.finish()
-}
-
 /// A statement of the brand rendered as `format`, its lines read and written one by one
 /// (a statement of a hundred thousand lines is never held whole), or `None`.
 pub async fn download(

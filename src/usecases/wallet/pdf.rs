@@ -31,8 +31,9 @@ const PROSE: Name = Name(b"F1");
 const BOLD: Name = Name(b"F2");
 const MONO: Name = Name(b"F3");
 
-/// The PDF of `statement`, all its lines in hand (a download). The same bytes as
+/// The PDF of `statement`, all its lines in hand. The same bytes as
 /// [`Writer`] fed the same lines one by one.
+#[cfg(test)]
 pub fn render(statement: &Statement) -> Vec<u8> {
     let head = Statement { record: statement.record.clone(), lines: Vec::new() };
     let mut writer = Writer::new(head, statement.lines.len());
