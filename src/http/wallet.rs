@@ -255,7 +255,7 @@ pub async fn statement_csv(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    download(&find(&state, &caller, id).await?, Format::Csv)
+    download(&state, &caller, id, Format::Csv).await
 }
 
 /// The statement as a PDF: the number, the billing entity, every line and the totals.
@@ -275,11 +275,26 @@ pub async fn statement_pdf(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    download(&find(&state, &caller, id).await?, Format::Pdf)
+    download(&state, &caller, id, Format::Pdf).await
 }
 
-fn download(statement: &Statement, format: Format) -> ApiResult<Response> {
-    let doc = wallet::document(statement, format).map_err(|e| ApiError::Internal(anyhow::Error::from(e)))?;
+/// The statement as a file, its lines read and written one by one (404 as [`find`]).
+async fn download(
+    state: &AppState,
+    caller: &Caller,
+    id: Result<Path<String>, PathRejection>,
+    format: Format,
+) -> ApiResult<Response> {
+    let id = id.ok().and_then(|Path(id)| id.parse::<i64>().ok());
+    let found = match id {
+        Some(id) => wallet::download(&state.core, &caller.actor, id, format).await.map_err(|e| match e {
+            wallet::DownloadError::Store(e) => ApiError::from(e),
+            csv => ApiError::Internal(anyhow::Error::from(csv)),
+        })?,
+        None => None,
+    };
+    let doc =
+        found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))?;
     let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())

@@ -77,7 +77,7 @@ pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Rese
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
 pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
-pub use wallet::{Balances, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail};
+pub use wallet::{Balances, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail, StatementRender};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueWindow, EndpointChange,
@@ -231,6 +231,16 @@ impl Store {
     /// True when the database is PostgreSQL (several nodes may share it).
     pub fn is_postgres(&self) -> bool {
         matches!(self.db, Db::Postgres { .. })
+    }
+
+    /// How many writing transactions one task may usefully hold at once: one on SQLite (one
+    /// writer at a time), on PostgreSQL up to 4 and at most half the pool, so the node's
+    /// other work still finds connections.
+    pub fn write_concurrency(&self) -> usize {
+        match &self.db {
+            Db::Sqlite { .. } => 1,
+            Db::Postgres { write, .. } => (write.max_size() / 2).clamp(1, 4),
+        }
     }
 
     /// The operations only PostgreSQL has (shared rate limits), or `None` on SQLite: what

@@ -213,6 +213,11 @@ impl<DB: Database> Pool<DB> {
         self
     }
 
+    /// The most connections the pool opens.
+    pub fn max_size(&self) -> usize {
+        self.inner.status().max_size
+    }
+
     /// Connections open and idle, and open and lent out (the operating metrics).
     pub fn usage(&self) -> (usize, usize) {
         let status = self.inner.status();

@@ -4,12 +4,13 @@
 //! An entry is written in the transaction of what earns it (an order's completion, a
 //! customer's credit choice); `order_id` is unique, so an order never earns twice. Its
 //! status is derived from the time and from `remittance_id`, so no job flips rows.
-//! Issuing a statement is one transaction per brand under the brand's lock: the next
-//! number, the statement, its entries marked paid and its mail all commit together or not
-//! at all, and a second run finds nothing left to pay.
+//! Issuing a statement is one transaction (of one brand, or of a few on SQLite) under the
+//! brand's lock: the next number, the statement, its entries marked paid and its mail all
+//! commit together or not at all, and a second run finds nothing left to pay.
 
 use std::sync::LazyLock;
 
+use futures_util::TryStreamExt;
 use sqlx::FromRow;
 
 use super::queue::NamedLease;
@@ -108,6 +109,15 @@ impl RemittanceRecord {
     }
 }
 
+/// Makes something of a statement (its mail, a download) from its lines, fed one at a
+/// time, oldest first, as they are read: a statement of a hundred thousand lines is never
+/// held whole (issue 34).
+pub trait StatementRender {
+    type Output;
+    fn line(&mut self, entry: &EntryRecord);
+    fn finish(self) -> Self::Output;
+}
+
 /// The mail of an issued statement, queued in the statement's transaction.
 #[derive(Debug, Clone)]
 pub struct StatementMail {
@@ -135,6 +145,27 @@ static REMITTANCE_SQL: LazyLock<String> = LazyLock::new(|| {
 /// A statement's lines, oldest entry first: `$1` its id.
 static LINES_SQL: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE remittance_id = $1 ORDER BY id"));
+
+/// Sets a new statement's totals from the entries it pays and answers it as
+/// [`REMITTANCE_SQL`] does (the brand's names by subquery: SQLite's `RETURNING` names only
+/// the table written): `$1` its id, `$2` the brand.
+///
+/// The brand too, though the statement alone decides the rows: it keeps SQLite on an index
+/// led by both whatever its statistics say. Statistics gathered while every entry was
+/// unpaid (one NULL value) made it scan the whole ledger for each brand's statement: 31 ms
+/// a brand, 44 s for 1,000 brands (issue 34).
+const TOTALS_SQL: &str =
+    "UPDATE remittances SET (line_count, gross_pence, commission_pence, vat_pence, delivery_pence, amount_pence) =
+       (SELECT COUNT(*), CAST(SUM(gross_pence) AS BIGINT), CAST(SUM(commission_pence) AS BIGINT),
+               CAST(SUM(vat_pence) AS BIGINT), CAST(SUM(delivery_pence) AS BIGINT),
+               CAST(SUM(amount_pence) AS BIGINT)
+        FROM ledger_entries WHERE brand_id = $2 AND remittance_id = $1)
+     WHERE id = $1
+     RETURNING id, (SELECT slug FROM brands WHERE id = $2) AS brand_slug,
+               (SELECT name FROM brands WHERE id = $2) AS brand_name,
+               (SELECT time_zone FROM brands WHERE id = $2) AS brand_time_zone,
+               number, period_end, issued_at, billing, line_count, gross_pence, commission_pence, vat_pence,
+               delivery_pence, amount_pence";
 
 /// Serialises the statements of one brand: two runs (two nodes) take turns, and the second
 /// finds the entries paid. `NO KEY UPDATE` leaves rows that merely reference the brand (a
@@ -233,93 +264,96 @@ impl Store {
         })
     }
 
-    /// Issues the brand's statement of every entry available at `as_of` and not yet paid,
-    /// numbered next in the brand's sequence, with `billing` (JSON) as its billing entity;
-    /// `mail` may queue the statement's mail in the same transaction. `None` (and nothing
-    /// written, no number taken) when nothing is left to pay.
-    pub async fn issue_remittance<F>(
+    /// Issues, for each brand of `brands` (its id and its billing entity as JSON), its
+    /// statement of every entry available at `as_of` and not yet paid, numbered next in the
+    /// brand's sequence, all in one transaction (SQLite writes each page once however many
+    /// statements changed it: see `wallet::run`). `mail` may queue a statement's mail in the
+    /// same transaction: given the brand and the issued statement, it answers a
+    /// [`StatementRender`], which is fed the statement's lines one by one as they are read
+    /// (oldest first; never all of them at once) and then finished into the mail. A brand
+    /// with nothing left to pay gets no statement (and no number is taken). Answers the
+    /// statements issued, in the order of `brands`.
+    pub async fn issue_remittances<F, R>(
         &self,
-        brand_id: i64,
+        brands: &[(i64, String)],
         as_of: Ts,
-        billing: &str,
-        mail: F,
-    ) -> Result<Option<RemittanceRecord>, StoreError>
+        mut mail: F,
+    ) -> Result<Vec<RemittanceRecord>, StoreError>
     where
-        F: FnOnce(&RemittanceRecord, &[EntryRecord]) -> Option<StatementMail>,
+        F: FnMut(i64, &RemittanceRecord) -> Option<R>,
+        R: StatementRender<Output = StatementMail>,
     {
         let lock = STATEMENT_LOCK.of(self);
-        let (detail, lines) = (REMITTANCE_SQL.as_str(), LINES_SQL.as_str());
+        let (totals, lines) = (TOTALS_SQL, LINES_SQL.as_str());
+        let mut issued = Vec::with_capacity(brands.len());
         on_pool!(self, write, |pool| {
+            // On SQLite the write pool begins `IMMEDIATE`: the write lock is held from the
+            // start, so another process's run cannot slip in between.
             let mut tx = pool.begin().await?;
-            sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
-            // A write first: on SQLite it takes the write lock before anything is read, so
-            // another process's run cannot slip in between.
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO remittances (brand_id, number, period_end, issued_at, billing, line_count, gross_pence,
-                                          commission_pence, vat_pence, delivery_pence, amount_pence)
-                 VALUES ($1, (SELECT COALESCE(MAX(number), 0) + 1 FROM remittances WHERE brand_id = $1), $2, $3, $4,
-                         0, 0, 0, 0, 0, 0)
-                 RETURNING id",
-            )
-            .bind(brand_id)
-            .bind(as_of)
-            .bind(Ts::now())
-            .bind(billing)
-            .fetch_one(&mut *tx)
-            .await?;
-            let paid = sqlx::query(
-                "UPDATE ledger_entries SET remittance_id = $1
-                 WHERE brand_id = $2 AND remittance_id IS NULL AND available_at <= $3",
-            )
-            .bind(id)
-            .bind(brand_id)
-            .bind(as_of)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if paid == 0 {
-                tx.rollback().await?;
-                return Ok(None);
-            }
-            sqlx::query(
-                "UPDATE remittances SET (line_count, gross_pence, commission_pence, vat_pence, delivery_pence, amount_pence) =
-                   (SELECT COUNT(*), CAST(SUM(gross_pence) AS BIGINT), CAST(SUM(commission_pence) AS BIGINT),
-                           CAST(SUM(vat_pence) AS BIGINT), CAST(SUM(delivery_pence) AS BIGINT),
-                           CAST(SUM(amount_pence) AS BIGINT)
-                    FROM ledger_entries WHERE brand_id = $2 AND remittance_id = $1)
-                 WHERE id = $1",
-            )
-            // The brand too, though the statement alone decides the rows: it keeps SQLite on
-            // an index led by both whatever its statistics say. Statistics gathered while
-            // every entry was unpaid (one NULL value) made it scan the whole ledger for each
-            // brand's statement: 31 ms a brand, 44 s for 1,000 brands (issue 34).
-            .bind(id)
-            .bind(brand_id)
-            .execute(&mut *tx)
-            .await?;
-            let record: RemittanceRecord = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
-            let entries: Vec<EntryRecord> = sqlx::query_as(lines).bind(id).fetch_all(&mut *tx).await?;
-            if let Some(m) = mail(&record, &entries) {
-                let queued = NewMail {
-                    brand_id: Some(brand_id),
-                    to: &m.to,
-                    subject: &m.subject,
-                    text: &m.text,
-                    attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
+            for (brand_id, billing) in brands {
+                let brand_id = *brand_id;
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO remittances (brand_id, number, period_end, issued_at, billing, line_count,
+                                              gross_pence, commission_pence, vat_pence, delivery_pence, amount_pence)
+                     VALUES ($1, (SELECT COALESCE(MAX(number), 0) + 1 FROM remittances WHERE brand_id = $1), $2, $3,
+                             $4, 0, 0, 0, 0, 0, 0)
+                     RETURNING id",
+                )
+                .bind(brand_id)
+                .bind(as_of)
+                .bind(Ts::now())
+                .bind(billing)
+                .fetch_one(&mut *tx)
+                .await?;
+                let paid = sqlx::query(
+                    "UPDATE ledger_entries SET remittance_id = $1
+                     WHERE brand_id = $2 AND remittance_id IS NULL AND available_at <= $3",
+                )
+                .bind(id)
+                .bind(brand_id)
+                .bind(as_of)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if paid == 0 {
+                    // Paid meanwhile (another node's run): no statement, its number free again.
+                    sqlx::query("DELETE FROM remittances WHERE id = $1").bind(id).execute(&mut *tx).await?;
+                    continue;
+                }
+                // The totals, and the statement as it now stands (with its brand's names).
+                let record: RemittanceRecord =
+                    sqlx::query_as(totals).bind(id).bind(brand_id).fetch_one(&mut *tx).await?;
+                if let Some(mut render) = mail(brand_id, &record) {
+                    // The lines as the database sends them, row by row.
+                    let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *tx);
+                    while let Some(entry) = rows.try_next().await? {
+                        render.line(&entry);
+                    }
+                    drop(rows);
+                    let m = render.finish();
+                    let queued = NewMail {
+                        brand_id: Some(brand_id),
+                        to: &m.to,
+                        subject: &m.subject,
+                        text: &m.text,
+                        attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
+                    };
+                    enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
+                }
+                // Every run is the marketplace's (the schedule, the operator API, the CLI).
+                let audit = AuditEntry {
+                    brand_id,
+                    actor: AuditActor::operator(),
+                    action: AuditAction::RemittanceIssued,
+                    target: Some(format!("remittance:{id}")),
+                    ip: None,
                 };
-                enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
+                record_audit((&mut *tx).into(), &audit).await?;
+                issued.push(record);
             }
-            // Every run is the marketplace's (the schedule, the operator API, the CLI).
-            let audit = AuditEntry {
-                brand_id,
-                actor: AuditActor::operator(),
-                action: AuditAction::RemittanceIssued,
-                target: Some(format!("remittance:{id}")),
-                ip: None,
-            };
-            record_audit((&mut *tx).into(), &audit).await?;
             tx.commit().await?;
-            Ok(Some(record))
+            Ok(issued)
         })
     }
 
@@ -364,6 +398,35 @@ impl Store {
             };
             let entries = sqlx::query_as(lines).bind(id).fetch_all(&mut *conn).await?;
             Ok(Some((record, entries)))
+        })
+    }
+
+    /// A statement of the brand made by `render` from its record and its lines (fed one by
+    /// one, oldest entry first, as they are read), or `None`.
+    pub async fn render_remittance<F, R>(
+        &self,
+        brand_id: i64,
+        id: i64,
+        render: F,
+    ) -> Result<Option<R::Output>, StoreError>
+    where
+        F: FnOnce(&RemittanceRecord) -> R,
+        R: StatementRender,
+    {
+        let (detail, lines) = (REMITTANCE_SQL.as_str(), LINES_SQL.as_str());
+        on_pool!(self, read, |pool| {
+            // In one transaction, as `remittance` reads them (an issued statement's lines
+            // never change).
+            let mut conn = pool.begin().await?;
+            let Some(record) = sqlx::query_as(detail).bind(id).bind(brand_id).fetch_optional(&mut *conn).await? else {
+                return Ok(None);
+            };
+            let mut render = render(&record);
+            let mut rows = sqlx::query_as::<_, EntryRecord>(lines).bind(id).fetch(&mut *conn);
+            while let Some(entry) = rows.try_next().await? {
+                render.line(&entry);
+            }
+            Ok(Some(render.finish()))
         })
     }
 

@@ -374,13 +374,14 @@ async fn statement_file(
     let not_found = || PageError::Redirect("/dashboard/wallet");
     let (id, extension) = file.rsplit_once('.').ok_or_else(not_found)?;
     let id = id.parse::<i64>().map_err(|_| not_found())?;
-    let statement = wallet::statement(&state.core, &session.actor(), id).await?.ok_or_else(not_found)?;
     let format = Format::from_extension(extension).ok_or_else(not_found)?;
-    let doc = wallet::document(&statement, format).map_err(PageError::internal)?;
+    let doc = wallet::download(&state.core, &session.actor(), id, format)
+        .await
+        .map_err(PageError::internal)?
+        .ok_or_else(not_found)?;
     // The slug's name for old clients, the brand's name (RFC 6266, UTF-8) for browsers.
-    let named: String = url::form_urlencoded::byte_serialize(statement.display_file_name(extension).as_bytes())
-        .collect::<String>()
-        .replace('+', "%20");
+    let named: String =
+        url::form_urlencoded::byte_serialize(doc.display_name.as_bytes()).collect::<String>().replace('+', "%20");
     let disposition = format!("attachment; filename=\"{}\"; filename*=UTF-8''{named}", doc.file_name);
     Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
         .into_response())

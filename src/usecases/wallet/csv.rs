@@ -5,26 +5,47 @@
 use serde_json::Value;
 
 use super::statement::Statement;
-use crate::domain::statement::{Totals, LINE_COLUMNS};
+use crate::domain::statement::{Entry, Totals, LINE_COLUMNS};
 
 /// The CSV of `statement`, UTF-8, comma-separated, quoted where needed (RFC 4180).
+#[cfg(test)]
 pub fn render(statement: &Statement) -> Result<Vec<u8>, csv::Error> {
-    // The header is written from LINE_COLUMNS (also when there are no lines); each row is
-    // the line's JSON, cell by cell, so every value is the JSON's.
-    let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
-    out.write_record(LINE_COLUMNS)?;
+    let mut writer = Writer::new()?;
     for line in &statement.lines {
+        writer.line(line)?;
+    }
+    writer.finish(statement)
+}
+
+/// A statement's CSV written as its lines arrive: it holds the bytes written, not the lines.
+pub struct Writer(csv::Writer<Vec<u8>>);
+
+impl Writer {
+    pub fn new() -> Result<Self, csv::Error> {
+        // The header is written from LINE_COLUMNS (also when there are no lines); each row is
+        // the line's JSON, cell by cell, so every value is the JSON's.
+        let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+        out.write_record(LINE_COLUMNS)?;
+        Ok(Self(out))
+    }
+
+    /// The next line (oldest first).
+    pub fn line(&mut self, line: &Entry) -> Result<(), csv::Error> {
         let mut value = json(line)?;
         if let Some(title) = spreadsheet_safe(&line.title) {
             value["title"] = Value::String(title);
         }
-        out.write_record(cells(&value))?;
+        self.0.write_record(cells(&value))
     }
-    // The totals row: `id` is `total`, the money columns are summed, the others empty.
-    let mut totals = json(&Totals::from(statement.totals()))?;
-    totals["id"] = Value::from("total");
-    out.write_record(cells(&totals))?;
-    out.into_inner().map_err(|e| e.into_error().into())
+
+    /// The totals row of `head` (`id` is `total`, the money columns are summed, the others
+    /// empty); the CSV's bytes.
+    pub fn finish(mut self, head: &Statement) -> Result<Vec<u8>, csv::Error> {
+        let mut totals = json(&Totals::from(head.totals()))?;
+        totals["id"] = Value::from("total");
+        self.0.write_record(cells(&totals))?;
+        self.0.into_inner().map_err(|e| e.into_error().into())
+    }
 }
 
 fn json(value: &impl serde::Serialize) -> Result<Value, csv::Error> {
@@ -55,6 +76,30 @@ mod tests {
     use super::*;
     use crate::store::{EntryRecord, Ts};
     use crate::usecases::wallet::statement::entry;
+
+    #[test]
+    fn the_streamed_csv_is_the_whole_one_byte_for_byte() {
+        // The rendering before it was streamed: every row, then the totals.
+        fn whole(statement: &Statement) -> Vec<u8> {
+            let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+            out.write_record(LINE_COLUMNS).unwrap();
+            for line in &statement.lines {
+                let mut value = json(line).unwrap();
+                if let Some(title) = spreadsheet_safe(&line.title) {
+                    value["title"] = Value::String(title);
+                }
+                out.write_record(cells(&value)).unwrap();
+            }
+            let mut totals = json(&Totals::from(statement.totals())).unwrap();
+            totals["id"] = Value::from("total");
+            out.write_record(cells(&totals)).unwrap();
+            out.into_inner().unwrap()
+        }
+        for lines in [0, 1, 2500] {
+            let statement = crate::usecases::wallet::pdf::tests::sample(lines);
+            assert_eq!(render(&statement).unwrap(), whole(&statement), "{lines} lines");
+        }
+    }
 
     #[test]
     fn titles_a_spreadsheet_would_run_as_formulas_are_written_as_text() {

@@ -13,7 +13,11 @@ use crate::domain::statement::{Entry, Remittance};
 use crate::domain::user::Actor;
 use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
 use crate::jobs::MailJobs;
-use crate::store::{Balances, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, Store, StoreError, Ts};
+use crate::store::{
+    Balances, EntryRecord, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, StatementRender, Store,
+    StoreError, Ts,
+};
+use futures_util::{stream, StreamExt, TryStreamExt};
 use statement::{pounds, Statement};
 
 /// The entry a delivered clearance order earns: the money of the sale as it sold.
@@ -113,20 +117,104 @@ impl Format {
     }
 }
 
-/// A statement as a file: its bytes, media type and file name.
+/// A statement as a file: its bytes, media type and file names.
 pub struct Document {
     pub bytes: Vec<u8>,
     pub content_type: &'static str,
+    /// `remittance-<brand slug>-<number>.<ext>`.
     pub file_name: String,
+    /// `<brand name> statement <number>.<ext>` ([`Statement::display_file_name`]).
+    pub display_name: String,
 }
 
-/// `statement` rendered as `format`.
-pub fn document(statement: &Statement, format: Format) -> Result<Document, ::csv::Error> {
-    let (bytes, content_type, extension) = match format {
-        Format::Csv => (csv::render(statement)?, "text/csv; charset=utf-8", "csv"),
-        Format::Pdf => (pdf::render(statement), "application/pdf", "pdf"),
+/// A statement of the brand rendered as `format`, its lines read and written one by one
+/// (a statement of a hundred thousand lines is never held whole), or `None`.
+pub async fn download(
+    core: &super::Core,
+    actor: &Actor,
+    id: i64,
+    format: Format,
+) -> Result<Option<Document>, DownloadError> {
+    let render = |record: &RemittanceRecord| {
+        let lines = usize::try_from(record.line_count).unwrap_or(0);
+        DocumentRender::new(record.clone(), lines, format)
     };
-    Ok(Document { bytes, content_type, file_name: statement.file_name(extension) })
+    let rendered = core.store.render_remittance(actor.brand_id, id, |record| Lines(render(record))).await?;
+    Ok(rendered.transpose()?)
+}
+
+/// Why a download failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write the CSV: {0}")]
+    Csv(#[from] ::csv::Error),
+}
+
+/// A statement's file being written, line by line.
+struct DocumentRender {
+    head: Statement,
+    writer: Writer,
+}
+
+enum Writer {
+    Csv(csv::Writer),
+    Pdf(pdf::Writer),
+}
+
+impl DocumentRender {
+    fn new(record: RemittanceRecord, lines: usize, format: Format) -> Result<Self, ::csv::Error> {
+        let head = Statement { record, lines: Vec::new() };
+        let writer = match format {
+            Format::Csv => Writer::Csv(csv::Writer::new()?),
+            Format::Pdf => Writer::Pdf(pdf::Writer::new(head.clone(), lines)),
+        };
+        Ok(Self { head, writer })
+    }
+
+    fn entry(&mut self, line: &Entry) -> Result<(), ::csv::Error> {
+        match &mut self.writer {
+            Writer::Csv(csv) => csv.line(line),
+            Writer::Pdf(pdf) => {
+                pdf.line(line);
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Document, ::csv::Error> {
+        let (bytes, content_type, extension) = match self.writer {
+            Writer::Csv(csv) => (csv.finish(&self.head)?, "text/csv; charset=utf-8", "csv"),
+            Writer::Pdf(pdf) => (pdf.finish(), "application/pdf", "pdf"),
+        };
+        Ok(Document {
+            bytes,
+            content_type,
+            file_name: self.head.file_name(extension),
+            display_name: self.head.display_file_name(extension),
+        })
+    }
+}
+
+/// A [`DocumentRender`] fed the stored lines; the first error it meets is its answer.
+struct Lines(Result<DocumentRender, ::csv::Error>);
+
+impl StatementRender for Lines {
+    type Output = Result<Document, ::csv::Error>;
+
+    fn line(&mut self, entry: &EntryRecord) {
+        if let Ok(render) = &mut self.0 {
+            let at = render.head.record.issued_at.get();
+            if let Err(e) = render.entry(&statement::entry(entry, at)) {
+                self.0 = Err(e);
+            }
+        }
+    }
+
+    fn finish(self) -> Self::Output {
+        self.0?.finish()
+    }
 }
 
 /// Why a run stopped.
@@ -139,37 +227,32 @@ pub enum RunError {
 }
 
 /// Issues, for every brand with entries available at `as_of` and not yet paid, one
-/// statement of them, brand by brand (each in its own transaction, so memory does not grow
-/// with the number of brands and a run that dies leaves whole statements or none). With
-/// `mail`, each statement's PDF is queued to the brand's `invoice_email` in the same
-/// transaction, and the mail worker is woken once the run has issued any. Running it again
-/// (or on another node at the same time) issues nothing twice: the entries are paid.
-/// Answers the statements issued.
+/// statement of them. Each transaction issues a few brands' statements (memory does not
+/// grow with the number of brands, and a run that dies leaves whole statements or none):
+/// on PostgreSQL one brand each, up to [`Store::write_concurrency`] at once; on SQLite,
+/// which has one writer, [`SQLITE_BATCH`] brands each, one after the other. With `mail`,
+/// each statement's PDF is queued to the brand's `invoice_email` in the same transaction,
+/// rendered page by page as its lines are read (memory does not grow with a statement's
+/// lines either), and the mail worker is woken once the run has issued any. Running it
+/// again (or on another node at the same time) issues nothing twice: the entries are paid.
+/// Answers the statements issued, by brand.
 pub async fn run(
     store: &Store,
     as_of: DateTime<Utc>,
     mail: Option<&MailJobs>,
 ) -> Result<Vec<RemittanceRecord>, RunError> {
     let as_of = Ts::from(as_of);
+    let brands = store.brands_with_available_entries(as_of).await?;
+    let batch = if store.is_postgres() { 1 } else { SQLITE_BATCH };
+    // In brand order whatever finishes first; the first error stops the run (the batches in
+    // flight roll back: their statements are issued by the next run).
+    let batches: Vec<Vec<i64>> = brands.chunks(batch).map(<[i64]>::to_vec).collect();
+    let mut statements = stream::iter(batches)
+        .map(|brands| issue(store, brands, as_of, mail.is_some()))
+        .buffered(store.write_concurrency());
     let mut issued = Vec::new();
-    for brand_id in store.brands_with_available_entries(as_of).await? {
-        let billing = store.billing(brand_id).await?.unwrap_or_default();
-        let recipient = billing.invoice_email.trim().to_owned();
-        let snapshot = serde_json::to_string(&billing)?;
-        let to_mail = |record: &RemittanceRecord, lines: &[crate::store::EntryRecord]| {
-            (mail.is_some() && !recipient.is_empty())
-                .then(|| statement_mail(&Statement::new(record.clone(), lines), &recipient))
-        };
-        if let Some(record) = store.issue_remittance(brand_id, as_of, &snapshot, to_mail).await? {
-            tracing::info!(
-                brand_id,
-                remittance = record.id,
-                number = record.number,
-                lines = record.line_count,
-                "statement issued"
-            );
-            issued.push(record);
-        }
+    while let Some(records) = statements.try_next().await? {
+        issued.extend(records);
     }
     if let (Some(jobs), false) = (mail, issued.is_empty()) {
         jobs.wake();
@@ -177,8 +260,72 @@ pub async fn run(
     Ok(issued)
 }
 
-/// The mail of an issued statement: a short summary, the PDF attached.
-fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
+/// Brands per transaction of a run on SQLite. Each commit writes every page it changed to
+/// the WAL again, and consecutive brands' statements change the same pages (the tails of
+/// `remittances`, `mail_outbox`, `audit_log` and their indexes, the index pages of
+/// neighbouring brands, table pages their entries share): 10,000 brands one by one wrote
+/// gigabytes (issue 34). The other writers of the node wait for the batch, a few hundred
+/// milliseconds on the seeded ledger.
+pub const SQLITE_BATCH: usize = 32;
+
+/// The statements of `brands` as of `as_of` (those with anything left to pay), in one
+/// transaction; with `mail`, each queued to its brand's `invoice_email` (if it has one).
+async fn issue(store: &Store, brands: Vec<i64>, as_of: Ts, mail: bool) -> Result<Vec<RemittanceRecord>, RunError> {
+    let mut billed = Vec::with_capacity(brands.len());
+    let mut recipients = Vec::with_capacity(brands.len());
+    for &brand_id in &brands {
+        let billing = store.billing(brand_id).await?.unwrap_or_default();
+        recipients.push(billing.invoice_email.trim().to_owned());
+        billed.push((brand_id, serde_json::to_string(&billing)?));
+    }
+    let to_mail = |brand_id: i64, record: &RemittanceRecord| {
+        let to = brands.iter().position(|b| *b == brand_id).map(|i| recipients[i].as_str())?;
+        (mail && !to.is_empty()).then(|| MailRender::new(record, to))
+    };
+    let issued = store.issue_remittances(&billed, as_of, to_mail).await?;
+    for record in &issued {
+        tracing::info!(
+            brand = record.brand_slug,
+            remittance = record.id,
+            number = record.number,
+            lines = record.line_count,
+            "statement issued"
+        );
+    }
+    Ok(issued)
+}
+
+/// The mail of an issued statement: a short summary, the PDF attached, written page by
+/// page as the statement's lines are read.
+struct MailRender {
+    to: String,
+    issued_at: DateTime<Utc>,
+    pdf: pdf::Writer,
+}
+
+impl MailRender {
+    fn new(record: &RemittanceRecord, to: &str) -> Self {
+        let head = Statement { record: record.clone(), lines: Vec::new() };
+        let lines = usize::try_from(record.line_count).unwrap_or(0);
+        Self { to: to.to_owned(), issued_at: record.issued_at.get(), pdf: pdf::Writer::new(head, lines) }
+    }
+}
+
+impl StatementRender for MailRender {
+    type Output = StatementMail;
+
+    fn line(&mut self, entry: &EntryRecord) {
+        self.pdf.line(&statement::entry(entry, self.issued_at));
+    }
+
+    fn finish(self) -> StatementMail {
+        let statement = self.pdf.head().clone();
+        statement_mail(&statement, &self.to, self.pdf.finish())
+    }
+}
+
+/// The mail of `statement` (its lines not held: `line_count` says how many), `pdf` attached.
+fn statement_mail(statement: &Statement, to: &str, pdf: Vec<u8>) -> StatementMail {
     let number = statement.number();
     let totals = statement.totals();
     StatementMail {
@@ -190,7 +337,7 @@ fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
              VAT: {vat} GBP\nDelivery: {delivery} GBP\nAmount payable: {amount} GBP\n",
             brand = statement.brand(),
             period = statement.period_end(),
-            lines = statement.lines.len(),
+            lines = statement.record.line_count,
             gross = pounds(totals.gross),
             commission = pounds(totals.commission),
             vat = pounds(totals.vat),
@@ -198,6 +345,6 @@ fn statement_mail(statement: &Statement, to: &str) -> StatementMail {
             amount = pounds(totals.amount),
         ),
         file_name: statement.file_name("pdf"),
-        pdf: pdf::render(statement),
+        pdf,
     }
 }

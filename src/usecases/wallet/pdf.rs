@@ -14,6 +14,7 @@ use flate2::Compression;
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str};
 
 use super::statement::{pounds, Statement};
+use crate::domain::statement::Entry;
 
 const WIDTH: f32 = 842.0;
 const HEIGHT: f32 = 595.0;
@@ -30,67 +31,141 @@ const PROSE: Name = Name(b"F1");
 const BOLD: Name = Name(b"F2");
 const MONO: Name = Name(b"F3");
 
-/// The PDF of `statement`.
+/// The PDF of `statement`, all its lines in hand. The same bytes as
+/// [`Writer`] fed the same lines one by one.
+#[cfg(test)]
 pub fn render(statement: &Statement) -> Vec<u8> {
-    let rows = table_rows(statement);
-    let first_capacity = rows_between(FIRST_TOP, BOTTOM);
-    let other_capacity = rows_between(OTHER_TOP, BOTTOM);
-    let rest = rows.len().saturating_sub(first_capacity);
-    let pages = 1 + rest.div_ceil(other_capacity);
+    let head = Statement { record: statement.record.clone(), lines: Vec::new() };
+    let mut writer = Writer::new(head, statement.lines.len());
+    for line in &statement.lines {
+        writer.line(line);
+    }
+    writer.finish()
+}
 
-    let mut pdf = Pdf::new();
-    let catalog = Ref::new(1);
-    let tree = Ref::new(2);
-    let info = Ref::new(3);
-    let fonts =
-        [(PROSE, Ref::new(4), "Helvetica"), (BOLD, Ref::new(5), "Helvetica-Bold"), (MONO, Ref::new(6), "Courier")];
-    let page_ref = |i: usize| Ref::new(10 + 2 * i as i32);
-    let content_ref = |i: usize| Ref::new(11 + 2 * i as i32);
+/// A statement's PDF written as its lines arrive, page by page: it holds the finished
+/// pages' bytes (compressed) and the rows of the page being filled, never every line. The
+/// number of lines is told up front (the statement's `line_count`): the page tree, the
+/// heading and every footer ("page i of n") need it before the first line.
+pub struct Writer {
+    /// The statement without its lines (its number, brand, billing, totals).
+    head: Statement,
+    lines: usize,
+    pdf: Pdf,
+    pages: usize,
+    first_capacity: usize,
+    other_capacity: usize,
+    /// The page being filled, and its rows.
+    index: usize,
+    rows: Vec<String>,
+}
 
-    pdf.catalog(catalog).pages(tree);
-    pdf.pages(tree).kids((0..pages).map(page_ref)).count(pages as i32);
-    pdf.document_info(info)
-        .title(pdf_writer::TextStr(&format!("Remittance statement {}", statement.number())))
-        .producer(pdf_writer::TextStr("rehome"));
-    for (_, id, base) in fonts {
-        pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
+const CATALOG: Ref = Ref::new(1);
+const TREE: Ref = Ref::new(2);
+const INFO: Ref = Ref::new(3);
+const FONTS: [(Name, Ref, &str); 3] =
+    [(PROSE, Ref::new(4), "Helvetica"), (BOLD, Ref::new(5), "Helvetica-Bold"), (MONO, Ref::new(6), "Courier")];
+
+fn page_ref(i: usize) -> Ref {
+    Ref::new(10 + 2 * i as i32)
+}
+
+fn content_ref(i: usize) -> Ref {
+    Ref::new(11 + 2 * i as i32)
+}
+
+impl Writer {
+    /// A PDF of `head` (a statement whose `lines` are not read) with `lines` lines to come.
+    pub fn new(head: Statement, lines: usize) -> Self {
+        let first_capacity = rows_between(FIRST_TOP, BOTTOM);
+        let other_capacity = rows_between(OTHER_TOP, BOTTOM);
+        // The lines, then the totals row.
+        let rest = (lines + 1).saturating_sub(first_capacity);
+        let pages = 1 + rest.div_ceil(other_capacity);
+
+        let mut pdf = Pdf::new();
+        pdf.catalog(CATALOG).pages(TREE);
+        pdf.pages(TREE).kids((0..pages).map(page_ref)).count(pages as i32);
+        pdf.document_info(INFO)
+            .title(pdf_writer::TextStr(&format!("Remittance statement {}", head.number())))
+            .producer(pdf_writer::TextStr("rehome"));
+        for (_, id, base) in FONTS {
+            pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
+        }
+        Self { head, lines, pdf, pages, first_capacity, other_capacity, index: 0, rows: Vec::new() }
     }
 
-    let mut remaining = rows.as_slice();
-    for index in 0..pages {
+    /// The statement this is the PDF of (without its lines).
+    pub fn head(&self) -> &Statement {
+        &self.head
+    }
+
+    fn capacity(&self) -> usize {
+        if self.index == 0 {
+            self.first_capacity
+        } else {
+            self.other_capacity
+        }
+    }
+
+    /// The next line of the table (lines come oldest first, as the statement lists them).
+    pub fn line(&mut self, line: &Entry) {
+        self.rows.push(line_row(line));
+        // A full page is written out unless it is the last, which the totals end.
+        if self.rows.len() >= self.capacity() && self.index + 1 < self.pages {
+            self.page();
+        }
+    }
+
+    /// The totals, the amount payable and the last page; the PDF's bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.rows.push(totals_row(&self.head));
+        // Told more lines than came, the pages left are written as they fall (the last
+        // with the totals), so the page tree holds no page that is not there.
+        while self.index + 1 < self.pages {
+            self.page();
+        }
+        self.page();
+        self.pdf.finish()
+    }
+
+    /// Writes the page being filled (with up to its capacity of the rows held; the last
+    /// page takes them all) and starts the next.
+    fn page(&mut self) {
+        let index = self.index;
+        let last = index + 1 >= self.pages;
+        let take = if last { self.rows.len() } else { self.capacity().min(self.rows.len()) };
+        let these: Vec<String> = self.rows.drain(..take).collect();
         let mut content = Content::new();
         let top = if index == 0 {
-            heading(&mut content, statement);
+            heading(&mut content, &self.head, self.lines);
             FIRST_TOP
         } else {
             OTHER_TOP
         };
-        let capacity = if index == 0 { first_capacity } else { other_capacity };
-        let (these, later) = remaining.split_at(capacity.min(remaining.len()));
-        remaining = later;
-        table(&mut content, top, these);
-        if index + 1 == pages {
+        table(&mut content, top, &these);
+        if last {
             let y = top - ROW * (these.len() as f32 + 1.0);
-            let payable = format!("Amount payable: {} GBP", pounds(statement.totals().amount));
+            let payable = format!("Amount payable: {} GBP", pounds(self.head.totals().amount));
             text(&mut content, BOLD, 11.0, MARGIN, y.max(BOTTOM) - 6.0, &payable);
         }
         let footer =
-            format!("Statement {} - {} - page {} of {pages}", statement.number(), statement.brand(), index + 1);
+            format!("Statement {} - {} - page {} of {}", self.head.number(), self.head.brand(), index + 1, self.pages);
         text(&mut content, PROSE, 8.0, MARGIN, MARGIN, &footer);
         let stream = compress(&content.finish().into_vec());
-        pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
-        let mut page = pdf.page(page_ref(index));
-        page.parent(tree).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
+        self.pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
+        let mut page = self.pdf.page(page_ref(index));
+        page.parent(TREE).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
         let mut resources = page.resources();
         let mut font_dict = resources.fonts();
-        for (name, id, _) in fonts {
+        for (name, id, _) in FONTS {
             font_dict.pair(name, id);
         }
         font_dict.finish();
         resources.finish();
         page.finish();
+        self.index += 1;
     }
-    pdf.finish()
 }
 
 fn rows_between(top: f32, bottom: f32) -> usize {
@@ -99,7 +174,7 @@ fn rows_between(top: f32, bottom: f32) -> usize {
 }
 
 /// The heading block of the first page: what the statement is, and whom it pays.
-fn heading(content: &mut Content, statement: &Statement) {
+fn heading(content: &mut Content, statement: &Statement, lines: usize) {
     let mut y = HEIGHT - MARGIN - 16.0;
     text(content, BOLD, 18.0, MARGIN, y, "Remittance statement");
     y -= 26.0;
@@ -109,7 +184,7 @@ fn heading(content: &mut Content, statement: &Statement) {
         // In words in the brand's zone; the lines' columns keep ISO 8601.
         format!("Period to: {}", statement.zone().when(statement.record.period_end.get())),
         format!("Issued: {}", statement.zone().when(statement.record.issued_at.get())),
-        format!("Lines: {}", statement.lines.len()),
+        format!("Lines: {lines}"),
         "Currency: GBP (amounts in pounds)".to_owned(),
     ];
     for fact in &facts {
@@ -156,28 +231,26 @@ fn header() -> String {
     columns(&HEADS.map(str::to_owned))
 }
 
-/// Every line of the table, then the totals row.
-fn table_rows(statement: &Statement) -> Vec<String> {
-    let mut rows: Vec<String> = statement
-        .lines
-        .iter()
-        .map(|line| {
-            columns(&[
-                line.id.to_string(),
-                line.kind.clone(),
-                line.order_reference.clone(),
-                line.listing_id.to_string(),
-                line.title.clone(),
-                line.quantity.to_string(),
-                line.delivered_at.get(..10).unwrap_or_default().to_owned(),
-                pounds(line.money.gross_pence),
-                pounds(line.money.commission_pence),
-                pounds(line.money.vat_pence),
-                pounds(line.money.delivery_pence),
-                pounds(line.money.amount_pence),
-            ])
-        })
-        .collect();
+/// A line as its row of the table.
+fn line_row(line: &Entry) -> String {
+    columns(&[
+        line.id.to_string(),
+        line.kind.clone(),
+        line.order_reference.clone(),
+        line.listing_id.to_string(),
+        line.title.clone(),
+        line.quantity.to_string(),
+        line.delivered_at.get(..10).unwrap_or_default().to_owned(),
+        pounds(line.money.gross_pence),
+        pounds(line.money.commission_pence),
+        pounds(line.money.vat_pence),
+        pounds(line.money.delivery_pence),
+        pounds(line.money.amount_pence),
+    ])
+}
+
+/// The last row of the table: the statement's totals.
+fn totals_row(statement: &Statement) -> String {
     let totals = statement.totals();
     let mut last: [String; 12] = Default::default();
     last[0] = "Totals".to_owned();
@@ -186,8 +259,7 @@ fn table_rows(statement: &Statement) -> Vec<String> {
     {
         *cell = pounds(pence);
     }
-    rows.push(columns(&last));
-    rows
+    columns(&last)
 }
 
 /// Fits each cell to its column: text left-aligned and cut with `...`, numbers (from the
@@ -248,8 +320,146 @@ fn win_ansi(s: &str) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    use crate::store::{EntryRecord, RemittanceRecord, Ts};
+
+    /// A statement of `lines` lines, with titles long, short and accented.
+    pub(crate) fn sample(lines: usize) -> Statement {
+        let at = Ts::from(chrono::DateTime::parse_from_rfc3339("2026-10-03T10:00:00Z").unwrap().to_utc());
+        let records: Vec<EntryRecord> = (0..lines as i64)
+            .map(|i| EntryRecord {
+                id: 1000 + i,
+                kind: if i % 7 == 0 { "trade_in" } else { "sale" }.into(),
+                order_id: 5000 + i,
+                listing_id: 9000 + i,
+                title: match i % 3 {
+                    0 => format!("Bouclé armchair n°{i}"),
+                    1 => "A very long title that runs far past the width of its column, and on".to_owned(),
+                    _ => format!("=SUM({i})"),
+                },
+                quantity: 1 + i % 3,
+                gross_pence: 1999 + i,
+                commission_pence: 300,
+                vat_pence: 60,
+                delivery_pence: i % 2 * 500,
+                amount_pence: 1639 + i,
+                delivered_at: at,
+                available_at: at,
+                remittance_id: Some(77),
+            })
+            .collect();
+        let sum = |f: fn(&EntryRecord) -> i64| records.iter().map(f).sum::<i64>();
+        let record = RemittanceRecord {
+            id: 77,
+            brand_slug: "oak-and-ash".into(),
+            brand_name: "Oak & Ash – Möbel".into(),
+            brand_time_zone: "Europe/London".into(),
+            number: 12,
+            period_end: at,
+            issued_at: at,
+            billing: r#"{"company_name":"Oak & Ash Ltd","address_1":"1 High St","city":"York","postcode":"YO1 1AA","country":"GB","invoice_email":"ap@oak.example"}"#.into(),
+            line_count: lines as i64,
+            gross_pence: sum(|r| r.gross_pence),
+            commission_pence: sum(|r| r.commission_pence),
+            vat_pence: sum(|r| r.vat_pence),
+            delivery_pence: sum(|r| r.delivery_pence),
+            amount_pence: sum(|r| r.amount_pence),
+        };
+        Statement::new(record, &records)
+    }
+
+    /// The rendering before it was streamed (every row built first, then cut into pages),
+    /// kept to prove the streamed one writes the same bytes.
+    fn render_whole(statement: &Statement) -> Vec<u8> {
+        let mut rows: Vec<String> = statement.lines.iter().map(line_row).collect();
+        rows.push(totals_row(statement));
+        let first_capacity = rows_between(FIRST_TOP, BOTTOM);
+        let other_capacity = rows_between(OTHER_TOP, BOTTOM);
+        let rest = rows.len().saturating_sub(first_capacity);
+        let pages = 1 + rest.div_ceil(other_capacity);
+        let mut pdf = Pdf::new();
+        pdf.catalog(CATALOG).pages(TREE);
+        pdf.pages(TREE).kids((0..pages).map(page_ref)).count(pages as i32);
+        pdf.document_info(INFO)
+            .title(pdf_writer::TextStr(&format!("Remittance statement {}", statement.number())))
+            .producer(pdf_writer::TextStr("rehome"));
+        for (_, id, base) in FONTS {
+            pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
+        }
+        let mut remaining = rows.as_slice();
+        for index in 0..pages {
+            let mut content = Content::new();
+            let top = if index == 0 {
+                heading(&mut content, statement, statement.lines.len());
+                FIRST_TOP
+            } else {
+                OTHER_TOP
+            };
+            let capacity = if index == 0 { first_capacity } else { other_capacity };
+            let (these, later) = remaining.split_at(capacity.min(remaining.len()));
+            remaining = later;
+            table(&mut content, top, these);
+            if index + 1 == pages {
+                let y = top - ROW * (these.len() as f32 + 1.0);
+                let payable = format!("Amount payable: {} GBP", pounds(statement.totals().amount));
+                text(&mut content, BOLD, 11.0, MARGIN, y.max(BOTTOM) - 6.0, &payable);
+            }
+            let footer =
+                format!("Statement {} - {} - page {} of {pages}", statement.number(), statement.brand(), index + 1);
+            text(&mut content, PROSE, 8.0, MARGIN, MARGIN, &footer);
+            let stream = compress(&content.finish().into_vec());
+            pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
+            let mut page = pdf.page(page_ref(index));
+            page.parent(TREE).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
+            let mut resources = page.resources();
+            let mut font_dict = resources.fonts();
+            for (name, id, _) in FONTS {
+                font_dict.pair(name, id);
+            }
+            font_dict.finish();
+            resources.finish();
+            page.finish();
+        }
+        pdf.finish()
+    }
+
+    #[test]
+    fn the_streamed_pdf_is_the_whole_one_byte_for_byte() {
+        let (first, other) = (rows_between(FIRST_TOP, BOTTOM), rows_between(OTHER_TOP, BOTTOM));
+        // Empty, one page, the totals alone on a page, exactly full pages, many pages.
+        let sizes = [0, 1, first - 1, first, first + 1, first + other - 1, first + other, first + 3 * other + 5, 2500];
+        for lines in sizes {
+            let statement = sample(lines);
+            let whole = render_whole(&statement);
+            let head = Statement { record: statement.record.clone(), lines: Vec::new() };
+            let mut streamed = Writer::new(head, lines);
+            for line in &statement.lines {
+                streamed.line(line);
+            }
+            let streamed = streamed.finish();
+            assert!(streamed == whole, "{lines} lines: the streamed PDF differs");
+            assert!(render(&statement) == whole, "{lines} lines");
+            let pages = 1 + (lines + 1).saturating_sub(first).div_ceil(other);
+            // `/Type /Page` for each page, `/Type /Pages` for the tree.
+            let marker = b"/Type /Pag";
+            assert_eq!(streamed.windows(marker.len()).filter(|w| w == marker).count(), pages + 1, "{lines} lines");
+        }
+    }
+
+    #[test]
+    fn told_more_lines_than_come_it_still_writes_every_page_it_named() {
+        let statement = sample(3);
+        let head = Statement { record: statement.record.clone(), lines: Vec::new() };
+        let mut writer = Writer::new(head, 400);
+        for line in &statement.lines {
+            writer.line(line);
+        }
+        let pdf = writer.finish();
+        assert!(pdf.starts_with(b"%PDF"));
+        assert!(!pdf.is_empty());
+    }
 
     #[test]
     fn text_is_encoded_for_the_standard_fonts() {

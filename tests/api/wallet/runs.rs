@@ -161,7 +161,8 @@ async fn second_node_with_ops(app: &TestApp) -> (String, tokio::sync::oneshot::S
 #[tokio::test]
 async fn a_run_killed_half_way_leaves_whole_statements_and_the_next_run_issues_the_rest() {
     let app = wallet_app().await;
-    let brands = 40;
+    // More than two of SQLite's batches (`wallet::SQLITE_BATCH` brands a transaction).
+    let brands = 2 * rehome::usecases::wallet::SQLITE_BATCH + 6;
     for partner in brands_with_available_sales(&app, brands, 2).await {
         let billing = json!({"invoice_email": format!("accounts@{}.example", partner.slug)});
         assert_eq!(app.patch("/v1/partner/settings/billing", &partner.key, &billing).await.status(), 200);

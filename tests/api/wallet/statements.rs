@@ -218,6 +218,9 @@ async fn the_statement_is_mailed_to_the_invoice_email_even_when_the_mail_server_
     if let Some(text) = pdf_text(pdf) {
         assert_statement_text(&text, &s);
     }
+    // Rendered as the run read the lines, and again as the download reads them: one file.
+    let downloaded = app.get(&format!("/v1/remittances/{id}/statement.pdf"), &partner.key).await.bytes().await.unwrap();
+    assert!(pdf[..] == downloaded[..], "the mailed PDF is the downloaded one");
 }
 
 #[tokio::test]
