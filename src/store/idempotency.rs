@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use bytes::Bytes;
 use sqlx::FromRow;
 
-use super::{on_pool, Store, StoreError, Ts};
+use super::{on_pool, placeholders, Store, StoreError, Ts};
 use crate::domain::idempotency::{Kept, KeptHeaders};
 
 /// What claiming a key did.
@@ -61,16 +61,6 @@ pub struct KeptAnswer {
 
 /// Most keys per statement: well under both backends' limits on bound parameters.
 pub const MAX_BATCH: usize = 100;
-
-fn placeholders(rows: usize, columns: usize, each: impl Fn(&[String]) -> String) -> String {
-    (0..rows)
-        .map(|r| {
-            let params: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
-            each(&params)
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 impl Store {
     /// Claims each key of `claims` (at most [`MAX_BATCH`], no key twice) in one

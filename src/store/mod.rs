@@ -426,6 +426,18 @@ async fn applied_migrations(conn: &mut sqlx::SqliteConnection) -> anyhow::Result
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut *conn).await?)
 }
 
+/// The placeholders of a multi-row statement: `rows` groups of `columns` parameters,
+/// numbered `$1`… row by row, each group written by `each`, joined by commas.
+pub(crate) fn placeholders(rows: usize, columns: usize, each: impl Fn(&[String]) -> String) -> String {
+    (0..rows)
+        .map(|r| {
+            let params: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+            each(&params)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Read connections on SQLite: two per core. In WAL mode readers run side by side, one per
 /// core at a time, and each connection is a thread of its own: more of them than that only
 /// compete with the server's workers for the cores. On 2 cores, 8 connections gave a detail

@@ -291,3 +291,98 @@ async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     assert_eq!((counts.get("delivered"), counts.get("pending")), (Some(&2), Some(&1)));
     assert_eq!(deliverer.deliver_due().await.unwrap(), 0, "nothing else is due for 30 s");
 }
+
+/// The worker records a batch of results in two statements; each event's state follows its
+/// own result, and one whose lease was taken meanwhile (a replay) keeps the newer state while
+/// its attempt is still logged.
+#[tokio::test]
+async fn a_batch_of_results_is_recorded_each_to_its_event_and_a_lost_lease_keeps_the_newer_state() {
+    use chrono::{TimeDelta, Utc};
+    use rehome::domain::webhook::{DeliveryStatus, FailureClass};
+    use rehome::store::AttemptResult;
+
+    let app = webhook_app(|_| {}).await;
+    // No endpoint: the server's own worker leaves these events alone.
+    let partner = app.partner("acme").await;
+    let mut seqs = Vec::new();
+    for n in 0..3 {
+        let event = emit(&app, &partner, n).await;
+        seqs.push(app.store.webhook_delivery(partner.brand_id, &event.id).await.unwrap().unwrap().0.seq);
+    }
+    let now = Utc::now();
+    let claimed = app.store.claim_webhooks(&seqs, "worker-a", now, now + TimeDelta::seconds(30)).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    // The third is replayed while in flight: another owner holds it now.
+    let raw = app.db.raw().await;
+    on_raw!(&raw, |pool| {
+        sqlx::query("UPDATE webhook_events SET lease_owner = 'worker-b' WHERE seq = $1")
+            .bind(seqs[2])
+            .execute(pool)
+            .await
+            .unwrap();
+    });
+    raw.close().await;
+
+    let retry_at = now + TimeDelta::seconds(60);
+    let result = |seq, status_code, error, status, next_attempt_at| AttemptResult {
+        seq,
+        attempted_at: now,
+        url: "https://hooks.acme.example/rehome".to_owned(),
+        status_code,
+        error,
+        duration_ms: 12,
+        status,
+        next_attempt_at,
+        response_excerpt: Some("ok".to_owned()),
+    };
+    let results = [
+        result(seqs[0], Some(200), None, DeliveryStatus::Delivered, None),
+        result(seqs[1], Some(503), Some(FailureClass::HttpStatus), DeliveryStatus::Pending, Some(retry_at)),
+        result(seqs[2], Some(200), None, DeliveryStatus::Delivered, None),
+    ];
+    app.store.record_webhook_attempts("worker-a", &results).await.unwrap();
+
+    let (logged, _) = app.store.webhook_deliveries(partner.brand_id, None, 10, 0).await.unwrap();
+    let by_seq = |seq: i64| logged.iter().find(|d| d.seq == seq).unwrap().clone();
+    let delivered = by_seq(seqs[0]);
+    assert_eq!(
+        (delivered.status, delivered.attempts, delivered.last_status_code),
+        (DeliveryStatus::Delivered, 1, Some(200))
+    );
+    assert_eq!(
+        delivered.delivered_at.map(|at| at.timestamp_millis()),
+        Some((now + TimeDelta::milliseconds(12)).timestamp_millis())
+    );
+    let retried = by_seq(seqs[1]);
+    // (The log shows a pending event of a brand without an endpoint as `no_endpoint`.)
+    assert_eq!((retried.status, retried.attempts, retried.last_status_code), (DeliveryStatus::Pending, 1, Some(503)));
+    assert!(retried.delivered_at.is_none());
+    let replayed = by_seq(seqs[2]);
+    assert_eq!((replayed.status, replayed.attempts), (DeliveryStatus::Pending, 1), "the replay's state stands");
+    assert!(replayed.delivered_at.is_none());
+    for seq in &seqs {
+        let id = logged.iter().find(|d| d.seq == *seq).unwrap().event_id.clone();
+        let (_, attempts) = app.store.webhook_delivery(partner.brand_id, &id).await.unwrap().unwrap();
+        assert_eq!(attempts.len(), 1, "every attempt is logged");
+    }
+    // The retry is due when its result said; only the lost one is still leased, by its new
+    // owner.
+    let raw = app.db.raw().await;
+    on_raw!(&raw, |pool| {
+        let (next, error): (Option<rehome::store::Ts>, Option<String>) =
+            sqlx::query_as("SELECT next_attempt_at, last_error FROM webhook_events WHERE seq = $1")
+                .bind(seqs[1])
+                .fetch_one(pool)
+                .await
+                .unwrap();
+        assert_eq!(next.map(|at| at.get().timestamp_millis()), Some(retry_at.timestamp_millis()));
+        assert_eq!(error.as_deref(), Some(FailureClass::HttpStatus.as_str()));
+        let leased: Vec<(i64, String)> =
+            sqlx::query_as("SELECT seq, lease_owner FROM webhook_events WHERE lease_owner IS NOT NULL ORDER BY seq")
+                .fetch_all(pool)
+                .await
+                .unwrap();
+        assert_eq!(leased, vec![(seqs[2], "worker-b".to_owned())]);
+    });
+    raw.close().await;
+}
