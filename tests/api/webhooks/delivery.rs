@@ -161,8 +161,17 @@ async fn a_receiver_that_never_answers_is_cut_off_at_the_five_second_default_tim
     assert!((4_800..=5_200).contains(&ms), "recorded {ms} ms");
 }
 
-#[tokio::test]
-async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
+/// Two partners on a worker of 16 slots, 4 per endpoint: one whose endpoint answers after
+/// 2 s, one whose endpoint answers at once.
+struct SlowAndFast {
+    app: crate::helpers::TestApp,
+    slow_partner: crate::helpers::Partner,
+    fast_partner: crate::helpers::Partner,
+    slow: Receiver,
+    fast: Receiver,
+}
+
+async fn slow_and_fast() -> SlowAndFast {
     let app = webhook_app(|c| {
         c.webhook_timeout_ms = 5_000;
         c.webhook_concurrency = 16;
@@ -176,6 +185,12 @@ async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
     let fast = Receiver::start().await;
     configure(&app, &slow_partner, &slow.url()).await;
     configure(&app, &fast_partner, &fast.url()).await;
+    SlowAndFast { app, slow_partner, fast_partner, slow, fast }
+}
+
+#[tokio::test]
+async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
+    let SlowAndFast { app, slow_partner, fast_partner, slow, fast } = slow_and_fast().await;
 
     // More slow events than the whole worker could run at once.
     for n in 0..40 {
@@ -196,19 +211,7 @@ async fn a_slow_endpoint_of_one_brand_does_not_delay_another_brand() {
 /// brand's event behind it (the worker then asks each endpoint for its oldest).
 #[tokio::test]
 async fn one_brands_backlog_longer_than_the_workers_look_ahead_does_not_hide_another_brands_event() {
-    let app = webhook_app(|c| {
-        c.webhook_timeout_ms = 5_000;
-        c.webhook_concurrency = 16;
-        c.webhook_concurrency_per_endpoint = 4;
-    })
-    .await;
-    let slow_partner = app.partner("slow-sofas").await;
-    let fast_partner = app.partner("fast-sofas").await;
-    let slow = Receiver::start().await;
-    slow.otherwise(Reply::Slow(Duration::from_secs(2), 200));
-    let fast = Receiver::start().await;
-    configure(&app, &slow_partner, &slow.url()).await;
-    configure(&app, &fast_partner, &fast.url()).await;
+    let SlowAndFast { app, slow_partner, fast_partner, slow, fast } = slow_and_fast().await;
 
     // Far more than the head the worker reads (four times its slots, at least 64), all due
     // before the other brand's event.
