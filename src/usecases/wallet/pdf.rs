@@ -74,6 +74,21 @@ fn content_ref(i: usize) -> Ref {
     Ref::new(11 + 2 * i as i32)
 }
 
+/// A PDF of `pages` pages for `statement`, before its pages: the catalog, the page tree,
+/// the document's title and the three standard fonts.
+fn prologue(statement: &Statement, pages: usize) -> Pdf {
+    let mut pdf = Pdf::new();
+    pdf.catalog(CATALOG).pages(TREE);
+    pdf.pages(TREE).kids((0..pages).map(page_ref)).count(pages as i32);
+    pdf.document_info(INFO)
+        .title(pdf_writer::TextStr(&format!("Remittance statement {}", statement.number())))
+        .producer(pdf_writer::TextStr("rehome"));
+    for (_, id, base) in FONTS {
+        pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
+    }
+    pdf
+}
+
 impl Writer {
     /// A PDF of `head` (a statement whose `lines` are not read) with `lines` lines to come.
     pub fn new(head: Statement, lines: usize) -> Self {
@@ -83,15 +98,7 @@ impl Writer {
         let rest = (lines + 1).saturating_sub(first_capacity);
         let pages = 1 + rest.div_ceil(other_capacity);
 
-        let mut pdf = Pdf::new();
-        pdf.catalog(CATALOG).pages(TREE);
-        pdf.pages(TREE).kids((0..pages).map(page_ref)).count(pages as i32);
-        pdf.document_info(INFO)
-            .title(pdf_writer::TextStr(&format!("Remittance statement {}", head.number())))
-            .producer(pdf_writer::TextStr("rehome"));
-        for (_, id, base) in FONTS {
-            pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
-        }
+        let pdf = prologue(&head, pages);
         Self { head, lines, pdf, pages, first_capacity, other_capacity, index: 0, rows: Vec::new() }
     }
 
@@ -379,15 +386,7 @@ pub(crate) mod tests {
         let other_capacity = rows_between(OTHER_TOP, BOTTOM);
         let rest = rows.len().saturating_sub(first_capacity);
         let pages = 1 + rest.div_ceil(other_capacity);
-        let mut pdf = Pdf::new();
-        pdf.catalog(CATALOG).pages(TREE);
-        pdf.pages(TREE).kids((0..pages).map(page_ref)).count(pages as i32);
-        pdf.document_info(INFO)
-            .title(pdf_writer::TextStr(&format!("Remittance statement {}", statement.number())))
-            .producer(pdf_writer::TextStr("rehome"));
-        for (_, id, base) in FONTS {
-            pdf.type1_font(id).base_font(Name(base.as_bytes())).encoding_predefined(Name(b"WinAnsiEncoding"));
-        }
+        let mut pdf = prologue(statement, pages);
         let mut remaining = rows.as_slice();
         for index in 0..pages {
             let mut content = Content::new();
