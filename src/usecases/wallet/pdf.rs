@@ -89,6 +89,23 @@ fn prologue(statement: &Statement, pages: usize) -> Pdf {
     pdf
 }
 
+/// Page `index` of the PDF: its compressed content stream and the page object that shows it
+/// with the three fonts.
+fn page_object(pdf: &mut Pdf, index: usize, content: Content) {
+    let stream = compress(&content.finish().into_vec());
+    pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
+    let mut page = pdf.page(page_ref(index));
+    page.parent(TREE).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
+    let mut resources = page.resources();
+    let mut font_dict = resources.fonts();
+    for (name, id, _) in FONTS {
+        font_dict.pair(name, id);
+    }
+    font_dict.finish();
+    resources.finish();
+    page.finish();
+}
+
 impl Writer {
     /// A PDF of `head` (a statement whose `lines` are not read) with `lines` lines to come.
     pub fn new(head: Statement, lines: usize) -> Self {
@@ -159,18 +176,7 @@ impl Writer {
         let footer =
             format!("Statement {} - {} - page {} of {}", self.head.number(), self.head.brand(), index + 1, self.pages);
         text(&mut content, PROSE, 8.0, MARGIN, MARGIN, &footer);
-        let stream = compress(&content.finish().into_vec());
-        self.pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
-        let mut page = self.pdf.page(page_ref(index));
-        page.parent(TREE).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
-        let mut resources = page.resources();
-        let mut font_dict = resources.fonts();
-        for (name, id, _) in FONTS {
-            font_dict.pair(name, id);
-        }
-        font_dict.finish();
-        resources.finish();
-        page.finish();
+        page_object(&mut self.pdf, index, content);
         self.index += 1;
     }
 }
@@ -408,18 +414,7 @@ pub(crate) mod tests {
             let footer =
                 format!("Statement {} - {} - page {} of {pages}", statement.number(), statement.brand(), index + 1);
             text(&mut content, PROSE, 8.0, MARGIN, MARGIN, &footer);
-            let stream = compress(&content.finish().into_vec());
-            pdf.stream(content_ref(index), &stream).filter(Filter::FlateDecode);
-            let mut page = pdf.page(page_ref(index));
-            page.parent(TREE).media_box(Rect::new(0.0, 0.0, WIDTH, HEIGHT)).contents(content_ref(index));
-            let mut resources = page.resources();
-            let mut font_dict = resources.fonts();
-            for (name, id, _) in FONTS {
-                font_dict.pair(name, id);
-            }
-            font_dict.finish();
-            resources.finish();
-            page.finish();
+            page_object(&mut pdf, index, content);
         }
         pdf.finish()
     }
