@@ -372,7 +372,8 @@ async fn open_sqlite(url: &str) -> anyhow::Result<(Pool<Sqlite>, Pool<Sqlite>)> 
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true);
+        .foreign_keys(true)
+        .pragma("soft_heap_limit", SQLITE_HEAP_LIMIT.to_string());
     migrate_sqlite(&options).await.with_context(|| format!("cannot migrate database {url}"))?;
     let write = Pool::<Sqlite>::connect(options.clone(), 1, SQLITE_WAIT)
         .await
@@ -447,6 +448,16 @@ fn sqlite_readers() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2).clamp(2, 32)
 }
 
+/// The most memory SQLite keeps, all connections together, before it recycles page-cache
+/// pages (`PRAGMA soft_heap_limit`, process-wide). The bundled SQLite is built with
+/// `SQLITE_ENABLE_MEMORY_MANAGEMENT`, so every connection's page cache, and each one's
+/// temporary database's, draws on one pool whose size is the sum of their `cache_size`s
+/// (2 MB each): under the read load at a million listings it held about 30 MB, a third of
+/// the node's memory, for a working set no cache of that size keeps anyway (issue 34,
+/// `docs/performance.md`, "Memory under the read load on SQLite"). It is a soft limit: a
+/// statement that needs more gets it, and gives it back when it ends.
+const SQLITE_HEAP_LIMIT: u64 = 8 << 20;
+
 /// How long a SQLite caller waits for a connection (sqlx's default).
 const SQLITE_WAIT: Duration = Duration::from_secs(30);
 
@@ -519,6 +530,20 @@ mod tests {
         let (url, size) = split_pool_size("postgres://u@h/db").unwrap();
         assert_eq!((url.as_str(), size), ("postgres://u@h/db", DEFAULT_PG_POOL));
         assert!(split_pool_size("postgres://u@h/db?max_connections=0").is_err());
+    }
+
+    /// Every connection, read and write, carries the limit (it is process-wide, so the
+    /// last one set wins: they all set the same).
+    #[tokio::test]
+    async fn sqlite_keeps_its_memory_under_the_limit_on_every_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("h.db").display());
+        let (read, write) = open_sqlite(&url).await.unwrap();
+        for pool in [&read, &write] {
+            let mut conn = pool.acquire().await.unwrap();
+            let limit: i64 = sqlx::query_scalar("PRAGMA soft_heap_limit").fetch_one(&mut *conn).await.unwrap();
+            assert_eq!(limit, SQLITE_HEAP_LIMIT as i64);
+        }
     }
 
     /// The reference check runs after a start that migrated, not at every start: a start
