@@ -214,6 +214,7 @@ impl Deliverer {
         let mut batch = 1;
         let mut by_a_delivery = false;
         let mut wake_at = tokio::time::Instant::now();
+        let mut recording: Option<JoinHandle<()>> = None;
         loop {
             while let Some(done) = tasks.try_join_next_with_id() {
                 self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
@@ -228,7 +229,6 @@ impl Deliverer {
             }
             let free = self.settings.concurrency.saturating_sub(tasks.len());
             if free > 0 && (!by_a_delivery || tasks.is_empty() || since_claim >= batch) {
-                self.record(&mut finished).await;
                 let mut lost_race = false;
                 match self.claim(&in_flight, free, tasks.len()).await {
                     Ok(Claimed { jobs, lost }) => {
@@ -244,6 +244,16 @@ impl Deliverer {
                         }
                     }
                     Err(e) => tracing::error!(error = %e, "cannot claim webhook deliveries"),
+                }
+                // The finished deliveries are recorded while the new ones run and the loop
+                // waits, not before the claim: new deliveries start a statement sooner, and
+                // the loop never waits for a recording unless the one before is still going.
+                if !finished.is_empty() {
+                    if let Some(previous) = recording.take() {
+                        let _ = previous.await;
+                    }
+                    let (this, results) = (self.clone(), std::mem::take(&mut finished));
+                    recording = Some(tokio::spawn(async move { this.record(results).await }));
                 }
                 since_claim = 0;
                 batch = (tasks.len() / 4).max(1);
@@ -274,7 +284,10 @@ impl Deliverer {
         while let Some(done) = tasks.join_next_with_id().await {
             self.collect(done, &mut brand_of, &mut in_flight, &mut finished);
         }
-        self.record(&mut finished).await;
+        if let Some(previous) = recording {
+            let _ = previous.await;
+        }
+        self.record(finished).await;
         if let Err(e) = self.store.release_webhook_leases(&self.owner).await {
             tracing::warn!(error = %e, "cannot release webhook leases; they expire on their own");
         }
@@ -329,13 +342,13 @@ impl Deliverer {
         }
     }
 
-    async fn record(&self, finished: &mut Vec<AttemptResult>) {
+    async fn record(&self, finished: Vec<AttemptResult>) {
         if finished.is_empty() {
             return;
         }
         // On failure the results are dropped: their leases run out and the events are sent
         // again (at least once, never lost).
-        match self.store.record_webhook_attempts(&self.owner, finished).await {
+        match self.store.record_webhook_attempts(&self.owner, &finished).await {
             Ok(_) => {
                 if let Some(metrics) = &self.metrics {
                     for attempt in finished.iter() {
@@ -345,7 +358,6 @@ impl Deliverer {
             }
             Err(e) => tracing::error!(error = %e, count = finished.len(), "cannot record webhook attempts"),
         }
-        finished.clear();
     }
 
     async fn park_undeliverable(&self) {
@@ -407,8 +419,7 @@ impl Deliverer {
                 let (outbound, settings, sealer) = (self.outbound.clone(), self.settings.clone(), self.sealer.clone());
                 tasks.spawn(async move { attempt(&outbound, &settings, sealer.as_ref(), job).await });
             }
-            let mut finished: Vec<AttemptResult> = tasks.join_all().await;
-            self.record(&mut finished).await;
+            self.record(tasks.join_all().await).await;
         }
     }
 }
