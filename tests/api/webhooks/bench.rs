@@ -14,8 +14,15 @@
 //! `REHOME_BENCH_NODES` (1) server nodes on the one database; `REHOME_BENCH_CONCURRENCY`
 //! (the default, 64) deliveries in flight per node. With `REHOME_TEST_POSTGRES` set it runs
 //! on PostgreSQL.
+//!
+//! The receiver only counts the backlog's requests (it keeps the trickle's, whose times the
+//! latency figures read), so the process's resident memory, sampled from the backlog's
+//! release to the trickle's end, is the nodes' plus a small receiver and emitter: an upper
+//! bound of the server's own.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rehome::app::Server;
@@ -32,6 +39,13 @@ use crate::helpers::{on_raw, open_store, TestDb};
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// This process's resident memory now, in KiB (`VmRSS` of `/proc/self/status`).
+fn resident_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or_default();
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -72,6 +86,7 @@ async fn webhook_delivery_throughput_and_latency() {
         stops.push(stop);
     }
     let receiver = Receiver::start().await;
+    receiver.count_only(backlog);
     let client = reqwest::Client::new();
 
     let mut brands = Vec::new();
@@ -108,6 +123,17 @@ async fn webhook_delivery_throughput_and_latency() {
     }
     raw.close().await;
     let emit_rate = backlog as f64 / emitted.elapsed().as_secs_f64();
+    let rss_at_release = resident_kib();
+    let rss_peak = Arc::new(AtomicU64::new(rss_at_release));
+    let sampling = {
+        let peak = rss_peak.clone();
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(resident_kib(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+    };
     let started = Instant::now();
     for (_, key) in &brands {
         let response =
@@ -137,7 +163,8 @@ async fn webhook_delivery_throughput_and_latency() {
     }
     let trickled = || async { (receiver.count() >= backlog + latency_events).then_some(()) };
     crate::helpers::poll(Duration::from_secs(120), trickled).await.expect("every trickled event received");
-    let hits = receiver.hits_from(backlog);
+    sampling.abort();
+    let hits = receiver.hits();
     let mut latencies: Vec<Duration> = hits
         .iter()
         .filter_map(|hit| sent_at.get(&hit.event_id()).map(|at| hit.at.saturating_duration_since(*at)))
@@ -165,6 +192,11 @@ async fn webhook_delivery_throughput_and_latency() {
         pct(0.90).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3,
         latencies[latencies.len() - 1].as_secs_f64() * 1e3,
+    );
+    println!(
+        "  resident memory of the process (nodes, receiver, emitter): {:.1} MiB when the backlog was released, peak {:.1} MiB through the drain and the trickle",
+        rss_at_release as f64 / 1024.0,
+        rss_peak.load(Ordering::Relaxed) as f64 / 1024.0,
     );
     for stop in stops {
         let _ = stop.send(());
