@@ -345,6 +345,19 @@ class SlowStart(hb.Server):
         raise RuntimeError("server did not become ready")
 
 
+def rust_walk(walker, base, key, per_page=100):
+    """The same walk by `examples/sync_walk.rs` (reqwest + serde_json): (rows, seconds, pages)."""
+    out = subprocess.run([walker, base, key, str(per_page)], check=True, capture_output=True, text=True).stdout
+    rows, secs, pages = out.split()
+    return int(rows), float(secs), int(pages)
+
+
+def walker_binary():
+    """Builds the Rust walker (`cargo build --release --example sync_walk`) and returns its path."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "--example", "sync_walk"], cwd=hb.ROOT, check=True)
+    return os.path.join(hb.target_dir(), "release", "examples", "sync_walk")
+
+
 def sync_walk(base, key, per_page=100):
     """Walks the whole brand by cursor on one keep-alive connection; (rows, seconds, pages)."""
     url = urllib.parse.urlsplit(base)
@@ -388,6 +401,8 @@ def one_by_one(server, path, key, n):
 
 def run(args, binary):
     report = {}
+    only_walk = args.only is None or "walk" in args.only.split(",")
+    walker = None if args.python_walk or not only_walk else (os.environ.get("REHOME_BENCH_WALKER") or walker_binary())
     for label, state in chosen_states(args):
         server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
         t0 = time.time()
@@ -440,10 +455,13 @@ def run(args, binary):
             walks = []
             if only is None or "walk" in only:
                 for i in range(args.runs):
-                    n, secs, pages = sync_walk(server.base, key)
+                    if walker:
+                        n, secs, pages = rust_walk(walker, server.base, key)
+                    else:
+                        n, secs, pages = sync_walk(server.base, key)
                     walks.append((n, secs, pages))
-                    print(f"  run {i + 1} sync walk: {n} rows in {pages} pages, {secs:.1f} s, {n / secs:.0f} rows/s",
-                          file=sys.stderr)
+                    print(f"  run {i + 1} sync walk ({'rust' if walker else 'python'}): {n} rows in {pages} pages, "
+                          f"{secs:.1f} s, {n / secs:.0f} rows/s", file=sys.stderr)
         finally:
             sampler_stop.set()
             sampler.join()
@@ -611,6 +629,9 @@ def main():
     parser.add_argument("--idle", type=int, default=30, help="idle: seconds to watch an idle node")
     parser.add_argument("--db", help="run on this database only: 100k, or the big one's label (1M, 2M…)")
     parser.add_argument("--only", help="comma-separated scenario numbers (0-7) and/or 'walk'")
+    parser.add_argument("--python-walk", action="store_true",
+                        help="walk with the Python client (parses each page with json.loads) instead of the Rust "
+                             "one (examples/sync_walk.rs)")
     args = parser.parse_args()
     binary = os.environ.get("REHOME_BENCH_BINARY") or os.path.join(hb.target_dir(), "release", "rehome")
     if args.command == "seed":
