@@ -13,7 +13,8 @@ use crate::domain::key_request::key_prefix;
 use crate::domain::user::{Role, Scopes};
 use crate::logging;
 use crate::store::{
-    copy_sqlite_to_postgres, default_key_path, is_postgres_url, PostgresStore, Sealer, SqliteStore, Store, Ts,
+    copy_sqlite_to_postgres, default_key_path, is_postgres_url, limit_sqlite_memory, PostgresStore, Sealer,
+    SqliteStore, Store, Ts, DEFAULT_SQLITE_MEMORY_MIB,
 };
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;
@@ -26,6 +27,12 @@ pub struct Cli {
     /// Database URL: `sqlite://FILE` (or a bare file path).
     #[arg(long, global = true, env = "REHOME_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
     pub database_url: String,
+
+    /// SQLite only: the most memory, in MiB, SQLite keeps for all its connections together
+    /// before it recycles cached pages (its soft heap limit); 0 for no limit.
+    #[arg(long, global = true, env = "REHOME_SQLITE_MEMORY_MIB", default_value_t = DEFAULT_SQLITE_MEMORY_MIB,
+          value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
+    pub sqlite_memory_mib: u64,
 
     #[command(subcommand)]
     pub command: Command,
@@ -187,6 +194,7 @@ pub enum KeysCommand {
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    limit_sqlite_memory(cli.sqlite_memory_mib);
     match cli.command {
         Command::Serve { config, demo, demo_reset } => {
             let _log = logging::init(config.log_format);
@@ -501,5 +509,17 @@ mod tests {
     fn listing_lines_keep_one_record_per_line_and_one_field_per_column() {
         let fields = ["7".to_owned(), "a\tb".to_owned(), "line\nbreak".to_owned()];
         assert_eq!(tab_separated(&fields), "7\ta b\tline break");
+    }
+
+    #[test]
+    fn sqlite_memory_is_a_number_of_mib_within_bounds_for_every_command() {
+        use clap::Parser;
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|cli| cli.sqlite_memory_mib);
+        assert_eq!(parse(&["rehome", "keys", "revoke", "1"]).unwrap(), DEFAULT_SQLITE_MEMORY_MIB);
+        assert_eq!(parse(&["rehome", "keys", "revoke", "1", "--sqlite-memory-mib", "0"]).unwrap(), 0);
+        assert_eq!(parse(&["rehome", "--sqlite-memory-mib", "64", "keys", "revoke", "1"]).unwrap(), 64);
+        for refused in ["-1", "1048577", "8MB", ""] {
+            assert!(parse(&["rehome", "--sqlite-memory-mib", refused, "keys", "revoke", "1"]).is_err(), "{refused}");
+        }
     }
 }

@@ -9,7 +9,8 @@
 //! at least every poll interval (`REHOME_WEBHOOK_POLL_MS`: events written by other
 //! processes, expired leases). Woken by finishing deliveries alone, it claims again once a
 //! quarter of those in flight have finished, and records the finished ones together, so a
-//! backlog costs a few statements per batch rather than per delivery (issue 34).
+//! backlog costs a few statements per batch rather than per delivery (issue 34). A batch's
+//! results are recorded in a task of their own while the next batch is claimed and sent.
 //!
 //! A lease lasts twice the delivery timeout plus a second: longer than any attempt, so a
 //! live worker never loses one, and short enough that a crashed worker's events are

@@ -41,6 +41,7 @@ mod warehouses;
 mod webhooks;
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -373,7 +374,7 @@ async fn open_sqlite(url: &str) -> anyhow::Result<(Pool<Sqlite>, Pool<Sqlite>)> 
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true)
-        .pragma("soft_heap_limit", SQLITE_HEAP_LIMIT.to_string());
+        .pragma("soft_heap_limit", SQLITE_MEMORY.load(Ordering::Relaxed).to_string());
     migrate_sqlite(&options).await.with_context(|| format!("cannot migrate database {url}"))?;
     let write = Pool::<Sqlite>::connect(options.clone(), 1, SQLITE_WAIT)
         .await
@@ -449,14 +450,25 @@ fn sqlite_readers() -> usize {
 }
 
 /// The most memory SQLite keeps, all connections together, before it recycles page-cache
-/// pages (`PRAGMA soft_heap_limit`, process-wide). The bundled SQLite is built with
-/// `SQLITE_ENABLE_MEMORY_MANAGEMENT`, so every connection's page cache, and each one's
-/// temporary database's, draws on one pool whose size is the sum of their `cache_size`s
-/// (2 MB each): under the read load at a million listings it held about 30 MB, a third of
-/// the node's memory, for a working set no cache of that size keeps anyway (issue 34,
-/// `docs/performance.md`, "Memory under the read load on SQLite"). It is a soft limit: a
-/// statement that needs more gets it, and gives it back when it ends.
-const SQLITE_HEAP_LIMIT: u64 = 8 << 20;
+/// pages (`PRAGMA soft_heap_limit`, process-wide), by default: `REHOME_SQLITE_MEMORY_MIB`.
+/// The bundled SQLite is built with `SQLITE_ENABLE_MEMORY_MANAGEMENT`, so every connection's
+/// page cache, and each one's temporary database's, draws on one pool whose size is the sum
+/// of their `cache_size`s (2 MB each): under the read load at a million listings it held
+/// about 30 MB, a third of the node's memory (issue 34, `docs/performance.md`, "Memory under
+/// the read load on SQLite"). It is a soft limit: a statement that needs more gets it, and
+/// gives it back when it ends. The price is more page reads from the OS's cache for searches
+/// whose index pages no longer stay cached (measured there).
+pub const DEFAULT_SQLITE_MEMORY_MIB: u64 = 8;
+
+/// The limit in bytes (0: none) that SQLite connections opened from now on set.
+static SQLITE_MEMORY: AtomicU64 = AtomicU64::new(DEFAULT_SQLITE_MEMORY_MIB << 20);
+
+/// Sets how much memory, in MiB, SQLite keeps for all this process's connections (0: no
+/// limit), for the connections opened after it ([`DEFAULT_SQLITE_MEMORY_MIB`] until then).
+/// Process-wide, as SQLite's own limit is.
+pub fn limit_sqlite_memory(mib: u64) {
+    SQLITE_MEMORY.store(mib.saturating_mul(1 << 20), Ordering::Relaxed);
+}
 
 /// How long a SQLite caller waits for a connection (sqlx's default).
 const SQLITE_WAIT: Duration = Duration::from_secs(30);
@@ -542,7 +554,7 @@ mod tests {
         for pool in [&read, &write] {
             let mut conn = pool.acquire().await.unwrap();
             let limit: i64 = sqlx::query_scalar("PRAGMA soft_heap_limit").fetch_one(&mut *conn).await.unwrap();
-            assert_eq!(limit, SQLITE_HEAP_LIMIT as i64);
+            assert_eq!(limit, (DEFAULT_SQLITE_MEMORY_MIB << 20) as i64);
         }
     }
 
