@@ -450,7 +450,7 @@ fn sqlite_readers() -> usize {
 }
 
 /// The most memory SQLite keeps, all connections together, before it recycles page-cache
-/// pages (`PRAGMA soft_heap_limit`, process-wide), by default: `REHOME_SQLITE_MEMORY_MIB`.
+/// pages (`PRAGMA soft_heap_limit`, process-wide): the default of `REHOME_SQLITE_MEMORY_MIB`.
 /// The bundled SQLite is built with `SQLITE_ENABLE_MEMORY_MANAGEMENT`, so every connection's
 /// page cache, and each one's temporary database's, draws on one pool whose size is the sum
 /// of their `cache_size`s (2 MB each): under the read load at a million listings it held

@@ -17,8 +17,8 @@
 //!
 //! The receiver only counts the backlog's requests (it keeps the trickle's, whose times the
 //! latency figures read), so the process's resident memory, sampled from the backlog's
-//! release to the trickle's end, is the nodes' plus a small receiver and emitter: an upper
-//! bound of the server's own.
+//! release to the trickle's end, is the nodes' plus the receiver's and the emitter's: an
+//! upper bound of the server's own.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
