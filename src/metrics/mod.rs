@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use http::{method_index, RouteSeries};
+pub use process::resident_memory_bytes;
 use prometheus::{
     Gauge, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };

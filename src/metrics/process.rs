@@ -33,7 +33,7 @@ impl ProcessMetrics {
 
     /// Reads `/proc/self` again; a figure that cannot be read keeps its last value.
     pub(super) fn refresh(&self) {
-        if let Some(bytes) = std::fs::read_to_string("/proc/self/status").ok().as_deref().and_then(resident_bytes) {
+        if let Some(bytes) = resident_memory_bytes() {
             self.resident_memory.set(bytes);
         }
         if let Some(seconds) = std::fs::read_to_string("/proc/self/stat").ok().as_deref().and_then(cpu_seconds) {
@@ -49,6 +49,12 @@ impl ProcessMetrics {
             self.open_fds.set(i64::try_from(open).unwrap_or(i64::MAX));
         }
     }
+}
+
+/// This process's resident memory now, in bytes (`VmRSS` of `/proc/self/status`; `None`
+/// where that cannot be read).
+pub fn resident_memory_bytes() -> Option<i64> {
+    std::fs::read_to_string("/proc/self/status").ok().as_deref().and_then(resident_bytes)
 }
 
 /// `VmRSS` of `/proc/self/status`, in bytes.

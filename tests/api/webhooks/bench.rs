@@ -32,6 +32,7 @@ use rehome::app::Server;
 use rehome::config::Config;
 use rehome::domain::event::{Event, EventType};
 use rehome::domain::user::{Role, Scopes};
+use rehome::metrics::resident_memory_bytes;
 use rehome::store::insert_event;
 use rehome::usecases::accounts;
 use serde_json::json;
@@ -44,11 +45,9 @@ fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// This process's resident memory now, in KiB (`VmRSS` of `/proc/self/status`).
+/// This process's resident memory now, in KiB (0 where it cannot be read).
 fn resident_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or_default();
-    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+    resident_memory_bytes().map_or(0, |bytes| u64::try_from(bytes / 1024).unwrap_or(0))
 }
 
 #[tokio::test(flavor = "multi_thread")]
