@@ -191,15 +191,18 @@ def wrk_nodes(nodes, path, key, connections, duration, script=None):
             "p99": max(r["p99"] for r in out), "errors": sum(r["errors"] for r in out)}
 
 
-def run_scenarios(server, scenarios, runs, duration, connections):
+def run_scenarios(server, scenarios, runs, duration, connections, after_each=None):
     """scenarios: list of (name, path, key) or (name, path, key, wrk lua script). Interleaves them run by run.
-    With several nodes (server.nodes) every run loads all of them at once."""
+    With several nodes (server.nodes) every run loads all of them at once. `after_each`, if given, is
+    called after every run (to let the server finish what wrk gave up on)."""
     nodes = getattr(server, "nodes", [server])
     results = {sc[0]: [] for sc in scenarios}
     for i in range(runs):
         for name, path, key, *script in scenarios:
             r = wrk_nodes(nodes, path, key, connections, duration, script=script[0] if script else None)
             results[name].append(r)
+            if after_each:
+                after_each()
             print(f"  run {i + 1} {name:<28} {r['rps']:>9.0f} req/s  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
                   f"  non-2xx {r['errors']}", file=sys.stderr)
     return [summarise(sc[0], results[sc[0]]) for sc in scenarios]

@@ -399,13 +399,23 @@ def one_by_one(server, path, key, n):
     return statistics.median(times), max(times)
 
 
-def bounded_statements(db):
-    """On PostgreSQL, the node's URL with a statement timeout a little over wrk's 2 s: a request
-    wrk gives up on is cancelled by the server too, instead of running on into the next
-    scenario's measurement (sqlx passes `options` on as the connection's `-c` settings)."""
+def settled(db):
+    """After each wrk run, a callable that waits until the node's PostgreSQL statements are
+    done, cancelling those still running (wrk gives up on a request after 2 s; PostgreSQL
+    would go on with it into the next scenario's measurement). None on SQLite."""
     if not db.startswith("postgres"):
-        return db
-    return db + ("&" if "?" in db else "?") + "options=-c%20statement_timeout%3D3000"
+        return None
+    url = db.split("?", 1)[0]
+    name = url.rsplit("/", 1)[1]
+
+    def settle():
+        for _ in range(100):
+            running = hb.psql(url, "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity "
+                                   f"WHERE datname = '{name}' AND state = 'active' AND pid <> pg_backend_pid()")
+            if running == "0":
+                return
+            time.sleep(0.1)
+    return settle
 
 
 def run(args, binary):
@@ -413,7 +423,7 @@ def run(args, binary):
     only_walk = args.only is None or "walk" in args.only.split(",")
     walker = None if args.python_walk or not only_walk else (os.environ.get("REHOME_BENCH_WALKER") or walker_binary())
     for label, state in chosen_states(args):
-        server = SlowStart(binary, state["workdir"], bounded_statements(state["db"]), state["data_key"])
+        server = SlowStart(binary, state["workdir"], state["db"], state["data_key"])
         t0 = time.time()
         server.start()
         start_s = time.time() - t0
@@ -460,7 +470,8 @@ def run(args, binary):
                           f"| worst {worst:.1f} ms |")
                 sys.stdout.flush()
                 continue
-            rows = hb.run_scenarios(server, scenarios, args.runs, args.duration, args.connections)
+            rows = hb.run_scenarios(server, scenarios, args.runs, args.duration, args.connections,
+                                    after_each=settled(state["db"]))
             walks = []
             if only is None or "walk" in only:
                 for i in range(args.runs):
