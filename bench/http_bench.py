@@ -117,12 +117,14 @@ class Server:
                 time.sleep(0.05)
         raise RuntimeError("server did not become ready")
 
-    def rss_kib(self):
+    def status_kib(self, *fields):
+        """The named kB fields of the process's /proc/PID/status (VmRSS, VmHWM, RssAnon, …); 0 for one it lacks."""
         with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+            found = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f) if k in fields}
+        return {field: found.get(field, 0) for field in fields}
+
+    def rss_kib(self):
+        return self.status_kib("VmRSS")["VmRSS"]
 
     def stop(self):
         if self.proc:
@@ -427,8 +429,7 @@ def bulk_rows(count):
 
 
 def hwm_kib(server):
-    with open(f"/proc/{server.proc.pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return server.status_kib("VmHWM")["VmHWM"]
 
 
 def timed_post(conn, path, key, body):

@@ -602,9 +602,7 @@ def idle(args, binary):
                 samples.append(server.rss_kib() / 1024)
             # What the end's RSS is made of: the heap and stacks (anonymous) against the binary's
             # own pages mapped from the page cache (file-backed: shared and reclaimable).
-            with open(f"/proc/{server.proc.pid}/status") as f:
-                parts = {k: int(v.split()[0]) / 1024 for k, v in (line.split(":", 1) for line in f)
-                         if k in ("RssAnon", "RssFile", "RssShmem")}
+            parts = {k: kib / 1024 for k, kib in server.status_kib("RssAnon", "RssFile", "RssShmem").items()}
             print(f"| {label} | idle {args.idle} s | RSS at start {samples[0]:.1f} MiB | at the end {samples[-1]:.1f} MiB "
                   f"(anonymous {parts.get('RssAnon', 0):.1f}, file-backed {parts.get('RssFile', 0):.1f}, "
                   f"shared memory {parts.get('RssShmem', 0):.1f}) | peak {max(samples):.1f} MiB |")
