@@ -17,14 +17,17 @@ use crate::media;
 use crate::state::AppState;
 use crate::store::Store;
 
-/// The one router: the API's routes and the dashboard under `/dashboard` (outside the
-/// `/v1` gate, so its pages never count against the API's per-address limit, decisions
-/// 9.6), with the API's answers to unknown paths and methods.
+/// The one router: the API's routes, the dashboard under `/dashboard` (outside the `/v1`
+/// gate, so its pages never count against the API's per-address limit, decisions 9.6) and
+/// the storefront under `/marketplace` (with a limit of its own, decisions 14.7), with the
+/// API's answers to unknown paths and methods.
 pub fn router(state: AppState) -> Router {
     let dashboard = crate::web::router().layer(crate::http::body_limit(&state));
     crate::http::routes(&state)
         .nest("/dashboard", dashboard)
         .route("/dashboard/", crate::http::routing::get(crate::web::to_home))
+        .merge(crate::storefront::router(&state))
+        .route("/", crate::http::routing::get(crate::storefront::front_door))
         .fallback(crate::http::unknown_route)
         .method_not_allowed_fallback(crate::http::method_not_allowed)
         .with_state(state)
@@ -151,13 +154,17 @@ impl Server {
     }
 }
 
-/// Folds the brands' listing count rows every few seconds (every node does; folds are safe
+/// Folds the brands' listing count rows and the storefront's facet counts every few seconds (every node does; folds are safe
 /// beside one another), so that a list page's total sums one or a few rows.
 fn spawn_listing_count_folder(store: Store, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
     const BATCH: i64 = 100;
     spawn_batches(Duration::from_secs(5), BATCH, stop, "cannot fold listing counts", move || {
         let store = store.clone();
-        async move { store.fold_listing_counts(BATCH).await.map(|n| n as i64) }
+        async move {
+            let listings = store.fold_listing_counts(BATCH).await?;
+            let market = store.fold_market_counts(BATCH).await?;
+            Ok(listings.max(market) as i64)
+        }
     })
 }
 

@@ -15,6 +15,8 @@ use crate::domain::wallet::Hold;
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://rehome.db";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
+/// Storefront requests a minute per address (decisions 14.7).
+pub const DEFAULT_MARKETPLACE_RATE_LIMIT: u32 = 600;
 pub const DEFAULT_KEY_CACHE_MS: u64 = 1000;
 /// A 10 MiB image is 13,981,016 characters of base64; leave room for the JSON around it.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
@@ -129,6 +131,11 @@ pub struct Config {
     /// Default requests per minute per API key (and per client address without a valid key).
     #[arg(long, env = "REHOME_RATE_LIMIT", default_value_t = DEFAULT_RATE_LIMIT)]
     pub rate_limit: u32,
+
+    /// Storefront requests (`/marketplace`, `/robots.txt`) per minute per client address
+    /// (decisions 14.7); over it a 429 page with `Retry-After`.
+    #[arg(long, env = "REHOME_MARKETPLACE_RATE_LIMIT", default_value_t = DEFAULT_MARKETPLACE_RATE_LIMIT)]
+    pub marketplace_rate_limit: u32,
 
     /// How long a verified key is trusted before it is read again (revocation delay), in ms.
     #[arg(long, env = "REHOME_KEY_CACHE_MS", default_value_t = DEFAULT_KEY_CACHE_MS)]
@@ -397,6 +404,9 @@ impl Config {
     pub fn resolve(mut self, bound: SocketAddr) -> anyhow::Result<Self> {
         if self.rate_limit == 0 {
             bail!("REHOME_RATE_LIMIT must be at least 1");
+        }
+        if self.marketplace_rate_limit == 0 {
+            bail!("REHOME_MARKETPLACE_RATE_LIMIT must be at least 1");
         }
         if self.max_body_bytes < 1024 {
             bail!("REHOME_MAX_BODY_BYTES must be at least 1024");

@@ -31,6 +31,8 @@ pub mod net;
 pub mod state;
 /// The storage boundary.
 pub mod store;
+/// The marketplace's public pages under `/marketplace`: catalogue, listings, brands, sitemap.
+pub mod storefront;
 /// The operations every edge (API, dashboard, bulk import, CLI) calls, one module per capability.
 pub mod usecases;
 /// The partner dashboard: pages under `/dashboard`, sessions, CSRF, templates.

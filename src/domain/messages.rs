@@ -5,7 +5,7 @@
 
 use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS, MAX_CLEARANCE_QUANTITY, MAX_OVERLAP_HOURS, MAX_ROLL_HOURS};
 use super::listing::{MAX_Q_CHARS, MAX_Q_WORDS};
-use super::money::MAX_PRICE;
+use super::money::{thousands, MAX_PRICE};
 use super::text::{FIRST_YEAR, LAST_YEAR};
 
 /// The sentence for reason `code` on `field`.
@@ -85,24 +85,6 @@ fn range_of(name: &str) -> Option<(i64, String, &'static str)> {
         "quantity" => (1, thousands(&MAX_CLEARANCE_QUANTITY.to_string()), ""),
         _ => return None,
     })
-}
-
-/// `1000000.00` as `1,000,000.00`.
-fn thousands(amount: &str) -> String {
-    let (whole, rest) = amount.split_once('.').unwrap_or((amount, ""));
-    let digits: Vec<char> = whole.chars().collect();
-    let mut out = String::new();
-    for (i, digit) in digits.iter().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(*digit);
-    }
-    if rest.is_empty() {
-        out
-    } else {
-        format!("{out}.{rest}")
-    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod retention;
 pub mod session;
 pub mod settings;
 pub mod statement;
+pub mod storefront;
 pub mod taxonomy;
 pub mod team;
 pub mod text;

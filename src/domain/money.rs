@@ -105,6 +105,35 @@ impl Pence {
     }
 }
 
+impl Pence {
+    /// The amount as a buyer reads it: `£1,250.00`.
+    pub fn pounds(self) -> String {
+        format!("£{}", thousands(&self.to_string()))
+    }
+}
+
+/// `1000000.00` as `1,000,000.00` (a leading `-` is kept in front).
+pub fn thousands(amount: &str) -> String {
+    let (sign, amount) = match amount.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", amount),
+    };
+    let (whole, rest) = amount.split_once('.').unwrap_or((amount, ""));
+    let digits: Vec<char> = whole.chars().collect();
+    let mut out = String::from(sign);
+    for (i, digit) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(*digit);
+    }
+    if rest.is_empty() {
+        out
+    } else {
+        format!("{out}.{rest}")
+    }
+}
+
 impl fmt::Display for Pence {
     /// Pounds with two decimals, for messages and logs: `19.99`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

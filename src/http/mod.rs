@@ -202,7 +202,7 @@ where
 }
 
 /// The peer address of the connection; never a client-supplied header.
-fn client_ip(request: &Request) -> IpAddr {
+pub(crate) fn client_ip(request: &Request) -> IpAddr {
     request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -36,6 +36,8 @@ const WINDOW_MS: u64 = WINDOW_NANOS / 1_000_000;
 pub enum LimitKey {
     Key(i64),
     Addr(IpAddr),
+    /// A storefront visitor's address: a quota apart from the API's (decisions 14.7).
+    Shopper(IpAddr),
 }
 
 impl LimitKey {
@@ -45,6 +47,7 @@ impl LimitKey {
         match self {
             Self::Key(id) => format!("key:{id}"),
             Self::Addr(addr) => format!("addr:{addr}"),
+            Self::Shopper(addr) => format!("shop:{addr}"),
         }
     }
 }

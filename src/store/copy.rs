@@ -18,9 +18,10 @@ use sqlx::{PgConnection, QueryBuilder, Row};
 use super::{PostgresStore, SqliteStore, Ts};
 
 /// Tables that are not data: sqlx's migration log (each backend has its own), the shared
-/// rate-limit counts (PostgreSQL only, and short-lived), the brands' listing counts (the
-/// target's triggers count the listings as they are copied), and the periodic jobs' leases.
-const NOT_COPIED: [&str; 4] = ["_sqlx_migrations", "rate_limit_slots", "listing_counts", "job_leases"];
+/// rate-limit counts (PostgreSQL only, and short-lived), the brands' listing counts and the
+/// storefront's facet counts (the target's triggers count the listings as they are copied),
+/// and the periodic jobs' leases.
+const NOT_COPIED: [&str; 5] = ["_sqlx_migrations", "rate_limit_slots", "listing_counts", "market_counts", "job_leases"];
 
 /// Opening a store seeds the built-in manufacturer brands (rows whose `brand_id` is NULL),
 /// so a fresh target holds them: they are replaced by the source's own, ids included.

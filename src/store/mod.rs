@@ -61,8 +61,8 @@ pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH
 pub use invitations::{InvitationChange, Resend as InvitationResend};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
 pub use listings::{
-    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, ListingUpdate,
-    NewListing, Removal, SavedListing, SyncPage,
+    FacetCount, ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
+    ListingUpdate, MarketCard, MarketListing, MarketPhoto, NewListing, Removal, SavedListing, SitemapEntry, SyncPage,
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use operating::{PoolUsage, QueueDepths};

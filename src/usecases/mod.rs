@@ -19,6 +19,7 @@ pub mod overview;
 pub mod people;
 pub mod photos;
 pub mod settings;
+pub mod storefront;
 pub mod wallet;
 pub mod warehouses;
 pub mod webhooks;
@@ -52,4 +53,6 @@ pub struct Core {
     pub passwords: PasswordPool,
     /// The operating metrics this server counts into.
     pub metrics: Arc<Metrics>,
+    /// Today's storefront visitors already counted by this node (decisions 14.2).
+    pub views: storefront::Views,
 }

@@ -106,7 +106,7 @@ async fn stylesheet(headers: HeaderMap) -> Response {
 /// A static asset, gzipped when the browser takes it (the assets hold no secret and echo
 /// nothing, so compressing them leaks nothing; pages, which hold CSRF tokens, are sent
 /// as they are).
-fn asset(
+pub(crate) fn asset(
     request: &HeaderMap,
     content_type: &'static str,
     cache: &'static str,
@@ -125,7 +125,7 @@ fn asset(
     }
 }
 
-fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
     use std::io::Write;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     encoder.write_all(bytes).ok()?;

@@ -5,46 +5,71 @@
 
 use crate::store::{on_pool, Store, StoreError};
 
+/// A table of kept counts: `brand_id`, the text columns it counts by, and `live`.
+struct Kept {
+    table: &'static str,
+    /// The text columns after `brand_id`.
+    by: &'static [&'static str],
+}
+
+const LISTING_COUNTS: Kept = Kept { table: "listing_counts", by: &["status", "channel"] };
+/// The storefront's facet counts (migrations sqlite/0033, postgres/0025), brand 0 every brand's.
+const MARKET_COUNTS: Kept = Kept { table: "market_counts", by: &["category", "condition", "channel"] };
+
 impl Store {
     /// Folds the count rows of up to `limit` (brand, status, channel) triples into one row each; returns
     /// how many were folded. Safe beside writers and beside folds on other nodes: a fold
     /// deletes the rows it sums in the transaction that writes their sum, and rows added
     /// meanwhile (or deleted first by another fold) are not in that sum.
     pub async fn fold_listing_counts(&self, limit: i64) -> Result<usize, StoreError> {
-        let counts: Vec<(i64, String, String)> = on_pool!(self, read, |pool| {
-            sqlx::query_as(
-                "SELECT brand_id, status, channel FROM listing_counts GROUP BY brand_id, status, channel
-                 HAVING COUNT(*) > 1 LIMIT $1",
-            )
-            .bind(limit)
-            .fetch_all(pool)
-            .await?
+        self.fold_counts(&LISTING_COUNTS, limit).await
+    }
+
+    /// [`Store::fold_listing_counts`] for the storefront's facet counts.
+    pub async fn fold_market_counts(&self, limit: i64) -> Result<usize, StoreError> {
+        self.fold_counts(&MARKET_COUNTS, limit).await
+    }
+
+    async fn fold_counts(&self, kept: &Kept, limit: i64) -> Result<usize, StoreError> {
+        use sqlx::Row;
+        let Kept { table, by } = kept;
+        let columns = by.join(", ");
+        let matched: Vec<String> = by.iter().enumerate().map(|(i, c)| format!(" AND {c} = ${}", i + 2)).collect();
+        let matched = matched.concat();
+        let values: Vec<String> = (1..=by.len() + 2).map(|n| format!("${n}")).collect();
+        let select = format!(
+            "SELECT brand_id, {columns} FROM {table} GROUP BY brand_id, {columns} HAVING COUNT(*) > 1 LIMIT $1"
+        );
+        let delete = format!("DELETE FROM {table} WHERE brand_id = $1{matched} RETURNING live");
+        let insert = format!("INSERT INTO {table} (brand_id, {columns}, live) VALUES ({})", values.join(", "));
+        let groups: Vec<(i64, Vec<String>)> = on_pool!(self, read, |pool| {
+            let rows = sqlx::query(&select).bind(limit).fetch_all(pool).await?;
+            let mut groups = Vec::with_capacity(rows.len());
+            for row in rows {
+                let texts = (1..=by.len()).map(|i| row.try_get::<String, _>(i)).collect::<Result<Vec<_>, _>>()?;
+                groups.push((row.try_get::<i64, _>(0)?, texts));
+            }
+            groups
         });
-        for (brand_id, status, channel) in &counts {
+        for (brand_id, texts) in &groups {
             on_pool!(self, write, |pool| {
                 let mut tx = pool.begin().await?;
-                let rows: Vec<i64> = sqlx::query_scalar(
-                    "DELETE FROM listing_counts WHERE brand_id = $1 AND status = $2 AND channel = $3 RETURNING live",
-                )
-                .bind(brand_id)
-                .bind(status)
-                .bind(channel)
-                .fetch_all(&mut *tx)
-                .await?;
-                let live: i64 = rows.iter().sum();
+                let mut query = sqlx::query_scalar::<_, i64>(&delete).bind(brand_id);
+                for text in texts {
+                    query = query.bind(text);
+                }
+                let live: i64 = query.fetch_all(&mut *tx).await?.iter().sum();
                 if live != 0 {
-                    sqlx::query("INSERT INTO listing_counts (brand_id, status, channel, live) VALUES ($1, $2, $3, $4)")
-                        .bind(brand_id)
-                        .bind(status)
-                        .bind(channel)
-                        .bind(live)
-                        .execute(&mut *tx)
-                        .await?;
+                    let mut query = sqlx::query(&insert).bind(brand_id);
+                    for text in texts {
+                        query = query.bind(text);
+                    }
+                    query.bind(live).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
             });
         }
-        Ok(counts.len())
+        Ok(groups.len())
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod clock;
 mod counts;
+mod market;
 mod rows;
 mod write;
 
@@ -14,6 +15,7 @@ use super::{on_pool, Dialect, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ImageStatus, ListingFields, ListingQuery, ListingStatus, SyncPosition};
 use crate::domain::money::Pence;
 pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock, touch as touch_listings};
+pub use market::{FacetCount, MarketCard, MarketListing, MarketPhoto, SitemapEntry};
 use rows::{DetailRow, SummaryRow};
 pub(in crate::store) use write::save_import_in;
 

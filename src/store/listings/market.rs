@@ -1,0 +1,340 @@
+//! The storefront's reads across every brand (decisions 14): the catalogue, a listing's page
+//! whatever its state, the kept facet counts, the sitemap, and the views counted once per
+//! visitor a day. A listing is in the catalogue while it is live, active and in stock: the
+//! predicate of the partial indexes of migrations sqlite/0033 and postgres/0025, written
+//! here exactly as there so that both engines use them.
+
+use std::fmt::Write;
+
+use super::rows::DetailRow;
+use super::{FilterSql, ListingRecord, DETAIL_JSON};
+use crate::domain::listing::{Channel, Condition, ListingQuery};
+use crate::domain::money::Pence;
+use crate::domain::storefront::{CatalogueQuery, Sort, COUNT_CAP, PAGE_SIZE};
+use crate::store::{on_pool, Store, StoreError, Ts};
+
+/// In the catalogue: the partial indexes' predicate, on alias `k`.
+const VISIBLE: &str = "k.deleted_at IS NULL AND k.status = 'active' AND k.quantity > 0";
+
+/// What a buyer pays, the price sorts' and range's key (the `listings_market_price` index).
+const PRICE: &str = "COALESCE(k.sale_price_pence, k.regular_price_pence)";
+
+/// A listing as a catalogue card shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketCard {
+    pub id: i64,
+    pub title: String,
+    pub brand_slug: String,
+    /// The brand's display name (its name when it has no profile).
+    pub brand_name: String,
+    pub channel: Channel,
+    pub condition: Condition,
+    pub category: String,
+    pub regular_price: Pence,
+    pub sale_price: Option<Pence>,
+    /// The media name of the first ready photo's medium size (the original until it exists).
+    pub cover: Option<String>,
+}
+
+/// A listing's page, whatever its state (the storefront decides what each state shows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketListing {
+    pub record: ListingRecord,
+    pub trashed: bool,
+    pub brand_slug: String,
+    pub brand_name: String,
+    pub photos: Vec<MarketPhoto>,
+}
+
+/// A ready photo of a listing: media names of the original and of its sizes once made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarketPhoto {
+    pub name: String,
+    pub medium: Option<String>,
+    pub large: Option<String>,
+    pub width: i64,
+    pub height: i64,
+}
+
+/// One kept count: the catalogue's listings of a category, condition and channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FacetCount {
+    pub category: String,
+    pub condition: String,
+    pub channel: String,
+    pub live: i64,
+}
+
+/// One listing of a sitemap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SitemapEntry {
+    pub id: i64,
+    pub updated_at: Ts,
+}
+
+/// A value bound to a catalogue statement.
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// The catalogue's conditions after [`VISIBLE`], on alias `k`, numbering parameters from 1.
+struct MarketFilter {
+    predicate: String,
+    values: Vec<Bind>,
+}
+
+impl MarketFilter {
+    fn new(query: &CatalogueQuery, brand_id: Option<i64>, postgres: bool) -> Self {
+        let mut predicate = String::new();
+        let mut values = Vec::new();
+        let mut add = |condition: &str, value: Bind| {
+            let _ = write!(predicate, " AND {condition}${}", values.len() + 1);
+            values.push(value);
+        };
+        if let Some(brand_id) = brand_id {
+            add("k.brand_id = ", Bind::Int(brand_id));
+        }
+        if let Some(category) = query.category {
+            add("k.category = ", Bind::Text(category.to_owned()));
+        }
+        if let Some(condition) = query.condition {
+            add("k.condition = ", Bind::Text(condition.as_str().to_owned()));
+        }
+        if let Some(channel) = query.channel {
+            add("k.channel = ", Bind::Text(channel.as_str().to_owned()));
+        }
+        if let Some(min) = query.min_price {
+            add(&format!("{PRICE} >= "), Bind::Int(min.get()));
+        }
+        if let Some(max) = query.max_price {
+            add(&format!("{PRICE} <= "), Bind::Int(max.get()));
+        }
+        if !query.words.is_empty() {
+            // The one search rule of the partner API (decisions 11.2), and its candidates.
+            let words = ListingQuery { words: query.words.clone(), ..ListingQuery::default() };
+            let filtered = FilterSql::new(&words, values.len() + 1, "k", postgres);
+            predicate.push_str(&filtered.predicate);
+            values.extend(filtered.values.into_iter().map(Bind::Text));
+        }
+        Self { predicate, values }
+    }
+}
+
+/// Binds a filter's values to a query, in order.
+macro_rules! bind_all {
+    ($query:expr, $values:expr) => {{
+        let mut query = $query;
+        for value in $values {
+            query = match value {
+                Bind::Text(text) => query.bind(text.as_str()),
+                Bind::Int(n) => query.bind(*n),
+            };
+        }
+        query
+    }};
+}
+
+/// The key order of a sort, on alias `a`.
+fn order(sort: Sort, a: &str) -> String {
+    match sort {
+        Sort::Newest => format!("{a}.created_at DESC, {a}.id DESC"),
+        Sort::PriceAsc => format!("COALESCE({a}.sale_price_pence, {a}.regular_price_pence), {a}.id"),
+        Sort::PriceDesc => format!("COALESCE({a}.sale_price_pence, {a}.regular_price_pence) DESC, {a}.id DESC"),
+    }
+}
+
+/// A card's columns, on the page's listings `l`, their brand `b` and its profile `bp`.
+const CARD_COLUMNS: &str = "l.id, l.title, b.slug, COALESCE(NULLIF(bp.display_name, ''), b.name), l.channel,
+    l.condition, l.category, l.regular_price_pence, l.sale_price_pence,
+    (SELECT COALESCE(p.medium_name, p.name) FROM listing_images i JOIN photos p ON p.id = i.attachment_id
+     WHERE i.listing_id = l.id AND i.status = 'done' ORDER BY i.position LIMIT 1)";
+
+/// A photo's row: name, medium and large names, width, height.
+type PhotoRow = (String, Option<String>, Option<String>, i64, i64);
+
+type CardRow = (i64, String, String, String, String, String, String, i64, Option<i64>, Option<String>);
+
+fn card(
+    (id, title, brand_slug, brand_name, channel, condition, category, regular, sale, cover): CardRow,
+) -> Result<MarketCard, StoreError> {
+    let corrupt =
+        |what: &str| StoreError::Database(sqlx::Error::Decode(format!("stored listing has an invalid {what}").into()));
+    Ok(MarketCard {
+        id,
+        title,
+        brand_slug,
+        brand_name,
+        channel: channel.parse().map_err(|_| corrupt("channel"))?,
+        condition: condition.parse().map_err(|_| corrupt("condition"))?,
+        category,
+        regular_price: Pence::new(regular),
+        sale_price: sale.map(Pence::new),
+        cover,
+    })
+}
+
+impl Store {
+    /// A page of the catalogue (or of one brand's listings, `brand_id`) in the query's
+    /// order: the page's keys are chosen from the partial indexes, then only its rows read.
+    pub async fn market_page(
+        &self,
+        query: &CatalogueQuery,
+        brand_id: Option<i64>,
+    ) -> Result<Vec<MarketCard>, StoreError> {
+        let filter = MarketFilter::new(query, brand_id, self.is_postgres());
+        let offset = i64::from(query.page.saturating_sub(1)) * i64::from(PAGE_SIZE);
+        let sql = format!(
+            "SELECT {CARD_COLUMNS} FROM listings l JOIN brands b ON b.id = l.brand_id
+               LEFT JOIN brand_profiles bp ON bp.brand_id = l.brand_id
+             WHERE l.id IN (SELECT k.id FROM listings k WHERE {VISIBLE}{} ORDER BY {} LIMIT {PAGE_SIZE} OFFSET {offset})
+             ORDER BY {}",
+            filter.predicate,
+            order(query.sort, "k"),
+            order(query.sort, "l"),
+        );
+        // A search is planned for its words each time (see `list_listings`).
+        let cached = !self.is_postgres() || query.words.is_empty();
+        on_pool!(self, read, |pool| {
+            let rows: Vec<CardRow> =
+                bind_all!(sqlx::query_as(&sql).persistent(cached), &filter.values).fetch_all(pool).await?;
+            rows.into_iter().map(card).collect()
+        })
+    }
+
+    /// How many listings match, counting at most [`COUNT_CAP`] + 1: for a search or a price
+    /// range, where no kept count applies.
+    pub async fn market_count_capped(&self, query: &CatalogueQuery, brand_id: Option<i64>) -> Result<i64, StoreError> {
+        let filter = MarketFilter::new(query, brand_id, self.is_postgres());
+        let sql = format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM listings k WHERE {VISIBLE}{} LIMIT {}) c",
+            filter.predicate,
+            COUNT_CAP + 1
+        );
+        let cached = !self.is_postgres() || query.words.is_empty();
+        on_pool!(self, read, |pool| {
+            Ok(bind_all!(sqlx::query_scalar::<_, i64>(&sql).persistent(cached), &filter.values).fetch_one(pool).await?)
+        })
+    }
+
+    /// The kept counts of the catalogue's listings by category, condition and channel: every
+    /// brand's (`None`) or one brand's. A few dozen rows whatever the catalogue's size.
+    pub async fn market_counts(&self, brand_id: Option<i64>) -> Result<Vec<FacetCount>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+                "SELECT category, condition, channel, CAST(SUM(live) AS BIGINT) FROM market_counts WHERE brand_id = $1
+                 GROUP BY category, condition, channel",
+            )
+            .bind(brand_id.unwrap_or(0))
+            .fetch_all(pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .filter(|row| row.3 > 0)
+                .map(|(category, condition, channel, live)| FacetCount { category, condition, channel, live })
+                .collect())
+        })
+    }
+
+    /// A listing's page: the listing whatever its state (trashed included), its brand and
+    /// its ready photos in order; `None` when there is no such listing.
+    pub async fn market_listing(&self, id: i64) -> Result<Option<MarketListing>, StoreError> {
+        let sql = format!(
+            "SELECT {}, CAST(CASE WHEN l.deleted_at IS NULL THEN 0 ELSE 1 END AS BIGINT), b.slug,
+                    COALESCE(NULLIF(bp.display_name, ''), b.name)
+             FROM listings l JOIN brands b ON b.id = l.brand_id LEFT JOIN brand_profiles bp ON bp.brand_id = l.brand_id
+             WHERE l.id = $1",
+            DETAIL_JSON.pick(self)
+        );
+        on_pool!(self, read, |pool| {
+            let row: Option<(String, i64, String, String)> = sqlx::query_as(&sql).bind(id).fetch_optional(pool).await?;
+            let Some((json, trashed, brand_slug, brand_name)) = row else {
+                return Ok(None);
+            };
+            let record = DetailRow::parse(&json)?.into_record()?;
+            let photos: Vec<PhotoRow> = sqlx::query_as(
+                "SELECT p.name, p.medium_name, p.large_name, p.width, p.height
+                 FROM listing_images i JOIN photos p ON p.id = i.attachment_id
+                 WHERE i.listing_id = $1 AND i.status = 'done' ORDER BY i.position",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            let photos = photos
+                .into_iter()
+                .map(|(name, medium, large, width, height)| MarketPhoto { name, medium, large, width, height })
+                .collect();
+            Ok(Some(MarketListing { record, trashed: trashed != 0, brand_slug, brand_name, photos }))
+        })
+    }
+
+    /// The highest listing id there is (0 without listings): the sitemap's files each cover
+    /// a range of ids.
+    pub async fn max_listing_id(&self) -> Result<i64, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM listings").fetch_one(pool).await?.unwrap_or(0))
+        })
+    }
+
+    /// The catalogue's listings with ids from `first` to `last`, in id order.
+    pub async fn sitemap_entries(&self, first: i64, last: i64) -> Result<Vec<SitemapEntry>, StoreError> {
+        let sql = format!(
+            "SELECT k.id, k.updated_at FROM listings k WHERE k.id BETWEEN $1 AND $2 AND {VISIBLE} ORDER BY k.id"
+        );
+        on_pool!(self, read, |pool| {
+            let rows: Vec<(i64, Ts)> = sqlx::query_as(&sql).bind(first).bind(last).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(id, updated_at)| SitemapEntry { id, updated_at }).collect())
+        })
+    }
+
+    /// The salt of `day`'s visitor hashes: the one stored, or `fresh` stored now. Storing a
+    /// new day's salt deletes the earlier days' salts and views, so no hash outlives its day.
+    pub async fn view_salt(&self, day: &str, fresh: &str) -> Result<String, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let added = sqlx::query("INSERT INTO view_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING")
+                .bind(day)
+                .bind(fresh)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if added > 0 {
+                sqlx::query("DELETE FROM view_salts WHERE day < $1").bind(day).execute(&mut *tx).await?;
+                sqlx::query("DELETE FROM listing_views WHERE day < $1").bind(day).execute(&mut *tx).await?;
+            }
+            let salt: String =
+                sqlx::query_scalar("SELECT salt FROM view_salts WHERE day = $1").bind(day).fetch_one(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(salt)
+        })
+    }
+
+    /// Counts a visitor's view of an active listing once a day: true when this view was
+    /// counted (the visitor's first of the day, and the listing is on sale).
+    pub async fn record_view(&self, day: &str, visitor: &str, listing_id: i64) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let first = sqlx::query("INSERT INTO listing_views (day, visitor) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(day)
+                .bind(visitor)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                > 0;
+            if !first {
+                return Ok(false);
+            }
+            let counted = sqlx::query(
+                "UPDATE listings SET view_count = view_count + 1
+                 WHERE id = $1 AND deleted_at IS NULL AND status = 'active' AND quantity > 0",
+            )
+            .bind(listing_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+                > 0;
+            tx.commit().await?;
+            Ok(counted)
+        })
+    }
+}
