@@ -265,6 +265,8 @@ async fn serve(database_url: &str, config: Config, demo: Option<Demo>) -> anyhow
                 println!();
                 println!("API docs: http://{addr}/docs");
                 println!();
+                println!("Marketplace: http://{addr}/marketplace  (the storefront buyers see)");
+                println!();
                 println!("Dashboard: http://{addr}/dashboard  (sign in as {}, password {password})", access.email);
             }
             None => {
@@ -272,6 +274,8 @@ async fn serve(database_url: &str, config: Config, demo: Option<Demo>) -> anyhow
                 println!("Lost the password or the key? Run `rehome serve --demo --demo-reset` for new ones.");
                 println!();
                 println!("API docs: http://{addr}/docs");
+                println!();
+                println!("Marketplace: http://{addr}/marketplace  (the storefront buyers see)");
                 println!();
                 // The dashboard line is the last, as on a new demo: a reader may stop there.
                 println!(

@@ -249,6 +249,9 @@ pub struct ListingPage {
     /// A photo change was refused: its reason.
     pub photo_error: Option<String>,
     pub csrf: String,
+    /// The listing's live page on the marketplace (its `url`); `None` for a draft, which
+    /// buyers cannot see.
+    pub live_url: Option<String>,
 }
 
 async fn listing_view(
@@ -302,6 +305,8 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
         notice: None,
         photo_error: None,
         csrf: session.record.csrf_token.clone(),
+        live_url: (record.fields.status != crate::domain::listing::ListingStatus::Draft)
+            .then(|| format!("{}/listings/{id}", state.config.marketplace_url())),
     };
     Ok(page)
 }

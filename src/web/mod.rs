@@ -92,6 +92,8 @@ async fn security_headers(request: Request, next: Next) -> Response {
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // A brand's own pages are never for a search engine (decisions 14: only the storefront is).
+    headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }

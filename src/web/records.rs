@@ -45,6 +45,8 @@ pub struct ListingRow {
     pub price: String,
     pub views: i64,
     pub created: String,
+    /// The live page on the marketplace; `None` for a draft.
+    pub live_url: Option<String>,
 }
 
 #[derive(askama::Template)]
@@ -119,6 +121,8 @@ async fn listings_page(
             price: pounds(price(l.regular_price, l.sale_price).get()),
             views: l.view_count,
             created: when(l.created_at.get(), session.zone()),
+            live_url: (l.status != crate::domain::listing::ListingStatus::Draft)
+                .then(|| format!("{}/listings/{}", state.config.marketplace_url(), l.id)),
         })
         .collect();
     let filters = url::form_urlencoded::Serializer::new(String::new())
