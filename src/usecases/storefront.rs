@@ -166,10 +166,20 @@ pub enum Sitemap {
 pub async fn sitemap(core: &Core) -> Result<Sitemap, StoreError> {
     let listed: i64 = core.store.market_counts(None).await?.iter().map(|row| row.live).sum();
     let last = core.store.max_listing_id().await?;
-    if listed <= SITEMAP_URLS && last <= SITEMAP_URLS * 20 {
-        return Ok(Sitemap::Urls(core.store.sitemap_entries(1, last).await?));
+    match sitemap_files(listed, last) {
+        None => Ok(Sitemap::Urls(core.store.sitemap_entries(1, last).await?)),
+        Some(files) => Ok(Sitemap::Index { files }),
     }
-    Ok(Sitemap::Index { files: (last + SITEMAP_URLS - 1) / SITEMAP_URLS })
+}
+
+/// How many files the sitemap needs: `None` for one file of every URL, when the `listed`
+/// listings fit in it and reading ids 1 to `last` reads at most 20 files' worth of rows; else
+/// one file for each range of [`SITEMAP_URLS`] ids (so no file can hold more than that).
+fn sitemap_files(listed: i64, last: i64) -> Option<i64> {
+    if listed <= SITEMAP_URLS && last <= SITEMAP_URLS * 20 {
+        return None;
+    }
+    Some((last + SITEMAP_URLS - 1) / SITEMAP_URLS)
 }
 
 /// File `n` (from 1) of a sitemap index: the listings with ids in its range; `None` past
@@ -303,6 +313,15 @@ mod tests {
         assert_eq!(fair.count, 2, "conditions are not counted under their own filter");
         let exchange = under.channels.iter().find(|f| f.value == Channel::Exchange).unwrap();
         assert_eq!(exchange.count, 3);
+    }
+
+    #[test]
+    fn a_sitemap_past_50000_listings_is_an_index_of_files_of_at_most_50000() {
+        assert_eq!(sitemap_files(0, 0), None);
+        assert_eq!(sitemap_files(50_000, 60_000), None);
+        assert_eq!(sitemap_files(50_001, 60_000), Some(2));
+        assert_eq!(sitemap_files(10_000_000, 10_000_000), Some(200));
+        assert_eq!(sitemap_files(10, 1_000_001), Some(21), "many ids, few listed: still bounded files");
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod preconditions;
 mod retention;
 mod schema_parity;
 mod settings;
+mod storefront;
 mod wallet;
 mod warehouses;
 mod web;
