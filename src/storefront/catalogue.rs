@@ -331,6 +331,8 @@ struct BrandPage {
     support_email: String,
     support_phone: String,
     support_phone_link: String,
+    /// The brand's logo (a public `https` URL of its own).
+    logo_url: String,
     accented: bool,
     count: String,
     cards: Vec<CardView>,
@@ -371,6 +373,8 @@ pub async fn brand(
         canonical: Some(if catalogue.query.page > 1 { format!("{url}?page={}", catalogue.query.page) } else { url }),
         og_type: "website",
         style,
+        image: (!profile.logo_url.is_empty()).then(|| profile.logo_url.clone()),
+        image_origin: url::Url::parse(&profile.logo_url).ok().map(|u| u.origin().ascii_serialization()),
         ..Head::default()
     };
     let base = format!("{BASE}/brands/{}", brand.slug);
@@ -386,6 +390,7 @@ pub async fn brand(
         support_email: profile.support_email.clone(),
         support_phone: profile.support_phone.clone(),
         support_phone_link: profile.support_phone.chars().filter(|c| c.is_ascii_digit() || *c == '+').collect(),
+        logo_url: profile.logo_url.clone(),
         accented: accent.is_some(),
         count: catalogue.count.words(),
         cards: catalogue.cards.iter().map(|c| CardView::of(c, &media)).collect(),

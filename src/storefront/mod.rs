@@ -79,8 +79,9 @@ async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Re
         }
         page
     };
-    let style = response.extensions_mut().remove::<InlineStyle>();
-    let policy = csp(style.as_ref().map(|s| s.0.as_str()), media_origin(&state.config).as_deref());
+    let own = response.extensions_mut().remove::<PagePolicy>().unwrap_or_default();
+    let images: Vec<String> = media_origin(&state.config).into_iter().chain(own.image_origin).collect();
+    let policy = csp(own.style.as_deref(), &images);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -96,21 +97,25 @@ async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Re
     response
 }
 
-/// A page's inline style, for the policy to allow by hash.
-#[derive(Clone)]
-struct InlineStyle(String);
+/// What a page adds to the policy: its inline style (allowed by hash) and the origin of a
+/// brand's logo.
+#[derive(Clone, Default)]
+struct PagePolicy {
+    style: Option<String>,
+    image_origin: Option<String>,
+}
 
-/// The policy of a page: its inline `style` allowed by hash when it has one, and photos
-/// from `media` when they live on another origin.
-fn csp(style: Option<&str>, media: Option<&str>) -> HeaderValue {
+/// The policy of a page: its inline `style` allowed by hash when it has one, and images
+/// from `images` (photos on a CDN, a brand's logo) besides this origin's.
+fn csp(style: Option<&str>, images: &[String]) -> HeaderValue {
     let allowed = style
         .map(|style| {
             let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(style.as_bytes()));
             format!(" 'sha256-{hash}'")
         })
         .unwrap_or_default();
-    let policy =
-        CSP.replace("{style}", &allowed).replace("{media}", &media.map(|m| format!(" {m}")).unwrap_or_default());
+    let images: String = images.iter().map(|origin| format!(" {origin}")).collect();
+    let policy = CSP.replace("{style}", &allowed).replace("{media}", &images);
     HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
 }
 
@@ -148,6 +153,8 @@ pub struct Head {
     pub json_ld: Option<String>,
     /// The page's own style (a brand's accent colours only), allowed by the CSP by hash.
     pub style: Option<String>,
+    /// Another origin the page shows an image from (a brand's logo), allowed by the CSP.
+    pub image_origin: Option<String>,
     pub noindex: bool,
     /// The search box's text.
     pub search: String,
@@ -170,8 +177,9 @@ pub fn cached<T: Template>(request: &HeaderMap, status: StatusCode, page: &T, he
     } else {
         (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
     };
-    if let Some(style) = &head.style {
-        response.extensions_mut().insert(InlineStyle(style.clone()));
+    if head.style.is_some() || head.image_origin.is_some() {
+        let policy = PagePolicy { style: head.style.clone(), image_origin: head.image_origin.clone() };
+        response.extensions_mut().insert(policy);
     }
     response
 }

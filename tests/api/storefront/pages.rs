@@ -117,6 +117,7 @@ async fn a_brand_page_shows_its_public_profile_and_only_what_is_for_sale() {
     let partner = app.partner("acme").await;
     let profile = json!({"display_name": "Acme <Sofas>", "tagline": "Made in Leeds", "support_email": "help@acme.example",
                          "support_phone": "+44 20 7946 0000", "accent_color": "#123456",
+                         "logo_url": "https://cdn.acme.example/logo.png",
                          "description": "Line one\nLine two"});
     assert_eq!(app.patch("/v1/partner/settings/brand", &partner.key, &profile).await.status(), 200);
     let active = create_id(&app, &partner.key, json!({"title": "Shown sofa"})).await;
@@ -133,6 +134,12 @@ async fn a_brand_page_shows_its_public_profile_and_only_what_is_for_sale() {
     let csp = page.header("content-security-policy");
     assert!(csp.contains("style-src 'self' 'sha256-"), "{csp}");
     assert!(!csp.contains("unsafe-inline"));
+    // The logo comes from the brand's own host, which the policy names for images alone.
+    assert!(page
+        .body
+        .contains("<img class=\"logo\" src=\"https://cdn.acme.example/logo.png\" alt=\"Acme &#60;Sofas&#62; logo\""));
+    assert!(csp.contains("img-src 'self' data: https://cdn.acme.example;"), "{csp}");
+    assert!(page.body.contains("<meta property=\"og:image\" content=\"https://cdn.acme.example/logo.png\">"));
     // A colour no text reads on is not used.
     let grey = json!({"accent_color": "#777777"});
     assert_eq!(app.patch("/v1/partner/settings/brand", &partner.key, &grey).await.status(), 200);
