@@ -80,7 +80,7 @@ impl AppState {
             mail: MailJobs::default(),
             passwords,
             metrics: Arc::new(Metrics::new()),
-            views: Default::default(),
+            storefront: Default::default(),
         };
         Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes, queues: Queues::default() }))
     }

@@ -5,6 +5,7 @@ pub mod apikey;
 pub mod audit;
 pub mod body;
 pub mod channel;
+pub mod checkout;
 pub mod collection;
 pub mod credit_code;
 pub mod event;

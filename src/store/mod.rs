@@ -66,7 +66,7 @@ pub use listings::{
 };
 pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
 pub use operating::{PoolUsage, QueueDepths};
-pub use orders::{OrderCompletion, OrderPlacement, OrderRecord};
+pub use orders::{BuyerInsert, BuyerOrder, OrderCompletion, OrderPlacement, OrderRecord, OwnedMail};
 pub use outage::{outage, Outage};
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};

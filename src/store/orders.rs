@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use sqlx::FromRow;
 
 use super::listings::stamp_listing_change;
+use super::mail::{enqueue_mail, NewMail};
 use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingStatus};
@@ -98,11 +99,53 @@ fn vanished() -> StoreError {
     StoreError::Database(sqlx::Error::RowNotFound)
 }
 
+/// The buyer of an order placed from a listing's page (decisions 14.3), written with the
+/// order, and the confirmation mail to queue in the same transaction.
+pub struct BuyerInsert<'a> {
+    /// SHA-256 (hex) of the order page's token; the token itself is never stored.
+    pub token_sha256: &'a str,
+    pub name: &'a str,
+    pub email: &'a str,
+    pub phone: Option<&'a str>,
+    pub postcode: &'a str,
+    /// The mail confirming the order, composed from the order as placed (`None`: no mail).
+    pub confirmation: &'a (dyn Fn(&OrderRecord) -> Option<OwnedMail> + Sync),
+}
+
+/// A mail composed by a caller from what a write produced.
+#[derive(Debug, Clone)]
+pub struct OwnedMail {
+    pub brand_id: Option<i64>,
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+}
+
+/// What the order page shows: the order, who bought it, and the collection date once the
+/// brand has confirmed it.
+#[derive(Debug, Clone)]
+pub struct BuyerOrder {
+    pub order: OrderRecord,
+    pub name: String,
+    pub postcode: String,
+    pub collection: Option<NaiveDate>,
+}
+
 impl Store {
     /// Sells `request.quantity` units of a listing. The stock is taken by one conditional
     /// `UPDATE` (active, not trashed, enough units), which also closes the listing when it
     /// reaches zero.
     pub async fn place_order(&self, request: &OrderRequest) -> Result<OrderPlacement, StoreError> {
+        self.place_order_for(request, None).await
+    }
+
+    /// [`Store::place_order`], writing the `buyer` and queueing its confirmation in the same
+    /// transaction: the one rule that takes stock, whoever buys.
+    pub async fn place_order_for(
+        &self,
+        request: &OrderRequest,
+        buyer: Option<&BuyerInsert<'_>>,
+    ) -> Result<OrderPlacement, StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
@@ -155,10 +198,57 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
             let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or_else(vanished)?;
+            if let Some(buyer) = buyer {
+                sqlx::query(
+                    "INSERT INTO order_buyers (order_id, token_sha256, name, email, phone, postcode, created_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(id)
+                .bind(buyer.token_sha256)
+                .bind(buyer.name)
+                .bind(buyer.email)
+                .bind(buyer.phone)
+                .bind(buyer.postcode)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                if let Some(mail) = (buyer.confirmation)(&order) {
+                    let queued = NewMail {
+                        brand_id: mail.brand_id,
+                        to: &mail.to,
+                        subject: &mail.subject,
+                        text: &mail.text,
+                        attachment: None,
+                    };
+                    enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
+                }
+            }
             // The listing's new stock and status are a change a sync walk must see.
             stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(OrderPlacement::Placed(order))
+        })
+    }
+
+    /// The order whose page token hashes to `token_sha256`, with its buyer and collection.
+    pub async fn buyer_order(&self, token_sha256: &str) -> Result<Option<BuyerOrder>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let mut conn = pool.acquire().await?;
+            let buyer: Option<(i64, String, String)> =
+                sqlx::query_as("SELECT order_id, name, postcode FROM order_buyers WHERE token_sha256 = $1")
+                    .bind(token_sha256)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            let Some((order_id, name, postcode)) = buyer else {
+                return Ok(None);
+            };
+            let order = fetch_order((&mut *conn).into(), order_id, None).await?.ok_or_else(vanished)?;
+            let collection: Option<NaiveDate> =
+                sqlx::query_scalar("SELECT scheduled_for FROM collections WHERE order_id = $1")
+                    .bind(order_id)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            Ok(Some(BuyerOrder { order, name, postcode, collection }))
         })
     }
 

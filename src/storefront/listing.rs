@@ -1,18 +1,21 @@
 //! A listing's page, `/marketplace/listings/{id}`: exactly the listing's `url`.
 
 use askama::Template;
-use axum::extract::{ConnectInfo, Path, State};
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{ConnectInfo, Form, Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 
 use super::{cached, message, not_found_page, seo, stylesheet_path, unavailable, Head, BASE};
+use crate::domain::checkout::{CheckoutFields, FieldRefusal};
 use crate::domain::listing::ListingFields;
 use crate::domain::money::Pence;
 use crate::domain::storefront::{channel_words, exposure_labels, CatalogueQuery, PageState};
 use crate::domain::taxonomy::{CONDITIONS, FAULTS, NONE_VALUE};
 use crate::state::AppState;
 use crate::store::{MarketListing, MarketPhoto};
+use crate::usecases::marketplace::checkout::{self, CheckoutError};
 use crate::usecases::storefront::{self, BrandFace, ListingPage};
 
 /// A photo of the gallery: its sizes for `srcset`, the largest for the link.
@@ -81,6 +84,62 @@ struct ListingPageView {
     measurements: Vec<(String, String, String, String)>,
     description: Option<String>,
     photos: Vec<PhotoView>,
+    id: i64,
+    /// Units left (the form offers a quantity only when there are several).
+    quantity: i64,
+    form: CheckoutForm,
+    buyer_fields: Vec<BuyerField>,
+}
+
+/// A field of the checkout form as drawn.
+pub struct BuyerField {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub kind: &'static str,
+    pub autocomplete: &'static str,
+    pub required: bool,
+    pub value: String,
+    pub error: Option<&'static str>,
+}
+
+/// The buyer's fields: (name, label, input type, autocomplete, required).
+const BUYER_FIELDS: [(&str, &str, &str, &str, bool); 4] = [
+    ("name", "Your name", "text", "name", true),
+    ("email", "Email", "email", "email", true),
+    ("phone", "Phone (optional)", "tel", "tel", false),
+    ("postcode", "Delivery postcode (UK)", "text", "postal-code", true),
+];
+
+/// The checkout form of a listing on sale: its anti-forgery token, what the buyer typed, and
+/// what must be corrected.
+#[derive(Debug, Clone, Default)]
+pub struct CheckoutForm {
+    pub csrf: String,
+    pub values: CheckoutFields,
+    pub errors: Vec<FieldRefusal>,
+    /// A refusal of the whole order (sold meanwhile, too many).
+    pub refusal: Option<String>,
+}
+
+impl CheckoutForm {
+    /// The sentence for `field`, if it must be corrected.
+    pub fn error(&self, field: &str) -> Option<&'static str> {
+        self.errors.iter().find(|e| e.field == field).map(|e| e.sentence)
+    }
+
+    /// What the buyer typed in `field`.
+    pub fn value(&self, field: &str) -> &str {
+        let v = &self.values;
+        let value = match field {
+            "name" => &v.name,
+            "email" => &v.email,
+            "phone" => &v.phone,
+            "postcode" => &v.postcode,
+            "quantity" => &v.quantity,
+            _ => &None,
+        };
+        value.as_deref().unwrap_or("")
+    }
 }
 
 /// `GET /marketplace/listings/{id}`: 200 on sale or sold, 410 trashed, 404 draft or unknown.
@@ -116,11 +175,134 @@ pub async fn listing(
             tracing::warn!(%error, listing_id = id, "cannot count a listing view");
         }
     }
-    let view = view(&state, &listing, brand.as_deref(), state_of == PageState::Sold);
-    cached(&headers, StatusCode::OK, &view, &view.head)
+    let form = match state_of {
+        PageState::OnSale => match checkout::anti_forgery(&state.core, Utc::now().date_naive()).await {
+            Ok(csrf) => CheckoutForm { csrf, ..CheckoutForm::default() },
+            Err(e) => return unavailable(&e),
+        },
+        _ => CheckoutForm::default(),
+    };
+    let view = view(&state, &listing, brand.as_deref(), state_of == PageState::Sold, form);
+    let mut response = cached(&headers, StatusCode::OK, &view, &view.head);
+    set_anti_forgery_cookie(&state, &mut response, &view.form.csrf);
+    response
 }
 
-fn view(state: &AppState, listing: &MarketListing, brand: Option<&BrandFace>, sold: bool) -> ListingPageView {
+/// The cookie half of the checkout form's double submit: the same token as the form's,
+/// sent back only with posts from this site (`SameSite=Strict`), never readable by script.
+fn set_anti_forgery_cookie(state: &AppState, response: &mut Response, token: &str) {
+    if token.is_empty() {
+        return;
+    }
+    let secure =
+        if state.config.public_url.as_deref().is_some_and(|u| u.starts_with("https:")) { "; Secure" } else { "" };
+    let cookie = format!("{CSRF_COOKIE}={token}; Path={BASE}; Max-Age=172800; HttpOnly; SameSite=Strict{secure}");
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+/// The checkout's anti-forgery cookie.
+const CSRF_COOKIE: &str = "rehome_checkout";
+
+/// `POST /marketplace/listings/{id}/checkout` (decisions 14.3): a buyer buys. 303 to the
+/// order's page; every refusal a sentence on the listing's page, nothing taken.
+pub async fn checkout_post(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form<CheckoutFields>, FormRejection>,
+) -> Response {
+    let Some(id) = id.parse::<i64>().ok().filter(|id| *id > 0) else {
+        return not_found_page();
+    };
+    let Ok(Form(fields)) = form else {
+        return message(StatusCode::BAD_REQUEST, "That order could not be read", "Go back to the item and try again.");
+    };
+    match forged(&state, &headers, fields.csrf.as_deref().unwrap_or("")).await {
+        Ok(false) => {}
+        Ok(true) => {
+            return message(
+                StatusCode::FORBIDDEN,
+                "This form has expired",
+                "Nothing was bought. Go back to the item, reload its page and order again.",
+            )
+        }
+        Err(e) => return unavailable(&e),
+    }
+    let (status, form) = match fields.parse() {
+        Err(errors) => (StatusCode::BAD_REQUEST, CheckoutForm { errors, ..CheckoutForm::default() }),
+        Ok((buyer, quantity)) => match checkout::checkout(&state.core, id, &buyer, quantity).await {
+            Ok(placed) => {
+                let location = format!("{BASE}/orders/{}", placed.token);
+                return (
+                    StatusCode::SEE_OTHER,
+                    [(header::LOCATION, location), (header::CACHE_CONTROL, "no-store".to_owned())],
+                )
+                    .into_response();
+            }
+            Err(CheckoutError::NotFound) => return not_found_page(),
+            Err(CheckoutError::SoldOut) => (
+                StatusCode::CONFLICT,
+                CheckoutForm {
+                    refusal: Some("Sorry: this piece has just sold. Nothing was taken.".into()),
+                    ..CheckoutForm::default()
+                },
+            ),
+            Err(CheckoutError::TooMany { left }) => {
+                let sentence = if left == 1 {
+                    "Only one is left: order one.".to_owned()
+                } else {
+                    format!("Only {left} are left: order {left} or fewer.")
+                };
+                (StatusCode::CONFLICT, CheckoutForm { refusal: Some(sentence), ..CheckoutForm::default() })
+            }
+            Err(CheckoutError::Store(e)) => return unavailable(&e),
+            Err(CheckoutError::Other(e)) => {
+                tracing::error!(error = %e, "checkout failed");
+                return message(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Something went wrong",
+                    "Nothing was bought. Please try again.",
+                );
+            }
+        },
+    };
+    // The listing's page again, with the sentences and what was typed.
+    let page = match storefront::listing_page(&state.core, id).await {
+        Ok(page) => page,
+        Err(e) => return unavailable(&e),
+    };
+    let ListingPage::Shown { state: state_of, listing, brand } = page else {
+        return not_found_page();
+    };
+    let csrf = if state_of == PageState::OnSale { fields.csrf.clone().unwrap_or_default() } else { String::new() };
+    let form = CheckoutForm { csrf, values: CheckoutFields { csrf: None, ..fields }, ..form };
+    let view = view(&state, &listing, brand.as_deref(), state_of == PageState::Sold, form);
+    let mut response = cached(&HeaderMap::new(), status, &view, &view.head);
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// True unless the post carries the anti-forgery cookie and the same token in its form, of
+/// today or yesterday, and comes from this site (the browser's `Sec-Fetch-Site`, when sent).
+async fn forged(state: &AppState, headers: &HeaderMap, token: &str) -> Result<bool, crate::store::StoreError> {
+    use subtle::ConstantTimeEq;
+    let cross_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site");
+    let cookie = crate::web::cookies::get(headers, CSRF_COOKIE).unwrap_or_default();
+    if cross_site || token.is_empty() || !bool::from(cookie.as_bytes().ct_eq(token.as_bytes())) {
+        return Ok(true);
+    }
+    Ok(!checkout::anti_forgery_holds(&state.core, token, Utc::now()).await?)
+}
+
+fn view(
+    state: &AppState,
+    listing: &MarketListing,
+    brand: Option<&BrandFace>,
+    sold: bool,
+    form: CheckoutForm,
+) -> ListingPageView {
     let fields = &listing.record.fields;
     let id = listing.record.id;
     let url = format!("{}/listings/{id}", state.config.marketplace_url());
@@ -209,6 +391,21 @@ fn view(state: &AppState, listing: &MarketListing, brand: Option<&BrandFace>, so
             .collect(),
         description: fields.description.as_deref().map(ammonia::clean).filter(|d| !d.trim().is_empty()),
         photos,
+        id,
+        quantity: fields.quantity,
+        buyer_fields: BUYER_FIELDS
+            .iter()
+            .map(|&(name, label, kind, autocomplete, required)| BuyerField {
+                name,
+                label,
+                kind,
+                autocomplete,
+                required,
+                value: form.value(name).to_owned(),
+                error: form.error(name),
+            })
+            .collect(),
+        form,
     }
 }
 

@@ -10,12 +10,13 @@
 
 mod catalogue;
 mod listing;
+mod order;
 mod seo;
 
 use std::sync::LazyLock;
 
 use askama::Template;
-use axum::extract::{Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -23,7 +24,7 @@ use axum::Router;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use crate::http::routing::get;
+use crate::http::routing::{get, post};
 use crate::limit::LimitKey;
 use crate::state::AppState;
 
@@ -35,6 +36,9 @@ static STYLESHEET_PATH: LazyLock<String> = LazyLock::new(|| {
     let digest = Sha256::digest(STYLESHEET.as_bytes());
     format!("{BASE}/assets/storefront-{}.css", &hex::encode(digest)[..12])
 });
+
+/// The largest form a buyer may post, in bytes.
+const FORM_LIMIT: usize = 16 * 1024;
 
 /// How long a browser or a shared cache may keep a page before asking again (decisions
 /// 14.7: at most 60 s); asking again is cheap, a 304 when nothing changed.
@@ -51,12 +55,16 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route(BASE, get(catalogue::catalogue))
         .route(&format!("{BASE}/"), get(|| async { Redirect::permanent(BASE) }))
         .route(&format!("{BASE}/listings/{{id}}"), get(listing::listing))
+        .route(&format!("{BASE}/listings/{{id}}/checkout"), post(listing::checkout_post))
+        .route(&format!("{BASE}/orders/{{token}}"), get(order::order))
         .route(&format!("{BASE}/brands/{{brand_id}}"), get(catalogue::brand))
         .route(&format!("{BASE}/sitemap.xml"), get(seo::sitemap))
         .route(&format!("{BASE}/sitemaps/{{file}}"), get(seo::sitemap_file))
         .route(STYLESHEET_PATH.as_str(), get(stylesheet))
         .route("/robots.txt", get(seo::robots))
         .route(&format!("{BASE}/{{*rest}}"), get(not_found))
+        // Forms of a few fields: nothing a buyer sends is larger.
+        .layer(DefaultBodyLimit::max(FORM_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), edge))
 }
 
@@ -86,7 +94,9 @@ async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Re
     headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
+    if !headers.contains_key(header::REFERRER_POLICY) {
+        headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
+    }
     if !response.status().is_success() && response.status() != StatusCode::NOT_MODIFIED {
         let headers = response.headers_mut();
         headers.insert("x-robots-tag", HeaderValue::from_static("noindex"));

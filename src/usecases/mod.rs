@@ -53,6 +53,7 @@ pub struct Core {
     pub passwords: PasswordPool,
     /// The operating metrics this server counts into.
     pub metrics: Arc<Metrics>,
-    /// Today's storefront visitors already counted by this node (decisions 14.2).
-    pub views: storefront::Views,
+    /// Today's storefront visitors already counted by this node (decisions 14.2), and the
+    /// storefront's anti-forgery secret.
+    pub storefront: storefront::Memory,
 }

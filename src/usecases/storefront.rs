@@ -197,10 +197,22 @@ pub async fn sitemap_file(core: &Core, n: i64) -> Result<Option<Vec<SitemapEntry
 /// write (the database still decides, across nodes).
 const MAX_REMEMBERED: usize = 100_000;
 
-/// This node's memory of today's salt and of the visitors counted today.
+/// This node's memory for the storefront: today's salt and the visitors counted today, and
+/// the anti-forgery secret once read.
 #[derive(Debug, Default)]
-pub struct Views {
+pub struct Memory {
     today: Mutex<Today>,
+    csrf_secret: tokio::sync::OnceCell<String>,
+}
+
+impl Memory {
+    /// The storefront's anti-forgery secret, made by the first node that needs it.
+    pub async fn csrf_secret(&self, store: &crate::store::Store) -> Result<String, StoreError> {
+        self.csrf_secret
+            .get_or_try_init(|| async { store.site_secret("checkout-csrf", &fresh_salt()).await })
+            .await
+            .cloned()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -225,14 +237,14 @@ pub async fn count_view(
     }
     let day = view_day(now);
     let salt = {
-        let today = lock(&core.views);
+        let today = lock(&core.storefront);
         (today.day == day).then(|| today.salt.clone()).flatten()
     };
     let salt = match salt {
         Some(salt) => salt,
         None => {
             let salt = core.store.view_salt(&day, &fresh_salt()).await?;
-            let mut today = lock(&core.views);
+            let mut today = lock(&core.storefront);
             if today.day != day {
                 *today = Today { day: day.clone(), salt: Some(salt.clone()), counted: HashSet::new() };
             }
@@ -240,11 +252,11 @@ pub async fn count_view(
         }
     };
     let visitor = visitor(&salt, ip, user_agent, id);
-    if lock(&core.views).counted.contains(&visitor) {
+    if lock(&core.storefront).counted.contains(&visitor) {
         return Ok(false);
     }
     let counted = core.store.record_view(&day, &hex::encode(visitor), id).await?;
-    let mut today = lock(&core.views);
+    let mut today = lock(&core.storefront);
     if today.day == day {
         if today.counted.len() >= MAX_REMEMBERED {
             today.counted.clear();
@@ -254,8 +266,8 @@ pub async fn count_view(
     Ok(counted)
 }
 
-fn lock(views: &Views) -> std::sync::MutexGuard<'_, Today> {
-    views.today.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+fn lock(memory: &Memory) -> std::sync::MutexGuard<'_, Today> {
+    memory.today.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A visitor of one listing on one day: the first 16 bytes of SHA-256 over the day's salt,

@@ -309,6 +309,18 @@ impl Store {
         })
     }
 
+    /// The secret called `name`: the one stored, or `fresh` stored now (every node shares it).
+    pub async fn site_secret(&self, name: &str, fresh: &str) -> Result<String, StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query("INSERT INTO site_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+                .bind(name)
+                .bind(fresh)
+                .execute(pool)
+                .await?;
+            Ok(sqlx::query_scalar("SELECT secret FROM site_secrets WHERE name = $1").bind(name).fetch_one(pool).await?)
+        })
+    }
+
     /// Counts a visitor's view of an active listing once a day: true when this view was
     /// counted (the visitor's first of the day, and the listing is on sale).
     pub async fn record_view(&self, day: &str, visitor: &str, listing_id: i64) -> Result<bool, StoreError> {

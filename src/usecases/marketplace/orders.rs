@@ -3,7 +3,7 @@
 use chrono::Utc;
 
 use crate::domain::order::{Completion, OrderRequest};
-use crate::store::{OrderCompletion, OrderPlacement, OrderRecord, StoreError, Ts};
+use crate::store::{BuyerInsert, OrderCompletion, OrderPlacement, OrderRecord, StoreError, Ts};
 use crate::usecases::{wallet, Core};
 
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +21,17 @@ pub enum PlaceOrderError {
 /// Sells the units: the stock is taken atomically (never oversold however many buy at
 /// once) and the listing closes when it reaches zero.
 pub async fn place(core: &Core, request: &OrderRequest) -> Result<OrderRecord, PlaceOrderError> {
-    match core.store.place_order(request).await? {
+    place_for(core, request, None).await
+}
+
+/// [`place`] for a buyer on the storefront: the buyer and the confirmation mail are written
+/// with the order, by the same conditional update that takes the stock.
+pub async fn place_for(
+    core: &Core,
+    request: &OrderRequest,
+    buyer: Option<&BuyerInsert<'_>>,
+) -> Result<OrderRecord, PlaceOrderError> {
+    match core.store.place_order_for(request, buyer).await? {
         OrderPlacement::Placed(order) => Ok(order),
         OrderPlacement::ListingNotFound => Err(PlaceOrderError::ListingNotFound),
         OrderPlacement::ListingNotActive => Err(PlaceOrderError::ListingNotActive),

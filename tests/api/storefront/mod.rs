@@ -3,6 +3,7 @@
 //! the per-address limit; on whichever backend the suite runs.
 
 mod catalogue;
+mod checkout;
 mod pages;
 mod views;
 

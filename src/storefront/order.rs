@@ -1,0 +1,94 @@
+//! An order's page, `/marketplace/orders/{token}` (decisions 14.5): what the buyer bought and
+//! where its delivery stands. Private: never cached, never indexed, never sent as a referrer.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+
+use super::{cached, not_found_page, stylesheet_path, unavailable, Head, BASE};
+use crate::domain::money::Pence;
+use crate::domain::order::{order_reference, OrderStatus};
+use crate::state::AppState;
+use crate::usecases::marketplace::checkout;
+
+#[derive(Template)]
+#[template(path = "storefront/order.html")]
+struct OrderPage {
+    head: Head,
+    stylesheet: &'static str,
+    reference: String,
+    status: &'static str,
+    status_text: &'static str,
+    title: String,
+    listing_href: String,
+    quantity: i64,
+    total: String,
+    each: String,
+    brand: String,
+    window: String,
+    collection: String,
+    name: String,
+    postcode: String,
+    ordered: String,
+    /// The confirmation was mailed (mail is configured).
+    mailed: bool,
+}
+
+/// `GET /marketplace/orders/{token}`.
+pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let found = match checkout::buyer_order(&state.core, &token).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return not_found_page(),
+        Err(e) => return unavailable(&e),
+    };
+    let order = &found.order;
+    let brand = match crate::usecases::storefront::brand_face(&state.core, &order.brand_slug).await {
+        Ok(face) => face.map_or_else(|| order.brand_slug.clone(), |f| f.name),
+        Err(e) => return unavailable(&e),
+    };
+    let (status, status_text) = match (order.status, found.collection) {
+        (OrderStatus::Completed, _) => ("Delivered", "Your piece has been delivered. Enjoy it."),
+        (OrderStatus::Placed, Some(_)) => {
+            ("Collection booked", "The brand has booked the day your piece leaves its warehouse.")
+        }
+        (OrderStatus::Placed, None) => {
+            ("Placed", "The brand is preparing your piece and will confirm its collection date.")
+        }
+    };
+    let reference = order_reference(order.id);
+    let page = OrderPage {
+        head: Head {
+            title: format!("Order {reference} · rehome marketplace"),
+            description: format!("Order {reference}"),
+            og_type: "website",
+            noindex: true,
+            ..Head::default()
+        },
+        stylesheet: stylesheet_path(),
+        reference,
+        status,
+        status_text,
+        title: order.title.clone(),
+        listing_href: format!("{BASE}/listings/{}", order.listing_id),
+        quantity: order.quantity,
+        total: Pence::new(order.total_pence()).pounds(),
+        each: Pence::new(order.unit_price_pence).pounds(),
+        brand,
+        window: order.window().words(),
+        collection: found
+            .collection
+            .map_or_else(|| "Not booked yet: we will email you".to_owned(), |d| d.format("%A %-d %B %Y").to_string()),
+        name: found.name.clone(),
+        postcode: found.postcode.clone(),
+        ordered: order.created_at.get().format("%-d %B %Y").to_string(),
+        mailed: state.config.mail_enabled(),
+    };
+    let mut response = cached(&HeaderMap::new(), StatusCode::OK, &page, &page.head);
+    let headers = response.headers_mut();
+    headers.remove(header::ETAG);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
