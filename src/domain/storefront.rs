@@ -32,9 +32,9 @@ wire_names!(Sort { Newest => "newest", PriceAsc => "price_asc", PriceDesc => "pr
 impl Sort {
     pub fn words(self) -> &'static str {
         match self {
-            Self::Newest => "Newest first",
-            Self::PriceAsc => "Price: low to high",
-            Self::PriceDesc => "Price: high to low",
+            Self::Newest => "Newest",
+            Self::PriceAsc => "Lowest price",
+            Self::PriceDesc => "Highest price",
         }
     }
 }
@@ -249,12 +249,12 @@ impl Count {
         }
     }
 
-    /// "1 listing", "1,250 listings", "1,000+ listings".
+    /// "1 piece", "1,250 pieces", "1,000+ pieces".
     pub fn words(self) -> String {
         match self {
-            Self::Exact(1) => "1 listing".to_owned(),
-            Self::Exact(n) => format!("{} listings", super::money::thousands(&n.to_string())),
-            Self::AtLeast(n) => format!("{}+ listings", super::money::thousands(&n.to_string())),
+            Self::Exact(1) => "1 piece".to_owned(),
+            Self::Exact(n) => format!("{} pieces", super::money::thousands(&n.to_string())),
+            Self::AtLeast(n) => format!("{}+ pieces", super::money::thousands(&n.to_string())),
         }
     }
 
@@ -451,11 +451,11 @@ mod tests {
 
     #[test]
     fn counts_are_exact_up_to_the_cap() {
-        assert_eq!(Count::capped(0).words(), "0 listings");
-        assert_eq!(Count::capped(1).words(), "1 listing");
-        assert_eq!(Count::capped(1_000).words(), "1,000 listings");
-        assert_eq!(Count::capped(1_001).words(), "1,000+ listings");
-        assert_eq!(Count::Exact(2_500_000).words(), "2,500,000 listings");
+        assert_eq!(Count::capped(0).words(), "0 pieces");
+        assert_eq!(Count::capped(1).words(), "1 piece");
+        assert_eq!(Count::capped(1_000).words(), "1,000 pieces");
+        assert_eq!(Count::capped(1_001).words(), "1,000+ pieces");
+        assert_eq!(Count::Exact(2_500_000).words(), "2,500,000 pieces");
         assert_eq!(Count::Exact(0).pages(), 1);
         assert_eq!(Count::Exact(25).pages(), 2);
         assert_eq!(Count::Exact(1_000_000).pages(), MAX_PAGE);

@@ -203,14 +203,23 @@ fn catalogue_page(state: &AppState, catalogue: &Catalogue, refusal: Option<&'sta
             .iter()
             .map(|s| Choice { value: s.as_str().to_owned(), label: s.words().to_owned(), selected: *s == query.sort })
             .collect(),
-        min_price: query.min_price.map(|p| p.to_string()).unwrap_or_default(),
-        max_price: query.max_price.map(|p| p.to_string()).unwrap_or_default(),
+        min_price: query.min_price.map(typed_price).unwrap_or_default(),
+        max_price: query.max_price.map(typed_price).unwrap_or_default(),
         count: catalogue.count.words(),
         chips: chips(catalogue),
         pager: Pager::of(query, catalogue.count, |page| query.href(|q| q.page = page)),
         cards,
         empty_title,
         empty_text,
+    }
+}
+
+/// A price as a buyer types it: whole pounds without decimals (`500`), else `99.50`.
+fn typed_price(p: crate::domain::money::Pence) -> String {
+    if p.get() % 100 == 0 {
+        (p.get() / 100).to_string()
+    } else {
+        p.to_string()
     }
 }
 

@@ -41,14 +41,20 @@ fn fitted_width(width: i64, height: i64, side: i64) -> i64 {
 impl PhotoView {
     fn of(photo: &MarketPhoto, media: &str, title: &str, n: usize, of: usize) -> Self {
         let url = |name: &str| format!("{media}/{name}");
-        let mut srcset = Vec::new();
-        if let Some(medium) = &photo.medium {
-            srcset.push(format!("{} {}w", url(medium), fitted_width(photo.width, photo.height, 300)));
+        // Each size once, narrowest first: a picture no wider than a size's box is that size.
+        let sizes = [
+            (photo.medium.as_deref(), fitted_width(photo.width, photo.height, 300)),
+            (photo.large.as_deref(), fitted_width(photo.width, photo.height, 1024)),
+            (Some(photo.name.as_str()), photo.width),
+        ];
+        let mut srcset: Vec<String> = Vec::new();
+        let mut widest = 0;
+        for (name, width) in sizes {
+            if let Some(name) = name.filter(|_| width > widest) {
+                srcset.push(format!("{} {width}w", url(name)));
+                widest = width;
+            }
         }
-        if let Some(large) = &photo.large {
-            srcset.push(format!("{} {}w", url(large), fitted_width(photo.width, photo.height, 1024)));
-        }
-        srcset.push(format!("{} {}w", url(&photo.name), photo.width));
         // The page shows the large size where it exists: it is what the gallery's width needs.
         let src = photo.large.as_deref().or(photo.medium.as_deref()).map_or_else(|| url(&photo.name), url);
         let alt = if of > 1 { format!("{title}, photo {n} of {of}") } else { title.to_owned() };

@@ -46,20 +46,22 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
         }),
     )
     .await?;
-    let footstool = listing(
+    let footstool = photographed_listing(
         core,
         admin,
+        &[SofaColours { body: [110, 60, 90], wall: [240, 232, 222] }],
         json!({
             "title": "Velvet footstool", "price_gbp": 120, "channel": "clearance", "quantity": 2,
             "category": "Footstools", "condition": "like-new", "faults": ["None"], "sku": "DEMO-STOOL-1",
         }),
     )
     .await?;
-    let armchair = listing(
+    let armchair = photographed_listing(
         core,
         admin,
+        &[SofaColours { body: [120, 80, 50], wall: [232, 228, 220] }],
         json!({
-            "title": "Leather armchair (trade-in)", "price_gbp": 180, "channel": "exchange",
+            "title": "Brown leather armchair", "price_gbp": 180, "channel": "exchange",
             "category": "Armchairs", "condition": "gently-used", "faults": ["None"],
         }),
     )
@@ -96,7 +98,11 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
     .await?;
     let more = [
         (
-            SofaColours { body: [120, 124, 130], wall: [235, 225, 205] },
+            vec![
+                SofaColours { body: [70, 72, 78], wall: [235, 225, 205] },
+                SofaColours { body: [70, 72, 78], wall: [210, 222, 230] },
+                SofaColours { body: [70, 72, 78], wall: [246, 240, 226] },
+            ],
             json!({
             "title": "Charcoal corner sofa, left hand facing", "price_gbp": 1450, "sale_price_gbp": 1199,
             "rrp_gbp": 2400, "channel": "clearance", "quantity": 3, "category": "Corner Sofas", "condition": "like-new",
@@ -105,7 +111,7 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
             "description": "<p>Ex-display corner sofa in a hard-wearing wool blend. Feather-wrapped seat cushions.</p>"}),
         ),
         (
-            SofaColours { body: [46, 84, 70], wall: [240, 236, 228] },
+            vec![SofaColours { body: [46, 84, 70], wall: [240, 236, 228] }],
             json!({
             "title": "Green velvet 2-seater sofa", "price_gbp": 640, "channel": "exchange",
             "category": "2-Seater Sofas", "condition": "excellent", "faults": ["None"], "exposed_to": ["Cats"],
@@ -115,7 +121,7 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
         ),
     ];
     for (colours, body) in more {
-        photographed_listing(core, admin, colours, body).await?;
+        photographed_listing(core, admin, &colours, body).await?;
     }
     for brand in &OTHER_BRANDS {
         other_brand(core, brand).await?;
@@ -231,7 +237,7 @@ async fn other_brand(core: &Core, brand: &OtherBrand) -> anyhow::Result<()> {
     };
     profile(core, &admin, (brand.profile)()).await?;
     for (colours, body) in (brand.listings)() {
-        photographed_listing(core, &admin, colours, body).await?;
+        photographed_listing(core, &admin, &[colours], body).await?;
     }
     Ok(())
 }
@@ -243,19 +249,21 @@ async fn profile(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A listing with a generated photo of its own colours.
+/// A listing with a generated photo of each of `shots`' colours.
 async fn photographed_listing(
     core: &Core,
     admin: &Actor,
-    colours: SofaColours,
+    shots: &[SofaColours],
     mut body: Value,
 ) -> anyhow::Result<i64> {
-    let photo =
-        photos::upload(core, admin, PhotoUpload { bytes: sofa_png_of(colours)?, filename: Some("sofa.png".into()) })
-            .await
-            .map_err(|e| anyhow::anyhow!("demo photo: {e}"))?;
+    let mut ids = Vec::new();
+    for &colours in shots {
+        let upload = PhotoUpload { bytes: sofa_png_of(colours)?, filename: Some("sofa.png".into()) };
+        let photo = photos::upload(core, admin, upload).await.map_err(|e| anyhow::anyhow!("demo photo: {e}"))?;
+        ids.push(photo.id);
+    }
     if let Value::Object(map) = &mut body {
-        map.insert("attachment_ids".into(), json!([photo.id]));
+        map.insert("attachment_ids".into(), json!(ids));
     }
     listing(core, admin, body).await
 }

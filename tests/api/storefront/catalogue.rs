@@ -46,7 +46,7 @@ async fn the_catalogue_shows_every_brand_newest_first_and_each_filter_narrows_it
     let all = page(&app, "/marketplace").await;
     assert_eq!(all.status, 200);
     assert_eq!(all.listing_ids(), [stool, linen, corner, oak_chair], "newest first, no draft");
-    assert!(all.body.contains("4 listings"));
+    assert!(all.body.contains("4 pieces"));
     assert!(all.body.contains("Pre-loved") && all.body.contains("Clearance"), "channels in words");
     let cases: [(&str, Vec<i64>); 12] = [
         ("q=oak", vec![stool, oak_chair]),
@@ -91,7 +91,7 @@ async fn facet_counts_are_kept_through_sales_trashing_drafts_and_edits() {
     };
     let body = page(&app, "/marketplace").await.body;
     assert_eq!(counts(&body), (Some(1), Some(1), Some(1), Some(1)));
-    assert!(body.contains("2 listings"));
+    assert!(body.contains("2 pieces"));
     // Counted under the other filters: clearance armchairs only.
     let body = page(&app, "/marketplace?channel=clearance").await.body;
     assert_eq!(counts(&body).0, Some(1));
@@ -108,7 +108,7 @@ async fn facet_counts_are_kept_through_sales_trashing_drafts_and_edits() {
     assert_eq!(app.delete(&format!("/v1/listings/{chair}"), &acme.key).await.status(), 200);
     let body = page(&app, "/marketplace").await.body;
     assert_eq!(counts(&body), (None, Some(1), Some(0), Some(1)));
-    assert!(body.contains("1 listing<"));
+    assert!(body.contains("1 piece<"));
     // Folding the kept rows changes no count.
     app.store.fold_market_counts(1000).await.unwrap();
     assert_eq!(counts(&page(&app, "/marketplace").await.body), (None, Some(1), Some(0), Some(1)));
@@ -119,10 +119,10 @@ async fn a_search_counts_honestly_and_offers_the_filters_without_counts() {
     let app = spawn_app().await;
     stock(&app).await;
     let found = page(&app, "/marketplace?q=armchair").await;
-    assert!(found.body.contains("2 listings"));
+    assert!(found.body.contains("2 pieces"));
     assert!(found.body.contains(">Armchairs</option>"), "choices without counts under a search");
     let priced = page(&app, "/marketplace?min_price=100").await;
-    assert!(priced.body.contains("3 listings"));
+    assert!(priced.body.contains("3 pieces"));
 }
 
 #[tokio::test]
