@@ -5,11 +5,13 @@ use sqlx::FromRow;
 
 use chrono::NaiveDate;
 
+use super::mail::{enqueue_mail, NewMail};
 use super::{on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::collection::{CollectionQuery, CollectionStatus};
 use crate::domain::event::Event;
 use crate::domain::listing::Channel;
+use crate::domain::order::order_reference;
 use crate::domain::order::OrderStatus;
 
 /// What recording a collection did.
@@ -129,12 +131,15 @@ impl Store {
         })
     }
 
-    /// Records the collection and its event together, unless the order already has one.
+    /// Records the collection and its event together, unless the order already has one; when
+    /// the order was bought on the storefront, queues in the same transaction the mail
+    /// `notify` composes from the buyer's name (decisions 14.5).
     pub async fn record_collection(
         &self,
         new: &NewCollection,
         event: &Event,
         audit: &AuditEntry,
+        notify: Option<&(dyn Fn(&str) -> String + Sync)>,
     ) -> Result<CollectionInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
@@ -158,6 +163,25 @@ impl Store {
             };
             self.insert_event((&mut *tx).into(), event).await?;
             record_audit((&mut *tx).into(), audit).await?;
+            if let Some(notify) = notify {
+                let buyer: Option<(String, String)> =
+                    sqlx::query_as("SELECT name, email FROM order_buyers WHERE order_id = $1")
+                        .bind(new.order_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if let Some((name, email)) = buyer {
+                    let subject = format!("Collection booked: order {}", order_reference(new.order_id));
+                    let text = notify(&name);
+                    let mail = NewMail {
+                        brand_id: Some(new.brand_id),
+                        to: &email,
+                        subject: &subject,
+                        text: &text,
+                        attachment: None,
+                    };
+                    enqueue_mail((&mut *tx).into(), self.sealer()?, &mail).await?;
+                }
+            }
             tx.commit().await?;
             Ok(CollectionInsert::Recorded)
         })

@@ -169,10 +169,27 @@ pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -
         warehouse_id,
         warehouse_label,
     };
-    match core.store.record_collection(&new, &event, &audit).await? {
+    // A buyer of the storefront is told the day (decisions 14.5).
+    let day = request.scheduled_for.format("%A %-d %B %Y").to_string();
+    let (reference, title, window) = (order_reference(order.id), order.title.clone(), order.window().words());
+    let brand = actor.brand_slug.clone();
+    let brand = match core.store.brand_profile(actor.brand_id).await? {
+        Some(profile) if !profile.display_name.is_empty() => profile.display_name,
+        _ => brand,
+    };
+    let notify = move |name: &str| {
+        format!(
+            "Hello {name},\n\n{brand} has booked the collection of your order {reference} ({title}) for {day}. \
+             It is then delivered to you within your window, {window}.\n\n\
+             Your order's page (the link in your confirmation email) shows where it stands.\n"
+        )
+    };
+    let notify: Option<&(dyn Fn(&str) -> String + Sync)> = core.config.mail_enabled().then_some(&notify);
+    match core.store.record_collection(&new, &event, &audit, notify).await? {
         CollectionInsert::Recorded => {}
         CollectionInsert::Exists => return Err(ScheduleError::AlreadyScheduled),
     }
     core.outbox.wake();
+    core.mail.wake();
     Ok(collection)
 }

@@ -232,5 +232,23 @@ async fn the_buyer_is_mailed_a_confirmation_with_the_orders_link() {
     assert!(mail.subject.starts_with("Your order #") && mail.subject.ends_with("Walnut sideboard"), "{}", mail.subject);
     assert!(mail.text.contains("Hello Ada Lovelace") && mail.text.contains("£1,250.00"), "{}", mail.text);
     assert!(mail.text.contains(&format!("{}{location}", app.base)), "the order's link: {}", mail.text);
+    // The brand books the collection: the buyer is mailed and the order's page says the day.
+    let order_id: i64 = mail.subject.trim_start_matches("Your order #").split(':').next().unwrap().parse().unwrap();
+    let window = crate::helpers::json(app.get("/v1/partner/collections", &partner.key).await).await;
+    let start = window["data"][0]["buyer_window_start"].as_str().unwrap().to_owned();
+    let day = chrono::NaiveDate::parse_from_str(&start, "%Y-%m-%d").unwrap() + chrono::Days::new(1);
+    let scheduled = app
+        .post("/v1/partner/collections", &partner.key, &json!({"order_id": order_id, "scheduled_for": day.to_string()}))
+        .await;
+    assert_eq!(scheduled.status(), 201);
+    let received = smtp.wait_for(2, 20).await;
+    assert_eq!(received.len(), 2, "{received:?}");
+    let booked = &received[1];
+    assert_eq!(booked.to, "ada@example.com");
+    assert_eq!(booked.subject, format!("Collection booked: order #{order_id}"));
+    let words = day.format("%A %-d %B %Y").to_string();
+    assert!(booked.text.contains(&words) && booked.text.contains("Walnut sideboard"), "{}", booked.text);
+    let order = page(&app, &location).await;
+    assert!(order.body.contains("Collection booked") && order.body.contains(&words), "{}", order.body);
     app.stop().await;
 }
