@@ -32,13 +32,14 @@ use crate::http::Json;
 use crate::state::AppState;
 use crate::store::OrderRecord;
 use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
+use crate::usecases::marketplace::payout_links;
 use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};
 use crate::usecases::wallet;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(create_order, complete_order, payout_choice, count_view, run_remittances),
-    components(schemas(Order, OrderRequest, Completion, PayoutChoice, ViewCount, RunRequest, RunAnswer)),
+    paths(create_order, complete_order, payout_choice, payout_link, count_view, run_remittances),
+    components(schemas(Order, OrderRequest, Completion, PayoutChoice, PayoutLinkAnswer, ViewCount, RunRequest, RunAnswer)),
     tags((name = "Operator", description = "The marketplace side (`/ops/v1`): orders, deliveries, customers' payout \
 choices and views. Present only when the server has `REHOME_OPS_TOKEN`; authenticated with \
 `Authorization: Bearer <REHOME_OPS_TOKEN>`, not an API key; not rate limited."))
@@ -54,6 +55,7 @@ pub fn router(state: &AppState) -> Option<Router<AppState>> {
             .route("/orders", post(create_order))
             .route("/orders/{id}/complete", post(complete_order))
             .route("/orders/{id}/payout-choice", post(payout_choice))
+            .route("/orders/{id}/payout-link", post(payout_link))
             .route("/listings/{id}/views", post(count_view))
             .route("/remittances/run", post(run_remittances))
             .fallback(super::unknown_route)
@@ -293,6 +295,59 @@ pub async fn payout_choice(
     let choice = PayoutChoice::parse(&body).map_err(ApiError::validation)?;
     let redemption = payouts::choose(&state.core, id, choice).await?;
     Ok((StatusCode::CREATED, Json(redemption)))
+}
+
+/// A customer's payout link: its page's address, shown once, and when it stops working.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PayoutLinkAnswer {
+    /// The page where the customer chooses credit or cash; works once.
+    pub url: String,
+    #[schema(format = DateTime)]
+    pub expires_at: String,
+}
+
+/// A link for the customer of a completed exchange order to choose a payout on a page
+/// (`/marketplace/payouts/{token}`): single use, 14 days. The body is optional:
+/// `{"customer_id": "…"}` names the customer the choice is recorded for (default
+/// `order-<id>`). The page records the choice as `payout-choice` does (same redemption,
+/// same `redemption.created` event).
+#[utoipa::path(
+    post,
+    path = "/ops/v1/orders/{id}/payout-link",
+    tag = "Operator",
+    security(("ops" = [])),
+    params(("id" = i64, Path, description = "Order id of the sold exchange item")),
+    responses(
+        (status = 201, description = "The link", body = PayoutLinkAnswer),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `customer_id_invalid`, `customer_id_too_long`", body = ErrorBody),
+        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        (status = 404, description = "`order_not_found`", body = ErrorBody),
+        (status = 409, description = "`order_not_exchange`, `order_not_completed` or `payout_choice_exists`", body = ErrorBody),
+    )
+)]
+pub async fn payout_link(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<(StatusCode, Json<PayoutLinkAnswer>)> {
+    let id = path_id(path).ok_or_else(order_not_found)?;
+    let body = optional_object(body)?;
+    let customer_id = match body.get("customer_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(ApiError::field("customer_id", "customer_id_invalid"))
+        }
+        Some(Value::String(s)) if s.chars().count() > crate::domain::payout::CUSTOMER_ID_MAX => {
+            return Err(ApiError::field("customer_id", "customer_id_too_long"))
+        }
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(_) => return Err(ApiError::field("customer_id", "customer_id_invalid")),
+    };
+    if let Some(unknown) = body.keys().find(|k| k.as_str() != "customer_id") {
+        return Err(ApiError::field(unknown, format!("{unknown}_unknown")));
+    }
+    let link = payout_links::create(&state.core, id, customer_id).await?;
+    Ok((StatusCode::CREATED, Json(PayoutLinkAnswer { url: link.url, expires_at: link.expires_at.to_string() })))
 }
 
 impl From<PayoutChoiceError> for ApiError {

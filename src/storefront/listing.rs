@@ -196,7 +196,7 @@ pub async fn listing(
 
 /// The cookie half of the checkout form's double submit: the same token as the form's,
 /// sent back only with posts from this site (`SameSite=Strict`), never readable by script.
-fn set_anti_forgery_cookie(state: &AppState, response: &mut Response, token: &str) {
+pub(super) fn set_anti_forgery_cookie(state: &AppState, response: &mut Response, token: &str) {
     if token.is_empty() {
         return;
     }
@@ -292,7 +292,11 @@ pub async fn checkout_post(
 
 /// True unless the post carries the anti-forgery cookie and the same token in its form, of
 /// today or yesterday, and comes from this site (the browser's `Sec-Fetch-Site`, when sent).
-async fn forged(state: &AppState, headers: &HeaderMap, token: &str) -> Result<bool, crate::store::StoreError> {
+pub(super) async fn forged(
+    state: &AppState,
+    headers: &HeaderMap,
+    token: &str,
+) -> Result<bool, crate::store::StoreError> {
     use subtle::ConstantTimeEq;
     let cross_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site");
     let cookie = crate::web::cookies::get(headers, CSRF_COOKIE).unwrap_or_default();

@@ -11,6 +11,7 @@
 mod catalogue;
 mod listing;
 mod order;
+mod payout;
 mod seo;
 
 use std::sync::LazyLock;
@@ -59,6 +60,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route(&format!("{BASE}/listings/{{id}}"), get(listing::listing))
         .route(&format!("{BASE}/listings/{{id}}/checkout"), post(listing::checkout_post))
         .route(&format!("{BASE}/orders/{{token}}"), get(order::order))
+        .route(&format!("{BASE}/payouts/{{token}}"), get(payout::payout).merge(post(payout::choose)))
         .route(&format!("{BASE}/brands/{{brand_id}}"), get(catalogue::brand))
         .route(&format!("{BASE}/sitemap.xml"), get(seo::sitemap))
         .route(&format!("{BASE}/sitemaps/{{file}}"), get(seo::sitemap_file))

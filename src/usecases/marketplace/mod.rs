@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod collections;
 pub mod credits;
 pub mod orders;
+pub mod payout_links;
 pub mod payouts;
 pub mod redemptions;
 

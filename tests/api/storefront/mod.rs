@@ -5,6 +5,7 @@
 mod catalogue;
 mod checkout;
 mod pages;
+mod payouts;
 mod views;
 
 use reqwest::header::HeaderMap;

@@ -1,0 +1,10 @@
+-- A customer's link to choose a payout on a page (decisions 14.6). SQLite: 0035.
+CREATE TABLE payout_links (
+    token_sha256 TEXT        NOT NULL PRIMARY KEY,
+    order_id     BIGINT      NOT NULL REFERENCES orders (id),
+    customer_id  TEXT        NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    expires_at   TIMESTAMPTZ NOT NULL,
+    used_at      TIMESTAMPTZ
+);
+CREATE INDEX payout_links_order ON payout_links (order_id);

@@ -1,0 +1,11 @@
+-- A customer's link to choose a payout on a page (decisions 14.6). PostgreSQL: 0027.
+-- Single use, 14 days. Only the SHA-256 of the link's token is stored.
+CREATE TABLE payout_links (
+    token_sha256 TEXT    NOT NULL PRIMARY KEY,
+    order_id     INTEGER NOT NULL REFERENCES orders (id),
+    customer_id  TEXT    NOT NULL,
+    created_at   TEXT    NOT NULL,
+    expires_at   TEXT    NOT NULL,
+    used_at      TEXT
+);
+CREATE INDEX payout_links_order ON payout_links (order_id);
