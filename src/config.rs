@@ -56,6 +56,8 @@ pub const DEFAULT_RETENTION_SESSIONS_DAYS: u32 = 30;
 pub const DEFAULT_RETENTION_INVITATIONS_DAYS: u32 = 30;
 pub const DEFAULT_RETENTION_MAIL_DAYS: u32 = 30;
 pub const DEFAULT_RETENTION_WEBHOOK_EVENTS_DAYS: u32 = 30;
+/// A storefront buyer's details are kept 90 days after the order (docs/security.md).
+pub const DEFAULT_RETENTION_BUYERS_DAYS: u32 = 90;
 
 /// Settings of `rehome serve`.
 #[derive(Debug, Clone, Args)]
@@ -328,6 +330,12 @@ pub struct Config {
     #[arg(long, env = "REHOME_RETENTION_WEBHOOK_EVENTS_DAYS", default_value_t = DEFAULT_RETENTION_WEBHOOK_EVENTS_DAYS)]
     pub retention_webhook_events_days: u32,
 
+    /// Days a storefront buyer's name, email, phone and postcode are kept after the order
+    /// (docs/security.md: the order's delivery window, the right to cancel and to reject
+    /// faulty goods, with room to spare); the order itself is kept. 1 to 3650.
+    #[arg(long, env = "REHOME_RETENTION_BUYERS_DAYS", default_value_t = DEFAULT_RETENTION_BUYERS_DAYS)]
+    pub retention_buyers_days: u32,
+
     /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
     /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
     #[arg(long, env = "REHOME_METRICS_ADDR")]
@@ -495,6 +503,7 @@ impl Config {
         within("REHOME_RETENTION_SESSIONS_DAYS", self.retention_sessions_days, 0..=3_650)?;
         within("REHOME_RETENTION_INVITATIONS_DAYS", self.retention_invitations_days, 0..=3_650)?;
         within("REHOME_RETENTION_MAIL_DAYS", self.retention_mail_days, 0..=3_650)?;
+        within("REHOME_RETENTION_BUYERS_DAYS", self.retention_buyers_days, 1..=3_650)?;
         within("REHOME_RETENTION_WEBHOOK_EVENTS_DAYS", self.retention_webhook_events_days, 1..=3_650)
     }
 

@@ -23,6 +23,8 @@ pub struct Windows {
     pub rate_limit: TimeDelta,
     /// A delivered webhook event and its attempts, from its delivery.
     pub webhook_events: TimeDelta,
+    /// A storefront buyer's details, from the order.
+    pub buyers: TimeDelta,
 }
 
 /// The rows the job deletes at one instant: those older than each of these.
@@ -41,6 +43,8 @@ pub struct Cutoffs {
     pub mail: DateTime<Utc>,
     /// Webhook events delivered before this.
     pub webhook_events: DateTime<Utc>,
+    /// Buyers of orders placed before this.
+    pub buyers: DateTime<Utc>,
     /// Idempotency keys that expired (decisions 11.1: 24 hours after the first request)
     /// at or before this: the instant itself, as there is nothing to keep them for.
     pub idempotency: DateTime<Utc>,
@@ -71,7 +75,14 @@ impl Windows {
             rate_limit,
             // Kept unless a window is set (`keeping_webhook_events`).
             webhook_events: TimeDelta::MAX,
+            // Kept unless a window is set (`keeping_buyers`).
+            buyers: TimeDelta::MAX,
         }
+    }
+
+    /// The same windows, storefront buyers' details kept `days` after their order.
+    pub fn keeping_buyers(self, days: u32) -> Self {
+        Self { buyers: TimeDelta::days(i64::from(days)), ..self }
     }
 
     /// The same windows, delivered webhook events kept `days` after their delivery.
@@ -90,6 +101,7 @@ impl Windows {
             invitations: back(self.invitations),
             mail: back(self.mail),
             webhook_events: back(self.webhook_events),
+            buyers: back(self.buyers),
             idempotency: now,
             rate_limit_slot: now.timestamp_millis().div_euclid(RATE_SLOT_MS) - 2 * rate_slots,
         }
@@ -110,10 +122,12 @@ pub enum Table {
     WebhookEvents,
     /// Bulk import drafts past their expiry (`usecases::bulk::drafts`).
     BulkDrafts,
+    /// Storefront buyers' details past their window (decisions 14.3; the orders stay).
+    Buyers,
 }
 
 impl Table {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::SignInFailures,
         Self::Sessions,
         Self::Invitations,
@@ -122,6 +136,7 @@ impl Table {
         Self::RateLimitSlots,
         Self::WebhookEvents,
         Self::BulkDrafts,
+        Self::Buyers,
     ];
 
     /// The table's name: the metric's `table` label and the log's.
@@ -135,6 +150,7 @@ impl Table {
             Self::RateLimitSlots => "rate_limit_slots",
             Self::WebhookEvents => "webhook_events",
             Self::BulkDrafts => "bulk_drafts",
+            Self::Buyers => "order_buyers",
         }
     }
 }
@@ -161,6 +177,8 @@ mod tests {
         assert_eq!(cut.mail, at("2026-10-28T12:00:00Z"));
         assert_eq!(cut.webhook_events, DateTime::<Utc>::MIN_UTC, "kept unless a window is set");
         assert_eq!(defaults().keeping_webhook_events(7).cutoffs(now).webhook_events, at("2026-11-20T12:00:00Z"));
+        assert_eq!(cut.buyers, DateTime::<Utc>::MIN_UTC, "kept unless a window is set");
+        assert_eq!(defaults().keeping_buyers(90).cutoffs(now).buyers, at("2026-08-29T12:00:00Z"));
         assert_eq!(cut.idempotency, now);
     }
 

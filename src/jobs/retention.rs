@@ -2,7 +2,8 @@
 //! past their window ([`crate::domain::retention`]): failed sign-ins, ended or expired
 //! sessions, spent or expired invitations, sent or given-up mail, expired idempotency keys
 //! and, on PostgreSQL, idle rate limit slots; delivered webhook events and their attempts a
-//! window after delivery (issue 34); bulk import drafts once expired (issue 31). The audit log, the ledger and remittances, pending and
+//! window after delivery (issue 34); bulk import drafts once expired (issue 31); storefront
+//! buyers' details a window after their order (issue 47). The audit log, the ledger and remittances, pending and
 //! dead webhook events and the catalogue are kept.
 //!
 //! Every node runs the scheduler; like the monthly remittance run, a node takes the job's
@@ -55,7 +56,8 @@ impl Settings {
                 lockout,
                 rate_limit,
             )
-            .keeping_webhook_events(config.retention_webhook_events_days),
+            .keeping_webhook_events(config.retention_webhook_events_days)
+            .keeping_buyers(config.retention_buyers_days),
             batch: config.retention_batch,
             pause: Duration::from_millis(config.retention_pause_ms),
             interval: Duration::from_secs(config.retention_interval_s),
@@ -233,6 +235,8 @@ impl Retention {
             Table::WebhookEvents if cut.webhook_events == DateTime::<Utc>::MIN_UTC => Ok(0),
             Table::WebhookEvents => store.prune_webhook_events(Ts::from(cut.webhook_events), limit).await,
             Table::BulkDrafts => store.prune_bulk_drafts(Ts::from(now), limit).await,
+            Table::Buyers if cut.buyers == DateTime::<Utc>::MIN_UTC => Ok(0),
+            Table::Buyers => store.prune_buyers(Ts::from(cut.buyers), limit).await,
             Table::RateLimitSlots => match store.postgres() {
                 Some(pg) => pg.prune_rate_slots(cut.rate_limit_slot, limit).await,
                 None => Ok(0),
@@ -286,6 +290,7 @@ mod tests {
         let settings = Settings::from_config(&config);
         assert_eq!(settings.windows.sign_in_failures, TimeDelta::hours(2));
         assert_eq!(settings.windows.sessions, TimeDelta::days(30));
+        assert_eq!(settings.windows.buyers, TimeDelta::days(90));
         assert_eq!(settings.windows.rate_limit, TimeDelta::seconds(60));
         assert_eq!(settings.batch, 500);
         assert_eq!(settings.interval, Duration::from_secs(60));
@@ -304,7 +309,8 @@ mod tests {
                 "idempotency_keys",
                 "rate_limit_slots",
                 "webhook_events",
-                "bulk_drafts"
+                "bulk_drafts",
+                "order_buyers"
             ]
         );
     }

@@ -98,6 +98,14 @@ impl Store {
         self.prune(&pick.delete("$2", self), &[before], limit).await
     }
 
+    /// Deletes up to `limit` storefront buyers' details of orders placed before `before`;
+    /// answers how many. The orders stay (the brands' books); their pages then show nothing.
+    pub async fn prune_buyers(&self, before: Ts, limit: i64) -> Result<u64, StoreError> {
+        const ORDER_ID: Dialect = Dialect { sqlite: "order_id", postgres: "order_id" };
+        let pick = Pick { table: "order_buyers", key: ORDER_ID, filter: "created_at < $1", order: "order_id" };
+        self.prune(&pick.delete("$2", self), &[before], limit).await
+    }
+
     /// Deletes up to `limit` mails sent or given up before `before` (never one waiting);
     /// answers how many.
     pub async fn prune_mail(&self, before: Ts, limit: i64) -> Result<u64, StoreError> {

@@ -159,6 +159,36 @@ async fn sent_and_failed_mail_goes_after_its_window_and_waiting_mail_stays() {
     app.stop().await;
 }
 
+/// Storefront buyers' details go 90 days after the order (docs/security.md); the order stays,
+/// and its page then shows nothing.
+#[tokio::test]
+async fn buyers_details_go_after_their_window_and_their_orders_stay() {
+    use crate::storefront::checkout::{buy, buyer, visit};
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let id = crate::listings::create_id(&app, &partner.key, serde_json::json!({"channel": "clearance", "quantity": 2}))
+        .await;
+    let visited = visit(&app, id).await;
+    let (_, old, _) = buy(&app, id, &visited, &buyer("1")).await;
+    let (_, recent, _) = buy(&app, id, &visited, &buyer("1")).await;
+    let raw = app.db.raw().await;
+    let first = count(&raw, "SELECT MIN(order_id) FROM order_buyers").await;
+    exec(
+        &raw,
+        &format!("UPDATE order_buyers SET created_at = $1 WHERE order_id = {first}"),
+        &[ago(TimeDelta::days(91))],
+    )
+    .await;
+    let report = job(&app).run_once(Utc::now()).await.expect("the job runs");
+    assert_eq!(report.deleted(Table::Buyers), 1);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM order_buyers").await, 1);
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM orders").await, 2, "the orders stay");
+    assert_eq!(crate::storefront::page(&app, &old).await.status, 404);
+    assert_eq!(crate::storefront::page(&app, &recent).await.status, 200);
+    raw.close().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn idempotency_keys_go_once_expired_and_live_ones_stay() {
     let app = spawn_app().await;
@@ -302,7 +332,7 @@ async fn the_job_deletes_in_batches_of_the_configured_size() {
     assert_eq!(report.deleted(Table::SignInFailures), 7);
     assert!(report.complete);
     // 3 + 3 + 1 + an empty one for the failures, then one (empty) for each other table.
-    let tables = if on_postgres() { 8 } else { 7 };
+    let tables = if on_postgres() { 9 } else { 8 };
     assert_eq!(report.batches, 4 + (tables - 1));
     assert_eq!(count(&raw, "SELECT COUNT(*) FROM sign_in_failures").await, 0);
     raw.close().await;

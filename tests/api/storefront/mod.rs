@@ -3,7 +3,7 @@
 //! the per-address limit; on whichever backend the suite runs.
 
 mod catalogue;
-mod checkout;
+pub mod checkout;
 mod pages;
 mod payouts;
 mod views;
