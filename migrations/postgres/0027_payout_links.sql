@@ -8,3 +8,6 @@ CREATE TABLE payout_links (
     used_at      TIMESTAMPTZ
 );
 CREATE INDEX payout_links_order ON payout_links (order_id);
+
+-- The dashboard's Orders page: a brand's orders, newest first.
+CREATE INDEX orders_brand_recent ON orders (brand_id, id);

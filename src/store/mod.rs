@@ -8,6 +8,7 @@
 //! `i64`, `bool`, text, bytes, `NaiveDate` and [`Ts`] for instants.
 
 mod audit;
+mod brand_orders;
 mod brands;
 mod bulk_drafts;
 mod collections;
@@ -54,6 +55,7 @@ use pool::Pool;
 
 pub(crate) use audit::commit_audited;
 pub use audit::{record_audit, AuditRecord};
+pub use brand_orders::{BrandOrderRow, OrderFilter};
 pub use brands::{BrandInsert, BrandRecord};
 pub use bulk_drafts::{BulkDraftRecord, DraftInsert, NewBulkDraft};
 pub use collections::{CollectionInsert, CollectionRow, NewCollection};

@@ -1,5 +1,5 @@
 //! What needs doing, for the dashboard's home (issue 31 item 3): collections to schedule
-//! with their deadlines, dead deliveries, pending invitations, keys expiring soon or unused
+//! with their deadlines, orders from storefront buyers to deliver, dead deliveries, pending invitations, keys expiring soon or unused
 //! for 90 days, the wallet's balances and next statement, listings by status, and sales of
 //! the last 12 months. Every figure comes from the use case or query its own page uses, so
 //! the home and the page never disagree.
@@ -64,6 +64,8 @@ pub struct MonthTotal {
 pub struct Overview {
     pub to_schedule: Vec<ToSchedule>,
     pub to_schedule_total: i64,
+    /// Orders from storefront buyers not yet delivered.
+    pub buyer_orders_waiting: i64,
     pub dead_deliveries: i64,
     /// Admins only (the team and keys are theirs): `(name, email)`.
     pub pending_invitations: Vec<(String, String)>,
@@ -91,6 +93,7 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
         })
         .collect();
     let dead_deliveries = webhooks::count(core, actor, DeliveryStatus::Dead).await?;
+    let buyer_orders_waiting = core.store.buyer_orders_waiting(actor.brand_id).await?;
     let (pending_invitations, keys) = if actor.role == Role::Admin {
         let members = team::members(core, actor).await?;
         let invited = members.into_iter().filter(|m| m.status == "invited").map(|m| (m.name, m.email)).collect();
@@ -123,6 +126,7 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
     Ok(Overview {
         to_schedule,
         to_schedule_total,
+        buyer_orders_waiting,
         dead_deliveries,
         pending_invitations,
         keys,

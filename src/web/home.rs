@@ -47,6 +47,8 @@ pub struct HomeView {
     pub to_schedule: Vec<ScheduleRow>,
     pub to_schedule_total: i64,
     pub dead_deliveries: i64,
+    /// Orders from storefront buyers not yet delivered.
+    pub buyer_orders_waiting: i64,
     pub invitations: Vec<(String, String)>,
     pub keys: Vec<KeyRow>,
     pub available: String,
@@ -108,13 +110,17 @@ impl HomeView {
                 gross: pounds(m.gross_pence),
             })
             .collect();
-        let all_clear =
-            o.to_schedule_total == 0 && o.dead_deliveries == 0 && o.pending_invitations.is_empty() && o.keys.is_empty();
+        let all_clear = o.to_schedule_total == 0
+            && o.buyer_orders_waiting == 0
+            && o.dead_deliveries == 0
+            && o.pending_invitations.is_empty()
+            && o.keys.is_empty();
         Self {
             chart: chart(&o),
             to_schedule,
             to_schedule_total: o.to_schedule_total,
             dead_deliveries: o.dead_deliveries,
+            buyer_orders_waiting: o.buyer_orders_waiting,
             invitations: o.pending_invitations,
             keys,
             available: pounds(o.balances.available),

@@ -19,6 +19,7 @@ pub mod listing;
 pub mod notice;
 pub mod once;
 pub mod operations;
+pub mod orders;
 pub mod pages;
 pub mod people;
 pub mod qr;
@@ -70,6 +71,7 @@ pub fn router() -> Router<AppState> {
         .merge(settings::router())
         .merge(people::router())
         .merge(records::router())
+        .merge(orders::router())
         .merge(bulk::router())
         .merge(listing::router())
         .route("/assets/dashboard.css", get(stylesheet))

@@ -61,8 +61,9 @@ impl Chrome {
 /// The navigation, in the order of decisions 9.3; the admin-only pages (Integrations, Team,
 /// Audit log) are not linked for members.
 fn nav(is_admin: bool) -> Vec<NavLink> {
-    const LINKS: [(&str, &str, bool); 10] = [
+    const LINKS: [(&str, &str, bool); 11] = [
         ("/dashboard/listings", "Listings", false),
+        ("/dashboard/orders", "Orders", false),
         ("/dashboard/bulk-import", "Bulk import", false),
         ("/dashboard/settings", "Settings", false),
         ("/dashboard/integrations", "Integrations", true),

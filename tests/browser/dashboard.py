@@ -31,7 +31,7 @@ OPS = "ops-token-for-the-browser-test-0123"
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a730000001249444154789c63f8cfc0c000c2"
     "0cff8100001fee05fb0bd9688b0000000049454e44ae426082")
-NAV = ["Listings", "Bulk import", "Settings", "Integrations", "Deliveries", "Redemptions", "Collections",
+NAV = ["Listings", "Orders", "Bulk import", "Settings", "Integrations", "Deliveries", "Redemptions", "Collections",
        "Team", "Wallet", "Audit log"]
 
 

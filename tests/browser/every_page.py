@@ -161,6 +161,7 @@ def admin_states(ids, events):
         ("two-step", visit("/dashboard/account/two-step")),
         ("listings", visit("/dashboard/listings")),
         ("listings-empty-search", visit("/dashboard/listings?q=nothing-matches-this")),
+        ("orders", visit("/dashboard/orders")),
         ("listing", visit(ids["listing"])),
         ("edit-listing", visit(ids["listing"] + "/edit")),
         ("remove-photo-confirm", visit(ids["listing"] + "/photos/2/remove")),
@@ -205,6 +206,7 @@ def member_states(ids):
     return [
         ("member-home", visit("/dashboard")),
         ("member-listings", visit("/dashboard/listings")),
+        ("member-orders", visit("/dashboard/orders")),
         ("member-listing", visit(ids["listing"])),
         ("member-bulk-import", visit("/dashboard/bulk-import")),
         ("member-settings", visit("/dashboard/settings")),

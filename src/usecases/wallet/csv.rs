@@ -67,7 +67,7 @@ fn cells(value: &Value) -> [String; LINE_COLUMNS.len()] {
 /// Injection" advises: Excel and LibreOffice then show the text as it was typed. `None`
 /// when the text is safe as it is. Only titles are text a partner typed; the other
 /// columns are numbers, dates and the service's own words.
-fn spreadsheet_safe(text: &str) -> Option<String> {
+pub(crate) fn spreadsheet_safe(text: &str) -> Option<String> {
     text.starts_with(['=', '+', '-', '@', '\t', '\r']).then(|| format!("'{text}"))
 }
 

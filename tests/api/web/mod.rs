@@ -8,6 +8,7 @@ mod failures;
 mod headers;
 mod invite_accept;
 mod operations;
+mod orders;
 mod pages;
 mod sessions;
 mod sign_in;

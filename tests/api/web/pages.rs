@@ -14,8 +14,9 @@ use super::{admin, set_password, Browser, Page, PASSWORD};
 use crate::helpers::{json, on_raw, TestApp};
 use crate::marketplace::{complete, listing, market_app, order};
 
-const PAGES: [&str; 10] = [
+const PAGES: [&str; 11] = [
     "/dashboard/listings",
+    "/dashboard/orders",
     "/dashboard/bulk-import",
     "/dashboard/settings",
     "/dashboard/integrations",
@@ -26,8 +27,9 @@ const PAGES: [&str; 10] = [
     "/dashboard/wallet",
     "/dashboard/audit-log",
 ];
-const NAV: [&str; 10] = [
+const NAV: [&str; 11] = [
     "Listings",
+    "Orders",
     "Bulk import",
     "Settings",
     "Integrations",
