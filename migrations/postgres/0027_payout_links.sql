@@ -11,3 +11,7 @@ CREATE INDEX payout_links_order ON payout_links (order_id);
 
 -- The dashboard's Orders page: a brand's orders, newest first.
 CREATE INDEX orders_brand_recent ON orders (brand_id, id);
+
+-- A brand's page on the storefront: its listings on sale, newest first (SQLite: 0035).
+CREATE INDEX listings_market_brand ON listings (brand_id, created_at DESC, id DESC)
+    WHERE deleted_at IS NULL AND status = 'active' AND quantity > 0;

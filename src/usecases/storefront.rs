@@ -83,7 +83,9 @@ pub async fn catalogue(core: &Core, query: CatalogueQuery) -> Result<Catalogue, 
     } else {
         (Count::capped(core.store.market_count_capped(&query, brand_id).await?), None)
     };
-    let cards = if count == Count::Exact(0) { Vec::new() } else { core.store.market_page(&query, brand_id).await? };
+    let dense = matches!(count, Count::AtLeast(_));
+    let cards =
+        if count == Count::Exact(0) { Vec::new() } else { core.store.market_page(&query, brand_id, dense).await? };
     Ok(Catalogue { query, cards, count, facets, brand, unknown_brand: false })
 }
 

@@ -85,7 +85,10 @@ struct MarketFilter {
 }
 
 impl MarketFilter {
-    fn new(query: &CatalogueQuery, brand_id: Option<i64>, postgres: bool) -> Self {
+    /// The query's conditions; with `fts_candidates` (SQLite), each search word of three
+    /// characters or more also narrows the rows to its trigram index's candidates, else the
+    /// words are checked by the rule alone.
+    fn new(query: &CatalogueQuery, brand_id: Option<i64>, fts_candidates: bool) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut add = |condition: &str, value: Bind| {
@@ -113,12 +116,50 @@ impl MarketFilter {
         if !query.words.is_empty() {
             // The one search rule of the partner API (decisions 11.2), and its candidates.
             let words = ListingQuery { words: query.words.clone(), ..ListingQuery::default() };
-            let filtered = FilterSql::new(&words, values.len() + 1, "k", postgres);
+            let filtered = FilterSql::new(&words, values.len() + 1, "k", fts_candidates);
             predicate.push_str(&filtered.predicate);
             values.extend(filtered.values.into_iter().map(Bind::Text));
         }
         Self { predicate, values }
     }
+}
+
+/// The longest search word that has trigrams (three characters or more), as an FTS5 phrase:
+/// what drives a search through SQLite's trigram index.
+fn fts_driver(words: &[String]) -> Option<String> {
+    words.iter().filter(|w| w.chars().count() >= 3).max_by_key(|w| w.chars().count()).map(|w| super::fts_phrase(w))
+}
+
+/// How SQLite reads a catalogue page's keys. The plan must not depend on statistics: a
+/// database the server made has none, and with them SQLite chose to skip-scan every brand
+/// and sort the whole catalogue (0.6 s at 1M listings), so the access is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Walk this partial index in the page's order, testing each row.
+    Index(&'static str),
+    /// Read the search's candidates by rowid and sort them (few matches).
+    Candidates,
+}
+
+/// The access of a page: `dense` when the capped count reached its cap, so that matches are
+/// many and a walk in the page's order meets 24 of them soon.
+fn access(query: &CatalogueQuery, brand: bool, dense: bool) -> Access {
+    if !query.words.is_empty() && !dense && fts_driver(&query.words).is_some() {
+        return Access::Candidates;
+    }
+    let priced = query.min_price.is_some() || query.max_price.is_some();
+    if priced && query.words.is_empty() && !dense && !brand {
+        // A narrow price range: its rows from the price index, then sorted.
+        return Access::Index("listings_market_price");
+    }
+    // A brand's rows in its own index (sorted by price when asked): never a walk of every
+    // brand's listings for one brand's.
+    Access::Index(match (brand, query.sort, query.category) {
+        (true, _, _) => "listings_market_brand",
+        (false, Sort::Newest, Some(_)) => "listings_market_category",
+        (false, Sort::Newest, None) => "listings_market_recent",
+        (false, Sort::PriceAsc | Sort::PriceDesc, _) => "listings_market_price",
+    })
 }
 
 /// Binds a filter's values to a query, in order.
@@ -177,24 +218,34 @@ fn card(
 impl Store {
     /// A page of the catalogue (or of one brand's listings, `brand_id`) in the query's
     /// order: the page's keys are chosen from the partial indexes, then only its rows read.
+    /// `dense`: the capped count reached its cap (see [`Access`]).
     pub async fn market_page(
         &self,
         query: &CatalogueQuery,
         brand_id: Option<i64>,
+        dense: bool,
     ) -> Result<Vec<MarketCard>, StoreError> {
-        let filter = MarketFilter::new(query, brand_id, self.is_postgres());
+        let postgres = self.is_postgres();
+        let access = access(query, brand_id.is_some(), dense);
+        let filter = MarketFilter::new(query, brand_id, !postgres && access == Access::Candidates);
         let offset = i64::from(query.page.saturating_sub(1)) * i64::from(PAGE_SIZE);
+        let hint = match (postgres, access) {
+            (true, _) => String::new(),
+            (false, Access::Index(index)) => format!(" INDEXED BY {index}"),
+            // The candidates by rowid only: no index walk, whatever the statistics say.
+            (false, Access::Candidates) => " NOT INDEXED".to_owned(),
+        };
         let sql = format!(
             "SELECT {CARD_COLUMNS} FROM listings l JOIN brands b ON b.id = l.brand_id
                LEFT JOIN brand_profiles bp ON bp.brand_id = l.brand_id
-             WHERE l.id IN (SELECT k.id FROM listings k WHERE {VISIBLE}{} ORDER BY {} LIMIT {PAGE_SIZE} OFFSET {offset})
+             WHERE l.id IN (SELECT k.id FROM listings k{hint} WHERE {VISIBLE}{} ORDER BY {} LIMIT {PAGE_SIZE} OFFSET {offset})
              ORDER BY {}",
             filter.predicate,
             order(query.sort, "k"),
             order(query.sort, "l"),
         );
         // A search is planned for its words each time (see `list_listings`).
-        let cached = !self.is_postgres() || query.words.is_empty();
+        let cached = !postgres || query.words.is_empty();
         on_pool!(self, read, |pool| {
             let rows: Vec<CardRow> =
                 bind_all!(sqlx::query_as(&sql).persistent(cached), &filter.values).fetch_all(pool).await?;
@@ -203,17 +254,42 @@ impl Store {
     }
 
     /// How many listings match, counting at most [`COUNT_CAP`] + 1: for a search or a price
-    /// range, where no kept count applies.
+    /// range, where no kept count applies. On SQLite a search is driven by the trigram index
+    /// of its longest word and a price range by the price index, so the count stops at the
+    /// cap however many match; on PostgreSQL a price range is counted in the price index's
+    /// order for the same reason.
     pub async fn market_count_capped(&self, query: &CatalogueQuery, brand_id: Option<i64>) -> Result<i64, StoreError> {
-        let filter = MarketFilter::new(query, brand_id, self.is_postgres());
-        let sql = format!(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM listings k WHERE {VISIBLE}{} LIMIT {}) c",
-            filter.predicate,
-            COUNT_CAP + 1
-        );
-        let cached = !self.is_postgres() || query.words.is_empty();
+        let postgres = self.is_postgres();
+        let filter = MarketFilter::new(query, brand_id, false);
+        let cap = COUNT_CAP + 1;
+        let priced = (query.min_price.is_some() || query.max_price.is_some()) && brand_id.is_none();
+        let driver = fts_driver(&query.words).filter(|_| !postgres);
+        let sql = match &driver {
+            Some(_) => format!(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM listings_search s CROSS JOIN listings k
+                 WHERE s.listings_search MATCH ${} AND k.id = s.rowid AND {VISIBLE}{} LIMIT {cap}) c",
+                filter.values.len() + 1,
+                filter.predicate
+            ),
+            None => {
+                let (hint, ordered) = match (postgres, priced && query.words.is_empty()) {
+                    (false, true) => (" INDEXED BY listings_market_price", ""),
+                    (true, true) => ("", " ORDER BY COALESCE(k.sale_price_pence, k.regular_price_pence)"),
+                    _ => ("", ""),
+                };
+                format!(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM listings k{hint} WHERE {VISIBLE}{}{ordered} LIMIT {cap}) c",
+                    filter.predicate
+                )
+            }
+        };
+        let cached = !postgres || query.words.is_empty();
         on_pool!(self, read, |pool| {
-            Ok(bind_all!(sqlx::query_scalar::<_, i64>(&sql).persistent(cached), &filter.values).fetch_one(pool).await?)
+            let mut counting = bind_all!(sqlx::query_scalar::<_, i64>(&sql).persistent(cached), &filter.values);
+            if let Some(phrase) = &driver {
+                counting = counting.bind(phrase.as_str());
+            }
+            Ok(counting.fetch_one(pool).await?)
         })
     }
 
@@ -348,5 +424,87 @@ impl Store {
             tx.commit().await?;
             Ok(counted)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::listing::{Channel, Condition};
+
+    /// Every access the catalogue can choose is one SQLite can run (an `INDEXED BY` it cannot
+    /// use is an error, not a slow plan), on a database without statistics.
+    #[tokio::test]
+    async fn every_catalogue_access_runs_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}", dir.path().join("m.db").display()), None).await.unwrap();
+        let words = [vec![], vec!["oak".to_owned()], vec!["an".to_owned()], vec!["oak".to_owned(), "so".to_owned()]];
+        for words in &words {
+            for sort in [Sort::Newest, Sort::PriceAsc, Sort::PriceDesc] {
+                for (category, priced) in
+                    [(None, false), (Some("Armchairs"), false), (None, true), (Some("Footstools"), true)]
+                {
+                    for brand in [None, Some(1)] {
+                        for dense in [false, true] {
+                            let query = CatalogueQuery {
+                                words: words.clone(),
+                                category,
+                                condition: Some(Condition::Fair),
+                                channel: Some(Channel::Exchange),
+                                min_price: priced.then(|| Pence::new(100)),
+                                max_price: priced.then(|| Pence::new(90_000)),
+                                sort,
+                                page: 2,
+                                ..CatalogueQuery::default()
+                            };
+                            let what = format!("{query:?} brand {brand:?} dense {dense}");
+                            assert!(store
+                                .market_page(&query, brand, dense)
+                                .await
+                                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                                .is_empty());
+                            assert_eq!(
+                                store
+                                    .market_count_capped(&query, brand)
+                                    .await
+                                    .unwrap_or_else(|e| panic!("{what}: {e}")),
+                                0
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_walks_an_index_in_its_order_unless_a_search_or_a_range_finds_few() {
+        let q = |words: &[&str], sort: Sort, category: Option<&'static str>, priced: bool| CatalogueQuery {
+            words: words.iter().map(|w| (*w).to_owned()).collect(),
+            sort,
+            category,
+            min_price: priced.then(|| Pence::new(100)),
+            ..CatalogueQuery::default()
+        };
+        assert_eq!(access(&q(&[], Sort::Newest, None, false), false, false), Access::Index("listings_market_recent"));
+        assert_eq!(
+            access(&q(&[], Sort::Newest, Some("Armchairs"), false), false, false),
+            Access::Index("listings_market_category")
+        );
+        assert_eq!(access(&q(&[], Sort::PriceDesc, None, false), false, false), Access::Index("listings_market_price"));
+        assert_eq!(access(&q(&[], Sort::Newest, None, false), true, false), Access::Index("listings_market_brand"));
+        assert_eq!(access(&q(&["sofa"], Sort::Newest, None, false), false, false), Access::Candidates);
+        assert_eq!(
+            access(&q(&["sofa"], Sort::Newest, None, false), false, true),
+            Access::Index("listings_market_recent")
+        );
+        assert_eq!(
+            access(&q(&["so"], Sort::Newest, None, false), false, false),
+            Access::Index("listings_market_recent"),
+            "no trigram"
+        );
+        assert_eq!(access(&q(&[], Sort::Newest, None, true), false, false), Access::Index("listings_market_price"));
+        assert_eq!(access(&q(&[], Sort::Newest, None, true), false, true), Access::Index("listings_market_recent"));
+        assert_eq!(fts_driver(&["so".into(), "walnut".into(), "oak".into()]).as_deref(), Some("\"walnut\""));
     }
 }

@@ -270,7 +270,7 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<ListingPage, StoreError> {
-        let filtered = FilterSql::new(&filter, 2, "k", self.is_postgres());
+        let filtered = FilterSql::new(&filter, 2, "k", !self.is_postgres());
         let total = total_sql(&filter, &filtered.predicate);
         // A search is planned for its own words each time: PostgreSQL's generic plan of a
         // cached statement, chosen after five executions, does not know the pattern and
@@ -333,7 +333,7 @@ impl Store {
         let after_at = Ts::from_micros(after.updated_micros).ok_or_else(|| {
             StoreError::Database(sqlx::Error::Protocol("a sync position outside the calendar".into()))
         })?;
-        let filtered = FilterSql::new(&filter, 4, "l", self.is_postgres());
+        let filtered = FilterSql::new(&filter, 4, "l", !self.is_postgres());
         let (predicate, next) = (&filtered.predicate, filtered.next);
         let page_json = PAGE_JSON.of(self).replace("{order}", WALK_ORDER);
         let sql = format!(
@@ -367,8 +367,9 @@ struct FilterSql {
 }
 
 impl FilterSql {
-    /// The conditions on the listings of alias `a`.
-    fn new(filter: &ListingQuery, first: usize, a: &str, postgres: bool) -> Self {
+    /// The conditions on the listings of alias `a`; with `fts_candidates` (SQLite), each word
+    /// of three characters or more also narrows the rows to its trigram index's candidates.
+    fn new(filter: &ListingQuery, first: usize, a: &str, fts_candidates: bool) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut next = first;
@@ -395,7 +396,7 @@ impl FilterSql {
             // On SQLite the candidates come from the trigram index of migration 0050, which
             // answers a superset of the rule's matches (it folds case beyond ASCII) for words
             // of three characters or more. PostgreSQL's trigram indexes serve the rule itself.
-            if !postgres && word.chars().count() >= 3 {
+            if fts_candidates && word.chars().count() >= 3 {
                 let _ = write!(
                     predicate,
                     " AND {a}.id IN (SELECT rowid FROM listings_search WHERE listings_search MATCH ${next})"
@@ -478,7 +479,7 @@ fn page_sql(store: &Store, filtered: &FilterSql, take: i64, order: Direction, sk
 }
 
 /// `word` as an FTS5 phrase: its characters in a row, anywhere in a title or SKU.
-fn fts_phrase(word: &str) -> String {
+pub(super) fn fts_phrase(word: &str) -> String {
     format!("\"{}\"", word.replace('"', "\"\""))
 }
 
