@@ -284,7 +284,9 @@ pub async fn checkout_post(
     };
     let csrf = if state_of == PageState::OnSale { fields.csrf.clone().unwrap_or_default() } else { String::new() };
     let form = CheckoutForm { csrf, values: CheckoutFields { csrf: None, ..fields }, ..form };
-    let view = view(&state, &listing, brand.as_deref(), state_of == PageState::Sold, form);
+    let mut view = view(&state, &listing, brand.as_deref(), state_of == PageState::Sold, form);
+    // A screen reader hears first that something went wrong.
+    view.head.title = format!("Not ordered yet: {}", view.head.title);
     let mut response = cached(&HeaderMap::new(), status, &view, &view.head);
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
@@ -422,9 +424,9 @@ fn view(
 /// "help@acme.example or +44 20 7946 0000", from what the brand gives.
 fn support_words(email: &str, phone: &str) -> String {
     match (email.is_empty(), phone.is_empty()) {
-        (false, false) => format!("{email} or {phone}"),
+        (false, false) => format!("{email} or {phone}", phone = phone.replace(' ', "\u{a0}")),
         (false, true) => email.to_owned(),
-        (true, false) => phone.to_owned(),
+        (true, false) => phone.replace(' ', "\u{a0}"),
         (true, true) => String::new(),
     }
 }

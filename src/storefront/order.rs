@@ -76,9 +76,16 @@ pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> 
         each: Pence::new(order.unit_price_pence).pounds(),
         brand,
         window: order.window().words(),
-        collection: found
-            .collection
-            .map_or_else(|| "Not booked yet: we will email you".to_owned(), |d| d.format("%A %-d %B %Y").to_string()),
+        collection: found.collection.map_or_else(
+            || {
+                if state.config.mail_enabled() {
+                    "Not booked yet: we will email you the day".to_owned()
+                } else {
+                    "Not booked yet: look here again for the day".to_owned()
+                }
+            },
+            |d| d.format("%A %-d %B %Y").to_string(),
+        ),
         name: found.name.clone(),
         postcode: found.postcode.clone(),
         ordered: order.created_at.get().format("%-d %B %Y").to_string(),

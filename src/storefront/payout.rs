@@ -119,8 +119,9 @@ fn private(mut response: Response) -> Response {
 fn gone() -> Response {
     private(message(
         StatusCode::GONE,
-        "This link has been used",
-        "A payout was chosen with it already, or it has expired. If you did not choose, contact the brand.",
+        "This link no longer works",
+        "A payout was chosen with it already, or it has expired. If you did not choose, or lost your credit code, \
+         reply to the email that brought you the link.",
     ))
 }
 
@@ -245,8 +246,8 @@ async fn done(state: &AppState, token: &str, redemption: &Redemption) -> Respons
             value: value.clone(),
             code: Some(code.clone()),
             text: match expires {
-                Some(expires) => format!("Use it by {expires}."),
-                None => String::new(),
+                Some(expires) => format!("Give it to the brand when you next buy from them; use it by {expires}."),
+                None => "Give it to the brand when you next buy from them.".to_owned(),
             },
         },
         ("credit", None, Some(order)) => Done {
@@ -259,7 +260,7 @@ async fn done(state: &AppState, token: &str, redemption: &Redemption) -> Respons
             heading: "Your cash payout is on its way",
             value: value.clone(),
             code: None,
-            text: format!("The marketplace pays you {value}."),
+            text: format!("The brand contacts you to pay you {value}."),
         },
     };
     let brand = match crate::usecases::storefront::brand_face(&state.core, &redemption.brand_id).await {

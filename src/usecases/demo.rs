@@ -88,6 +88,9 @@ pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
         original_order_id: None,
     };
     payouts::choose(core, trade.id, choice).await?;
+    // Credit worth a fifth more than cash: what a customer's payout page then offers.
+    let boost = crate::domain::payout::PayoutOptionsPatch { credit_boost_percent: Some(120), ..Default::default() };
+    payouts::change_options(core, admin, &boost, None).await.map_err(|e| anyhow::anyhow!("demo payouts: {e:?}"))?;
     profile(
         core,
         admin,

@@ -15,7 +15,7 @@ the pre-loved order and made its payout link (`REHOME_OPS_TOKEN`):
 
     the payout page  →  "Confirm my choice" with nothing chosen (400: a sentence)  →  store
     credit to a code  →  "Your store credit is ready" with the code  →  reloaded, and the
-    link opened again: 410 "This link has been used"
+    link opened again: 410 "This link no longer works"
 
 On every page: axe-core finds no violation (evaluated through the DevTools protocol, the
 page's CSP kept), nothing scrolls sideways, every request goes to the server's own origin,
@@ -150,7 +150,8 @@ class Walk:
         self.submit(button)
         need(urlsplit(page.url).path == listing_path + "/checkout", f"the refused order landed on {page.url}")
         form = page.get_by_role("form", name="Buy this piece")
-        summary = form.get_by_role("alert")
+        # The summary stands above the item, first on the page, so a phone shows it at once.
+        summary = page.get_by_role("alert").filter(has_text="Nothing was bought yet")
         need(summary.count() == 1 and POSTCODE_SENTENCE in summary.inner_text(),
              f"{self.where('checkout-errors')}: no error summary saying {POSTCODE_SENTENCE!r}")
         link = summary.get_by_role("link", name=POSTCODE_SENTENCE)
@@ -202,7 +203,7 @@ class Walk:
         need(number is not None, f"{where}: the heading is {heading!r}, not 'Order #N'")
         terms = page.locator(".order dt").all_inner_texts()
         values = dict(zip(terms, page.locator(".order dd").all_inner_texts()))
-        wanted = ["Item", "Quantity", "Price", "Sold by", "Delivery window", "Collection", "Deliver to", "Ordered"]
+        wanted = ["Item", "Quantity", "Price", "Sold by", "Delivery window", "Leaves the warehouse", "Deliver to", "Ordered"]
         need(terms == wanted, f"{where}: the order says {terms}, not {wanted}")
         need(page.locator(".order .status").inner_text() == "Placed", f"{where}: the status is not 'Placed'")
         need(values.get("Item") == title, f"{where}: the item is {values.get('Item')!r}, not {title!r}")
@@ -214,7 +215,7 @@ class Walk:
         need(re.fullmatch(r"\d{1,2} [A-Z][a-z]{2}( \d{4})? to \d{1,2} [A-Z][a-z]{2} \d{4}",
                           values.get("Delivery window", "")) is not None,
              f"{where}: the delivery window is {values.get('Delivery window')!r}")
-        need(values.get("Collection", "").startswith("Not booked yet"), f"{where}: the collection is "
+        need(values.get("Leaves the warehouse", "").startswith("Not booked yet"), f"{where}: the collection is "
                                                                          f"{values.get('Collection')!r}")
         need(values.get("Deliver to") == f"{BUYER['Your name']}, {POSTCODE}",
              f"{where}: deliver to {values.get('Deliver to')!r}")
@@ -284,12 +285,12 @@ class Walk:
         page.reload()  # Chromium posts the form again
         page.wait_for_load_state()
         need(code not in page.locator("main").inner_text(), f"{self.where('payout-reloaded')}: the code shows again")
-        need(page.get_by_role("heading", level=1).inner_text() == "This link has been used",
+        need(page.get_by_role("heading", level=1).inner_text() == "This link no longer works",
              f"{self.where('payout-reloaded')}: the reloaded answer does not say the link has been used")
         self.look("payout-reloaded", status=410, private=True)
         page.goto(url)
         page.wait_for_load_state()
-        need(page.get_by_role("heading", level=1).inner_text() == "This link has been used",
+        need(page.get_by_role("heading", level=1).inner_text() == "This link no longer works",
              f"{self.where('payout-used')}: the used link does not say so")
         self.look("payout-used", status=410, private=True)
         self.visit.expected_status.discard(410)

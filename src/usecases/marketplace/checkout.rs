@@ -91,7 +91,8 @@ fn confirmation_text(name: &str, brand: &str, order: &OrderRecord, page: &str) -
         "Hello {name},\n\nThank you for your order {reference} on the rehome marketplace.\n\n\
          {title} × {quantity}\nPrice: {total} ({each} each)\nSold by: {brand}\n\
          Delivery window: {window}\n\n\
-         No payment was taken: the marketplace asks you to pay before delivery. {brand} will confirm the day your \
+         You pay nothing on this site: {brand} contacts you to take payment and to arrange delivery to your \
+         address. {brand} will confirm the day your \
          piece is collected for delivery, and we will email you when they do.\n\n\
          Your order, at any time: {page}\n",
         reference = order_reference(order.id),
