@@ -276,6 +276,17 @@ pub fn message(status: StatusCode, heading: &str, text: &str) -> Response {
     response
 }
 
+/// An answer whose address is its key (an order's page, a payout link's): never cached or
+/// indexed, never sent on as a referrer.
+pub fn private(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.remove(header::ETAG);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
 /// The storefront's 404 page.
 pub fn not_found_page() -> Response {
     message(

@@ -3,10 +3,10 @@
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::{cached, not_found_page, stylesheet_path, unavailable, Head, BASE};
+use super::{cached, not_found_page, private, stylesheet_path, unavailable, Head, BASE};
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, OrderStatus};
 use crate::state::AppState;
@@ -91,11 +91,5 @@ pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> 
         ordered: order.created_at.get().format("%-d %B %Y").to_string(),
         mailed: state.config.mail_enabled(),
     };
-    let mut response = cached(&HeaderMap::new(), StatusCode::OK, &page, &page.head);
-    let headers = response.headers_mut();
-    headers.remove(header::ETAG);
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
-    headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    response
+    private(cached(&HeaderMap::new(), StatusCode::OK, &page, &page.head))
 }

@@ -5,13 +5,13 @@
 use askama::Template;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::Utc;
 use serde_json::{Map, Value};
 
 use super::listing::{forged, set_anti_forgery_cookie};
-use super::{cached, message, not_found_page, stylesheet_path, unavailable, Head};
+use super::{cached, message, not_found_page, private, stylesheet_path, unavailable, Head};
 use crate::domain::payout::{CustomerChoice, PayoutChoice};
 use crate::domain::redemption::Redemption;
 use crate::state::AppState;
@@ -104,16 +104,6 @@ fn page(offer: &PayoutOffer, token: &str, csrf: String, fields: &PayoutFields) -
         errors: Vec::new(),
         done: None,
     }
-}
-
-/// A payout page's answer: never cached or indexed, never a referrer (its address is the key).
-fn private(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.remove(header::ETAG);
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
-    headers.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    response
 }
 
 fn gone() -> Response {

@@ -26,16 +26,7 @@ pub struct PayoutLink {
 /// Makes a link for the customer of a completed exchange order, who has not chosen yet.
 /// `customer_id` is the customer the choice is recorded for (default: `order-<id>`).
 pub async fn create(core: &Core, order_id: i64, customer_id: Option<String>) -> Result<PayoutLink, PayoutChoiceError> {
-    let order = core.store.order(order_id, None).await?.ok_or(PayoutChoiceError::OrderNotFound)?;
-    if !order.is_exchange() {
-        return Err(PayoutChoiceError::OrderNotExchange);
-    }
-    if !order.is_completed() {
-        return Err(PayoutChoiceError::OrderNotCompleted);
-    }
-    if core.store.order_has_redemption(order.id).await? {
-        return Err(PayoutChoiceError::ChoiceExists);
-    }
+    let order = payouts::awaiting_choice(core, order_id).await?;
     let token = super::random_token()?;
     let expires_at = Utc::now()
         .checked_add_days(Days::new(LINK_DAYS))

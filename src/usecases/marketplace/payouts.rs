@@ -13,6 +13,7 @@ use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, Pay
 use crate::domain::precondition::Precondition;
 use crate::domain::redemption::{Redemption, CURRENCY};
 use crate::domain::user::Actor;
+use crate::store::OrderRecord;
 use crate::store::{NewRedemption, RedemptionInsert, StoreError, Ts};
 use crate::usecases::{wallet, Core};
 
@@ -65,11 +66,9 @@ pub enum PayoutChoiceError {
     Internal(#[from] anyhow::Error),
 }
 
-/// The customer whose trade-in sold chooses how to be paid. Records the redemption (with
-/// the brand's wallet entry for a credit choice) and emits `redemption.created` in the same
-/// transaction, then wakes the webhook worker;
-/// answers the redemption (the event's data), with the code in full.
-pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<Redemption, PayoutChoiceError> {
+/// The order, if it is a completed exchange sale whose customer has not chosen yet (a link
+/// to choose is made for such an order too).
+pub async fn awaiting_choice(core: &Core, order_id: i64) -> Result<OrderRecord, PayoutChoiceError> {
     let order = core.store.order(order_id, None).await?.ok_or(PayoutChoiceError::OrderNotFound)?;
     if !order.is_exchange() {
         return Err(PayoutChoiceError::OrderNotExchange);
@@ -82,6 +81,15 @@ pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<
     if core.store.order_has_redemption(order.id).await? {
         return Err(PayoutChoiceError::ChoiceExists);
     }
+    Ok(order)
+}
+
+/// The customer whose trade-in sold chooses how to be paid. Records the redemption (with
+/// the brand's wallet entry for a credit choice) and emits `redemption.created` in the same
+/// transaction, then wakes the webhook worker;
+/// answers the redemption (the event's data), with the code in full.
+pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<Redemption, PayoutChoiceError> {
+    let order = awaiting_choice(core, order_id).await?;
     let options = core.store.payout_options(order.brand_id).await?;
     if !options.offers(choice.choice) {
         return Err(PayoutChoiceError::ChoiceNotOffered);

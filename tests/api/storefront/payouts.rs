@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::checkout::Visit;
+use super::checkout::{visit_page, Visit};
 use super::page;
 use crate::helpers::{assert_error, json, TestApp};
 use crate::marketplace::{complete, execute_sql, listing, market_app, ops_post, order, set_payouts, sold_exchange};
@@ -27,23 +27,9 @@ async fn link(app: &TestApp, partner: &crate::helpers::Partner, price_gbp: Value
 }
 
 async fn open(app: &TestApp, path: &str) -> (Visit, String) {
-    let response = app.client.get(app.url(path)).send().await.unwrap();
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["cache-control"], "private, no-store");
-    let cookie = response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("rehome_checkout="))
-        .expect("the anti-forgery cookie")
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let body = response.text().await.unwrap();
-    let csrf = regex::Regex::new(r#"name="csrf" value="([^"]+)""#).unwrap().captures(&body).unwrap()[1].to_owned();
-    (Visit { csrf, cookie }, body)
+    let (visit, headers, body) = visit_page(app, path).await;
+    assert_eq!(headers["cache-control"], "private, no-store");
+    (visit, body)
 }
 
 async fn choose(app: &TestApp, path: &str, visit: &Visit, form: &[(&str, &str)]) -> (u16, String) {
