@@ -132,7 +132,8 @@ def seed_one(binary, workdir, db, data_key, brands, listings, big, events):
     return state
 
 
-def seed_sqlite(server, key, template_id, brands, listings, big):
+def seed_sqlite(server, key, template_id, brands, listings, big, rows=listing_rows, varied=VARIED):
+    """`rows` yields the `varied` columns of each listing (the rest are the template's)."""
     db = sqlite3.connect(server.db.removeprefix("sqlite://"), timeout=60)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = OFF")
@@ -145,12 +146,12 @@ def seed_sqlite(server, key, template_id, brands, listings, big):
                        [(f"scale-{n}", f"Scale {n}", big_id) for n in range(1, brands)])
     ids = [big_id] + [r[0] for r in db.execute("SELECT id FROM brands WHERE slug LIKE 'scale-%' ORDER BY id")]
     cols = [c for c in template if c != "id"]
-    fixed = [template[c] for c in cols if c not in VARIED]
-    fixed_cols = [c for c in cols if c not in VARIED]
-    sql = (f"INSERT INTO listings ({', '.join(VARIED + fixed_cols)}) VALUES "
-           f"({', '.join('?' for _ in VARIED + fixed_cols)})")
+    fixed = [template[c] for c in cols if c not in varied]
+    fixed_cols = [c for c in cols if c not in varied]
+    sql = (f"INSERT INTO listings ({', '.join(varied + fixed_cols)}) VALUES "
+           f"({', '.join('?' for _ in varied + fixed_cols)})")
     batch = []
-    for row in listing_rows(ids, listings - 1, big - 1, template):
+    for row in rows(ids, listings - 1, big - 1, template):
         batch.append(row + tuple(fixed))
         if len(batch) == 50_000:
             db.executemany(sql, batch)
@@ -182,14 +183,14 @@ def has_series(db):
         return False
 
 
-def seed_postgres(server, key, template_id, brands, listings, big):
+def seed_postgres(server, key, template_id, brands, listings, big, rows=listing_rows, varied=VARIED):
     psql = lambda sql: hb.psql(server.db, sql)  # noqa: E731
     template = json.loads(psql(f"SELECT row_to_json(l) FROM listings l WHERE id = {template_id}"))
     big_id = template["brand_id"]
     psql(f"INSERT INTO brands (slug, name, created_at) SELECT 'scale-' || n, 'Scale ' || n, created_at "
          f"FROM brands, generate_series(1, {brands - 1}) AS n WHERE id = {big_id}")
     ids = [big_id] + [int(i) for i in psql("SELECT id FROM brands WHERE slug LIKE 'scale-%' ORDER BY id").split()]
-    cols = [c for c in template if c != "id" and c not in VARIED]
+    cols = [c for c in template if c != "id" and c not in varied]
     # A bulk load: the listings' secondary indexes are dropped and built again afterwards, and
     # the COPY runs without triggers (the kept counts are written from the table at the end).
     indexes = psql("SELECT indexname || '|' || indexdef FROM pg_indexes WHERE tablename = 'listings' "
@@ -197,13 +198,13 @@ def seed_postgres(server, key, template_id, brands, listings, big):
     for line in indexes:
         psql(f"DROP INDEX {line.split('|', 1)[0]}")
     copy = subprocess.Popen(["psql", server.db, "-q", "-v", "ON_ERROR_STOP=1", "-c",
-                             f"\\copy listings ({', '.join(VARIED + cols)}) FROM STDIN WITH (FORMAT csv)"],
+                             f"\\copy listings ({', '.join(varied + cols)}) FROM STDIN WITH (FORMAT csv)"],
                             stdin=subprocess.PIPE, text=True,
                             env=dict(os.environ, PGOPTIONS="-c session_replication_role=replica"))
     import csv
     writer = csv.writer(copy.stdin)
     fixed = [template[c] if not isinstance(template[c], (dict, list)) else json.dumps(template[c]) for c in cols]
-    for row in listing_rows(ids, listings - 1, big - 1, template):
+    for row in rows(ids, listings - 1, big - 1, template):
         writer.writerow(list(row) + fixed)
     copy.stdin.close()
     if copy.wait() != 0:
