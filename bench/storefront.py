@@ -809,6 +809,10 @@ def checkout(args, binary):
     finally:
         for node in nodes.values():
             node.stop()
+        # The loaded listing sold out, so that the catalogue is again the seeded one (the
+        # bursts' listings sold out by themselves).
+        for label, listing_id in listing_of.items():
+            execute(states[label]["db"], f"UPDATE listings SET quantity = 0, status = 'closed' WHERE id = {listing_id}")
     load_values = [l for l, _ in loads]
     print(f"\nBursts (each on a new clearance listing; {args.bursts} of each):")
     for label in labels:
