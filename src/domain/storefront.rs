@@ -223,8 +223,9 @@ impl CatalogueQuery {
     }
 }
 
-/// A price as a query parameter: whole pounds without decimals.
-fn price_param(p: Pence) -> String {
+/// A price as a buyer types it and as a query parameter: whole pounds without decimals
+/// (`500`), else `99.50`.
+pub fn price_param(p: Pence) -> String {
     if p.get() % 100 == 0 {
         (p.get() / 100).to_string()
     } else {

@@ -7,7 +7,9 @@ use axum::response::Response;
 
 use super::{cached, not_found_page, stylesheet_path, unavailable, Head, BASE};
 use crate::domain::listing::{Channel, Condition};
-use crate::domain::storefront::{channel_words, Accent, CatalogueParams, CatalogueQuery, Count, Sort, MAX_PAGE};
+use crate::domain::storefront::{
+    channel_words, price_param, Accent, CatalogueParams, CatalogueQuery, Count, Sort, MAX_PAGE,
+};
 use crate::domain::taxonomy::CATEGORIES;
 use crate::state::AppState;
 use crate::store::MarketCard;
@@ -203,23 +205,14 @@ fn catalogue_page(state: &AppState, catalogue: &Catalogue, refusal: Option<&'sta
             .iter()
             .map(|s| Choice { value: s.as_str().to_owned(), label: s.words().to_owned(), selected: *s == query.sort })
             .collect(),
-        min_price: query.min_price.map(typed_price).unwrap_or_default(),
-        max_price: query.max_price.map(typed_price).unwrap_or_default(),
+        min_price: query.min_price.map(price_param).unwrap_or_default(),
+        max_price: query.max_price.map(price_param).unwrap_or_default(),
         count: catalogue.count.words(),
         chips: chips(catalogue),
         pager: Pager::of(query, catalogue.count, |page| query.href(|q| q.page = page)),
         cards,
         empty_title,
         empty_text,
-    }
-}
-
-/// A price as a buyer types it: whole pounds without decimals (`500`), else `99.50`.
-fn typed_price(p: crate::domain::money::Pence) -> String {
-    if p.get() % 100 == 0 {
-        (p.get() / 100).to_string()
-    } else {
-        p.to_string()
     }
 }
 
