@@ -27,6 +27,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/dashboard", dashboard)
         .route("/dashboard/", crate::http::routing::get(crate::web::to_home))
         .merge(crate::storefront::router(&state))
+        .merge(crate::storefront::payments::router())
         .route("/", crate::http::routing::get(crate::storefront::front_door))
         .fallback(crate::http::unknown_route)
         .method_not_allowed_fallback(crate::http::method_not_allowed)
@@ -60,9 +61,11 @@ impl Server {
             }
         }
         let media = media::from_config(&config)?;
-        let server = Self { listener, metrics, state: AppState::new(config, store, media) };
+        let payments = crate::payments::from_config(&config).context("cannot build the payment service's client")?;
+        let server = Self { listener, metrics, state: AppState::new(config, store, media, payments) };
         server.add_photo_workers()?;
         server.add_mail_worker()?;
+        server.add_payment_worker();
         Ok(server)
     }
 
@@ -241,6 +244,16 @@ impl Server {
         let worker = MailWorker::new(state.store.clone(), &state.config, state.mail.clone())?;
         state.queues.add(worker.runner());
         Ok(())
+    }
+}
+
+impl Server {
+    /// The job that settles lapsed payment holds, when buyers pay through a gateway.
+    fn add_payment_worker(&self) {
+        let state = &self.state;
+        if let Some(settler) = crate::usecases::marketplace::payments::HoldSettler::new(&state.core) {
+            state.queues.add(settler.runner());
+        }
     }
 }
 

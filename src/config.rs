@@ -336,6 +336,26 @@ pub struct Config {
     #[arg(long, env = "REHOME_RETENTION_BUYERS_DAYS", default_value_t = DEFAULT_RETENTION_BUYERS_DAYS)]
     pub retention_buyers_days: u32,
 
+    /// How storefront buyers pay (decisions 14.4): `none` (the order is placed at once and
+    /// the marketplace takes payment outside rehome) or `stripe` (Stripe Checkout; needs
+    /// REHOME_STRIPE_SECRET_KEY and REHOME_STRIPE_WEBHOOK_SECRET).
+    #[arg(long, env = "REHOME_PAYMENTS", default_value = "none")]
+    pub payments: PaymentsKind,
+
+    /// Stripe's secret API key (`sk_live_…`, `sk_test_…` or a restricted `rk_…` key allowed
+    /// to write Checkout Sessions).
+    #[arg(long, env = "REHOME_STRIPE_SECRET_KEY", hide_env_values = true)]
+    pub stripe_secret_key: Option<Secret>,
+
+    /// The signing secret (`whsec_…`) of the Stripe webhook endpoint that sends
+    /// `checkout.session.*` events to `/payments/stripe/webhook`.
+    #[arg(long, env = "REHOME_STRIPE_WEBHOOK_SECRET", hide_env_values = true)]
+    pub stripe_webhook_secret: Option<Secret>,
+
+    /// Stripe's API (testing against a stand-in only).
+    #[arg(long, env = "REHOME_STRIPE_API_URL", default_value = "https://api.stripe.com")]
+    pub stripe_api_url: String,
+
     /// Address of the metrics listener (`GET /metrics`, Prometheus text format), e.g.
     /// `127.0.0.1:9090`; none when unset. Keep it private: it is not authenticated.
     #[arg(long, env = "REHOME_METRICS_ADDR")]
@@ -350,6 +370,13 @@ pub struct Config {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+/// How storefront buyers pay (`REHOME_PAYMENTS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PaymentsKind {
+    None,
+    Stripe,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -440,6 +467,7 @@ impl Config {
         self.check_edge()?;
         self.check_s3()?;
         self.check_mail()?;
+        self.check_payments()?;
         within("REHOME_IDEMPOTENCY_TTL_S", self.idempotency_ttl_s, 1..=604_800)?;
         if Hold::hours(self.settlement_hold_hours).is_none() {
             bail!("REHOME_SETTLEMENT_HOLD_HOURS must be 0 to {}", Hold::MAX_HOURS);
@@ -505,6 +533,30 @@ impl Config {
         within("REHOME_RETENTION_MAIL_DAYS", self.retention_mail_days, 0..=3_650)?;
         within("REHOME_RETENTION_BUYERS_DAYS", self.retention_buyers_days, 1..=3_650)?;
         within("REHOME_RETENTION_WEBHOOK_EVENTS_DAYS", self.retention_webhook_events_days, 1..=3_650)
+    }
+
+    /// Stripe's keys when buyers pay through it; its API over https (or plain http to this
+    /// machine, for a stand-in).
+    fn check_payments(&self) -> anyhow::Result<()> {
+        if self.payments == PaymentsKind::None {
+            return Ok(());
+        }
+        let key = self.stripe_secret_key.as_ref().map(Secret::expose).unwrap_or_default();
+        if !["sk_", "rk_"].iter().any(|prefix| key.starts_with(prefix)) {
+            bail!(
+                "REHOME_PAYMENTS=stripe needs REHOME_STRIPE_SECRET_KEY, a secret key (sk_…) or restricted key (rk_…)"
+            );
+        }
+        let secret = self.stripe_webhook_secret.as_ref().map(Secret::expose).unwrap_or_default();
+        if !secret.starts_with("whsec_") {
+            bail!("REHOME_PAYMENTS=stripe needs REHOME_STRIPE_WEBHOOK_SECRET, the endpoint's signing secret (whsec_…)");
+        }
+        let api = url::Url::parse(&self.stripe_api_url).context("REHOME_STRIPE_API_URL")?;
+        let local = matches!(api.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+        if api.scheme() != "https" && !(api.scheme() == "http" && local) {
+            bail!("REHOME_STRIPE_API_URL must be an https URL (plain http only to this machine, for a stand-in)");
+        }
+        Ok(())
     }
 
     /// The mail settings: an SMTP URL lettre takes, with a sender that is one address.

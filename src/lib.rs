@@ -27,6 +27,8 @@ pub mod media;
 pub mod metrics;
 /// Outbound HTTP behind an SSRF guard (webhooks, image imports).
 pub mod net;
+/// Taking buyers' payments: the gateway port and its Stripe adapter.
+pub mod payments;
 /// What every handler reaches: the use cases' core and the HTTP edge's own parts.
 pub mod state;
 /// The storage boundary.

@@ -58,7 +58,12 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: Config, store: Store, media: Arc<dyn MediaStore>) -> Self {
+    pub fn new(
+        config: Config,
+        store: Store,
+        media: Arc<dyn MediaStore>,
+        payments: Option<Arc<dyn crate::payments::Gateway>>,
+    ) -> Self {
         let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
         // Nodes sharing a PostgreSQL database share every quota through it.
         let limiter = Limiter::for_store(&store);
@@ -76,6 +81,7 @@ impl AppState {
             options: OptionsCache::new(Duration::from_secs(5)),
             outbox: Outbox::default(),
             media,
+            payments,
             photo_jobs: PhotoJobs::default(),
             mail: MailJobs::default(),
             passwords,

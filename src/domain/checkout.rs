@@ -39,6 +39,25 @@ pub fn district(postcode: &str) -> &str {
     postcode.split(' ').next().unwrap_or(postcode)
 }
 
+/// Where a purchase paid through the payment service stands (decisions 14.4): its stock is
+/// held while it is `Pending`; `Paid` made the order; `Released` gave the stock back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldStatus {
+    Pending,
+    Paid,
+    Released,
+}
+
+super::wire::wire_names!(HoldStatus { Pending => "pending", Paid => "paid", Released => "released" });
+
+/// How long a buyer's stock is held for the payment (decisions 14.4).
+pub const PAYMENT_HOLD: chrono::TimeDelta = chrono::TimeDelta::minutes(30);
+
+/// A time as a buyer in the UK reads it: `14:32`.
+pub fn uk_time(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.with_timezone(&chrono_tz::Europe::London).format("%H:%M").to_string()
+}
+
 /// A field the buyer must correct, with the sentence shown beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldRefusal {

@@ -79,7 +79,8 @@ pub enum BuildError {
 }
 
 /// The message of a queued row: From `from`, To the row's address, its subject, a UTF-8
-/// plain text body and, when the row has one, its attachment (then `multipart/mixed`).
+/// plain text body (beside its HTML part, `multipart/alternative`, when the row has one) and,
+/// when the row has one, its attachment (then `multipart/mixed`).
 /// lettre validates the address (a line break or a second address is refused) and encodes
 /// the subject, so nothing a row holds can add a header.
 pub fn build_message(from: &Mailbox, mail: &ClaimedMail) -> Result<Message, BuildError> {
@@ -89,14 +90,25 @@ pub fn build_message(from: &Mailbox, mail: &ClaimedMail) -> Result<Message, Buil
         .from(from.clone())
         .to(to)
         .subject(mail.subject.as_str());
-    let text = SinglePart::plain(mail.text_body.clone());
-    let message = match (&mail.attachment_name, &mail.attachment_type, &mail.attachment) {
+    let attachment = match (&mail.attachment_name, &mail.attachment_type, &mail.attachment) {
         (Some(name), Some(kind), Some(bytes)) => {
             let kind = ContentType::parse(kind).map_err(|_| BuildError::AttachmentType(kind.clone()))?;
-            let attachment = Attachment::new(name.clone()).body(bytes.clone(), kind);
-            builder.multipart(MultiPart::mixed().singlepart(text).singlepart(attachment))?
+            Some(Attachment::new(name.clone()).body(bytes.clone(), kind))
         }
-        _ => builder.singlepart(text)?,
+        _ => None,
+    };
+    let text = mail.text_body.clone();
+    let message = match (&mail.html_body, attachment) {
+        (Some(html), Some(attachment)) => builder.multipart(
+            MultiPart::mixed()
+                .multipart(MultiPart::alternative_plain_html(text, html.clone()))
+                .singlepart(attachment),
+        )?,
+        (Some(html), None) => builder.multipart(MultiPart::alternative_plain_html(text, html.clone()))?,
+        (None, Some(attachment)) => {
+            builder.multipart(MultiPart::mixed().singlepart(SinglePart::plain(text)).singlepart(attachment))?
+        }
+        (None, None) => builder.singlepart(SinglePart::plain(text))?,
     };
     Ok(message)
 }
@@ -259,6 +271,7 @@ mod tests {
             to_address: to.to_owned(),
             subject: subject.to_owned(),
             text_body: "Hello, Zoë.\nYour link: https://rehome.example/x".to_owned(),
+            html_body: None,
             attachment_name: None,
             attachment_type: None,
             attachment: None,
@@ -266,6 +279,20 @@ mod tests {
             created_at: Ts::parse("2026-11-23T10:00:00.123456Z").unwrap(),
             undecryptable: false,
         }
+    }
+
+    #[test]
+    fn a_message_with_html_carries_both_parts_as_alternatives() {
+        let mut mail = claimed("ada@example.com", "Your order #7");
+        mail.html_body = Some("<p>Hello, Zoë.</p>".to_owned());
+        let formatted = text(&build_message(&from(), &mail).unwrap());
+        assert!(formatted.contains("multipart/alternative"), "{formatted}");
+        assert!(formatted.contains("text/plain; charset=utf-8") && formatted.contains("text/html; charset=utf-8"));
+        mail.attachment_name = Some("statement.pdf".into());
+        mail.attachment_type = Some("application/pdf".into());
+        mail.attachment = Some(b"%PDF-1.7".to_vec());
+        let formatted = text(&build_message(&from(), &mail).unwrap());
+        assert!(formatted.contains("multipart/mixed") && formatted.contains("multipart/alternative"), "{formatted}");
     }
 
     fn from() -> Mailbox {

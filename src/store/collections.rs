@@ -5,7 +5,7 @@ use sqlx::FromRow;
 
 use chrono::NaiveDate;
 
-use super::mail::{enqueue_mail, NewMail};
+use super::mail::{enqueue_mail, MailBody, NewMail};
 use super::{on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::collection::{CollectionQuery, CollectionStatus};
@@ -139,7 +139,7 @@ impl Store {
         new: &NewCollection,
         event: &Event,
         audit: &AuditEntry,
-        notify: Option<&(dyn Fn(&str) -> String + Sync)>,
+        notify: Option<&(dyn Fn(&str) -> MailBody + Sync)>,
     ) -> Result<CollectionInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
@@ -171,12 +171,13 @@ impl Store {
                         .await?;
                 if let Some((name, email)) = buyer {
                     let subject = format!("Collection booked: order {}", order_reference(new.order_id));
-                    let text = notify(&name);
+                    let body = notify(&name);
                     let mail = NewMail {
                         brand_id: Some(new.brand_id),
                         to: &email,
                         subject: &subject,
-                        text: &text,
+                        text: &body.text,
+                        html: body.html.as_deref(),
                         attachment: None,
                     };
                     enqueue_mail((&mut *tx).into(), self.sealer()?, &mail).await?;

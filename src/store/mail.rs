@@ -20,6 +20,8 @@ pub struct NewMail<'a> {
     pub to: &'a str,
     pub subject: &'a str,
     pub text: &'a str,
+    /// An HTML part with the same words, sent beside the text (`multipart/alternative`).
+    pub html: Option<&'a str>,
     /// `(file name, media type, bytes)`.
     pub attachment: Option<(&'a str, &'a str, &'a [u8])>,
 }
@@ -31,6 +33,7 @@ pub async fn enqueue_mail(conn: Conn<'_>, sealer: &Sealer, mail: &NewMail<'_>) -
     let aad = mail_aad(mail.to, mail.subject);
     let seal = |bytes: &[u8]| sealer.seal(&aad, bytes).map_err(|e| StoreError::Sealing(e.to_string()));
     let text = seal(mail.text.as_bytes())?;
+    let html = mail.html.map(|html| seal(html.as_bytes())).transpose()?;
     let (name, kind, bytes) = match mail.attachment {
         Some((name, kind, bytes)) => (Some(name), Some(kind), Some(seal(bytes)?)),
         None => (None, None, None),
@@ -38,8 +41,8 @@ pub async fn enqueue_mail(conn: Conn<'_>, sealer: &Sealer, mail: &NewMail<'_>) -
     on_conn!(conn, |c| {
         sqlx::query(
             "INSERT INTO mail_outbox (brand_id, to_address, subject, text_body, sealed_text, attachment_name,
-                                      attachment_type, attachment, created_at, next_attempt_at)
-             VALUES ($1, $2, $3, '', $4, $5, $6, $7, $8, $8)",
+                                      attachment_type, attachment, created_at, next_attempt_at, sealed_html)
+             VALUES ($1, $2, $3, '', $4, $5, $6, $7, $8, $8, $9)",
         )
         .bind(mail.brand_id)
         .bind(mail.to)
@@ -49,10 +52,18 @@ pub async fn enqueue_mail(conn: Conn<'_>, sealer: &Sealer, mail: &NewMail<'_>) -
         .bind(kind)
         .bind(bytes)
         .bind(now)
+        .bind(html)
         .execute(&mut *c)
         .await?;
         Ok(())
     })
+}
+
+/// A message's words: plain text, and the same as HTML when there is an HTML part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailBody {
+    pub text: String,
+    pub html: Option<String>,
 }
 
 /// What a message's sealed parts are bound to: moved to another row, they do not open.
@@ -68,6 +79,7 @@ struct ClaimedRow {
     subject: String,
     text_body: String,
     sealed_text: Option<Vec<u8>>,
+    sealed_html: Option<Vec<u8>>,
     attachment_name: Option<String>,
     attachment_type: Option<String>,
     attachment: Option<Vec<u8>>,
@@ -84,6 +96,7 @@ impl ClaimedRow {
             to_address: self.to_address,
             subject: self.subject,
             text_body: self.text_body,
+            html_body: None,
             attachment_name: self.attachment_name,
             attachment_type: self.attachment_type,
             attachment: self.attachment,
@@ -95,15 +108,20 @@ impl ClaimedRow {
         let aad = mail_aad(&mail.to_address, &mail.subject);
         let opened = sealer.and_then(|sealer| {
             let text = String::from_utf8(sealer.open(&aad, &sealed).ok()?).ok()?;
+            let html = match &self.sealed_html {
+                Some(bytes) => Some(String::from_utf8(sealer.open(&aad, bytes).ok()?).ok()?),
+                None => None,
+            };
             let attachment = match &mail.attachment {
                 Some(bytes) => Some(sealer.open(&aad, bytes).ok()?),
                 None => None,
             };
-            Some((text, attachment))
+            Some((text, html, attachment))
         });
         match opened {
-            Some((text, attachment)) => {
+            Some((text, html, attachment)) => {
                 mail.text_body = text;
+                mail.html_body = html;
                 mail.attachment = attachment;
             }
             None => {
@@ -122,6 +140,8 @@ pub struct ClaimedMail {
     pub to_address: String,
     pub subject: String,
     pub text_body: String,
+    /// The HTML part, when the message has one.
+    pub html_body: Option<String>,
     pub attachment_name: Option<String>,
     pub attachment_type: Option<String>,
     pub attachment: Option<Vec<u8>>,
@@ -170,8 +190,8 @@ const MAIL_QUEUE: LeasedQueue = LeasedQueue {
     lease: "leased_until",
     touched: false,
     order: "q.next_attempt_at, q.id",
-    returning: "id, to_address, subject, text_body, sealed_text, attachment_name, attachment_type, attachment, \
-                attempts, created_at",
+    returning: "id, to_address, subject, text_body, sealed_text, sealed_html, attachment_name, attachment_type, \
+                attachment, attempts, created_at",
 };
 
 impl Store {
@@ -204,7 +224,7 @@ impl Store {
             let done = match outcome {
                 MailOutcome::Sent => sqlx::query(
                     "UPDATE mail_outbox SET sent_at = $2, last_error = NULL, lease_owner = NULL, leased_until = NULL,
-                         text_body = '', sealed_text = NULL, attachment = NULL
+                         text_body = '', sealed_text = NULL, sealed_html = NULL, attachment = NULL
                      WHERE id = $1 AND sent_at IS NULL",
                 )
                 .bind(id)
@@ -226,7 +246,7 @@ impl Store {
                 }
                 MailOutcome::Failed { error } => sqlx::query(
                     "UPDATE mail_outbox SET failed_at = $3, last_error = $4, lease_owner = NULL, leased_until = NULL,
-                         text_body = '', sealed_text = NULL, attachment = NULL
+                         text_body = '', sealed_text = NULL, sealed_html = NULL, attachment = NULL
                      WHERE id = $1 AND lease_owner = $2 AND sent_at IS NULL",
                 )
                 .bind(id)

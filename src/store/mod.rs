@@ -22,6 +22,7 @@ mod mail;
 mod operating;
 mod orders;
 mod outage;
+mod payment_holds;
 mod payout_links;
 mod payouts;
 mod photos;
@@ -67,10 +68,12 @@ pub use listings::{
     FacetCount, ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
     ListingUpdate, MarketCard, MarketListing, MarketPhoto, NewListing, Removal, SavedListing, SitemapEntry, SyncPage,
 };
-pub use mail::{enqueue_mail, ClaimedMail, MailOutcome, MailRecord, NewMail};
+pub use mail::{enqueue_mail, ClaimedMail, MailBody, MailOutcome, MailRecord, NewMail};
 pub use operating::{PoolUsage, QueueDepths};
+pub use orders::StockRefusal;
 pub use orders::{BuyerInsert, BuyerOrder, OrderCompletion, OrderPlacement, OrderRecord, OwnedMail};
 pub use outage::{outage, Outage};
+pub use payment_holds::{HoldInsert, HoldRecord, HoldSettlement};
 pub use payout_links::PayoutLinkRecord;
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
@@ -128,6 +131,16 @@ pub(crate) use on_pool;
 pub enum Conn<'c> {
     Sqlite(&'c mut SqliteConnection),
     Postgres(&'c mut PgConnection),
+}
+
+impl Conn<'_> {
+    /// The same connection for one more helper, this one kept for the next.
+    pub fn reborrow(&mut self) -> Conn<'_> {
+        match self {
+            Conn::Sqlite(c) => Conn::Sqlite(c),
+            Conn::Postgres(c) => Conn::Postgres(c),
+        }
+    }
 }
 
 impl<'c> From<&'c mut SqliteConnection> for Conn<'c> {

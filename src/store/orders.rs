@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use sqlx::FromRow;
 
 use super::listings::stamp_listing_change;
-use super::mail::{enqueue_mail, NewMail};
+use super::mail::{enqueue_mail, MailBody, NewMail};
 use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
 use crate::domain::listing::{Channel, ListingStatus};
@@ -79,13 +79,34 @@ pub enum OrderCompletion {
     AlreadyCompleted,
 }
 
-#[derive(FromRow)]
-struct Sold {
-    brand_id: i64,
-    channel: String,
-    unit_price_pence: i64,
-    title: String,
-    delivery_contribution_gbp: i64,
+/// What a sale took: the listing as it was sold (an order keeps its price and title).
+#[derive(Debug, Clone, FromRow)]
+pub(super) struct Sold {
+    pub brand_id: i64,
+    pub channel: String,
+    pub unit_price_pence: i64,
+    pub title: String,
+    pub delivery_contribution_gbp: i64,
+}
+
+/// Why no stock was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StockRefusal {
+    /// No such listing, or it is trashed.
+    ListingNotFound,
+    /// A draft or closed listing.
+    ListingNotActive,
+    InsufficientStock,
+}
+
+impl From<StockRefusal> for OrderPlacement {
+    fn from(refusal: StockRefusal) -> Self {
+        match refusal {
+            StockRefusal::ListingNotFound => Self::ListingNotFound,
+            StockRefusal::ListingNotActive => Self::ListingNotActive,
+            StockRefusal::InsufficientStock => Self::InsufficientStock,
+        }
+    }
 }
 
 #[derive(FromRow)]
@@ -118,7 +139,21 @@ pub struct OwnedMail {
     pub brand_id: Option<i64>,
     pub to: String,
     pub subject: String,
-    pub text: String,
+    pub body: MailBody,
+}
+
+impl OwnedMail {
+    /// The mail as the outbox queues it.
+    pub fn as_new(&self) -> NewMail<'_> {
+        NewMail {
+            brand_id: self.brand_id,
+            to: &self.to,
+            subject: &self.subject,
+            text: &self.body.text,
+            html: self.body.html.as_deref(),
+            attachment: None,
+        }
+    }
 }
 
 /// What the order page shows: the order, who bought it, and the collection date once the
@@ -129,6 +164,8 @@ pub struct BuyerOrder {
     pub name: String,
     pub postcode: String,
     pub collection: Option<NaiveDate>,
+    /// The buyer paid through the payment gateway (decisions 14.4).
+    pub paid: bool,
 }
 
 impl Store {
@@ -149,36 +186,28 @@ impl Store {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let sold: Option<Sold> = sqlx::query_as(
-                "UPDATE listings
-                 SET quantity = quantity - $1,
-                     status = CASE WHEN quantity - $1 = 0 THEN $4 ELSE status END,
-                     updated_at = $2, version = version + 1
-                 WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
-                 RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence,
-                           title, delivery_contribution_gbp",
-            )
-            .bind(request.quantity)
-            .bind(now)
-            .bind(request.listing_id)
-            .bind(ListingStatus::Closed.as_str())
-            .bind(ListingStatus::Active.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some(sold) = sold else {
-                let stock: Option<Stock> =
-                    sqlx::query_as("SELECT status, quantity FROM listings WHERE id = $1 AND deleted_at IS NULL")
-                        .bind(request.listing_id)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                return Ok(match stock {
-                    None => OrderPlacement::ListingNotFound,
-                    Some(s) if s.status != ListingStatus::Active.as_str() => OrderPlacement::ListingNotActive,
-                    Some(s) if s.quantity < request.quantity => OrderPlacement::InsufficientStock,
-                    Some(_) => OrderPlacement::ListingNotActive,
-                });
+            let sold = match take_stock((&mut *tx).into(), request.listing_id, request.quantity, now).await? {
+                Ok(sold) => sold,
+                Err(refusal) => return Ok(refusal.into()),
             };
-            let id: i64 = sqlx::query_scalar(
+            let order = self.write_order((&mut *tx).into(), &sold, request, now, buyer).await?;
+            tx.commit().await?;
+            Ok(OrderPlacement::Placed(order))
+        })
+    }
+
+    /// Writes the order of stock already taken (`sold`), with its buyer and the buyer's
+    /// confirmation, on `conn` (the caller's transaction, which took the stock).
+    pub(super) async fn write_order(
+        &self,
+        mut conn: Conn<'_>,
+        sold: &Sold,
+        request: &OrderRequest,
+        now: Ts,
+        buyer: Option<&BuyerInsert<'_>>,
+    ) -> Result<OrderRecord, StoreError> {
+        let id: i64 = on_conn!(&mut conn, |c| {
+            sqlx::query_scalar(
                 "INSERT INTO orders (brand_id, listing_id, channel, quantity, unit_price_pence, buyer_window_start,
                                      buyer_window_end, status, created_at, title, delivery_contribution_gbp)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -195,10 +224,12 @@ impl Store {
             .bind(now)
             .bind(&sold.title)
             .bind(sold.delivery_contribution_gbp)
-            .fetch_one(&mut *tx)
-            .await?;
-            let order = fetch_order((&mut *tx).into(), id, None).await?.ok_or_else(vanished)?;
-            if let Some(buyer) = buyer {
+            .fetch_one(&mut **c)
+            .await?
+        });
+        let order = fetch_order(conn.reborrow(), id, None).await?.ok_or_else(vanished)?;
+        if let Some(buyer) = buyer {
+            on_conn!(&mut conn, |c| {
                 sqlx::query(
                     "INSERT INTO order_buyers (order_id, token_sha256, name, email, phone, postcode, created_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -210,24 +241,14 @@ impl Store {
                 .bind(buyer.phone)
                 .bind(buyer.postcode)
                 .bind(now)
-                .execute(&mut *tx)
+                .execute(&mut **c)
                 .await?;
-                if let Some(mail) = (buyer.confirmation)(&order) {
-                    let queued = NewMail {
-                        brand_id: mail.brand_id,
-                        to: &mail.to,
-                        subject: &mail.subject,
-                        text: &mail.text,
-                        attachment: None,
-                    };
-                    enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;
-                }
+            });
+            if let Some(mail) = (buyer.confirmation)(&order) {
+                enqueue_mail(conn.reborrow(), self.sealer()?, &mail.as_new()).await?;
             }
-            // The listing's new stock and status are a change a sync walk must see.
-            stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
-            tx.commit().await?;
-            Ok(OrderPlacement::Placed(order))
-        })
+        }
+        Ok(order)
     }
 
     /// The order whose page token hashes to `token_sha256`, with its buyer and collection.
@@ -248,7 +269,11 @@ impl Store {
                     .bind(order_id)
                     .fetch_optional(&mut *conn)
                     .await?;
-            Ok(Some(BuyerOrder { order, name, postcode, collection }))
+            let paid: Option<i64> = sqlx::query_scalar("SELECT id FROM payment_holds WHERE order_id = $1")
+                .bind(order_id)
+                .fetch_optional(&mut *conn)
+                .await?;
+            Ok(Some(BuyerOrder { order, name, postcode, collection, paid: paid.is_some() }))
         })
     }
 
@@ -316,4 +341,51 @@ pub(super) async fn fetch_order(
          WHERE o.id = $1 AND ($2 IS NULL OR o.brand_id = $2)"
     );
     on_conn!(conn, |c| Ok(sqlx::query_as(&sql).bind(id).bind(brand_id).fetch_optional(&mut *c).await?))
+}
+
+/// Takes `quantity` units of listing `listing_id` by one conditional `UPDATE` (active, not
+/// trashed, enough units), which also closes the listing when it reaches zero and stamps the
+/// change for sync walks; on `conn`, the caller's transaction. The one rule that takes stock,
+/// whoever buys and however they pay.
+pub(super) async fn take_stock(
+    mut conn: Conn<'_>,
+    listing_id: i64,
+    quantity: i64,
+    now: Ts,
+) -> Result<Result<Sold, StockRefusal>, StoreError> {
+    let sold: Option<Sold> = on_conn!(&mut conn, |c| {
+        sqlx::query_as(
+            "UPDATE listings
+             SET quantity = quantity - $1,
+                 status = CASE WHEN quantity - $1 = 0 THEN $4 ELSE status END,
+                 updated_at = $2, version = version + 1
+             WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
+             RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence,
+                       title, delivery_contribution_gbp",
+        )
+        .bind(quantity)
+        .bind(now)
+        .bind(listing_id)
+        .bind(ListingStatus::Closed.as_str())
+        .bind(ListingStatus::Active.as_str())
+        .fetch_optional(&mut **c)
+        .await?
+    });
+    let Some(sold) = sold else {
+        let stock: Option<Stock> = on_conn!(&mut conn, |c| {
+            sqlx::query_as("SELECT status, quantity FROM listings WHERE id = $1 AND deleted_at IS NULL")
+                .bind(listing_id)
+                .fetch_optional(&mut **c)
+                .await?
+        });
+        return Ok(Err(match stock {
+            None => StockRefusal::ListingNotFound,
+            Some(s) if s.status != ListingStatus::Active.as_str() => StockRefusal::ListingNotActive,
+            Some(s) if s.quantity < quantity => StockRefusal::InsufficientStock,
+            Some(_) => StockRefusal::ListingNotActive,
+        }));
+    };
+    // The listing's new stock and status are a change a sync walk must see.
+    stamp_listing_change(conn, sold.brand_id, now, &[listing_id]).await?;
+    Ok(Ok(sold))
 }

@@ -337,6 +337,7 @@ impl Store {
                         to: &m.to,
                         subject: &m.subject,
                         text: &m.text,
+                        html: None,
                         attachment: Some((&m.file_name, "application/pdf", &m.pdf)),
                     };
                     enqueue_mail((&mut *tx).into(), self.sealer()?, &queued).await?;

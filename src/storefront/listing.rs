@@ -15,7 +15,7 @@ use crate::domain::storefront::{channel_words, exposure_labels, CatalogueQuery, 
 use crate::domain::taxonomy::{CONDITIONS, FAULTS, NONE_VALUE};
 use crate::state::AppState;
 use crate::store::{MarketListing, MarketPhoto};
-use crate::usecases::marketplace::checkout::{self, CheckoutError};
+use crate::usecases::marketplace::checkout::{self, CheckoutError, Placed};
 use crate::usecases::storefront::{self, BrandFace, ListingPage};
 
 /// A photo of the gallery: its sizes for `srcset`, the largest for the link.
@@ -66,6 +66,8 @@ impl PhotoView {
 #[template(path = "storefront/listing.html")]
 struct ListingPageView {
     head: Head,
+    /// Buyers pay by card through the gateway (decisions 14.4).
+    pays_by_card: bool,
     stylesheet: &'static str,
     title: String,
     category: String,
@@ -240,7 +242,10 @@ pub async fn checkout_post(
         Err(errors) => (StatusCode::BAD_REQUEST, CheckoutForm { errors, ..CheckoutForm::default() }),
         Ok((buyer, quantity)) => match checkout::checkout(&state.core, id, &buyer, quantity).await {
             Ok(placed) => {
-                let location = format!("{BASE}/orders/{}", placed.token);
+                let location = match placed {
+                    Placed::Order { token, .. } => format!("{BASE}/orders/{token}"),
+                    Placed::Payment { url } => url,
+                };
                 return (
                     StatusCode::SEE_OTHER,
                     [(header::LOCATION, location), (header::CACHE_CONTROL, "no-store".to_owned())],
@@ -263,6 +268,16 @@ pub async fn checkout_post(
                 };
                 (StatusCode::CONFLICT, CheckoutForm { refusal: Some(sentence), ..CheckoutForm::default() })
             }
+            Err(CheckoutError::PaymentUnavailable) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                CheckoutForm {
+                    refusal: Some(
+                        "Sorry: card payments cannot be taken just now. Nothing was taken; try again in a few minutes."
+                            .into(),
+                    ),
+                    ..CheckoutForm::default()
+                },
+            ),
             Err(CheckoutError::Store(e)) => return unavailable(&e),
             Err(CheckoutError::Other(e)) => {
                 tracing::error!(error = %e, "checkout failed");
@@ -417,6 +432,7 @@ fn view(
                 error: form.error(name),
             })
             .collect(),
+        pays_by_card: state.payments.is_some(),
         form,
     }
 }

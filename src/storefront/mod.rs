@@ -11,6 +11,7 @@
 mod catalogue;
 mod listing;
 mod order;
+pub mod payments;
 mod payout;
 mod seo;
 
@@ -49,7 +50,7 @@ const PAGE_CACHE: &str = "public, max-age=60";
 /// framed; `{style}` is where a page's own inline style (a brand's accent) is allowed by hash.
 /// `connect-src 'self'` loosens nothing (no script runs) but lets auditing tools that fetch
 /// from inside the page (Lighthouse's robots.txt check) read this origin.
-const CSP: &str = "default-src 'none'; style-src 'self'{style}; img-src 'self' data:{media}; connect-src 'self'; form-action 'self'; \
+const CSP: &str = "default-src 'none'; style-src 'self'{style}; img-src 'self' data:{media}; connect-src 'self'; form-action 'self'{pay}; \
                    frame-ancestors 'none'; base-uri 'none'";
 
 /// The storefront's routes: `/marketplace/…` and `/robots.txt`, each answer through [`edge`].
@@ -93,7 +94,9 @@ async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Re
     };
     let own = response.extensions_mut().remove::<PagePolicy>().unwrap_or_default();
     let images: Vec<String> = media_origin(&state.config).into_iter().chain(own.image_origin).collect();
-    let policy = csp(own.style.as_deref(), &images);
+    // A checkout leads to the gateway's payment page (a form's redirect is held to form-action).
+    let pay = state.payments.as_deref().map(crate::payments::Gateway::page_origin);
+    let policy = csp(own.style.as_deref(), &images, pay);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -121,7 +124,7 @@ struct PagePolicy {
 
 /// The policy of a page: its inline `style` allowed by hash when it has one, and images
 /// from `images` (photos on a CDN, a brand's logo) besides this origin's.
-fn csp(style: Option<&str>, images: &[String]) -> HeaderValue {
+fn csp(style: Option<&str>, images: &[String], pay: Option<&str>) -> HeaderValue {
     let allowed = style
         .map(|style| {
             let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(style.as_bytes()));
@@ -129,7 +132,8 @@ fn csp(style: Option<&str>, images: &[String]) -> HeaderValue {
         })
         .unwrap_or_default();
     let images: String = images.iter().map(|origin| format!(" {origin}")).collect();
-    let policy = CSP.replace("{style}", &allowed).replace("{media}", &images);
+    let pay = pay.map(|origin| format!(" {origin}")).unwrap_or_default();
+    let policy = CSP.replace("{style}", &allowed).replace("{media}", &images).replace("{pay}", &pay);
     HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
 }
 

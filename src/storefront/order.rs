@@ -7,10 +7,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::{cached, not_found_page, private, stylesheet_path, unavailable, Head, BASE};
+use crate::domain::checkout::HoldStatus;
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, OrderStatus};
 use crate::state::AppState;
-use crate::usecases::marketplace::checkout;
+use crate::store::HoldRecord;
+use crate::usecases::marketplace::checkout::{self, BuyerPage};
 
 #[derive(Template)]
 #[template(path = "storefront/order.html")]
@@ -33,12 +35,35 @@ struct OrderPage {
     ordered: String,
     /// The confirmation was mailed (mail is configured).
     mailed: bool,
+    /// Paid by card through the gateway.
+    paid: bool,
+}
+
+/// A purchase waiting for its payment (decisions 14.4), or whose payment lapsed.
+#[derive(Template)]
+#[template(path = "storefront/payment.html")]
+struct PaymentPage {
+    head: Head,
+    stylesheet: &'static str,
+    heading: &'static str,
+    status: &'static str,
+    status_text: String,
+    pay_url: Option<String>,
+    title: String,
+    listing_href: String,
+    quantity: i64,
+    total: String,
+    each: String,
+    brand: String,
+    window: String,
+    mailed: bool,
 }
 
 /// `GET /marketplace/orders/{token}`.
 pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> Response {
     let found = match checkout::buyer_order(&state.core, &token).await {
-        Ok(Some(found)) => found,
+        Ok(Some(BuyerPage::Order(found))) => found,
+        Ok(Some(BuyerPage::Payment(hold))) => return payment(&state, &hold),
         Ok(None) => return not_found_page(),
         Err(e) => return unavailable(&e),
     };
@@ -89,6 +114,60 @@ pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> 
         name: found.name.clone(),
         postcode: found.postcode.clone(),
         ordered: order.created_at.get().format("%-d %B %Y").to_string(),
+        mailed: state.config.mail_enabled(),
+        paid: found.paid,
+    };
+    private(cached(&HeaderMap::new(), StatusCode::OK, &page, &page.head))
+}
+
+/// The page of a held purchase: pay while the hold lasts; after, what became of it.
+fn payment(state: &AppState, hold: &HoldRecord) -> Response {
+    let now = chrono::Utc::now();
+    let open = hold.status == HoldStatus::Pending && now < hold.held_until.get();
+    let (heading, status, status_text) = match hold.status {
+        HoldStatus::Released => (
+            "Payment not completed",
+            "Not ordered",
+            "The payment was not completed in time, so nothing was charged and the piece was released. \
+             It may still be available."
+                .to_owned(),
+        ),
+        _ if open => (
+            "Your piece is held for you",
+            "Awaiting payment",
+            format!(
+                "It is yours if you pay by {} (UK time). If you have just paid, this page shows your order \
+                 as soon as the payment is confirmed: reload it in a moment.",
+                crate::domain::checkout::uk_time(hold.held_until.get())
+            ),
+        ),
+        _ => (
+            "Confirming your payment",
+            "Awaiting payment",
+            "We are checking with the payment service whether the payment arrived. Reload this page in a minute."
+                .to_owned(),
+        ),
+    };
+    let page = PaymentPage {
+        head: Head {
+            title: format!("{heading} · rehome marketplace"),
+            description: heading.to_owned(),
+            og_type: "website",
+            noindex: true,
+            ..Head::default()
+        },
+        stylesheet: stylesheet_path(),
+        heading,
+        status,
+        status_text,
+        pay_url: hold.session_url.clone().filter(|_| open),
+        title: hold.title.clone(),
+        listing_href: format!("{BASE}/listings/{}", hold.listing_id),
+        quantity: hold.quantity,
+        total: Pence::new(hold.total_pence()).pounds(),
+        each: Pence::new(hold.unit_price_pence).pounds(),
+        brand: hold.brand_name.clone(),
+        window: hold.window().words(),
         mailed: state.config.mail_enabled(),
     };
     private(cached(&HeaderMap::new(), StatusCode::OK, &page, &page.head))

@@ -45,6 +45,8 @@ pub struct Core {
     pub outbox: Outbox,
     /// Where photo files live.
     pub media: Arc<dyn MediaStore>,
+    /// Where buyers pay (decisions 14.4); `None`: the marketplace takes payment outside rehome.
+    pub payments: Option<Arc<dyn crate::payments::Gateway>>,
     /// Wakes the thumbnail and image import workers.
     pub photo_jobs: PhotoJobs,
     /// Wakes the mail worker after a commit that queued mail (`store::enqueue_mail`).

@@ -212,6 +212,11 @@ impl RawPool {
     }
 
     /// Runs one statement (valid on both backends), panicking on error.
+    /// The one integer `sql` answers (a count).
+    pub async fn count(&self, sql: &str) -> i64 {
+        on_raw!(self, |pool| sqlx::query_scalar(sql).fetch_one(pool).await.unwrap_or_else(|e| panic!("{sql}: {e}")))
+    }
+
     pub async fn execute(&self, sql: &str) {
         on_raw!(self, |pool| {
             sqlx::query(sql).execute(pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
@@ -403,6 +408,8 @@ pub struct ReceivedMail {
     pub subject: String,
     /// The text/plain body with `\n` line ends.
     pub text: String,
+    /// The text/html body, empty when the message has none.
+    pub html: String,
     /// `(file name, media type, bytes)` of each attachment.
     pub attachments: Vec<(String, String, Vec<u8>)>,
     /// The envelope's recipients (RCPT TO).
@@ -577,6 +584,7 @@ fn read_received(path: &Path) -> ReceivedMail {
         to: s(&v["to"]),
         subject: s(&v["subject"]),
         text: s(&v["text"]).replace("\r\n", "\n"),
+        html: s(&v["html"]),
         attachments,
         rcpt_tos: v["envelope"]["rcpt_tos"].as_array().into_iter().flatten().map(s).collect(),
         headers,

@@ -3,7 +3,7 @@
 
 Listens on 127.0.0.1:PORT and writes each message it accepts, exactly as received (the DATA
 bytes), to DIR as `<n>.eml`, and beside it `<n>.json`: the envelope and the message as
-Python's `email` package reads it (decoded From, To and Subject, the text/plain body, each
+Python's `email` package reads it (decoded From, To and Subject, the text/plain body and the text/html one, each
 attachment's file name, media type and bytes in base64), so tests need no MIME parser.
 Each file is written to a temporary name, then renamed, so a reader never sees half of one;
 the `.json` comes last. A recipient named with --reject is refused at RCPT with
@@ -63,6 +63,7 @@ def write(path, data):
 def describe(raw):
     message = email.message_from_bytes(raw, policy=email.policy.default)
     body = message.get_body(("plain",))
+    html = message.get_body(("html",))
     return {
         "from": str(message["From"]),
         "to": str(message["To"]),
@@ -70,6 +71,7 @@ def describe(raw):
         "headers": [[name, str(value)] for name, value in message.items()],
         "content_type": message.get_content_type(),
         "text": body.get_content() if body is not None else None,
+        "html": html.get_content() if html is not None else None,
         "attachments": [
             {
                 "name": part.get_filename(),

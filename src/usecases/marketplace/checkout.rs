@@ -8,16 +8,21 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use super::orders::{self, PlaceOrderError};
+use super::payments::{self, HoldError};
+use super::buyer_mail::BuyerMail;
+use crate::config::Config;
+use crate::domain::money::Pence;
 use crate::domain::checkout::Buyer;
 use crate::domain::order::{order_reference, BuyerWindow, OrderRequest};
-use crate::store::{BuyerInsert, BuyerOrder, OrderRecord, OwnedMail, StoreError};
+use crate::store::{BuyerInsert, BuyerOrder, HoldInsert, HoldRecord, OrderRecord, OwnedMail, StockRefusal, StoreError};
 use crate::usecases::Core;
 
-/// An order placed: its page's token (shown once, in the redirect and the mail).
+/// What buying did: the order is placed (its page's token, shown once, in the redirect and
+/// the mail), or the stock is held while the buyer pays on the gateway's page.
 #[derive(Debug, Clone)]
-pub struct Placed {
-    pub token: String,
-    pub order: OrderRecord,
+pub enum Placed {
+    Order { token: String, order: OrderRecord },
+    Payment { url: String },
 }
 
 /// Why nothing was bought; the page says each in a sentence.
@@ -30,6 +35,9 @@ pub enum CheckoutError {
     /// Fewer units than asked are left (exchange listings hold one).
     #[error("only {left} left")]
     TooMany { left: i64 },
+    /// The payment service could not open a payment page; nothing is held.
+    #[error("the payment service is unavailable")]
+    PaymentUnavailable,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -46,19 +54,32 @@ pub async fn checkout(core: &Core, id: i64, buyer: &Buyer, quantity: i64) -> Res
     let window = BuyerWindow::default_from(today).ok_or_else(|| anyhow::anyhow!("no buyer window after {today}"))?;
     let token = super::random_token()?;
     let hash = token_sha256(&token);
-    let page = format!("{}/marketplace/orders/{token}", core.config.public_url.as_deref().unwrap_or_default());
-    let mail_on = core.config.mail_enabled();
-    let brand = listing.brand_name.clone();
-    let to = buyer.email.as_str().to_owned();
-    let name = buyer.name.clone();
-    let confirmation = move |order: &OrderRecord| {
-        mail_on.then(|| OwnedMail {
-            brand_id: Some(order.brand_id),
-            to: to.clone(),
-            subject: format!("Your order {}: {}", order_reference(order.id), order.title),
-            text: confirmation_text(&name, &brand, order, &page),
-        })
-    };
+    let page = format!("{}/marketplace/orders/{token}", core.config.public_url());
+    let request = OrderRequest { listing_id: id, quantity, window };
+    if let Some(gateway) = core.payments.as_deref() {
+        let hold = payments::HoldRequest {
+            request: &request,
+            insert: HoldInsert {
+                token: &token,
+                token_sha256: &hash,
+                brand_name: &listing.brand_name,
+                name: &buyer.name,
+                email: buyer.email.as_str(),
+                phone: buyer.phone.as_ref().map(|p| p.as_str()),
+                postcode: buyer.postcode.as_str(),
+                provider: gateway.name(),
+                held_until: payments::held_until(Utc::now()),
+            },
+            return_url: &page,
+        };
+        return match payments::hold(core, gateway, &hold).await {
+            Ok(pay) => Ok(Placed::Payment { url: pay.url }),
+            Err(HoldError::Stock(refusal)) => Err(refused(core, id, refusal).await?),
+            Err(HoldError::Gateway(_)) => Err(CheckoutError::PaymentUnavailable),
+            Err(HoldError::Store(e)) => Err(e.into()),
+        };
+    }
+    let confirmation = confirmation(&core.config, &listing.brand_name, buyer.email.as_str(), &buyer.name, &page, false);
     let insert = BuyerInsert {
         token_sha256: &hash,
         name: &buyer.name,
@@ -67,47 +88,101 @@ pub async fn checkout(core: &Core, id: i64, buyer: &Buyer, quantity: i64) -> Res
         postcode: buyer.postcode.as_str(),
         confirmation: &confirmation,
     };
-    let request = OrderRequest { listing_id: id, quantity, window };
     match orders::place_for(core, &request, Some(&insert)).await {
         Ok(order) => {
             core.mail.wake();
-            Ok(Placed { token, order })
+            Ok(Placed::Order { token, order })
         }
-        Err(PlaceOrderError::ListingNotFound) => Err(CheckoutError::NotFound),
-        Err(PlaceOrderError::ListingNotActive) => Err(CheckoutError::SoldOut),
-        Err(PlaceOrderError::InsufficientStock) => {
-            let left = core.store.market_listing(id).await?.map_or(0, |l| l.record.fields.quantity);
-            Err(if left == 0 { CheckoutError::SoldOut } else { CheckoutError::TooMany { left } })
-        }
+        Err(PlaceOrderError::ListingNotFound) => Err(refused(core, id, StockRefusal::ListingNotFound).await?),
+        Err(PlaceOrderError::ListingNotActive) => Err(refused(core, id, StockRefusal::ListingNotActive).await?),
+        Err(PlaceOrderError::InsufficientStock) => Err(refused(core, id, StockRefusal::InsufficientStock).await?),
         Err(PlaceOrderError::Store(e)) => Err(e.into()),
     }
 }
 
-/// The confirmation mail's text.
-fn confirmation_text(name: &str, brand: &str, order: &OrderRecord, page: &str) -> String {
-    let total = crate::domain::money::Pence::new(order.total_pence()).pounds();
-    let each = crate::domain::money::Pence::new(order.unit_price_pence).pounds();
-    format!(
-        "Hello {name},\n\nThank you for your order {reference} on the rehome marketplace.\n\n\
-         {title} × {quantity}\nPrice: {total} ({each} each)\nSold by: {brand}\n\
-         Delivery window: {window}\n\n\
-         You pay nothing on this site: {brand} contacts you to take payment and to arrange delivery to your \
-         address. {brand} will confirm the day your \
-         piece is collected for delivery, and we will email you when they do.\n\n\
-         Your order, at any time: {page}\n",
-        reference = order_reference(order.id),
-        title = order.title,
-        quantity = order.quantity,
-        window = order.window().words(),
-    )
+/// Why no stock was taken, as the buyer is told: too many asks how many are left.
+async fn refused(core: &Core, id: i64, refusal: StockRefusal) -> Result<CheckoutError, StoreError> {
+    Ok(match refusal {
+        StockRefusal::ListingNotFound => CheckoutError::NotFound,
+        StockRefusal::ListingNotActive => CheckoutError::SoldOut,
+        StockRefusal::InsufficientStock => {
+            let left = core.store.market_listing(id).await?.map_or(0, |l| l.record.fields.quantity);
+            if left == 0 {
+                CheckoutError::SoldOut
+            } else {
+                CheckoutError::TooMany { left }
+            }
+        }
+    })
 }
 
-/// The order behind a page token, `None` for a token that names none.
-pub async fn buyer_order(core: &Core, token: &str) -> Result<Option<BuyerOrder>, StoreError> {
+/// The buyer's confirmation, composed from the order as written (none without mail):
+/// `paid` when the buyer paid through the gateway.
+pub(super) fn confirmation<'a>(
+    config: &Config,
+    brand: &'a str,
+    email: &'a str,
+    name: &'a str,
+    page: &'a str,
+    paid: bool,
+) -> impl Fn(&OrderRecord) -> Option<OwnedMail> + Sync + 'a {
+    let mail_on = config.mail_enabled();
+    move |order: &OrderRecord| {
+        mail_on.then(|| {
+            let mail = confirmation_mail(name, brand, order, page, paid);
+            OwnedMail { brand_id: Some(order.brand_id), to: email.to_owned(), subject: mail.subject.clone(), body: mail.body() }
+        })
+    }
+}
+
+/// The confirmation mail (decisions 14.3): what was bought, for how much, how it is paid and
+/// delivered, and the order page's link.
+fn confirmation_mail(name: &str, brand: &str, order: &OrderRecord, page: &str, paid: bool) -> BuyerMail {
+    let total = Pence::new(order.total_pence()).pounds();
+    let each = Pence::new(order.unit_price_pence).pounds();
+    let reference = order_reference(order.id);
+    let payment = if paid {
+        format!("You have paid {total} by card. {brand} will arrange delivery to your address.")
+    } else {
+        format!("You pay nothing on this site: {brand} contacts you to take payment and to arrange delivery to your address.")
+    };
+    BuyerMail {
+        subject: format!("Your order {reference}: {}", order.title),
+        heading: format!("Thank you for your order {reference}"),
+        greeting: format!("Hello {name},"),
+        opening: format!("Thank you for your order {reference} on the rehome marketplace."),
+        details: vec![
+            ("Item", format!("{} × {}", order.title, order.quantity)),
+            ("Price", if order.quantity > 1 { format!("{total} ({each} each)") } else { total.clone() }),
+            ("Sold by", brand.to_owned()),
+            ("Delivery window", order.window().words()),
+        ],
+        closing: vec![
+            payment,
+            format!("{brand} will confirm the day your piece is collected for delivery, and we will email you when they do."),
+        ],
+        link: Some(("Your order, at any time", page.to_owned())),
+    }
+}
+
+/// What an order page shows: the order, or the purchase while it waits for its payment
+/// (and after, should the payment lapse).
+#[derive(Debug, Clone)]
+pub enum BuyerPage {
+    Order(BuyerOrder),
+    Payment(Box<HoldRecord>),
+}
+
+/// The order (or held purchase) behind a page token, `None` for a token that names none.
+pub async fn buyer_order(core: &Core, token: &str) -> Result<Option<BuyerPage>, StoreError> {
     if token.len() != 32 || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Ok(None);
     }
-    core.store.buyer_order(&token_sha256(token)).await
+    let hash = token_sha256(token);
+    if let Some(order) = core.store.buyer_order(&hash).await? {
+        return Ok(Some(BuyerPage::Order(order)));
+    }
+    Ok(core.store.hold_by_token(&hash).await?.map(|hold| BuyerPage::Payment(Box::new(hold))))
 }
 
 /// SHA-256 of a token, in hex: what is stored and looked up.

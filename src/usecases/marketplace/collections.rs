@@ -178,13 +178,22 @@ pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -
         _ => brand,
     };
     let notify = move |name: &str| {
-        format!(
-            "Hello {name},\n\n{brand} has booked the collection of your order {reference} ({title}) for {day}. \
-             It is then delivered to you within your window, {window}.\n\n\
-             Your order's page (the link in your confirmation email) shows where it stands.\n"
-        )
+        super::buyer_mail::BuyerMail {
+            subject: format!("Collection booked: order {reference}"),
+            heading: format!("Your piece leaves the warehouse on {day}"),
+            greeting: format!("Hello {name},"),
+            opening: format!(
+                "{brand} has booked the collection of your order {reference} ({title}) for {day}. \
+                 It is then delivered to you within your window, {window}."
+            ),
+            details: vec![("Order", reference.clone()), ("Item", title.clone()), ("Collected", day.clone())],
+            closing: vec!["Your order's page (the link in your confirmation email) shows where it stands.".to_owned()],
+            link: None,
+        }
+        .body()
     };
-    let notify: Option<&(dyn Fn(&str) -> String + Sync)> = core.config.mail_enabled().then_some(&notify);
+    let notify: Option<&(dyn Fn(&str) -> crate::store::MailBody + Sync)> =
+        core.config.mail_enabled().then_some(&notify);
     match core.store.record_collection(&new, &event, &audit, notify).await? {
         CollectionInsert::Recorded => {}
         CollectionInsert::Exists => return Err(ScheduleError::AlreadyScheduled),

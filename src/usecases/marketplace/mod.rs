@@ -3,10 +3,12 @@
 //! items. Operator use cases act for the marketplace itself and take no actor; partner use
 //! cases act for an [`Actor`](crate::domain::user::Actor)'s brand.
 
+pub mod buyer_mail;
 pub mod checkout;
 pub mod collections;
 pub mod credits;
 pub mod orders;
+pub mod payments;
 pub mod payout_links;
 pub mod payouts;
 pub mod redemptions;

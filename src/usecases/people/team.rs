@@ -138,6 +138,7 @@ pub async fn invite(core: &Core, actor: &Actor, request: &MemberInvite) -> Resul
         to: &request.email,
         subject: &subject,
         text: &text,
+        html: None,
         attachment: None,
     });
     let new = NewMember {
@@ -193,6 +194,7 @@ pub async fn resend_invitation(core: &Core, actor: &Actor, user_id: i64) -> Resu
         to: &member.email,
         subject: &subject,
         text: &text,
+        html: None,
         attachment: None,
     });
     let resend = InvitationResend {

@@ -15,7 +15,7 @@ use crate::helpers::{on_raw, TestApp};
 
 /// A plain message to `to`.
 pub fn plain<'a>(to: &'a str, subject: &'a str, text: &'a str) -> NewMail<'a> {
-    NewMail { brand_id: None, to, subject, text, attachment: None }
+    NewMail { brand_id: None, to, subject, text, html: None, attachment: None }
 }
 
 /// Queues `mails` in one transaction of the test's own on the app's database, as a use case

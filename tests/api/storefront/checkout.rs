@@ -245,6 +245,10 @@ async fn the_buyer_is_mailed_a_confirmation_with_the_orders_link() {
     assert!(mail.subject.starts_with("Your order #") && mail.subject.ends_with("Walnut sideboard"), "{}", mail.subject);
     assert!(mail.text.contains("Hello Ada Lovelace") && mail.text.contains("£1,250.00"), "{}", mail.text);
     assert!(mail.text.contains(&format!("{}{location}", app.base)), "the order's link: {}", mail.text);
+    // The same words as HTML beside the text, the link a link.
+    assert!(mail.html.contains("Hello Ada Lovelace") && mail.html.contains("£1,250.00"), "{}", mail.html);
+    assert!(mail.html.contains(&format!(r#"href="{}{location}""#, app.base)), "{}", mail.html);
+    assert!(mail.html.contains(r#"<html lang="en-GB">"#) && !mail.html.contains("<script"), "{}", mail.html);
     // The brand books the collection: the buyer is mailed and the order's page says the day.
     let order_id: i64 = mail.subject.trim_start_matches("Your order #").split(':').next().unwrap().parse().unwrap();
     let window = crate::helpers::json(app.get("/v1/partner/collections", &partner.key).await).await;
@@ -261,6 +265,7 @@ async fn the_buyer_is_mailed_a_confirmation_with_the_orders_link() {
     assert_eq!(booked.subject, format!("Collection booked: order #{order_id}"));
     let words = day.format("%A %-d %B %Y").to_string();
     assert!(booked.text.contains(&words) && booked.text.contains("Walnut sideboard"), "{}", booked.text);
+    assert!(booked.html.contains(&words) && booked.html.contains("Walnut sideboard"), "{}", booked.html);
     let order = page(&app, &location).await;
     assert!(order.body.contains("Collection booked") && order.body.contains(&words), "{}", order.body);
     app.stop().await;

@@ -5,6 +5,7 @@
 mod catalogue;
 pub mod checkout;
 mod pages;
+mod payments;
 mod payouts;
 mod views;
 
