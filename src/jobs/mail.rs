@@ -100,9 +100,7 @@ pub fn build_message(from: &Mailbox, mail: &ClaimedMail) -> Result<Message, Buil
     let text = mail.text_body.clone();
     let message = match (&mail.html_body, attachment) {
         (Some(html), Some(attachment)) => builder.multipart(
-            MultiPart::mixed()
-                .multipart(MultiPart::alternative_plain_html(text, html.clone()))
-                .singlepart(attachment),
+            MultiPart::mixed().multipart(MultiPart::alternative_plain_html(text, html.clone())).singlepart(attachment),
         )?,
         (Some(html), None) => builder.multipart(MultiPart::alternative_plain_html(text, html.clone()))?,
         (None, Some(attachment)) => {

@@ -3,7 +3,10 @@
 
 use askama::Template;
 
-use crate::store::MailBody;
+use crate::config::Config;
+use crate::domain::money::Pence;
+use crate::domain::order::order_reference;
+use crate::store::{MailBody, OrderRecord, OwnedMail};
 
 /// A buyer's mail: a heading, a greeting, a lead paragraph, the order's details, closing
 /// paragraphs and a link.
@@ -48,6 +51,60 @@ impl BuyerMail {
     }
 }
 
+/// The buyer's confirmation, composed from the order as written (none without mail):
+/// `paid` when the buyer paid through the gateway.
+pub fn confirmation<'a>(
+    config: &Config,
+    brand: &'a str,
+    email: &'a str,
+    name: &'a str,
+    page: &'a str,
+    paid: bool,
+) -> impl Fn(&OrderRecord) -> Option<OwnedMail> + Sync + 'a {
+    let mail_on = config.mail_enabled();
+    move |order: &OrderRecord| {
+        mail_on.then(|| {
+            let mail = confirmation_mail(name, brand, order, page, paid);
+            OwnedMail {
+                brand_id: Some(order.brand_id),
+                to: email.to_owned(),
+                subject: mail.subject.clone(),
+                body: mail.body(),
+            }
+        })
+    }
+}
+
+/// The confirmation mail (decisions 14.3): what was bought, for how much, how it is paid and
+/// delivered, and the order page's link.
+fn confirmation_mail(name: &str, brand: &str, order: &OrderRecord, page: &str, paid: bool) -> BuyerMail {
+    let total = Pence::new(order.total_pence()).pounds();
+    let each = Pence::new(order.unit_price_pence).pounds();
+    let reference = order_reference(order.id);
+    let payment = if paid {
+        format!("You have paid {total} by card. {brand} will arrange delivery to your address.")
+    } else {
+        format!("You pay nothing on this site: {brand} contacts you to take payment and to arrange delivery to your address.")
+    };
+    BuyerMail {
+        subject: format!("Your order {reference}: {}", order.title),
+        heading: format!("Thank you for your order {reference}"),
+        greeting: format!("Hello {name},"),
+        opening: format!("Thank you for your order {reference} on the rehome marketplace."),
+        details: vec![
+            ("Item", format!("{} × {}", order.title, order.quantity)),
+            ("Price", if order.quantity > 1 { format!("{total} ({each} each)") } else { total.clone() }),
+            ("Sold by", brand.to_owned()),
+            ("Delivery window", order.window().words()),
+        ],
+        closing: vec![
+            payment,
+            format!("{brand} will confirm the day your piece is collected for delivery, and we will email you when they do."),
+        ],
+        link: Some(("Your order, at any time", page.to_owned())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,7 +124,10 @@ mod tests {
         assert!(body.text.starts_with("Hello Ada <b>Lovelace</b>,\n\nYour order #7 is placed.\n\nPrice: £1,250.00\n"));
         assert!(body.text.ends_with("See your order: https://shop.example/marketplace/orders/abc\n"));
         let html = body.html.expect("the HTML part");
-        assert!(html.contains("Hello Ada &#60;b&#62;Lovelace&#60;/b&#62;,") || html.contains("Hello Ada &lt;b&gt;"), "{html}");
+        assert!(
+            html.contains("Hello Ada &#60;b&#62;Lovelace&#60;/b&#62;,") || html.contains("Hello Ada &lt;b&gt;"),
+            "{html}"
+        );
         assert!(html.contains(r#"href="https://shop.example/marketplace/orders/abc""#));
         assert!(html.contains("£1,250.00") && html.contains("We will email you."));
     }

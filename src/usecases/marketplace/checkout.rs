@@ -7,14 +7,12 @@ use chrono::{DateTime, NaiveDate, Utc};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
+use super::buyer_mail::confirmation;
 use super::orders::{self, PlaceOrderError};
 use super::payments::{self, HoldError};
-use super::buyer_mail::BuyerMail;
-use crate::config::Config;
-use crate::domain::money::Pence;
 use crate::domain::checkout::Buyer;
-use crate::domain::order::{order_reference, BuyerWindow, OrderRequest};
-use crate::store::{BuyerInsert, BuyerOrder, HoldInsert, HoldRecord, OrderRecord, OwnedMail, StockRefusal, StoreError};
+use crate::domain::order::{BuyerWindow, OrderRequest};
+use crate::store::{BuyerInsert, BuyerOrder, HoldInsert, HoldRecord, OrderRecord, StockRefusal, StoreError};
 use crate::usecases::Core;
 
 /// What buying did: the order is placed (its page's token, shown once, in the redirect and
@@ -114,55 +112,6 @@ async fn refused(core: &Core, id: i64, refusal: StockRefusal) -> Result<Checkout
             }
         }
     })
-}
-
-/// The buyer's confirmation, composed from the order as written (none without mail):
-/// `paid` when the buyer paid through the gateway.
-pub(super) fn confirmation<'a>(
-    config: &Config,
-    brand: &'a str,
-    email: &'a str,
-    name: &'a str,
-    page: &'a str,
-    paid: bool,
-) -> impl Fn(&OrderRecord) -> Option<OwnedMail> + Sync + 'a {
-    let mail_on = config.mail_enabled();
-    move |order: &OrderRecord| {
-        mail_on.then(|| {
-            let mail = confirmation_mail(name, brand, order, page, paid);
-            OwnedMail { brand_id: Some(order.brand_id), to: email.to_owned(), subject: mail.subject.clone(), body: mail.body() }
-        })
-    }
-}
-
-/// The confirmation mail (decisions 14.3): what was bought, for how much, how it is paid and
-/// delivered, and the order page's link.
-fn confirmation_mail(name: &str, brand: &str, order: &OrderRecord, page: &str, paid: bool) -> BuyerMail {
-    let total = Pence::new(order.total_pence()).pounds();
-    let each = Pence::new(order.unit_price_pence).pounds();
-    let reference = order_reference(order.id);
-    let payment = if paid {
-        format!("You have paid {total} by card. {brand} will arrange delivery to your address.")
-    } else {
-        format!("You pay nothing on this site: {brand} contacts you to take payment and to arrange delivery to your address.")
-    };
-    BuyerMail {
-        subject: format!("Your order {reference}: {}", order.title),
-        heading: format!("Thank you for your order {reference}"),
-        greeting: format!("Hello {name},"),
-        opening: format!("Thank you for your order {reference} on the rehome marketplace."),
-        details: vec![
-            ("Item", format!("{} × {}", order.title, order.quantity)),
-            ("Price", if order.quantity > 1 { format!("{total} ({each} each)") } else { total.clone() }),
-            ("Sold by", brand.to_owned()),
-            ("Delivery window", order.window().words()),
-        ],
-        closing: vec![
-            payment,
-            format!("{brand} will confirm the day your piece is collected for delivery, and we will email you when they do."),
-        ],
-        link: Some(("Your order, at any time", page.to_owned())),
-    }
 }
 
 /// What an order page shows: the order, or the purchase while it waits for its payment

@@ -147,7 +147,7 @@ async fn settle_paid(desk: &Desk<'_>, hold: &HoldRecord) -> Result<(), StoreErro
     };
     let token = desk.store.hold_token(hold).unwrap_or_default();
     let page = format!("{}/marketplace/orders/{token}", desk.config.public_url());
-    let confirmation = super::checkout::confirmation(desk.config, &hold.brand_name, email, name, &page, true);
+    let confirmation = super::buyer_mail::confirmation(desk.config, &hold.brand_name, email, name, &page, true);
     let buyer = BuyerInsert {
         token_sha256: &hold.token_sha256,
         name,

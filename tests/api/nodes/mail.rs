@@ -35,7 +35,14 @@ async fn two_processes_send_each_queued_message_once() {
     for chunk in subjects.chunks(10) {
         let mut tx = cluster.pg.begin().await.expect("begin");
         for subject in chunk {
-            let mail = NewMail { brand_id: None, to: "zoe@brand.example", subject, text: "Hello", html: None, attachment: None };
+            let mail = NewMail {
+                brand_id: None,
+                to: "zoe@brand.example",
+                subject,
+                text: "Hello",
+                html: None,
+                attachment: None,
+            };
             enqueue_mail((&mut *tx).into(), &crate::helpers::test_sealer(), &mail).await.expect("enqueue");
         }
         tx.commit().await.expect("commit");
