@@ -83,6 +83,7 @@ pub enum OrderCompletion {
 #[derive(Debug, Clone, FromRow)]
 pub(super) struct Sold {
     pub brand_id: i64,
+    pub brand_slug: String,
     pub channel: String,
     pub unit_price_pence: i64,
     pub title: String,
@@ -191,6 +192,9 @@ impl Store {
                 Err(refusal) => return Ok(refusal.into()),
             };
             let order = self.write_order((&mut *tx).into(), &sold, request, now, buyer).await?;
+            // The listing's new stock and status are a change a sync walk must see; last, so
+            // that the brand's clock is held only for the commit.
+            stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(OrderPlacement::Placed(order))
         })
@@ -227,7 +231,24 @@ impl Store {
             .fetch_one(&mut **c)
             .await?
         });
-        let order = fetch_order(conn.reborrow(), id, None).await?.ok_or_else(vanished)?;
+        // The order as written, without reading it back (one round trip less while the
+        // listing's row is locked).
+        let order = OrderRecord {
+            id,
+            brand_id: sold.brand_id,
+            brand_slug: sold.brand_slug.clone(),
+            listing_id: request.listing_id,
+            channel: sold.channel.parse().map_err(|e| StoreError::Database(sqlx::Error::Decode(Box::new(e))))?,
+            quantity: request.quantity,
+            unit_price_pence: sold.unit_price_pence,
+            buyer_window_start: request.window.start,
+            buyer_window_end: request.window.end,
+            status: OrderStatus::Placed,
+            completed_at: None,
+            created_at: now,
+            title: sold.title.clone(),
+            delivery_contribution_gbp: sold.delivery_contribution_gbp,
+        };
         if let Some(buyer) = buyer {
             on_conn!(&mut conn, |c| {
                 sqlx::query(
@@ -344,9 +365,9 @@ pub(super) async fn fetch_order(
 }
 
 /// Takes `quantity` units of listing `listing_id` by one conditional `UPDATE` (active, not
-/// trashed, enough units), which also closes the listing when it reaches zero and stamps the
-/// change for sync walks; on `conn`, the caller's transaction. The one rule that takes stock,
-/// whoever buys and however they pay.
+/// trashed, enough units), which also closes the listing when it reaches zero; on `conn`, the
+/// caller's transaction, which stamps the change for sync walks as its last statement
+/// (`stamp_listing_change`). The one rule that takes stock, whoever buys and however they pay.
 pub(super) async fn take_stock(
     mut conn: Conn<'_>,
     listing_id: i64,
@@ -360,8 +381,9 @@ pub(super) async fn take_stock(
                  status = CASE WHEN quantity - $1 = 0 THEN $4 ELSE status END,
                  updated_at = $2, version = version + 1
              WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
-             RETURNING brand_id, channel, COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence,
-                       title, delivery_contribution_gbp",
+             RETURNING brand_id, (SELECT slug FROM brands WHERE brands.id = listings.brand_id) AS brand_slug, channel,
+                       COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence, title,
+                       delivery_contribution_gbp",
         )
         .bind(quantity)
         .bind(now)
@@ -385,7 +407,5 @@ pub(super) async fn take_stock(
             Some(_) => StockRefusal::ListingNotActive,
         }));
     };
-    // The listing's new stock and status are a change a sync walk must see.
-    stamp_listing_change(conn, sold.brand_id, now, &[listing_id]).await?;
     Ok(Ok(sold))
 }

@@ -172,6 +172,7 @@ impl Store {
                 .bind(sealed)
                 .fetch_one(&mut *tx)
                 .await?;
+            stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(Ok(record))
         })
@@ -241,8 +242,13 @@ impl Store {
                     Some((_, order_id)) => HoldSettlement::AlreadyPaid(order_id),
                 });
             };
+            let brand_slug: String = sqlx::query_scalar("SELECT slug FROM brands WHERE id = $1")
+                .bind(hold.brand_id)
+                .fetch_one(&mut *tx)
+                .await?;
             let sold = Sold {
                 brand_id: hold.brand_id,
+                brand_slug,
                 channel: hold.channel.clone(),
                 unit_price_pence: hold.unit_price_pence,
                 title: hold.title.clone(),
