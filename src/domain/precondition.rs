@@ -47,9 +47,28 @@ impl IfMatch {
     }
 }
 
+/// True when an `If-None-Match` header names `etag` or is `*` (RFC 9110 §13.1.2): the
+/// client's copy is current. Weak comparison: `W/` prefixes do not matter.
+pub fn none_match(header: &str, etag: &str) -> bool {
+    let etag = etag.trim_start_matches("W/");
+    header.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == "*" || (!tag.is_empty() && tag == etag))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn if_none_match_compares_weakly_and_star_matches_anything() {
+        let tag = listing_etag(3);
+        assert!(none_match("\"v3\"", &tag));
+        assert!(none_match("W/\"v3\"", &tag));
+        assert!(none_match("\"v1\", \"v3\"", &tag));
+        assert!(none_match("*", &tag));
+        assert!(!none_match("\"v2\"", &tag));
+        assert!(!none_match("", &tag));
+        assert!(!none_match(",", &tag));
+    }
 
     #[test]
     fn if_match_compares_strong_tags_and_star_matches_anything() {

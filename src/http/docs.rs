@@ -149,9 +149,7 @@ static DOCS_ETAG: LazyLock<HeaderValue> = LazyLock::new(|| entity_tag(DOCS_PAGE.
 /// True when `If-None-Match` names `etag` (or is `*`): the client's copy is current.
 fn not_modified(headers: &HeaderMap, etag: &HeaderValue) -> bool {
     let Some(value) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
-    let etag = etag.to_str().unwrap_or_default();
-    // Weak comparison (RFC 9110 13.1.2): `W/` prefixes do not matter here.
-    value.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == "*" || tag == etag)
+    crate::domain::precondition::none_match(value, etag.to_str().unwrap_or_default())
 }
 
 /// A public document: its bytes with `ETag` and `Cache-Control: no-cache` (reuse after a

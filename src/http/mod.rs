@@ -37,7 +37,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request};
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
@@ -188,7 +188,12 @@ where
     let decision = state.limiter.check(limit_key, quota).await;
     let mut response = if decision.allowed {
         request.extensions_mut().insert(identity);
-        idempotency::idempotency(&state, request, inner).await
+        // A GET that names the ETag of what it would answer gets a 304 (decisions 15.2).
+        let none_match = matches!(*request.method(), Method::GET | Method::HEAD)
+            .then(|| request.headers().get(header::IF_NONE_MATCH).cloned())
+            .flatten();
+        let response = idempotency::idempotency(&state, request, inner).await;
+        precondition::revalidated(none_match.as_ref(), response)
     } else {
         let by = if key_id.is_some() { Limited::Key } else { Limited::Address };
         state.metrics.rate_limited(if key_id.is_some() { RateLimit::Key } else { RateLimit::Address });

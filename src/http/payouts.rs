@@ -51,6 +51,7 @@ pub struct PayoutSettings {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The payout options", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
     )
 )]
 pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<PayoutSettings>> {

@@ -1,7 +1,7 @@
 //! `If-Match` in, `412 precondition_failed` out (decisions 11.5); the tags themselves are
 //! the domain's (`domain::precondition`).
 
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
@@ -13,6 +13,26 @@ use crate::error::ApiError;
 pub fn if_match(headers: &HeaderMap) -> Option<IfMatch> {
     let values: Vec<&str> = headers.get_all(header::IF_MATCH).iter().filter_map(|v| v.to_str().ok()).collect();
     (!values.is_empty()).then(|| IfMatch::parse(&values.join(",")))
+}
+
+/// A GET's answer, as a `304 Not Modified` when it is a 200 whose `ETag` the request's
+/// `If-None-Match` (`none_match`) names (decisions 15.2): the validators and caching headers
+/// stay, the body goes. Anything else passes unchanged.
+pub fn revalidated(none_match: Option<&HeaderValue>, response: Response) -> Response {
+    let (Some(header), StatusCode::OK) = (none_match.and_then(|v| v.to_str().ok()), response.status()) else {
+        return response;
+    };
+    let Some(etag) = response.headers().get(header::ETAG).and_then(|v| v.to_str().ok()) else {
+        return response;
+    };
+    if !crate::domain::precondition::none_match(header, etag) {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.status = StatusCode::NOT_MODIFIED;
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::empty())
 }
 
 pub fn precondition_failed() -> ApiError {

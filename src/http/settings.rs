@@ -63,6 +63,7 @@ impl From<PatchError> for ApiError {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The profile", body = BrandProfileResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
     )
 )]
 pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BrandProfileResponse>> {
@@ -111,6 +112,7 @@ pub async fn patch_brand(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The billing entity", body = BillingResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
     )
 )]
 pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BillingResponse>> {

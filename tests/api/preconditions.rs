@@ -166,3 +166,51 @@ async fn a_webhook_patch_with_a_stale_tag_changes_nothing() {
     let any = patch_if(&app, &partner, path, "*", &json!({"enabled": false})).await;
     assert_eq!(any.status(), 200, "`*` matches any");
 }
+
+async fn get_if_none_match(app: &TestApp, partner: &Partner, path: &str, tags: &str) -> Response {
+    app.request(Method::GET, path, &partner.key).header("If-None-Match", tags).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_listing_read_that_names_its_current_tag_answers_304_without_a_body() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let id = create_id(&app, &partner.key, json!({"title": "Oak sofa"})).await;
+    let path = format!("/v1/listings/{id}");
+    let tag = etag(&app.get(&path, &partner.key).await);
+    for header in [tag.clone(), format!("W/{tag}"), format!("\"v0\", {tag}"), "*".to_owned()] {
+        let answer = get_if_none_match(&app, &partner, &path, &header).await;
+        assert_eq!(answer.status(), 304, "{header}");
+        assert_eq!(etag(&answer), tag, "a 304 carries the tag");
+        assert!(answer.headers().contains_key("x-ratelimit-remaining"), "{:?}", answer.headers());
+        assert_eq!(answer.headers().get("content-type"), None);
+        assert_eq!(answer.bytes().await.unwrap().len(), 0);
+    }
+    // Another tag, or a changed listing: the whole answer.
+    assert_eq!(get_if_none_match(&app, &partner, &path, "\"v0\"").await.status(), 200);
+    let changed = patch_if(&app, &partner, &path, &tag, &json!({"title": "Oak sofa, reupholstered"})).await;
+    assert_eq!(changed.status(), 200);
+    let fresh = get_if_none_match(&app, &partner, &path, &tag).await;
+    assert_eq!(fresh.status(), 200);
+    assert_eq!(json(fresh).await["title"], "Oak sofa, reupholstered");
+    // A refusal is never turned into a 304.
+    let other = app.partner("other").await;
+    assert_eq!(get_if_none_match(&app, &other, &path, "*").await.status(), 404);
+}
+
+#[tokio::test]
+async fn the_settings_reads_answer_304_to_their_current_tag_too() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    for path in [
+        "/v1/partner/settings/brand",
+        "/v1/partner/settings/billing",
+        "/v1/partner/settings/integrations/webhook",
+        "/v1/partner/settings/payouts",
+    ] {
+        let read = app.get(path, &partner.key).await;
+        assert_eq!(read.status(), 200, "{path}");
+        let tag = etag(&read);
+        assert_eq!(get_if_none_match(&app, &partner, path, &tag).await.status(), 304, "{path}");
+    }
+}

@@ -116,13 +116,12 @@ class StandIn:
     else sent there (a subresource, a fetch) is refused and recorded as a problem."""
 
     def __init__(self):
-        self.navigations = []  # (url, method, the URL that redirected here, or None)
+        self.navigations = []  # the URL of each page asked for
         self.problems = []
 
     def handle(self, route, request):
         if request.is_navigation_request() and request.resource_type == "document" and request.method == "GET":
-            before = request.redirected_from
-            self.navigations.append((request.url, before.method if before else None, before.url if before else None))
+            self.navigations.append(request.url)
             found = SESSION_URL.match(request.url)
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
                           body=STAND_IN.format(sid=found.group(1) if found else "?"))
@@ -131,7 +130,7 @@ class StandIn:
             route.abort()
 
     def urls(self):
-        return {url for url, _, _ in self.navigations}
+        return set(self.navigations)
 
 
 class Walk:
@@ -222,8 +221,10 @@ class Walk:
             how_many.fill(str(quantity))
         made = len(self.mock.created())
         arrived = len(self.stand_in.navigations)
-        button.click()
         try:
+            with page.expect_response(lambda r: r.request.method == "POST"
+                                      and urlsplit(r.url).path == listing_path + "/checkout") as answer:
+                button.click()
             page.wait_for_url(SESSION_URL, timeout=15000)
         except PlaywrightTimeout:
             need(False, f"{where}: sending the form did not reach Stripe's page: the browser is at {page.url} "
@@ -232,10 +233,12 @@ class Walk:
         page.wait_for_load_state()
         sid = SESSION_URL.match(page.url).group(1)
         need(self.heading() == "Stripe stand-in", f"{where}: the page at {page.url} is not the stand-in")
+        # The checkout answered 303 to the session's page, and the browser followed it there.
+        sent = answer.value
+        need(sent.status == 303 and sent.headers.get("location") == page.url,
+             f"{where}: the checkout answered {sent.status} to {sent.headers.get('location')!r}, not 303 to {page.url}")
         navigations = self.stand_in.navigations[arrived:]
-        need(len(navigations) == 1 and navigations[0][1] == "POST"
-             and urlsplit(navigations[0][2] or "").path == listing_path + "/checkout",
-             f"{where}: Stripe's page was not reached by the checkout's redirect: {navigations}")
+        need(navigations == [page.url], f"{where}: the browser asked Stripe for {navigations}, not {page.url} once")
         created = self.mock.created()[made:]
         if len(created) != 1 or created[0]["response"]["id"] != sid:
             need(False, f"{where}: the Stripe stand-in made {len(created)} sessions, "

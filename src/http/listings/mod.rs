@@ -278,8 +278,9 @@ pub async fn list_listings(
     params(("id" = i64, Path, description = "Listing id")),
     responses(
         (status = 200, description = "The listing", body = ListingDetail, headers(
-            ("ETag" = String, description = "The listing's version as a strong entity tag (`\"v7\"`): send it as `If-Match` with a PATCH to change it only if nobody else has")
+            ("ETag" = String, description = "The listing's version as a strong entity tag (`\"v7\"`): send it as `If-Match` with a PATCH to change it only if nobody else has, or as `If-None-Match` to be answered 304 while it is unchanged. `view_count` is not part of the version: views do not change the tag")
         )),
+        (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
         (status = 404, description = "`listing_not_found`: no such listing in the caller's brand (or trashed)", body = ErrorBody),
     )
 )]

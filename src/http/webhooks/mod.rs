@@ -187,6 +187,7 @@ pub struct DeliveryPage {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The endpoint; the secret shows only as a hint", body = WebhookSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
+        (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
     )
 )]
 pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<WebhookSettings>> {
