@@ -51,7 +51,10 @@ impl IfMatch {
 /// client's copy is current. Weak comparison: `W/` prefixes do not matter.
 pub fn none_match(header: &str, etag: &str) -> bool {
     let etag = etag.trim_start_matches("W/");
-    header.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == "*" || (!tag.is_empty() && tag == etag))
+    header
+        .split(',')
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == "*" || (!tag.is_empty() && tag == etag))
 }
 
 #[cfg(test)]

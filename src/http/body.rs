@@ -12,6 +12,7 @@
 //!   [`LARGE_BODY_WAIT`] it is answered `503 server_busy` with `Retry-After`.
 
 pub mod large;
+pub mod multipart;
 
 use std::pin::Pin;
 

@@ -17,11 +17,14 @@ use utoipa::ToSchema;
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
-use crate::http::body::JsonObject;
+use crate::http::body::multipart::{self, Part};
+use crate::http::body::{self as request_body, JsonObject};
 use crate::http::listings;
 use crate::http::query::QueryParams;
 use crate::http::Json;
-use crate::import::{self, read_upload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS};
+use crate::import::{
+    self, read_form, read_upload, BulkUpload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS,
+};
 use crate::state::AppState;
 use crate::usecases::bulk::{self, BulkError, RowError};
 
@@ -265,7 +268,7 @@ pub async fn bulk_template(caller: Caller, State(state): State<AppState>) -> Api
         ("format" = Option<FormatParam>, Query, description = "`json` (default), or `xlsx`: the uploaded sheet back as a workbook, with an `errors` column beside each row and each faulty cell filled and given a note with its reasons"),
         ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
     ),
-    request_body = Upload,
+    request_body(content((Upload = "application/json"), (BulkForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "Every data row with its create-listing reason codes, pinned to their cells (bad rows do not fail the request); with `format=xlsx`, the error workbook (attachment `rehome-bulk-errors.xlsx`)",
          content(
@@ -278,21 +281,21 @@ column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing 
 `file_b64_invalid` / `csv_text_invalid` (not a string), `mode_invalid` (not `create` or `upsert`, or the body and \
 the query disagree), `format_invalid`, `<field>_unknown`; `invalid_body`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
     )
 )]
 pub async fn bulk_validate(
     caller: Caller,
     State(state): State<AppState>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    JsonObject(body): JsonObject,
+    body: BulkBody,
 ) -> ApiResult<Response> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let mut params = QueryParams::new(&pairs);
     let workbook = params.choice("format", false, &[("json", false), ("xlsx", true)]);
     let query_mode = query_mode(&mut params);
     params.finish()?;
-    let read = read_upload(&body)?;
+    let read = body.read()?;
     let mode = mode(read.mode, query_mode)?;
     let report = bulk::validate_file(&state.core, &caller.actor, read.upload, mode).await?;
     if workbook {
@@ -349,6 +352,50 @@ pub async fn bulk_validate(
     .into_response())
 }
 
+/// A bulk file as a form (`multipart/form-data`): what `curl -F file=@listings.xlsx` sends.
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct BulkForm {
+    /// The file: an .xlsx workbook or a CSV file (UTF-8, UTF-16 or Windows-1252; comma,
+    /// semicolon or tab separated), told apart by content. At most 5 MiB.
+    #[schema(value_type = String, format = Binary, max_length = 5242880)]
+    pub file: Vec<u8>,
+    /// `create` (default) or `upsert`, as the JSON body's `mode`.
+    #[schema(value_type = Option<String>, pattern = "^(create|upsert)$")]
+    pub mode: Option<String>,
+}
+
+/// The body of `bulk-validate` and `bulk-commit`: the JSON form, or a form
+/// (`multipart/form-data`, decisions 15.1) with a file part named `file`.
+pub enum BulkBody {
+    Json(serde_json::Map<String, serde_json::Value>),
+    /// The form's parts, and the body's place among the large bodies while they are read.
+    Form(Vec<Part>, request_body::ReadBody),
+}
+
+impl axum::extract::FromRequest<AppState> for BulkBody {
+    type Rejection = Response;
+
+    async fn from_request(request: axum::extract::Request, state: &AppState) -> Result<Self, Response> {
+        let Some(boundary) = multipart::boundary(request.headers()) else {
+            return JsonObject::from_request(request, state).await.map(|JsonObject(map)| Self::Json(map));
+        };
+        let mut read = request_body::read_body(request, state).await?;
+        let bytes = bytes::Bytes::from(std::mem::take(&mut read.bytes));
+        let parts = multipart::parts(&boundary, bytes).await.map_err(IntoResponse::into_response)?;
+        Ok(Self::Form(parts, read))
+    }
+}
+
+impl BulkBody {
+    fn read(&self) -> Result<BulkUpload, UploadRefused> {
+        match self {
+            Self::Json(map) => read_upload(map),
+            Self::Form(parts, _) => read_form(parts.iter().map(|p| (p.name.as_str(), &p.bytes[..]))),
+        }
+    }
+}
+
 /// `mode` from the query string, if given (`mode_invalid` otherwise noted).
 fn query_mode(params: &mut QueryParams<'_>) -> Option<Mode> {
     params.choice("mode", None, &[("create", Some(Mode::Create)), ("upsert", Some(Mode::Upsert))])
@@ -372,27 +419,27 @@ fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
     params(
         ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
     ),
-    request_body = Upload,
+    request_body(content((Upload = "application/json"), (BulkForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "Per-row results in file order. Valid rows are saved together in one transaction \
 with channel `clearance`, the caller as seller and the brand's default warehouse unless the row names one", body = BulkCommit),
         (status = 400, description = "As bulk-validate: `bad_file`, `validation_failed` (`too_many_rows`: nothing is \
 written; `mode_invalid`), `invalid_body`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
     )
 )]
 pub async fn bulk_commit(
     caller: Caller,
     State(state): State<AppState>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    JsonObject(body): JsonObject,
+    body: BulkBody,
 ) -> ApiResult<Json<BulkCommit>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let mut params = QueryParams::new(&pairs);
     let query_mode = query_mode(&mut params);
     params.finish()?;
-    let read = read_upload(&body)?;
+    let read = body.read()?;
     let mode = mode(read.mode, query_mode)?;
     let report = bulk::commit_file(&state.core, &caller.actor, read.upload, mode).await?;
     let cx = listings::context(&state, &caller);

@@ -20,6 +20,7 @@ use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body;
+use crate::http::body::multipart::{self, Part};
 use crate::http::Json;
 use crate::media::base64::{self, DecodeError};
 use crate::media::pool;
@@ -29,7 +30,7 @@ use crate::store::PhotoRecord;
 use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUpload, PhotoResult, PhotoSizes)))]
+#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUpload, PhotoForm, PhotoResult, PhotoSizes)))]
 pub struct PhotosApi;
 
 /// The `/v1` routes.
@@ -67,6 +68,19 @@ optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.",
 const MAX_IMAGE_BASE64: usize = MAX_IMAGE_BYTES / 3 * 4 + MAX_IMAGE_BYTES / 38;
 
 crate::documented_body!(PhotoUpload, PHOTO_UPLOAD_BODY);
+
+/// The photo upload as a form (`multipart/form-data`): what `curl -F file=@sofa.jpg` sends.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct PhotoForm {
+    /// The photo: a JPEG, PNG, WebP or GIF under 10 MiB (10,485,760 bytes).
+    #[schema(value_type = String, format = Binary, max_length = 10485760)]
+    pub file: Vec<u8>,
+    /// Shown only; default the file part's own file name, else `upload.jpg`; cut to 100
+    /// characters. Never used as a path.
+    #[schema(max_length = 255)]
+    pub filename: Option<String>,
+}
 
 /// Thumbnail URLs; empty strings until the background job has made them.
 #[derive(Debug, Serialize, ToSchema)]
@@ -119,15 +133,63 @@ fn render(photo: &PhotoRecord, media_url: &str) -> PhotoResult {
 /// collect-then-copy), then parsed borrowing the base64 text from it: a 10 MiB photo is
 /// held as its request body and its decoded bytes, nothing more. Being large, it holds one
 /// of the large bodies' places until it is decoded ([`body::read_body`]).
-pub struct UploadBytes(body::ReadBody);
+pub enum UploadBytes {
+    Json(body::ReadBody),
+    /// A `multipart/form-data` upload (decisions 15.1): its parts, and the body's place.
+    Form(Vec<Part>, body::ReadBody),
+}
 
 impl FromRequest<AppState> for UploadBytes {
     type Rejection = Response;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Response> {
-        body::check_json_content_type(&request).map_err(IntoResponse::into_response)?;
-        body::read_body(request, state).await.map(UploadBytes)
+        if let Some(boundary) = multipart::boundary(request.headers()) {
+            let mut read = body::read_body(request, state).await?;
+            let bytes = bytes::Bytes::from(std::mem::take(&mut read.bytes));
+            let parts = multipart::parts(&boundary, bytes).await.map_err(IntoResponse::into_response)?;
+            return Ok(Self::Form(parts, read));
+        }
+        body::check_json_content_type(&request).map_err(|_| form_or_json().into_response())?;
+        body::read_body(request, state).await.map(UploadBytes::Json)
     }
+}
+
+/// `415`: neither JSON nor a form.
+fn form_or_json() -> ApiError {
+    ApiError::client(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "Send the photo as JSON ('Content-Type: application/json', image_base64) or as a form \
+         ('Content-Type: multipart/form-data', a file part named `file`).",
+    )
+}
+
+/// The photo of a form: one file part named `file`, and optionally a `filename` field (else
+/// the file part's own file name).
+fn form_upload(parts: Vec<Part>) -> Result<PhotoUpload, ApiError> {
+    let mut file = None;
+    let mut filename = None;
+    let mut errors = Vec::new();
+    for part in parts {
+        match part.name.as_str() {
+            "file" if file.is_none() => file = Some(part),
+            "filename" => match part.text() {
+                Some(text) if text.chars().count() <= 255 => filename = Some(text.to_owned()),
+                _ => errors.push(FieldError::of("filename", "invalid")),
+            },
+            "file" => errors.push(FieldError::of("file", "invalid")),
+            other => errors.push(FieldError::of(other, "unknown")),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let file = file.filter(|f| !f.bytes.is_empty()).ok_or_else(no_image)?;
+    if file.bytes.len() >= MAX_IMAGE_BYTES {
+        return Err(image_too_large());
+    }
+    let filename = filename.or(file.filename);
+    Ok(PhotoUpload { bytes: Vec::from(file.bytes), filename })
 }
 
 #[derive(Deserialize)]
@@ -151,17 +213,24 @@ fn decode_upload(raw: &[u8]) -> Result<PhotoUpload, ApiError> {
     let bytes = base64::decode(text, MAX_IMAGE_BYTES).map_err(|e| match e {
         DecodeError::Empty => no_image(),
         DecodeError::Invalid => ApiError::bad_request("bad_image_base64", "image_base64 is not valid base64."),
-        DecodeError::TooLarge => ApiError::client(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "image_too_large",
-            "The image is 10 MB (10,485,760 bytes) or larger.",
-        ),
+        DecodeError::TooLarge => image_too_large(),
     })?;
     Ok(PhotoUpload { bytes, filename: fields.filename.map(Cow::into_owned) })
 }
 
 fn no_image() -> ApiError {
-    ApiError::bad_request("no_image", "Send the photo as image_base64.")
+    ApiError::bad_request(
+        "no_image",
+        "Send the photo as image_base64 (JSON) or as a file part named `file` (multipart/form-data).",
+    )
+}
+
+fn image_too_large() -> ApiError {
+    ApiError::client(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "image_too_large",
+        "The image is 10 MB (10,485,760 bytes) or larger.",
+    )
 }
 
 /// Why a body did not fit the upload shape: not a JSON object (`invalid_body`), a wrong
@@ -196,23 +265,30 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     path = "/v1/listings/upload-photo",
     tag = "Listings",
     security(("bearer" = [])),
-    request_body = PhotoUpload,
+    request_body(content(
+        (PhotoUpload = "application/json"),
+        (PhotoForm = "multipart/form-data"),
+    )),
     responses(
         (status = 201, description = "The stored photo", body = PhotoResult),
-        (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object), or `validation_failed` (`filename_invalid`, `<field>_unknown`)", body = ErrorBody),
+        (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object, or a form that cannot be read), or `validation_failed` (`filename_invalid`, `file_invalid` (a second file part), `<field>_unknown`)", body = ErrorBody),
         (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more, or over 40 megapixels by its header: never decoded), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
-        (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
         (status = 503, description = "`server_busy` (with `Retry-After`): too many large bodies or image decodes at once; send it again", body = ErrorBody),
     )
 )]
 pub async fn upload_photo(
     caller: Caller,
     State(state): State<AppState>,
-    UploadBytes(raw): UploadBytes,
+    raw: UploadBytes,
 ) -> Result<(StatusCode, Json<PhotoResult>), Response> {
     // The body (and its large body's place) is let go once it is decoded.
     let decoded = tokio::task::spawn_blocking(move || {
-        decode_upload(&raw.bytes).map(|upload| (pool::cleaning_cost(&upload.bytes), upload))
+        let upload = match raw {
+            UploadBytes::Json(raw) => decode_upload(&raw.bytes),
+            UploadBytes::Form(parts, _place) => form_upload(parts),
+        };
+        upload.map(|upload| (pool::cleaning_cost(&upload.bytes), upload))
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")).into_response())?;

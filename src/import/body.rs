@@ -110,6 +110,34 @@ pub fn read_upload(body: &Map<String, Value>) -> Result<BulkUpload, UploadRefuse
     Ok(BulkUpload { upload, mode })
 }
 
+/// A bulk file sent as a form (`multipart/form-data`, decisions 15.1): a file part named
+/// `file` and, optionally, a `mode` field; `fields` are the form's parts (name, bytes) in
+/// order.
+pub fn read_form<'a>(fields: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Result<BulkUpload, UploadRefused> {
+    let (mut file, mut mode, mut errors) = (None, None, Vec::new());
+    for (name, bytes) in fields {
+        match name {
+            "file" if file.is_none() => file = Some(bytes),
+            "file" => errors.push(FieldError::of("file", "invalid")),
+            "mode" => match std::str::from_utf8(bytes).ok().and_then(Mode::parse) {
+                Some(given) => mode = Some(given),
+                None => errors.push(FieldError::of("mode", "invalid")),
+            },
+            other => errors.push(FieldError::of(other, "unknown")),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(UploadRefused::Invalid(errors));
+    }
+    let file = file.filter(|f| !f.is_empty()).ok_or_else(|| {
+        UploadRefused::File(ImportError::refused("No file: send the spreadsheet as a form part named `file`."))
+    })?;
+    if file.len() > MAX_FILE_BYTES {
+        return Err(UploadRefused::File(super::too_large()));
+    }
+    Ok(BulkUpload { upload: Upload::File(file.to_vec()), mode })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +150,20 @@ mod tests {
             Err(UploadRefused::Invalid(errors)) => errors.into_iter().map(|e| e.code).collect(),
             Err(UploadRefused::File(e)) => vec![e.to_string()],
         }
+    }
+
+    #[test]
+    fn a_bulk_form_names_one_file_part() {
+        let read = read_form([("file", b"a,b\n1,2".as_slice()), ("mode", b"upsert".as_slice())]).unwrap();
+        assert!(matches!(read, BulkUpload { upload: Upload::File(_), mode: Some(Mode::Upsert) }));
+        let codes = |fields: Vec<(&'static str, &'static [u8])>| match read_form(fields) {
+            Ok(_) => vec![],
+            Err(UploadRefused::Invalid(errors)) => errors.into_iter().map(|e| e.code).collect(),
+            Err(UploadRefused::File(e)) => vec![e.to_string()],
+        };
+        assert_eq!(codes(vec![("file", b"x"), ("file", b"y"), ("sheet", b"1")]), ["file_invalid", "sheet_unknown"]);
+        assert_eq!(codes(vec![("file", b"x"), ("mode", b"merge")]), ["mode_invalid"]);
+        assert_eq!(codes(vec![("mode", b"create")]), ["No file: send the spreadsheet as a form part named `file`."]);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 use serde_json::{Map, Value};
 
-pub use body::{read_upload, BulkUpload, Mode, UploadRefused, BULK_BODY};
+pub use body::{read_form, read_upload, BulkUpload, Mode, UploadRefused, BULK_BODY};
 pub use cells::Cell;
 pub use marked::{error_workbook, RowMarks, ERRORS_FILENAME, ERRORS_HEADER};
 pub use template::{template, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
@@ -83,7 +83,7 @@ impl Upload {
     }
 }
 
-fn too_large() -> ImportError {
+pub(crate) fn too_large() -> ImportError {
     ImportError::refused(format!(
         "The file is larger than {} MiB; split it or remove images and unused sheets.",
         MAX_FILE_BYTES >> 20

@@ -45,7 +45,11 @@ struct OrderPage {
 struct PaymentPage {
     head: Head,
     stylesheet: &'static str,
-    heading: &'static str,
+    heading: String,
+    /// `waiting` or `stopped`: the status badge's colour.
+    tone: &'static str,
+    /// The payment may still arrive.
+    awaiting: bool,
     status: &'static str,
     status_text: String,
     pay_url: Option<String>,
@@ -76,6 +80,9 @@ pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> 
         (OrderStatus::Completed, _) => ("Delivered", "Your piece has been delivered. Enjoy it."),
         (OrderStatus::Placed, Some(_)) => {
             ("Collection booked", "The brand has booked the day your piece leaves its warehouse.")
+        }
+        (OrderStatus::Placed, None) if found.paid => {
+            ("Paid", "Your payment arrived. The brand is preparing your order and will confirm its collection date.")
         }
         (OrderStatus::Placed, None) => {
             ("Placed", "The brand is preparing your piece and will confirm its collection date.")
@@ -124,6 +131,7 @@ pub async fn order(State(state): State<AppState>, Path(token): Path<String>) -> 
 fn payment(state: &AppState, hold: &HoldRecord) -> Response {
     let now = chrono::Utc::now();
     let open = hold.status == HoldStatus::Pending && now < hold.held_until.get();
+    let held = if hold.quantity > 1 { "Your pieces are held for you" } else { "Your piece is held for you" };
     let (heading, status, status_text) = match hold.status {
         HoldStatus::Released => (
             "Payment not completed",
@@ -133,7 +141,7 @@ fn payment(state: &AppState, hold: &HoldRecord) -> Response {
                 .to_owned(),
         ),
         _ if open => (
-            "Your piece is held for you",
+            held,
             "Awaiting payment",
             format!(
                 "It is yours if you pay by {} (UK time). If you have just paid, this page shows your order \
@@ -148,6 +156,7 @@ fn payment(state: &AppState, hold: &HoldRecord) -> Response {
                 .to_owned(),
         ),
     };
+    let released = hold.status == HoldStatus::Released;
     let page = PaymentPage {
         head: Head {
             title: format!("{heading} · rehome marketplace"),
@@ -157,7 +166,9 @@ fn payment(state: &AppState, hold: &HoldRecord) -> Response {
             ..Head::default()
         },
         stylesheet: stylesheet_path(),
-        heading,
+        heading: heading.to_owned(),
+        tone: if released { "stopped" } else { "waiting" },
+        awaiting: !released,
         status,
         status_text,
         pay_url: hold.session_url.clone().filter(|_| open),

@@ -29,6 +29,7 @@ mod logging;
 mod mail;
 mod marketplace;
 mod metrics;
+mod multipart;
 mod nodes;
 mod options;
 mod people;

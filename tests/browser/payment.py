@@ -11,11 +11,11 @@ Each of the four walks has a fresh demo of its own, so its pieces are in stock:
 
     the listing with the most units  →  "Pay £X each by card" for two  →  303 to the
     Stripe session's page (the stand-in, at checkout.stripe.com/c/pay/<session id>)  →  the
-    session's success_url (= cancel_url), the buyer's page: "Your piece is held for you",
+    session's success_url (= cancel_url), the buyer's page: "Your piece is held for you" (pieces, for several),
     "Awaiting payment", a link "Pay £X by card" back to the session (followed: it lands on the
     stand-in again), item, quantity, price, brand, delivery window  →  a signed
     `checkout.session.completed` (status complete, payment_status paid) POSTed to
-    /payments/stripe/webhook  →  reloaded: "Order #N", "Placed", "You have paid £X by card"
+    /payments/stripe/webhook  →  reloaded: "Order #N", "Paid", "You have paid £X by card"
 
 then a piece of one unit: "Pay £X by card"  →  the stand-in  →  its page awaiting payment  →
 a signed `checkout.session.expired`  →  reloaded: "Payment not completed", "Not ordered",
@@ -69,7 +69,7 @@ FORM_ACTION = "form-action 'self' https://checkout.stripe.com"
 BUYER = {"Your name": "Sam Buyer", "Email": "sam.buyer@example.co.uk", "Phone (optional)": "07700 900123"}
 TYPED_POSTCODE, POSTCODE = "sw1a1aa", "SW1A 1AA"
 ORDER_PATH = re.compile(r"^/marketplace/orders/[A-Za-z0-9_-]{16,}$")
-HOLD_NOTE = "You pay on Stripe’s secure page; the piece is held for you for 30 minutes while you do."
+HOLD_NOTE = "You pay on Stripe’s secure page; what you order is held for you for 30 minutes while you do."
 WINDOW = re.compile(r"\d{1,2} [A-Z][a-z]{2}( \d{4})? to \d{1,2} [A-Z][a-z]{2} \d{4}")
 # A wire name shown as text: snake_case (`payment_status`, `checkout_session`), or a Stripe id.
 WIRE = re.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|(?:cs|pi|evt|whsec|sk)_(?:test|live)?_?[A-Za-z0-9]{6,})\b")
@@ -203,13 +203,15 @@ class Walk:
             return None
         label = f"Pay {price} each by card" if units > 1 else f"Pay {price} by card"
         button = form.get_by_role("button", name=label, exact=True)
-        need(button.count() == 1, f"{where}: no button {label!r} (buttons: {form.get_by_role('button').all_inner_texts()})")
+        need(button.count() == 1,
+             f"{where}: no button {label!r} (buttons: {form.get_by_role('button').all_inner_texts()})")
         need(form.get_by_role("button", name=re.compile(r"^Order for ")).count() == 0,
              f"{where}: still offers to order without paying")
         note = form.locator("p.small").inner_text() if form.locator("p.small").count() == 1 else ""
         need(note.startswith(HOLD_NOTE), f"{where}: the note under the button is {note!r}")
         how_many = form.get_by_label(f"How many (up to {units})", exact=True)
-        need(how_many.count() == (1 if units > 1 else 0), f"{where}: {how_many.count()} fields 'How many (up to {units})'")
+        need(how_many.count() == (1 if units > 1 else 0),
+             f"{where}: {how_many.count()} fields 'How many (up to {units})'")
         self.look(name)
         if button.count() != 1:
             return None
@@ -220,7 +222,7 @@ class Walk:
         if units > 1:
             how_many.fill(str(quantity))
         made = len(self.mock.created())
-        arrived = len(self.stand_in.navigations)
+        arrived, errors = len(self.stand_in.navigations), len(self.visit.errors)
         try:
             with page.expect_response(lambda r: r.request.method == "POST"
                                       and urlsplit(r.url).path == listing_path + "/checkout") as answer:
@@ -228,7 +230,7 @@ class Walk:
             page.wait_for_url(SESSION_URL, timeout=15000)
         except PlaywrightTimeout:
             need(False, f"{where}: sending the form did not reach Stripe's page: the browser is at {page.url} "
-                        f"({self.heading()!r}); console: {self.visit.errors}")
+                        f"({self.heading()!r}); console: {self.visit.errors[errors:]}")
             return None
         page.wait_for_load_state()
         sid = SESSION_URL.match(page.url).group(1)
@@ -261,7 +263,8 @@ class Walk:
         page.wait_for_load_state()
         where = self.where(name)
         heading = self.heading()
-        need(heading == "Your piece is held for you", f"{where}: the heading is {heading!r}")
+        held = "Your pieces are held for you" if bought.get("quantity", 1) > 1 else "Your piece is held for you"
+        need(heading == held, f"{where}: the heading is {heading!r}, not {held!r}")
         need(self.status() == "Awaiting payment", f"{where}: the status is {self.status()!r}")
         said = page.locator(".order").inner_text()
         need("(UK time)" in said, f"{where}: does not say until when the piece is held")
@@ -311,7 +314,7 @@ class Walk:
         where = self.where(name)
         heading = self.heading() or ""
         need(re.fullmatch(r"Order #\d+", heading) is not None, f"{where}: the heading is {heading!r}, not 'Order #N'")
-        need(self.status() == "Placed", f"{where}: the status is {self.status()!r}, not 'Placed'")
+        need(self.status() == "Paid", f"{where}: the status is {self.status()!r}, not 'Paid'")
         said = page.locator(".order").inner_text()
         total = pounds(bought["total"])
         need(f"You have paid {total} by card" in said, f"{where}: does not say 'You have paid {total} by card'")
@@ -334,6 +337,8 @@ class Walk:
         need(self.status() == "Not ordered", f"{where}: the status is {self.status()!r}")
         said = page.locator(".order").inner_text()
         need("nothing was charged" in said, f"{where}: does not say nothing was charged")
+        need("appears here as soon as" not in said, f"{where}: still promises the order will appear")
+        need(page.get_by_role("link", name="See this piece").count() == 1, f"{where}: no way back to the piece")
         need(page.locator("a.pay").count() == 0 and page.get_by_role("link", name=re.compile(r"^Pay ")).count() == 0,
              f"{where}: still offers to pay")
         self.bought_facts(where, bought, ["Item", "Quantity", "Price", "Sold by", "Delivery window"])
@@ -418,7 +423,7 @@ def main():
                                 continue
                             # The one of most units, then one of a single unit if there is one.
                             first = listings[0]
-                            second = next((l for l in listings[1:] if l[1] == 1), listings[1])
+                            second = next((f for f in listings[1:] if f[1] == 1), listings[1])
                             context = browser.new_context(java_script_enabled=js,
                                                           viewport={"width": width, "height": 900})
                             stand_in = StandIn()

@@ -136,7 +136,8 @@ class Order:
 
     @property
     def placed(self):
-        return self.status == "Placed"
+        # An order paid through Stripe says "Paid" until its collection is booked.
+        return self.status in ("Placed", "Paid")
 
     def __repr__(self):
         return f"status {self.status!r} ({self.status_code})"
@@ -335,7 +336,7 @@ def steps(walk):
     payload, header = walk.deliver(completed, f"{where}: checkout.session.completed")
     order = Order(order_url)
     walk.need(order.placed and not order.awaiting, f"{where}: after checkout.session.completed the order page says "
-                                                   f"{order}, not 'Placed'")
+                                                   f"{order}, not 'Paid'")
     walk.need(order_id is None or order.number == str(order_id),
               f"{where}: the order page is order {order.number!r}, the session's metadata[order_id] {order_id!r}")
     walk.deliver(completed, f"{where}: the same checkout.session.completed again")

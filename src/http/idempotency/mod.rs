@@ -16,6 +16,7 @@ use chrono::TimeDelta;
 use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, KEPT_HEADERS, REPLAYED_HEADER};
 use crate::error::ApiError;
 use crate::http::auth::Identity;
+use crate::http::body::multipart;
 use crate::http::body::payload_too_large;
 use crate::http::metrics::AnsweredBy;
 use crate::http::V1;
@@ -68,7 +69,13 @@ where
             return answer.into_response();
         }
     };
-    let print = fingerprint(parts.method.as_str(), &path, &bytes);
+    // A form is compared by its parts, not its bytes: the boundary is the client's pick for
+    // each send (decisions 15.1), so the same form sent again is the same request.
+    let form = match multipart::boundary(&parts.headers) {
+        Some(boundary) => multipart::parts(&boundary, bytes.clone()).await.ok().map(|form| multipart::canonical(&form)),
+        None => None,
+    };
+    let print = fingerprint(parts.method.as_str(), &path, form.as_deref().unwrap_or(&bytes));
     let now = Ts::now();
     let ttl = TimeDelta::seconds(i64::try_from(state.config.idempotency_ttl_s).unwrap_or(i64::MAX));
     let lease_until = Ts::from(now.get() + TimeDelta::from_std(LEASE).unwrap_or_default());

@@ -261,7 +261,7 @@ async fn a_buyer_is_sent_to_pay_with_the_stock_held_and_a_signed_payment_places_
     assert_eq!(signed(&app, "checkout.session.completed", &paid).await, 200);
     assert_eq!(orders_of(&app, id).await, 1);
     let placed = page(&app, &order_page).await;
-    assert!(placed.body.contains("Placed") && placed.body.contains("You have paid £900.00 by card"), "{}", placed.body);
+    assert!(placed.body.contains(">Paid<") && placed.body.contains("You have paid £900.00 by card"), "{}", placed.body);
     // Stripe sends notices at least once: again, nothing more.
     assert_eq!(signed(&app, "checkout.session.completed", &paid).await, 200);
     assert_eq!(orders_of(&app, id).await, 1);
