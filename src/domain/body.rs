@@ -18,8 +18,7 @@ pub struct FieldError {
     pub field: String,
     /// snake_case reason code, e.g. `title_required`.
     pub code: String,
-    /// What is wrong and what to do, in a sentence (decisions 11.8); the code is the
-    /// reason for programs.
+    /// What is wrong and what to do, in a sentence; the code is the reason for programs.
     pub message: String,
 }
 
@@ -120,6 +119,25 @@ impl BodySpec {
     /// True when the body may carry a field of this name.
     pub fn accepts(&self, name: &str) -> bool {
         self.fields.iter().any(|f| f.name == name)
+    }
+
+    /// The reason `<field>_<suffix>` of one of the body's fields, its sentence listing the
+    /// values the field takes when it takes a few (`condition_invalid`: "Choose `condition`
+    /// from: like-new, excellent, gently-used, fair.").
+    pub fn error(&self, field: &str, suffix: &str) -> FieldError {
+        let choices = self.fields.iter().find(|f| f.name == field).and_then(|f| match f.ty {
+            FieldType::Choice(values) => Some(values),
+            FieldType::List { item: FieldType::Choice(values), .. } => Some(values),
+            _ => None,
+        });
+        match choices {
+            Some(values) if suffix == "invalid" => FieldError {
+                field: field.to_owned(),
+                code: format!("{field}_{suffix}"),
+                message: super::messages::choose_from(field, values),
+            },
+            _ => FieldError::of(field, suffix),
+        }
     }
 
     /// The field names, in the table's order.

@@ -25,6 +25,11 @@ pub fn reason_message(field: &str, code: &str) -> String {
     }
 }
 
+/// The sentence for a value of `field` that is not one of `values`: it lists them.
+pub fn choose_from(field: &str, values: &[&str]) -> String {
+    format!("Choose `{field}` from: {}.", values.join(", "))
+}
+
 /// Reasons that are not `<field>_<suffix>`.
 fn own_code(code: &str) -> Option<&'static str> {
     Some(match code {
@@ -59,6 +64,9 @@ fn invalid(field: &str) -> String {
             "Give `{field}` as a date (2026-11-27) or an instant with its offset (2026-11-27T10:00:00Z), in the \
              years {FIRST_YEAR} to {LAST_YEAR}."
         );
+    }
+    if name == "category" {
+        return format!("Choose `{field}` from your brand's categories (`GET /v1/listings/options` lists them).");
     }
     if name == "q" {
         return format!("Search with 1 to {MAX_Q_WORDS} words of at most {MAX_Q_CHARS} characters in all.");
@@ -117,6 +125,11 @@ mod tests {
             assert!(sentence.ends_with('.'), "{code}: {sentence}");
             assert!(!sentence.contains(code) || code.ends_with("weak"), "the code is not the sentence: {sentence}");
         }
+    }
+
+    #[test]
+    fn a_choice_lists_its_values() {
+        assert_eq!(choose_from("mode", &["create", "upsert"]), "Choose `mode` from: create, upsert.");
     }
 
     #[test]

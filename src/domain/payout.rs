@@ -12,7 +12,7 @@ use crate::domain::FieldError;
 
 pub use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS};
 
-/// The payout options a brand offers its customers (decisions 6.4).
+/// The payout options a brand offers its customers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct PayoutOptions {
     /// Customers may choose store credit. Default true.

@@ -51,7 +51,7 @@ impl<'a> BodyReader<'a> {
     }
 
     pub fn fail<T>(&mut self, field: &str, suffix: &str) -> Option<T> {
-        self.errors.push(FieldError::of(field, suffix));
+        self.errors.push(self.spec.error(field, suffix));
         None
     }
 

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::money::Pence;
 use super::wallet::LineMoney;
 
-/// One ledger entry (decisions 10.3); also a line of a statement.
+/// One ledger entry; also a line of a statement.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Entry {
     pub id: i64,
@@ -98,7 +98,7 @@ impl From<LineMoney> for Totals {
     }
 }
 
-/// A statement (decisions 10.5). In a list, `lines` is absent.
+/// A statement. In a list, `lines` is absent.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Remittance {
     pub id: i64,

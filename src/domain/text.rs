@@ -84,6 +84,33 @@ const INVISIBLE: &[(char, char)] = &[
     ('\u{FEFF}', '\u{FEFF}'),
     ('\u{FFA0}', '\u{FFA0}'),
 ];
+/// Characters that show nothing however they are placed (decisions 15.7): Unicode's
+/// default-ignorable code points and format characters (variation selectors, the Mongolian
+/// free variation selectors, the deprecated format characters U+206A–206F, the musical,
+/// shorthand and Egyptian hieroglyph format controls, the tags), and the braille pattern
+/// blank and the object replacement character, which render as blank. Text of nothing but
+/// these (and white space) is refused; inside text they are kept as sent (a variation
+/// selector belongs to the emoji before it).
+const SHOWS_NOTHING: &[(char, char)] = &[
+    ('\u{600}', '\u{605}'),
+    ('\u{6DD}', '\u{6DD}'),
+    ('\u{70F}', '\u{70F}'),
+    ('\u{890}', '\u{891}'),
+    ('\u{8E2}', '\u{8E2}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{2065}', '\u{206F}'),
+    ('\u{2800}', '\u{2800}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FFF0}', '\u{FFF8}'),
+    ('\u{FFFC}', '\u{FFFC}'),
+    ('\u{110BD}', '\u{110BD}'),
+    ('\u{110CD}', '\u{110CD}'),
+    ('\u{13430}', '\u{1345F}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
+
 /// Marks that combine with the character before them: text of nothing but these (and
 /// white space or invisible characters) shows nothing of its own. The general combining
 /// blocks.
@@ -140,7 +167,7 @@ fn is_invisible(c: char) -> bool {
 
 /// Shows something of its own (the text rule is checked for refused characters first).
 fn is_visible(c: char) -> bool {
-    !c.is_whitespace() && !is_invisible(c) && !within(COMBINING, c)
+    !c.is_whitespace() && !is_invisible(c) && !within(COMBINING, c) && !within(SHOWS_NOTHING, c)
 }
 
 /// The rule of [`text`] as an ECMA-262 regular expression over the whole value, for the
@@ -148,9 +175,13 @@ fn is_visible(c: char) -> bool {
 /// as no value) or holding something visible. With `non_blank` (required fields, list
 /// items), something visible is required.
 pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
+    // The pattern is ECMA-262 without the `u` flag, whose classes hold code units of the
+    // Basic Multilingual Plane only: the ranges above it are left out of the pattern (the
+    // server refuses a little more text than the pattern does, never less).
     fn class(ranges: &[(char, char)]) -> String {
         ranges
             .iter()
+            .filter(|(low, _)| (*low as u32) <= 0xFFFF)
             .map(|(low, high)| {
                 if low == high {
                     format!("\\u{:04x}", *low as u32)
@@ -169,8 +200,9 @@ pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
         Lines::Many => class(SPACES) + &class(LINE_BREAKS),
     };
     let visible = format!(
-        "[^{refused}]*[^{refused}{spaces}{invisible}{combining}][^{refused}]*",
+        "[^{refused}]*[^{refused}{spaces}{invisible}{nothing}{combining}][^{refused}]*",
         invisible = class(INVISIBLE),
+        nothing = class(SHOWS_NOTHING),
         combining = class(COMBINING)
     );
     if non_blank {
@@ -280,6 +312,30 @@ mod tests {
     }
 
     #[test]
+    fn text_of_characters_that_show_nothing_is_refused_and_they_stay_inside_text() {
+        for blank in [
+            "\u{2800}",
+            "\u{206A}\u{206F}",
+            "\u{FE0E}\u{FE0F}",
+            "\u{180B}",
+            "\u{1D173}",
+            "\u{1BCA0}",
+            "\u{13430}",
+            "\u{FFFC}",
+            " \u{E0041}\u{E007F} ",
+            "\u{FE0F}\u{300}",
+        ] {
+            assert_eq!(text(&json!(blank), 100, Lines::One), Err("invalid"), "{blank:?}");
+        }
+        // An emoji keeps its presentation selector; a braille word is text.
+        assert_eq!(text(&json!("Red \u{2764}\u{FE0F}"), 100, Lines::One), Ok(Some("Red \u{2764}\u{FE0F}".into())));
+        assert_eq!(
+            text(&json!("\u{2801}\u{2800}\u{2803}"), 100, Lines::One),
+            Ok(Some("\u{2801}\u{2800}\u{2803}".into()))
+        );
+    }
+
+    #[test]
     fn an_identifier_is_the_same_with_or_without_invisible_characters_inside() {
         assert_eq!(identifier("ABC\u{200B}-1"), "ABC-1");
         assert_eq!(identifier("A\u{2060}B\u{200E}C\u{FEFF}"), "ABC");
@@ -348,6 +404,12 @@ mod tests {
         '\u{301}',
         '\u{20DD}',
         '\u{1F600}',
+        '\u{2800}',
+        '\u{FE0F}',
+        '\u{206A}',
+        '\u{FFFC}',
+        '\u{180B}',
+        '\u{2764}',
     ];
 
     proptest::proptest! {

@@ -167,6 +167,11 @@ pub struct Pinned {
 pub struct ErrorDetail {
     #[schema(example = "price_gbp_invalid")]
     pub code: String,
+    /// What is wrong and what to do, in a sentence (as `validation_failed`'s `errors[].message`).
+    #[schema(
+        example = "Give `price_gbp` in pounds, between £0.01 and £1,000,000.00 with at most two decimals (e.g. 450 or 19.99)."
+    )]
+    pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,6 +191,7 @@ impl Pinned {
                 .iter()
                 .map(|e| ErrorDetail {
                     code: e.code.clone(),
+                    message: e.message.clone(),
                     column: e.at.as_ref().map(|at| at.column.clone()),
                     cell: e.at.as_ref().map(|at| at.cell.clone()),
                     value: e.at.as_ref().map(|at| at.value.clone()),

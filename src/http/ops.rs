@@ -411,7 +411,7 @@ pub struct RunAnswer {
     pub issued: Vec<i64>,
 }
 
-/// Runs the remittance now (decisions 10.4): one statement per brand of every entry
+/// Runs the remittance now: one statement per brand of every entry
 /// available at `as_of` and not yet paid. Running it again issues nothing new.
 #[utoipa::path(
     post,

@@ -137,14 +137,25 @@ async fn serve_connection(
     let served = activity.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         // A request without a body (every GET) needs no rate watch over it.
-        let mut request =
-            request
-                .map(|body| if body.is_end_stream() { Body::empty() } else { Body::new(MinRate::new(body, limits)) });
+        let mut lent = None;
+        let mut request = request.map(|body| {
+            if body.is_end_stream() {
+                Body::empty()
+            } else {
+                let body = Lent::new(MinRate::new(body, limits));
+                lent = Some(body.clone());
+                Body::new(body)
+            }
+        });
         request.extensions_mut().insert(ConnectInfo(peer));
         served.busy();
         let (app, served) = (app.clone(), served.clone());
         async move {
             let response = app.oneshot(request).await.unwrap_or_else(|never| match never {});
+            let response = match lent {
+                Some(lent) => lent.settle(response).await,
+                None => response,
+            };
             Ok::<_, Infallible>(response.map(|body| Served { body, activity: served }))
         }
     });
@@ -378,6 +389,95 @@ async fn refuse(mut stream: TcpStream) {
     let written = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
     if written.is_ok() {
         let _ = stream.shutdown().await;
+    }
+}
+
+/// Most of a request body left unread by its answer (an early 401, 403, 413 or 429) that is
+/// read and thrown away so that the connection can carry the client's next request.
+const DRAIN_BYTES: u64 = 64 * 1024;
+/// How long the rest of a body may take to arrive before the connection is closed instead.
+const DRAIN_WAIT: Duration = Duration::from_secs(2);
+
+/// A request body lent to the app (decisions 15.6): what the app leaves unread is still here
+/// when it answers. [`Lent::settle`] then reads a short rest and throws it away, so the
+/// connection stays usable, or says `Connection: close` on the answer, so the client knows
+/// to open another (hyper closes a connection whose request body was not read to its end).
+#[derive(Clone)]
+struct Lent(Arc<Mutex<LentBody>>);
+
+struct LentBody {
+    body: MinRate,
+    ended: bool,
+    received: u64,
+    declared: Option<u64>,
+}
+
+impl Lent {
+    fn new(body: MinRate) -> Self {
+        let declared = body.inner.size_hint().exact();
+        Self(Arc::new(Mutex::new(LentBody { body, ended: false, received: 0, declared })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LentBody> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The answer, once the body is read to its end or the answer says `Connection: close`.
+    async fn settle(self, mut response: Response) -> Response {
+        let short = {
+            let lent = self.lock();
+            if lent.ended || lent.body.inner.is_end_stream() {
+                return response;
+            }
+            lent.declared.is_none_or(|declared| declared.saturating_sub(lent.received) <= DRAIN_BYTES)
+        };
+        if short && tokio::time::timeout(DRAIN_WAIT, self.drain()).await.unwrap_or(false) {
+            return response;
+        }
+        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        response
+    }
+
+    /// Reads the rest, at most [`DRAIN_BYTES`] more, throwing it away; true when it ended.
+    async fn drain(&self) -> bool {
+        let start = self.lock().received;
+        let mut body = self.clone();
+        loop {
+            match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                None => return true,
+                Some(Err(_)) => return false,
+                Some(Ok(_)) if self.lock().received - start > DRAIN_BYTES => return false,
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+}
+
+impl hyper::body::Body for Lent {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let mut lent = self.lock();
+        let polled = Pin::new(&mut lent.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => lent.ended = true,
+            Poll::Ready(Some(Ok(frame))) => {
+                let n = frame.data_ref().map_or(0, |d| d.len() as u64);
+                lent.received += n;
+            }
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        let lent = self.lock();
+        lent.ended || lent.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.lock().body.size_hint()
     }
 }
 

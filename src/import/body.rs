@@ -121,7 +121,7 @@ pub fn read_form<'a>(fields: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> R
             "file" => errors.push(FieldError::of("file", "invalid")),
             "mode" => match std::str::from_utf8(bytes).ok().and_then(Mode::parse) {
                 Some(given) => mode = Some(given),
-                None => errors.push(FieldError::of("mode", "invalid")),
+                None => errors.push(BULK_BODY.error("mode", "invalid")),
             },
             other => errors.push(FieldError::of(other, "unknown")),
         }

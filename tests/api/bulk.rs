@@ -334,9 +334,9 @@ async fn commit_creates_the_valid_rows_and_reports_the_others() {
                 {"row": 2, "title": "Oak sofa", "status": "success", "product_id": first, "action": "created", "url": format!("{}/marketplace/listings/{first}", app.base)},
                 {"row": 3, "title": "(missing title)", "status": "error", "message": "title_required|price_gbp_required|category_required",
                  "column": "title", "cell": "A3", "value": "", "error_details": [
-                    {"code": "title_required", "column": "title", "cell": "A3", "value": ""},
-                    {"code": "price_gbp_required", "column": "price_gbp", "cell": "B3", "value": ""},
-                    {"code": "category_required", "column": "category", "cell": "C3", "value": ""},
+                    {"code": "title_required", "message": "Give `title` a value: it is required.", "column": "title", "cell": "A3", "value": ""},
+                    {"code": "price_gbp_required", "message": "Give `price_gbp` a value: it is required.", "column": "price_gbp", "cell": "B3", "value": ""},
+                    {"code": "category_required", "message": "Give `category` a value: it is required.", "column": "category", "cell": "C3", "value": ""},
                  ]},
                 {"row": 4, "title": "Armchair", "status": "success", "product_id": third, "action": "created", "url": format!("{}/marketplace/listings/{third}", app.base)},
             ]
@@ -368,9 +368,9 @@ async fn validate_reports_every_row_and_writes_nothing() {
                 {"row": 2, "title": "Oak sofa", "status": "ok", "action": "created", "errors": []},
                 {"row": 3, "title": "Chair", "status": "error", "errors": ["price_gbp_invalid", "category_invalid", "faults_required"],
                  "column": "PRICE_GBP", "cell": "B3", "value": "-5", "error_details": [
-                    {"code": "price_gbp_invalid", "column": "PRICE_GBP", "cell": "B3", "value": "-5"},
-                    {"code": "category_invalid", "column": "category", "cell": "C3", "value": "Chairs"},
-                    {"code": "faults_required", "column": "faults", "cell": "E3", "value": ""},
+                    {"code": "price_gbp_invalid", "message": "Give `price_gbp` in pounds, between £0.01 and £1,000,000.00 with at most two decimals (e.g. 450 or 19.99).", "column": "PRICE_GBP", "cell": "B3", "value": "-5"},
+                    {"code": "category_invalid", "message": "Choose `category` from your brand's categories (`GET /v1/listings/options` lists them).", "column": "category", "cell": "C3", "value": "Chairs"},
+                    {"code": "faults_required", "message": "Give `faults` a value: it is required.", "column": "faults", "cell": "E3", "value": ""},
                  ]},
             ]
         })

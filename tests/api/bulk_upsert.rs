@@ -131,7 +131,7 @@ async fn row_errors_name_the_column_cell_and_value_past_z() {
     );
     assert_eq!(
         bad["error_details"],
-        json!([{"code": "price_gbp_invalid", "column": "Price_GBP", "cell": "AB4", "value": "twelve"}])
+        json!([{"code": "price_gbp_invalid", "message": "Give `price_gbp` in pounds, between £0.01 and £1,000,000.00 with at most two decimals (e.g. 450 or 19.99).", "column": "Price_GBP", "cell": "AB4", "value": "twelve"}])
     );
     let committed = commit(&app, &partner.key, &file(&bytes)).await;
     assert_eq!(committed["rows"][1]["cell"], "AB4");

@@ -135,3 +135,29 @@ async fn the_document_and_the_docs_page_spend_no_quota_and_answer_304_when_uncha
     }
     app.stop().await;
 }
+
+/// The document and the docs page stand alone: they never send a reader to a document the
+/// reader does not have (the project's decisions, the issues).
+#[tokio::test]
+async fn the_reference_never_cites_an_internal_document() {
+    let app = crate::helpers::spawn_app().await;
+    let internal = regex::Regex::new(r"(?i)\bdecisions(\.md)?\s+(section\s+)?\d|\bissue\s+\d").unwrap();
+    for path in ["/v1/openapi.json", "/docs"] {
+        let text = app.get(path, "").await.text().await.unwrap();
+        let cited: Vec<&str> = internal
+            .find_iter(&text)
+            .map(|m| &text[text.floor_char_boundary(m.start().saturating_sub(80))..m.end()])
+            .collect();
+        assert!(cited.is_empty(), "{path} cites {cited:?}");
+    }
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/docs")).unwrap() {
+        let path = entry.unwrap().path();
+        // The performance log is the engineers' record of the issues' figures, not a guide.
+        if path.extension().is_some_and(|e| e == "md") && !path.ends_with("performance.md") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let cited: Vec<&str> = internal.find_iter(&text).map(|m| m.as_str()).collect();
+            assert!(cited.is_empty(), "{} cites {cited:?}", path.display());
+        }
+    }
+    app.stop().await;
+}

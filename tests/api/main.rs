@@ -2,6 +2,7 @@
 
 #[allow(dead_code)]
 mod helpers;
+mod keep_alive;
 
 mod audit_trail;
 mod auth;

@@ -181,7 +181,7 @@ impl Reader<'_> {
     }
 
     fn reject(&mut self, field: &'static str, reason: &str) {
-        self.errors.push(FieldError::of(field, reason));
+        self.errors.push(super::spec::LISTING_BODY.error(field, reason));
     }
 
     /// Exchange listings hold exactly one unit, clearance 1..10000; a sold-out (closed)

@@ -123,15 +123,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_is_read_into_its_parts_and_the_boundary_does_not_change_its_print() {
-        let one = parts("b1", form("b1", &[("file", Some("sofa.png"), b"\x89PNG\r\n--b2"), ("mode", None, b"upsert")]))
+        let one = parts("b1", form("b1", &[("file", Some("sofa.png"), b"\x89PNG\r\n--b3"), ("mode", None, b"upsert")]))
             .await
             .unwrap();
         assert_eq!(one.len(), 2);
         assert_eq!((one[0].name.as_str(), one[0].filename.as_deref()), ("file", Some("sofa.png")));
         assert_eq!(one[0].content_type.as_deref(), Some("image/png"));
-        assert_eq!(&one[0].bytes[..], b"\x89PNG\r\n--b2");
+        assert_eq!(&one[0].bytes[..], b"\x89PNG\r\n--b3");
         assert_eq!(one[1].text(), Some("upsert"));
-        let two = parts("b2", form("b2", &[("file", Some("sofa.png"), b"\x89PNG\r\n--b2"), ("mode", None, b"upsert")]))
+        let two = parts("b2", form("b2", &[("file", Some("sofa.png"), b"\x89PNG\r\n--b3"), ("mode", None, b"upsert")]))
             .await
             .unwrap();
         assert_eq!(canonical(&one), canonical(&two));

@@ -104,7 +104,7 @@ pub struct PageMeta {
     pub brand_id: String,
 }
 
-/// Where a sync walk stands (decisions 11.2).
+/// Where a sync walk stands.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SyncMeta {
     pub per_page: u32,
@@ -208,7 +208,7 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
 }
 
 /// Paginated listings of the caller's brand, newest first; or, with `updated_since` or
-/// `cursor`, a sync walk over every listing changed since (decisions 11.2).
+/// `cursor`, a sync walk over every listing changed since.
 #[utoipa::path(
     get,
     path = "/v1/listings",

@@ -12,7 +12,7 @@ pub struct ListParams {
     pub paging: Paging,
 }
 
-/// Numbered pages, newest first; or a sync walk (decisions 11.2) in (`updated_at`, `id`)
+/// Numbered pages, newest first; or a sync walk in (`updated_at`, `id`)
 /// order from a position, by cursor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Paging {

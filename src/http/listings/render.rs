@@ -34,7 +34,7 @@ pub struct ListingSummary {
     #[schema(format = DateTime, example = "2026-11-21T09:30:00.000000Z")]
     pub created_at: String,
     /// RFC 3339, UTC: the last change of the listing (fields, status, stock, seller,
-    /// warehouse, or trashing). Sync walks follow it (decisions 11.2).
+    /// warehouse, or trashing). Sync walks follow it.
     #[schema(format = DateTime, example = "2026-11-21T09:30:00.000000Z")]
     pub updated_at: String,
     /// RFC 3339, UTC, when the listing was trashed: only sync pages (`updated_since`) show
@@ -117,7 +117,7 @@ pub struct ListingDetail {
     pub warehouse_id: Option<String>,
     /// One entry per piece, as given.
     pub measurements: Vec<Measurement>,
-    /// Every requested image with its import state (decisions 3.10).
+    /// Every requested image with its import state.
     pub image_imports: Vec<ImageImport>,
 }
 

@@ -70,6 +70,10 @@ pub struct WebhookSettings {
     #[schema(example = "whsec_…gW2z")]
     pub signing_secret_hint: Option<String>,
     pub secret_rotated_at: Option<DateTime<Utc>>,
+    /// In the answer of a rotation only: when the previous secret stops signing (and so
+    /// verifying): `secret_rotated_at` plus `expire_previous_in_hours` (at once for 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_expires_at: Option<DateTime<Utc>>,
     pub updated_at: Option<DateTime<Utc>>,
 }
 
@@ -82,6 +86,7 @@ impl WebhookSettings {
             signing_secret: None,
             signing_secret_hint: endpoint.map(|e| secret_hint(&e.signing_secret)),
             secret_rotated_at: endpoint.map(|e| e.secret_rotated_at),
+            previous_expires_at: None,
             updated_at: endpoint.map(|e| e.updated_at),
         }
     }
@@ -257,7 +262,7 @@ pub async fn patch_webhook(
     security(("bearer" = [])),
     request_body(content = Option<SecretRotation>, description = "May be empty (or `{}`): no overlap", content_type = "application/json"),
     responses(
-        (status = 200, description = "The endpoint with its new `signing_secret`", body = WebhookSettings),
+        (status = 200, description = "The endpoint with its new `signing_secret`, and `previous_expires_at`: when the previous secret stops verifying", body = WebhookSettings),
         (status = 400, description = "`invalid_body` or `validation_failed`: `expire_previous_in_hours_invalid`, \
 `<field>_unknown`", body = ErrorBody),
         (status = 404, description = "`webhook_not_configured`: set a URL first", body = ErrorBody),
@@ -270,7 +275,11 @@ pub async fn rotate_secret(
 ) -> ApiResult<Json<WebhookSettings>> {
     let rotation = SecretRotation::parse(&body).map_err(RotateError::Invalid)?;
     let endpoint = webhooks::rotate_secret(&state.core, &caller.actor, &rotation).await?;
-    Ok(Json(WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)))
+    let overlap = chrono::TimeDelta::hours(rotation.expire_previous_in_hours);
+    Ok(Json(WebhookSettings {
+        previous_expires_at: Some(endpoint.secret_rotated_at + overlap),
+        ..WebhookSettings::revealing_secret(&caller.brand_slug, &endpoint)
+    }))
 }
 
 /// The id of a test event just queued.

@@ -67,9 +67,17 @@ async fn rotating_the_secret_returns_a_new_one_once_and_needs_a_configured_endpo
     let second = rotated["signing_secret"].as_str().unwrap();
     assert!(second.starts_with("whsec_"));
     assert_ne!(second, first);
+    // Without an overlap the previous secret stops at the rotation itself.
+    assert_eq!(rotated["previous_expires_at"], rotated["secret_rotated_at"], "{rotated}");
     let read = json(app.get(WEBHOOK, &partner.key).await).await;
     assert_eq!(read["signing_secret_hint"], format!("whsec_…{}", &second[second.len() - 4..]));
     assert!(read.get("signing_secret").is_none());
+    assert!(read.get("previous_expires_at").is_none(), "only the rotation's answer says it");
+    // With 24 hours' overlap: a day after the rotation.
+    let overlapping = json(app.post(ROTATE, &partner.key, &json!({"expire_previous_in_hours": 24})).await).await;
+    let at = |v: &serde_json::Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap();
+    let gap = at(&overlapping["previous_expires_at"]) - at(&overlapping["secret_rotated_at"]);
+    assert_eq!(gap, chrono::TimeDelta::hours(24), "{overlapping}");
 }
 
 #[tokio::test]
