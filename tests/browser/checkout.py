@@ -42,9 +42,9 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from harness import ROOT, axe_source, codes_on_page, sideways, start_server
+from harness import ROOT, axe_source, start_server
 from playwright.sync_api import sync_playwright
-from storefront import WIDTHS, Visit, axe_violations, get, settle_images, sitemap_ids, wait_for_thumbnails
+from storefront import WIDTHS, Visit, get, look_at, sitemap_ids, wait_for_thumbnails
 
 DOCS = os.path.join(ROOT, "docs", "marketplace")
 DOC_PAGES = ("checkout-errors", "order", "payout", "payout-done")
@@ -89,28 +89,8 @@ class Walk:
 
     def look(self, name, status=200, private=False):
         """The checks every page gets, and its screenshot."""
-        page, need, where = self.page, self.need, self.where(name)
-        document = self.visit.document
-        need(document is not None and document.status == status,
-             f"{where} answered {document.status if document else 'nothing'}, not {status}")
-        if private and document is not None:
-            headers = document.headers
-            need("no-store" in headers.get("cache-control", "") and "private" in headers.get("cache-control", ""),
-                 f"{where} is not private, no-store: {headers.get('cache-control')}")
-            need("noindex" in headers.get("x-robots-tag", ""), f"{where} is not noindex")
-            need(headers.get("referrer-policy") == "no-referrer", f"{where} may send its address as a referrer")
-        broken = settle_images(page, self.js)
-        need(not broken, f"{where}: images that did not load: {broken}")
-        over = sideways(page)
-        need(over <= 0, f"{where} scrolls sideways by {over} px")
-        for violation in axe_violations(page, self.axe, self.js):
-            need(False, f"{where}: axe: {violation}")
-        codes = codes_on_page(page)
-        need(not codes, f"{where} shows codes, not sentences: {codes}")
-        for directory, names in self.shots:
-            if names is None or name in names:
-                suffix = "" if self.js else "-nojs"
-                page.screenshot(path=os.path.join(directory, f"{name}{suffix}-{self.width}.png"), full_page=True)
+        look_at(self.page, self.visit.document, self.where(name), self.need, axe=self.axe, js=self.js,
+                shots=self.shots, name=name, width=self.width, status=status, private=private)
 
     def submit(self, button):
         button.click()

@@ -51,10 +51,10 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from harness import ROOT, axe_source, codes_on_page, sideways, start_server
+from harness import ROOT, axe_source, start_server
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
-from storefront import WIDTHS, Visit, axe_violations, get, settle_images, sitemap_ids, wait_for_thumbnails
+from storefront import WIDTHS, Visit, get, look_at, sitemap_ids, wait_for_thumbnails
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "stripe"))
 from mock import CHECKOUT_URL, StripeMock, node_ready, sign_headers  # noqa: E402
@@ -145,30 +145,12 @@ class Walk:
 
     def look(self, name, private=False):
         """The checks every storefront page gets, and its screenshot."""
-        page, need, where = self.page, self.need, self.where(name)
-        document = self.visit.document
-        need(document is not None and document.status == 200,
-             f"{where} answered {document.status if document else 'nothing'}, not 200")
-        if private and document is not None:
-            headers = document.headers
-            need(headers.get("cache-control") == "private, no-store",
-                 f"{where}: Cache-Control is {headers.get('cache-control')!r}, not 'private, no-store'")
-            need("noindex" in headers.get("x-robots-tag", ""), f"{where} is not noindex")
-            need(headers.get("referrer-policy") == "no-referrer", f"{where} may send its address as a referrer")
-        broken = settle_images(page, self.js)
-        need(not broken, f"{where}: images that did not load: {broken}")
-        over = sideways(page)
-        need(over <= 0, f"{where} scrolls sideways by {over} px")
-        for violation in axe_violations(page, self.axe, self.js):
-            need(False, f"{where}: axe: {violation}")
-        codes = codes_on_page(page)
-        need(not codes, f"{where} shows codes, not sentences: {codes}")
-        wire = sorted(set(WIRE.findall(page.locator("body").inner_text())))
-        need(not wire, f"{where} shows wire names or ids as text: {wire}")
-        for directory, names in self.shots:
-            if names is None or name in names:
-                suffix = "" if self.js else "-nojs"
-                page.screenshot(path=os.path.join(directory, f"{name}{suffix}-{self.width}.png"), full_page=True)
+        def no_wire(page):
+            wire = sorted(set(WIRE.findall(page.locator("body").inner_text())))
+            self.need(not wire, f"{self.where(name)} shows wire names or ids as text: {wire}")
+
+        look_at(self.page, self.visit.document, self.where(name), self.need, axe=self.axe, js=self.js,
+                shots=self.shots, name=name, width=self.width, private=private, extra=no_wire)
 
     def heading(self):
         h1 = self.page.get_by_role("heading", level=1)

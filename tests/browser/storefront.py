@@ -39,7 +39,7 @@ import urllib.error
 import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
-from harness import ROOT, axe_source, sideways, start_server
+from harness import ROOT, axe_source, codes_on_page, sideways, start_server
 from playwright.sync_api import sync_playwright
 
 WIDTHS = (1280, 390)
@@ -168,6 +168,34 @@ def axe_violations(page, source, js):
     if found["passes"] < 10:
         return [f"axe-core checked only {found['passes']} rules: did it run?"]
     return [f"{v['id']} ({v['impact']}) at {', '.join(v['targets'])}: {v['help']}" for v in found["violations"]]
+
+
+def look_at(page, document, where, need, *, axe, js, shots, name, width, status=200, private=False, extra=None):
+    """The checks every storefront page gets (its status; for a private page its headers;
+    images loaded, no sideways scroll, no axe-core violation, no code shown; `extra(page)`
+    for a walk's own), and its screenshot into each of `shots` (`(directory, names)`)."""
+    need(document is not None and document.status == status,
+         f"{where} answered {document.status if document else 'nothing'}, not {status}")
+    if private and document is not None:
+        headers = document.headers
+        need(headers.get("cache-control") == "private, no-store",
+             f"{where}: Cache-Control is {headers.get('cache-control')!r}, not 'private, no-store'")
+        need("noindex" in headers.get("x-robots-tag", ""), f"{where} is not noindex")
+        need(headers.get("referrer-policy") == "no-referrer", f"{where} may send its address as a referrer")
+    broken = settle_images(page, js)
+    need(not broken, f"{where}: images that did not load: {broken}")
+    over = sideways(page)
+    need(over <= 0, f"{where} scrolls sideways by {over} px")
+    for violation in axe_violations(page, axe, js):
+        need(False, f"{where}: axe: {violation}")
+    codes = codes_on_page(page)
+    need(not codes, f"{where} shows codes, not sentences: {codes}")
+    if extra:
+        extra(page)
+    for directory, names in shots:
+        if names is None or name in names:
+            suffix = "" if js else "-nojs"
+            page.screenshot(path=os.path.join(directory, f"{name}{suffix}-{width}.png"), full_page=True)
 
 
 def click(page, locator):
