@@ -64,11 +64,32 @@ fn cells(value: &Value) -> [String; LINE_COLUMNS.len()] {
 
 /// A text cell a spreadsheet would read as a formula (`=HYPERLINK(…)`, `+1+cmd|…`, `-2+3`,
 /// `@SUM(…)`, or after a tab or carriage return) with a `'` before it, as OWASP's "CSV
-/// Injection" advises: Excel and LibreOffice then show the text as it was typed. `None`
-/// when the text is safe as it is. Only titles are text a partner typed; the other
-/// columns are numbers, dates and the service's own words.
+/// Injection" advises: Excel and LibreOffice then show the text as it was typed. The same
+/// after each `;` inside the text: Excel in many European locales reads a CSV with `;` as
+/// its separator, and would start a cell there (`;=1+1`). `None` when the text is safe as it
+/// is. Only titles are text a partner typed; the other columns are numbers, dates and the
+/// service's own words.
 pub(crate) fn spreadsheet_safe(text: &str) -> Option<String> {
-    text.starts_with(['=', '+', '-', '@', '\t', '\r']).then(|| format!("'{text}"))
+    const TRIGGERS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+    let starts = text.starts_with(TRIGGERS);
+    let inside = text.split(';').skip(1).any(|cell| cell.starts_with(TRIGGERS));
+    if !starts && !inside {
+        return None;
+    }
+    let guarded: Vec<String> = text
+        .split(';')
+        .enumerate()
+        .map(
+            |(i, cell)| {
+                if (i > 0 || starts) && cell.starts_with(TRIGGERS) {
+                    format!("'{cell}")
+                } else {
+                    cell.to_owned()
+                }
+            },
+        )
+        .collect();
+    Some(guarded.join(";"))
 }
 
 #[cfg(test)]
@@ -106,9 +127,13 @@ mod tests {
         for formula in ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1"] {
             assert_eq!(spreadsheet_safe(formula), Some(format!("'{formula}")), "{formula:?}");
         }
-        for text in ["Oak sofa", "3-seater", "£120 chair", "'quoted"] {
+        for text in ["Oak sofa", "3-seater", "£120 chair", "'quoted", "Oak; ash", "a;b"] {
             assert_eq!(spreadsheet_safe(text), None, "{text:?}");
         }
+        // Read with `;` as the separator, no cell may start a formula either.
+        assert_eq!(spreadsheet_safe(";=1+1").as_deref(), Some(";'=1+1"));
+        assert_eq!(spreadsheet_safe("Sofa;@SUM(A1);-2").as_deref(), Some("Sofa;'@SUM(A1);'-2"));
+        assert_eq!(spreadsheet_safe("=1;+2").as_deref(), Some("'=1;'+2"));
     }
 
     #[test]

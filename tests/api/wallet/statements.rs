@@ -242,7 +242,8 @@ async fn titles_that_read_as_formulas_are_written_to_the_csv_as_text() {
     let app = wallet_app().await;
     let partner = app.partner("acme").await;
     assert_eq!(app.patch(BILLING, &partner.key, &billing()).await.status(), 200);
-    let titles = ["=HYPERLINK(\"http://evil.example\",\"Sofa\")", "+1+cmd|' /C calc'!A0", "-30% sofa", "@SUM(A1)"];
+    let titles =
+        ["=HYPERLINK(\"http://evil.example\",\"Sofa\")", "+1+cmd|' /C calc'!A0", "-30% sofa", "@SUM(A1)", ";=1+1"];
     for title in titles {
         let body = json!({"title": title, "channel": "clearance", "price_gbp": 50});
         let listing_id = crate::marketplace::listing(&app, &partner, body).await;
@@ -260,7 +261,16 @@ async fn titles_that_read_as_formulas_are_written_to_the_csv_as_text() {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let column = reader.headers().unwrap().iter().position(|h| h == "title").unwrap();
     let written: Vec<String> = reader.records().map(|r| r.unwrap()[column].to_owned()).collect();
-    for title in titles {
+    for title in &titles[..4] {
         assert!(written.contains(&format!("'{title}")), "{title} as text in {written:?}");
+    }
+    assert!(written.contains(&";'=1+1".to_owned()), "after a ';' too: {written:?}");
+    // Read with `;` as the separator (Excel in many European locales), no cell starts a
+    // formula either.
+    let mut by_semicolon = csv::ReaderBuilder::new().delimiter(b';').flexible(true).from_reader(text.as_bytes());
+    for record in by_semicolon.records() {
+        for cell in record.unwrap().iter() {
+            assert!(!cell.starts_with(['=', '+', '-', '@']), "a formula cell with ';' as the separator: {cell:?}");
+        }
     }
 }
