@@ -61,6 +61,8 @@ impl Server {
             }
         }
         let media = media::from_config(&config)?;
+        // A listing event's `data` is the listing as the API lists it (decisions 15.3).
+        store.set_listing_view(crate::http::listings::event_view(&config));
         let payments = crate::payments::from_config(&config).context("cannot build the payment service's client")?;
         let server = Self { listener, metrics, state: AppState::new(config, store, media, payments) };
         server.add_photo_workers()?;

@@ -16,13 +16,28 @@ pub enum EventType {
     CollectionScheduled,
     /// A test event a partner sent to check their receiver (`data: {brand_id}`).
     Ping,
+    /// A listing was created (`data`: its summary). Only for endpoints that ask for it.
+    ListingCreated,
+    /// A listing changed: its fields, its stock (a sale), its photos (`data`: its summary).
+    ListingUpdated,
+    /// A listing was trashed (`data`: its summary, `deleted_at` set).
+    ListingDeleted,
 }
 
 wire_names!(EventType {
     RedemptionCreated => "redemption.created",
     CollectionScheduled => "collection.scheduled",
     Ping => "ping",
+    ListingCreated => "listing.created",
+    ListingUpdated => "listing.updated",
+    ListingDeleted => "listing.deleted",
 });
+
+/// The types an endpoint receives unless it asks otherwise (decisions 15.3): the spec's two.
+pub const DEFAULT_SUBSCRIPTION: &[EventType] = &[EventType::RedemptionCreated, EventType::CollectionScheduled];
+/// The type names an endpoint may ask for (`event_types`); `ping` is always sent.
+pub const SUBSCRIBABLE: &[&str] =
+    &["redemption.created", "collection.scheduled", "listing.created", "listing.updated", "listing.deleted"];
 
 impl EventType {
     /// The type as people read it (the dashboard's pages).
@@ -31,6 +46,9 @@ impl EventType {
             Self::RedemptionCreated => "Trade-in sold (redemption)",
             Self::CollectionScheduled => "Collection scheduled",
             Self::Ping => "Test event",
+            Self::ListingCreated => "Listing created",
+            Self::ListingUpdated => "Listing updated",
+            Self::ListingDeleted => "Listing deleted",
         }
     }
 

@@ -88,8 +88,17 @@ pub static WEBHOOK_BODY: BodySpec = BodySpec {
             "Default true. False pauses deliveries: events are kept and sent once it is true \
              again, if still within their retry window (`enabled_invalid`).",
         ),
+        Field::optional(
+            "event_types",
+            FieldType::List { item: &FieldType::Choice(super::event::SUBSCRIBABLE), min: 1, max: 5 },
+            "The event types the endpoint receives, each once; default the spec's two \
+             (`redemption.created`, `collection.scheduled`). Add `listing.created`, `listing.updated` \
+             and `listing.deleted` to follow the brand's listings (`event_types_invalid`). `ping` \
+             (a test event) is always sent.",
+        )
+        .not_null(),
     ],
-    example: r#"{"url": "https://hooks.acme.example/rehome/3f9a1c", "enabled": true}"#,
+    example: r#"{"url": "https://hooks.acme.example/rehome/3f9a1c", "enabled": true, "event_types": ["redemption.created", "collection.scheduled", "listing.updated"]}"#,
 };
 crate::documented_body!(WebhookPatch, WEBHOOK_BODY);
 
@@ -99,6 +108,8 @@ crate::documented_body!(WebhookPatch, WEBHOOK_BODY);
 pub struct WebhookPatch {
     pub url: Option<Url>,
     pub enabled: Option<bool>,
+    /// The event types to receive, comma-joined as stored, in the order given.
+    pub event_types: Option<String>,
 }
 
 impl WebhookPatch {
@@ -122,7 +133,23 @@ impl WebhookPatch {
             Some(Value::Bool(b)) => Some(*b),
             Some(_) => r.fail("enabled", "invalid"),
         };
-        r.finish(Self { url, enabled })
+        let event_types = match r.raw("event_types") {
+            None => None,
+            Some(Value::Array(items)) => {
+                let names: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                let mut unique = names.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                let known = names.iter().all(|n| super::event::SUBSCRIBABLE.contains(n));
+                if names.len() == items.len() && !names.is_empty() && unique.len() == names.len() && known {
+                    Some(names.join(","))
+                } else {
+                    r.fail("event_types", "invalid")
+                }
+            }
+            Some(_) => r.fail("event_types", "invalid"),
+        };
+        r.finish(Self { url, enabled, event_types })
     }
 }
 
@@ -318,8 +345,13 @@ mod tests {
     #[test]
     fn the_documented_fields_are_the_accepted_ones() {
         let names: Vec<&str> = WEBHOOK_BODY.names().collect();
-        assert_eq!(names, ["url", "enabled"]);
+        assert_eq!(names, ["url", "enabled", "event_types"]);
         assert!(codes(json!({"url": "https://hooks.example.com/x", "enabled": true}), false).is_empty());
+        assert!(codes(json!({"event_types": ["listing.updated", "redemption.created"]}), false).is_empty());
+        for bad in [json!([]), json!(["ping"]), json!(["listing.updated", "listing.updated"]), json!([1]), json!(null)]
+        {
+            assert_eq!(codes(json!({ "event_types": bad }), false), ["event_types_invalid"], "{bad}");
+        }
     }
 
     #[test]

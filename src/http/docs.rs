@@ -519,7 +519,14 @@ mod tests {
         use crate::domain::event::EventType;
         let doc = doc();
         let webhooks = doc["webhooks"].as_object().unwrap();
-        let types = [EventType::Ping, EventType::RedemptionCreated, EventType::CollectionScheduled];
+        let types = [
+            EventType::Ping,
+            EventType::RedemptionCreated,
+            EventType::CollectionScheduled,
+            EventType::ListingCreated,
+            EventType::ListingUpdated,
+            EventType::ListingDeleted,
+        ];
         assert_eq!(webhooks.len(), types.len());
         for event in types {
             let post = &webhooks[event.as_str()]["post"];

@@ -190,7 +190,9 @@ impl Store {
             if claimed.rows_affected() != 1 {
                 return Ok(None);
             }
-            let (created, updated) = save_import_in((&mut *tx).into(), new, edits, now).await?;
+            let saved = save_import_in((&mut *tx).into(), new, edits, now).await?;
+            self.import_events((&mut *tx).into(), &saved, now).await?;
+            let (created, updated) = saved;
             sqlx::query("UPDATE bulk_drafts SET result = $2 WHERE id = $1")
                 .bind(id)
                 .bind(result(&created, &updated))

@@ -64,6 +64,7 @@ pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
 pub use invitations::{InvitationChange, Resend as InvitationResend};
 pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
+pub use listings::events::ListingView;
 pub use listings::{
     FacetCount, ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
     ListingUpdate, MarketCard, MarketListing, MarketPhoto, NewListing, Removal, SavedListing, SitemapEntry, SyncPage,
@@ -212,6 +213,10 @@ pub struct Store {
     /// Seals event bodies at rest; `None` for a store that never writes events (the admin
     /// commands of the CLI).
     sealer: Option<Sealer>,
+    /// How a listing reads in a listing event (decisions 15.3): the API's summary, handed to
+    /// the store by the server at start (`set_listing_view`); without it no listing event
+    /// is written.
+    listing_view: listings::events::ViewSlot,
 }
 
 impl Store {
@@ -240,7 +245,7 @@ impl Store {
 
     /// The store over `db`, its catalogue seeded and its clear event bodies sealed.
     async fn ready(db: Db, sealer: Option<Sealer>) -> anyhow::Result<Self> {
-        let store = Self { db, sealer };
+        let store = Self { db, sealer, listing_view: Default::default() };
         store.seed_manufacturer_brands().await?;
         store.seal_clear_events().await.context("sealing stored event bodies")?;
         Ok(store)

@@ -194,6 +194,7 @@ impl Store {
             let order = self.write_order((&mut *tx).into(), &sold, request, now, buyer).await?;
             // The listing's new stock and status are a change a sync walk must see; last, so
             // that the brand's clock is held only for the commit.
+            self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
             stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(OrderPlacement::Placed(order))

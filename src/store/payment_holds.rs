@@ -172,6 +172,7 @@ impl Store {
                 .bind(sealed)
                 .fetch_one(&mut *tx)
                 .await?;
+            self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
             stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(Ok(record))
@@ -303,6 +304,7 @@ impl Store {
             .bind(listing_id)
             .execute(&mut *tx)
             .await?;
+            self.listing_events((&mut *tx).into(), brand_id, &[listing_id], now).await?;
             stamp_listing_change((&mut *tx).into(), brand_id, now, &[listing_id]).await?;
             tx.commit().await?;
             Ok(true)

@@ -8,7 +8,7 @@ use super::finish::components;
 use crate::domain::event::EventType;
 
 /// Each event type the service emits, its `data` schema and what it means.
-fn events() -> [(EventType, &'static str, &'static str, &'static str); 3] {
+fn events() -> [(EventType, &'static str, &'static str, &'static str); 6] {
     [
         (
             EventType::Ping,
@@ -30,6 +30,28 @@ honour the credit; for `cash` it is informational.",
             "Collection",
             "The collection date of a sold clearance item was confirmed (in the dashboard or with \
 `POST /v1/partner/collections`), inside the buyer's delivery window.",
+        ),
+        (
+            EventType::ListingCreated,
+            "ListingCreatedEvent",
+            "ListingSummary",
+            "A listing of the brand was created (by the API, the dashboard or a bulk import). Sent only to an \
+endpoint whose `event_types` includes it; `data` is the listing as `GET /v1/listings` lists it.",
+        ),
+        (
+            EventType::ListingUpdated,
+            "ListingUpdatedEvent",
+            "ListingSummary",
+            "A listing of the brand changed: its fields, its stock or status (a sale, a payment hold and its \
+release) or its images. Sent only to an endpoint whose `event_types` includes it; `data` is the listing after the \
+change.",
+        ),
+        (
+            EventType::ListingDeleted,
+            "ListingDeletedEvent",
+            "ListingSummary",
+            "A listing of the brand was trashed. Sent only to an endpoint whose `event_types` includes it; `data` is \
+the listing as it was trashed.",
         ),
     ]
 }

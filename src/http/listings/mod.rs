@@ -198,6 +198,15 @@ pub fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'
     }
 }
 
+/// How a listing reads in a listing event (decisions 15.3): as `GET /v1/listings` lists it.
+pub fn event_view(config: &crate::config::Config) -> crate::store::ListingView {
+    let (market, media) = (config.marketplace_url().to_owned(), config.media_url().to_owned());
+    Box::new(move |record, brand_slug| {
+        let cx = render::Context { brand_slug, marketplace_url: &market, media_url: &media };
+        serde_json::to_value(render::summary(record, &cx)).unwrap_or_default()
+    })
+}
+
 fn listing_not_found() -> ApiError {
     Outcome::ListingNotFound.into()
 }

@@ -3,6 +3,7 @@
 
 mod params;
 
+use crate::domain::event::DEFAULT_SUBSCRIPTION;
 use crate::http::routing::{get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -70,6 +71,10 @@ pub struct WebhookSettings {
     #[schema(example = "whsec_…gW2z")]
     pub signing_secret_hint: Option<String>,
     pub secret_rotated_at: Option<DateTime<Utc>>,
+    /// The event types the endpoint receives (`ping` always): the spec's two unless
+    /// changed; the listing events only when asked for.
+    #[schema(example = json!(["redemption.created", "collection.scheduled"]))]
+    pub event_types: Vec<String>,
     /// In the answer of a rotation only: when the previous secret stops signing (and so
     /// verifying): `secret_rotated_at` plus `expire_previous_in_hours` (at once for 0).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,6 +91,9 @@ impl WebhookSettings {
             signing_secret: None,
             signing_secret_hint: endpoint.map(|e| secret_hint(&e.signing_secret)),
             secret_rotated_at: endpoint.map(|e| e.secret_rotated_at),
+            event_types: endpoint
+                .map(|e| e.event_types().into_iter().map(str::to_owned).collect())
+                .unwrap_or_else(|| DEFAULT_SUBSCRIPTION.iter().map(|t| t.as_str().to_owned()).collect()),
             previous_expires_at: None,
             updated_at: endpoint.map(|e| e.updated_at),
         }
@@ -506,6 +514,6 @@ mod tests {
         assert!(error.contains("#/components/schemas/FailureClass"), "{error}");
         let mut fields: Vec<&String> = schemas["WebhookInput"]["properties"].as_object().unwrap().keys().collect();
         fields.sort();
-        assert_eq!(fields, ["enabled", "url"]);
+        assert_eq!(fields, ["enabled", "event_types", "url"]);
     }
 }

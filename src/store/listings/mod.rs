@@ -4,6 +4,7 @@
 
 mod clock;
 mod counts;
+pub(crate) mod events;
 mod market;
 mod rows;
 mod write;

@@ -51,6 +51,7 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut saved = insert_listing((&mut *tx).into(), new, now).await?;
+            self.listing_events((&mut *tx).into(), new.brand_id, &[saved.record.id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), new.brand_id, now, &[saved.record.id]).await?;
             tx.commit().await?;
             Ok(saved)
@@ -72,6 +73,7 @@ impl Store {
             else {
                 return Ok(ListingUpdate::Stale);
             };
+            self.listing_events((&mut *tx).into(), existing.brand_id, &[existing.id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), existing.brand_id, now, &[existing.id]).await?;
             tx.commit().await?;
             Ok(ListingUpdate::Saved(Box::new(saved)))
@@ -121,6 +123,7 @@ impl Store {
                     "listing {id} changed while its write lock was held"
                 ))));
             };
+            self.listing_events((&mut *tx).into(), brand_id, &[id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), brand_id, now, &[id]).await?;
             tx.commit().await?;
             Ok(Some(Ok((saved, extra))))
@@ -139,6 +142,7 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let saved = save_import_in((&mut *tx).into(), new, edits, now).await?;
+            self.import_events((&mut *tx).into(), &saved, now).await?;
             tx.commit().await?;
             Ok(saved)
         })
@@ -201,11 +205,39 @@ impl Store {
                     delete = delete.bind(*id);
                 }
                 delete.execute(&mut *tx).await?;
+                self.listing_events((&mut *tx).into(), brand_id, &trashed, now).await?;
                 clock::stamp((&mut *tx).into(), brand_id, now, &trashed).await?;
             }
             tx.commit().await?;
             Ok(removals)
         })
+    }
+}
+
+impl Store {
+    /// The listing events of a bulk import's saved rows (see [`Store::listing_events`]).
+    pub(in crate::store) async fn import_events(
+        &self,
+        mut conn: Conn<'_>,
+        (created, updated): &(Vec<SavedListing>, Vec<ListingUpdate>),
+        now: Ts,
+    ) -> Result<(), StoreError> {
+        let saved: Vec<&ListingRecord> = created
+            .iter()
+            .map(|s| &s.record)
+            .chain(updated.iter().filter_map(|u| match u {
+                ListingUpdate::Saved(saved) => Some(&saved.record),
+                ListingUpdate::Stale => None,
+            }))
+            .collect();
+        let mut brands: Vec<i64> = saved.iter().map(|r| r.brand_id).collect();
+        brands.sort_unstable();
+        brands.dedup();
+        for brand_id in brands {
+            let ids: Vec<i64> = saved.iter().filter(|r| r.brand_id == brand_id).map(|r| r.id).collect();
+            self.listing_events(conn.reborrow(), brand_id, &ids, now).await?;
+        }
+        Ok(())
     }
 }
 

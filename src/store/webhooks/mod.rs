@@ -41,7 +41,19 @@ pub struct WebhookEndpointRecord {
     pub secret_rotated_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The event types it receives, comma-separated (decisions 15.3).
+    pub event_types: String,
 }
+
+impl WebhookEndpointRecord {
+    /// The event types it receives, in the order chosen.
+    pub fn event_types(&self) -> Vec<&str> {
+        self.event_types.split(',').filter(|t| !t.is_empty()).collect()
+    }
+}
+
+/// The event types of an endpoint as stored when none were chosen: the spec's two.
+pub const DEFAULT_EVENT_TYPES: &str = "redemption.created,collection.scheduled";
 
 /// The outcome of creating a brand's endpoint.
 #[derive(Debug)]
@@ -61,7 +73,8 @@ pub enum EndpointChange {
     PreconditionFailed,
 }
 
-const ENDPOINT_COLUMNS: &str = "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at";
+const ENDPOINT_COLUMNS: &str =
+    "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at, event_types";
 
 /// One event as the delivery log shows it.
 #[derive(Debug, Clone)]
@@ -185,20 +198,22 @@ impl Store {
         url: &str,
         enabled: bool,
         secret: &str,
+        event_types: Option<&str>,
         audit: &AuditEntry,
     ) -> Result<EndpointInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let created = sqlx::query_as(&format!(
                 "INSERT INTO webhook_endpoints
-                     (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $5, $5) RETURNING {ENDPOINT_COLUMNS}"
+                     (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at, event_types)
+                 VALUES ($1, $2, $3, $4, $5, $5, $5, $6) RETURNING {ENDPOINT_COLUMNS}"
             ))
             .bind(brand_id)
             .bind(url)
             .bind(enabled)
             .bind(secret)
             .bind(now())
+            .bind(event_types.unwrap_or(DEFAULT_EVENT_TYPES))
             .fetch_one(&mut *tx)
             .await;
             match created {
@@ -221,6 +236,7 @@ impl Store {
         brand_id: i64,
         url: Option<&str>,
         enabled: Option<bool>,
+        event_types: Option<&str>,
         guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
         audit: &AuditEntry,
     ) -> Result<EndpointChange, StoreError> {
@@ -239,13 +255,15 @@ impl Store {
                 }
             }
             let updated = sqlx::query_as(&format!(
-                "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4
+                "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4,
+                     event_types = COALESCE($5, event_types)
                  WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
             ))
             .bind(brand_id)
             .bind(url)
             .bind(enabled)
             .bind(now())
+            .bind(event_types)
             .fetch_optional(&mut *tx)
             .await?;
             Ok(commit_audited(tx, updated, audit).await?.map_or(EndpointChange::Missing, EndpointChange::Changed))

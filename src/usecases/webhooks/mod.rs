@@ -102,16 +102,17 @@ pub async fn configure(
                     url,
                     enabled,
                     &secret,
+                    patch.event_types.as_deref(),
                     &webhook_audit(actor, AuditAction::WebhookUpdated),
                 )
                 .await?
             {
                 EndpointInsert::Created(endpoint) => Configured { endpoint, secret_created: true },
                 // Another request configured it first: this one is a change of it.
-                EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch.enabled, guard).await?,
+                EndpointInsert::AlreadyExists => update(core, actor, Some(url), patch, guard).await?,
             }
         }
-        (Some(_), url) => update(core, actor, url, patch.enabled, guard).await?,
+        (Some(_), url) => update(core, actor, url, patch, guard).await?,
     };
     if configured.endpoint.enabled {
         core.outbox.wake();
@@ -123,11 +124,12 @@ async fn update(
     core: &Core,
     actor: &Actor,
     url: Option<&str>,
-    enabled: Option<bool>,
+    patch: &WebhookPatch,
     guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
 ) -> Result<Configured, ConfigureError> {
     let audit = webhook_audit(actor, AuditAction::WebhookUpdated);
-    match core.store.update_webhook_endpoint(actor.brand_id, url, enabled, guard, &audit).await? {
+    let types = patch.event_types.as_deref();
+    match core.store.update_webhook_endpoint(actor.brand_id, url, patch.enabled, types, guard, &audit).await? {
         EndpointChange::Changed(endpoint) => Ok(Configured { endpoint, secret_created: false }),
         EndpointChange::PreconditionFailed => Err(ConfigureError::PreconditionFailed),
         // Endpoints are never deleted, so one seen a moment ago is still there.

@@ -194,7 +194,7 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
     let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
     let receiver = Receiver::start().await;
     let audit = super::operator_configured(brand.id);
-    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", None, &audit).await.unwrap();
     store.close().await;
 
     // A row as a server before migration 0008 wrote it: the envelope in clear.
@@ -307,7 +307,7 @@ async fn the_binary_uses_the_environment_key_over_any_file_and_admin_commands_ne
     let brand = store.brand_by_slug("acme").await.unwrap().expect("brand");
     let receiver = Receiver::start().await;
     let audit = super::operator_configured(brand.id);
-    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", None, &audit).await.unwrap();
     let event = Event::new(brand.id, EventType::RedemptionCreated, json!({"code": "RH-ENVK-7Q2M-9XKD-4TNP"})).unwrap();
     store.emit_event(&event).await.unwrap();
 

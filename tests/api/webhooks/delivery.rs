@@ -281,7 +281,7 @@ async fn deliver_due_sends_everything_due_now_and_reports_the_attempts() {
     let receiver = Receiver::start().await;
     receiver.plan([Reply::Status(500)]);
     let audit = super::operator_configured(brand.id);
-    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", &audit).await.unwrap();
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", None, &audit).await.unwrap();
     for n in 0..3 {
         let event = Event::new(brand.id, EventType::RedemptionCreated, json!({ "n": n })).unwrap();
         store.emit_event(&event).await.unwrap();

@@ -6,6 +6,7 @@ mod bench;
 mod config;
 mod crash;
 mod delivery;
+mod listing_events;
 mod log;
 pub mod receiver;
 mod signature;
