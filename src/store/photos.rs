@@ -186,6 +186,7 @@ impl Store {
             for brand_id in brands {
                 let listings: Vec<i64> =
                     gave_up.iter().filter(|(brand, _)| *brand == brand_id).map(|(_, listing)| *listing).collect();
+                self.listing_events((&mut *tx).into(), brand_id, &listings, Ts::from(now)).await?;
                 touch_listings((&mut *tx).into(), brand_id, &listings, Ts::from(now)).await?;
             }
             let claimed = self.claim_leased((&mut *tx).into(), &IMPORT_QUEUE, owner, now, lease_until, limit).await?;
@@ -230,7 +231,8 @@ impl Store {
             .bind(image_id)
             .execute(&mut *tx)
             .await?;
-            // The listing shows a new image: a change a sync walk must see.
+            // The listing shows a new image: a change a sync walk (and a listing event) must see.
+            self.listing_events((&mut *tx).into(), brand_id, &[listing_id], now).await?;
             touch_listings((&mut *tx).into(), brand_id, &[listing_id], now).await?;
             tx.commit().await?;
             Ok(true)
@@ -265,6 +267,7 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some((listing_id, brand_id)) = failed {
+                self.listing_events((&mut *tx).into(), brand_id, &[listing_id], now).await?;
                 touch_listings((&mut *tx).into(), brand_id, &[listing_id], now).await?;
             }
             tx.commit().await?;

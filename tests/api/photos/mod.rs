@@ -5,7 +5,7 @@ mod bench;
 mod decoding;
 mod imports;
 mod metadata;
-mod origin;
+pub mod origin;
 pub mod process;
 mod restart;
 mod s3;

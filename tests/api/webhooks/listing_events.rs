@@ -117,3 +117,22 @@ async fn a_type_left_out_is_not_sent_and_unknown_types_are_refused_with_the_choi
     assert_eq!(bodies[0]["type"], "listing.updated");
     assert_eq!(bodies[0]["data"]["title"], "Elm chair, waxed");
 }
+
+#[tokio::test]
+async fn an_image_import_that_finishes_later_is_a_listing_update() {
+    let origin = crate::photos::origin::Origin::start().await;
+    let app = webhook_app(|_| {}).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    assert_eq!(event_types(&app, &partner.key, json!(["listing.updated"])).await.status(), 200);
+    let body = crate::listings::listing(json!({ "images": [origin.url("/sofa.png")] }));
+    let created = crate::listings::create(&app, &partner.key, body).await;
+    let id = created["id"].as_i64().unwrap();
+    let settled = crate::photos::imports_settled(&app.base, &partner.key, id).await;
+    assert_eq!(settled["image_imports"][0]["status"], "done");
+    let bodies = received(&receiver, 1).await;
+    assert_eq!(bodies[0]["type"], "listing.updated");
+    assert_eq!(bodies[0]["data"]["id"], id);
+    assert!(bodies[0]["data"]["image_url"].as_str().is_some_and(|u| !u.is_empty()), "{}", bodies[0]);
+}
