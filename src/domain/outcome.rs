@@ -90,6 +90,10 @@ pub enum Outcome {
     /// A bulk row reviewed on the dashboard in create mode names a SKU the brand already
     /// has: it would be a second listing with that SKU.
     SkuExists,
+    /// A payment notice reached a server that takes no payments through a gateway.
+    PaymentsNotConfigured,
+    /// A payment notice whose signature does not verify its body.
+    PaymentSignatureInvalid,
 }
 
 pub use super::limits::INVITATION_LINKS_PER_DAY;
@@ -128,6 +132,8 @@ impl Outcome {
         Outcome::CreditCodeAlreadyRedeemed,
         Outcome::CreditCodeExpired,
         Outcome::SkuExists,
+        Outcome::PaymentsNotConfigured,
+        Outcome::PaymentSignatureInvalid,
     ];
 
     pub fn code(self) -> &'static str {
@@ -163,6 +169,8 @@ impl Outcome {
             Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
             Self::CreditCodeExpired => "credit_code_expired",
             Self::SkuExists => "sku_exists",
+            Self::PaymentsNotConfigured => "payments_not_configured",
+            Self::PaymentSignatureInvalid => "signature_invalid",
         }
     }
 
@@ -236,6 +244,14 @@ impl Outcome {
                 "A listing with this SKU already exists: choose \u{201c}update the listing with that SKU\u{201d} to update \
                  it, or change the SKU."
             }
+            Self::PaymentsNotConfigured => {
+                "This server takes no payments through Stripe: set REHOME_PAYMENTS=stripe, or remove the webhook \
+                 endpoint at Stripe."
+            }
+            Self::PaymentSignatureInvalid => {
+                "The Stripe-Signature header does not verify this body: check the endpoint's signing secret \
+                 (REHOME_STRIPE_WEBHOOK_SECRET) and send the body as Stripe signed it."
+            }
         })
     }
 
@@ -262,9 +278,13 @@ impl Outcome {
             | Self::CollectionExists
             | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
             Self::CreditCodeExpired => Kind::Gone,
-            Self::NoFields | Self::PhotoRequired | Self::SkuDuplicateInFile | Self::SkuAmbiguous | Self::SkuExists => {
-                Kind::BadRequest
-            }
+            Self::NoFields
+            | Self::PhotoRequired
+            | Self::SkuDuplicateInFile
+            | Self::SkuAmbiguous
+            | Self::SkuExists
+            | Self::PaymentSignatureInvalid => Kind::BadRequest,
+            Self::PaymentsNotConfigured => Kind::NotFound,
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,
             Self::TooManyPixels { .. } => Kind::TooLarge,

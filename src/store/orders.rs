@@ -88,6 +88,16 @@ pub(super) struct Sold {
     pub unit_price_pence: i64,
     pub title: String,
     pub delivery_contribution_gbp: i64,
+    /// The event types the brand's endpoint asks for, read with the stock (no endpoint:
+    /// `None`): a sale writes listing events only when they name one.
+    pub event_types: Option<String>,
+}
+
+impl Sold {
+    /// The brand's endpoint asks for listing events.
+    pub(super) fn wants_listing_events(&self) -> bool {
+        self.event_types.as_deref().is_some_and(|types| types.contains("listing."))
+    }
 }
 
 /// Why no stock was taken.
@@ -194,7 +204,11 @@ impl Store {
             let order = self.write_order((&mut *tx).into(), &sold, request, now, buyer).await?;
             // The listing's new stock and status are a change a sync walk must see; last, so
             // that the brand's clock is held only for the commit.
-            self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
+            // The sale's listing event, if asked for: known from the stock's own statement, so a
+            // sale whose brand asks for none makes no extra round trip under the row lock.
+            if sold.wants_listing_events() {
+                self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
+            }
             stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(OrderPlacement::Placed(order))
@@ -384,7 +398,8 @@ pub(super) async fn take_stock(
              WHERE id = $3 AND deleted_at IS NULL AND status = $5 AND quantity >= $1
              RETURNING brand_id, (SELECT slug FROM brands WHERE brands.id = listings.brand_id) AS brand_slug, channel,
                        COALESCE(sale_price_pence, regular_price_pence) AS unit_price_pence, title,
-                       delivery_contribution_gbp",
+                       delivery_contribution_gbp,
+                       (SELECT event_types FROM webhook_endpoints WHERE brand_id = listings.brand_id) AS event_types",
         )
         .bind(quantity)
         .bind(now)

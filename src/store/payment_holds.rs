@@ -172,7 +172,9 @@ impl Store {
                 .bind(sealed)
                 .fetch_one(&mut *tx)
                 .await?;
-            self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
+            if sold.wants_listing_events() {
+                self.listing_events((&mut *tx).into(), sold.brand_id, &[request.listing_id], now).await?;
+            }
             stamp_listing_change((&mut *tx).into(), sold.brand_id, now, &[request.listing_id]).await?;
             tx.commit().await?;
             Ok(Ok(record))
@@ -254,6 +256,7 @@ impl Store {
                 unit_price_pence: hold.unit_price_pence,
                 title: hold.title.clone(),
                 delivery_contribution_gbp: hold.delivery_contribution_gbp,
+                event_types: None,
             };
             let request = OrderRequest { listing_id: hold.listing_id, quantity: hold.quantity, window: hold.window() };
             let order = self.write_order((&mut *tx).into(), &sold, &request, now, Some(buyer)).await?;

@@ -9,6 +9,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 
+use crate::domain::outcome::Outcome;
 use crate::error::ApiError;
 use crate::http::routing::post;
 use crate::payments::stripe::MAX_NOTICE_BYTES;
@@ -25,15 +26,11 @@ async fn webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
     let signature = headers.get("stripe-signature").and_then(|v| v.to_str().ok());
     match payments::notice(&state.core, &body, signature).await {
         Ok(()) => Json(serde_json::json!({ "received": true })).into_response(),
-        Err(NoticeError::NotConfigured) => {
-            ApiError::not_found("payments_not_configured", "This server does not take payments through Stripe.")
-                .into_response()
+        Err(NoticeError::NotConfigured) => ApiError::from(Outcome::PaymentsNotConfigured).into_response(),
+        Err(NoticeError::Signature(e)) => {
+            tracing::info!(error = %e, "a payment notice refused");
+            ApiError::from(Outcome::PaymentSignatureInvalid).into_response()
         }
-        Err(NoticeError::Signature(e)) => ApiError::bad_request(
-            "signature_invalid",
-            format!("The Stripe-Signature header does not verify this body: {e}."),
-        )
-        .into_response(),
         Err(NoticeError::Store(e)) => ApiError::from(e).into_response(),
     }
 }

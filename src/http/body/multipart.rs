@@ -41,15 +41,6 @@ pub fn boundary(headers: &HeaderMap) -> Option<String> {
     multer::parse_boundary(value).ok()
 }
 
-/// True when the request says its body is a form (`multipart/form-data`).
-pub fn is_form(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("multipart/form-data"))
-}
-
 /// The parts of a form read whole into `body`, in order.
 pub async fn parts(boundary: &str, body: Bytes) -> Result<Vec<Part>, ApiError> {
     let stream = futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });

@@ -1,7 +1,8 @@
 //! Listing events (decisions 15.3): `listing.created`, `listing.updated` and
 //! `listing.deleted`, written in the transaction of the change (the outbox, as every event),
 //! and only for a brand whose endpoint asks for them, so receivers written for the spec's
-//! two types see nothing new. Whether a brand asks costs one indexed read per change; the
+//! two types see nothing new. Whether a brand asks costs one indexed read per change (a sale
+//! reads it with its stock, in the same statement); the
 //! events themselves, a read of the changed listings' summaries and a row each.
 //!
 //! The event's `data` is the listing as `GET /v1/listings` lists it. That shape is the API's,
