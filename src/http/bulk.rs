@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use crate::http::routing::{get, post};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::header;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde::Serialize;
@@ -19,6 +19,8 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::multipart::{self, Part};
 use crate::http::body::{self as request_body, JsonObject};
+use crate::http::docs::enums::BulkMode;
+use crate::http::files;
 use crate::http::listings;
 use crate::http::query::QueryParams;
 use crate::http::Json;
@@ -30,7 +32,7 @@ use crate::usecases::bulk::{self, BulkError, RowError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(bulk_template, bulk_validate, bulk_commit),
+    paths(bulk_template, bulk_validate, bulk_validate_workbook, bulk_commit),
     components(schemas(
         Upload,
         BulkValidation,
@@ -39,9 +41,7 @@ use crate::usecases::bulk::{self, BulkError, RowError};
         ErrorDetail,
         BulkCommit,
         CommittedRow,
-        XlsxFile,
-        FormatParam,
-        ModeParam
+        XlsxFile
     ))
 )]
 pub struct BulkApi;
@@ -50,6 +50,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/listings/bulk-template", get(bulk_template))
         .route("/listings/bulk-validate", post(bulk_validate))
+        .route("/listings/bulk-validate/workbook", post(bulk_validate_workbook))
         .route("/listings/bulk-commit", post(bulk_commit))
 }
 
@@ -71,22 +72,6 @@ impl ToSchema for XlsxFile {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("XlsxFile")
     }
-}
-
-/// The `format` of a bulk-validate answer (documentation of the query parameter).
-#[derive(Debug, Clone, Copy, ToSchema)]
-#[schema(rename_all = "lowercase")]
-pub enum FormatParam {
-    Json,
-    Xlsx,
-}
-
-/// The `mode` of a bulk import (documentation of the query parameter).
-#[derive(Debug, Clone, Copy, ToSchema)]
-#[schema(rename_all = "lowercase")]
-pub enum ModeParam {
-    Create,
-    Upsert,
 }
 
 /// Whether a validated row would be created.
@@ -253,39 +238,27 @@ delivery_contribution_gbp and status; an Instructions sheet with an example row;
          content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = XlsxFile),
     )
 )]
-pub async fn bulk_template(caller: Caller, State(state): State<AppState>) -> ApiResult<Response> {
+pub async fn bulk_template(caller: Caller, State(state): State<AppState>, request: HeaderMap) -> ApiResult<Response> {
     let bytes = bulk::template(&state.core, &caller.actor).await?;
-    let disposition = format!("attachment; filename=\"{}\"", import::TEMPLATE_FILENAME);
-    Ok((
-        [(header::CONTENT_TYPE, import::XLSX_CONTENT_TYPE.to_owned()), (header::CONTENT_DISPOSITION, disposition)],
-        bytes,
-    )
-        .into_response())
+    Ok(files::attachment(&request, import::XLSX_CONTENT_TYPE, import::TEMPLATE_FILENAME, bytes))
 }
 
 /// Checks a spreadsheet of listings row by row, exactly as `POST /v1/listings` would,
-/// writing nothing.
+/// writing nothing. (The older spelling `?format=xlsx` still answers the annotated workbook
+/// of `POST /v1/listings/bulk-validate/workbook`, for clients written before that operation.)
 #[utoipa::path(
     post,
     path = "/v1/listings/bulk-validate",
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("format" = Option<FormatParam>, Query, description = "`json` (default), or `xlsx`: the uploaded sheet back as a workbook, with an `errors` column beside each row and each faulty cell filled and given a note with its reasons"),
-        ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
+        ("mode" = Option<BulkMode>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
     ),
     request_body(content((Upload = "application/json"), (BulkForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "Every data row with its create-listing reason codes, pinned to their cells (bad rows do not fail the request); with `format=xlsx`, the error workbook (attachment `rehome-bulk-errors.xlsx`)",
-         content(
-            (BulkValidation = "application/json"),
-            (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
-         )),
-        (status = 400, description = "`bad_file`: no file, invalid base64, not an .xlsx or CSV file, over 5 MiB, a \
-workbook over its bounds (zip entries, unpacked size, compression ratio, declared sheet range), no header row, a \
-column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing is read or written), \
-`file_b64_invalid` / `csv_text_invalid` (not a string), `mode_invalid` (not `create` or `upsert`, or the body and \
-the query disagree), `format_invalid`, `<field>_unknown`; `invalid_body`", body = ErrorBody),
+        (status = 200, description = "Every data row with its create-listing reason codes and their messages, pinned \
+to their cells (bad rows do not fail the request)", body = BulkValidation),
+        (status = 400, description = VALIDATE_REFUSALS, body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
     )
@@ -293,37 +266,16 @@ the query disagree), `format_invalid`, `<field>_unknown`; `invalid_body`", body 
 pub async fn bulk_validate(
     caller: Caller,
     State(state): State<AppState>,
+    request: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     body: BulkBody,
 ) -> ApiResult<Response> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let mut params = QueryParams::new(&pairs);
     let workbook = params.choice("format", false, &[("json", false), ("xlsx", true)]);
-    let query_mode = query_mode(&mut params);
-    params.finish()?;
-    let read = body.read()?;
-    let mode = mode(read.mode, query_mode)?;
-    let report = bulk::validate_file(&state.core, &caller.actor, read.upload, mode).await?;
+    let report = validate(&state, &caller, params, &body).await?;
     if workbook {
-        let marks: Vec<RowMarks> = report
-            .rows
-            .iter()
-            .filter_map(|row| row.outcome.as_ref().err().map(|errors| (row.row, errors)))
-            .map(|(row, errors)| RowMarks {
-                row,
-                errors: errors.iter().map(|e| (e.message.clone(), e.at.as_ref().map(|at| at.col))).collect(),
-            })
-            .collect();
-        let bytes = tokio::task::spawn_blocking(move || import::error_workbook(&report.sheet, &marks))
-            .await
-            .map_err(|e| ApiError::Internal(e.into()))?
-            .map_err(|e| ApiError::Internal(e.into()))?;
-        let disposition = format!("attachment; filename=\"{}\"", import::ERRORS_FILENAME);
-        return Ok((
-            [(header::CONTENT_TYPE, import::XLSX_CONTENT_TYPE.to_owned()), (header::CONTENT_DISPOSITION, disposition)],
-            bytes,
-        )
-            .into_response());
+        return annotated(&request, report).await;
     }
     let rows: Vec<ValidatedRow> = report
         .rows
@@ -356,6 +308,78 @@ pub async fn bulk_validate(
         rows,
     })
     .into_response())
+}
+
+/// The refusals of both bulk-validate operations.
+const VALIDATE_REFUSALS: &str = "`bad_file`: no file, invalid base64, not an .xlsx or CSV file, over 5 MiB, a \
+workbook over its bounds (zip entries, unpacked size, compression ratio, declared sheet range), no header row, a \
+column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing is read or written), \
+`file_b64_invalid` / `csv_text_invalid` (not a string), `mode_invalid` (not `create` or `upsert`, or the body and \
+the query disagree), `<field>_unknown`; `invalid_body`";
+
+/// Checks a spreadsheet of listings as `bulk-validate` does and answers the uploaded sheet
+/// back as a workbook: an `errors` column beside each row, each faulty cell filled and
+/// given a note with its reasons. Nothing is written.
+#[utoipa::path(
+    post,
+    path = "/v1/listings/bulk-validate/workbook",
+    tag = "Listings",
+    security(("bearer" = [])),
+    params(
+        ("mode" = Option<BulkMode>, Query, description = "`create` (default) or `upsert` (as the body's `mode`)"),
+    ),
+    request_body(content((Upload = "application/json"), (BulkForm = "multipart/form-data"))),
+    responses(
+        (status = 200, description = "The annotated workbook (attachment `rehome-bulk-errors.xlsx`); a file without \
+faults comes back with an empty `errors` column",
+         content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = XlsxFile),
+        (status = 400, description = VALIDATE_REFUSALS, body = ErrorBody),
+        (status = 413, description = "`payload_too_large`", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
+    )
+)]
+pub async fn bulk_validate_workbook(
+    caller: Caller,
+    State(state): State<AppState>,
+    request: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    body: BulkBody,
+) -> ApiResult<Response> {
+    let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
+    let report = validate(&state, &caller, QueryParams::new(&pairs), &body).await?;
+    annotated(&request, report).await
+}
+
+/// Reads the `mode` query parameter (refusing any other) and the body, and validates the file.
+async fn validate(
+    state: &AppState,
+    caller: &Caller,
+    mut params: QueryParams<'_>,
+    body: &BulkBody,
+) -> ApiResult<bulk::BulkReport<bulk::Action>> {
+    let query_mode = query_mode(&mut params);
+    params.finish()?;
+    let read = body.read()?;
+    let mode = mode(read.mode, query_mode)?;
+    Ok(bulk::validate_file(&state.core, &caller.actor, read.upload, mode).await?)
+}
+
+/// The error workbook of a validation, as a file answer.
+async fn annotated(request: &HeaderMap, report: bulk::BulkReport<bulk::Action>) -> ApiResult<Response> {
+    let marks: Vec<RowMarks> = report
+        .rows
+        .iter()
+        .filter_map(|row| row.outcome.as_ref().err().map(|errors| (row.row, errors)))
+        .map(|(row, errors)| RowMarks {
+            row,
+            errors: errors.iter().map(|e| (e.message.clone(), e.at.as_ref().map(|at| at.col))).collect(),
+        })
+        .collect();
+    let bytes = tokio::task::spawn_blocking(move || import::error_workbook(&report.sheet, &marks))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(files::attachment(request, import::XLSX_CONTENT_TYPE, import::ERRORS_FILENAME, bytes))
 }
 
 /// A bulk file as a form (`multipart/form-data`): what `curl -F file=@listings.xlsx` sends.
@@ -423,7 +447,7 @@ fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
     tag = "Listings",
     security(("bearer" = [])),
     params(
-        ("mode" = Option<ModeParam>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
+        ("mode" = Option<BulkMode>, Query, description = "`create` (default) or `upsert` (as the body's `mode`): in `upsert` mode a row whose `sku` matches one of the brand's listings updates it"),
     ),
     request_body(content((Upload = "application/json"), (BulkForm = "multipart/form-data"))),
     responses(

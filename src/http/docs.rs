@@ -3,6 +3,7 @@
 //! and loads nothing from another origin.
 
 mod answers;
+pub mod enums;
 mod finish;
 mod webhooks;
 
@@ -439,6 +440,96 @@ mod tests {
         );
         let csv = answer("/v1/remittances/{id}/statement.csv", "text/csv");
         assert_eq!(csv, serde_json::json!({"type": "string", "contentMediaType": "text/csv"}));
+        // Binary answers also as octet streams (the same schema); text answers only as text.
+        assert_eq!(answer("/v1/remittances/{id}/statement.pdf", "application/octet-stream"), pdf);
+        assert_eq!(
+            answer("/v1/listings/bulk-template", "application/octet-stream")["$ref"],
+            "#/components/schemas/XlsxFile"
+        );
+        assert!(answer("/v1/remittances/{id}/statement.csv", "application/octet-stream").is_null());
+    }
+
+    #[test]
+    fn one_component_per_enumerated_concept() {
+        let doc = doc();
+        let schema = |name: &str, field: &str| {
+            let schema = &doc["components"]["schemas"][name];
+            let own = &schema["properties"][field];
+            let property = if own.is_null() { &schema["allOf"][1]["properties"][field] } else { own };
+            let reference = property["$ref"].as_str().or_else(|| property["anyOf"][0]["$ref"].as_str());
+            reference.or_else(|| property["items"]["$ref"].as_str()).map(str::to_owned)
+        };
+        let at = |name: &str| Some(format!("#/components/schemas/{name}"));
+        for (body, answer, field, concept) in [
+            ("ListingBody", "ListingDetail", "condition", "Condition"),
+            ("ListingPatch", "ListingDetail", "condition", "Condition"),
+            ("ListingBody", "ListingSummary", "channel", "Channel"),
+            ("MemberInviteInput", "Member", "role", "Role"),
+            ("MemberRoleInput", "Member", "role", "Role"),
+            ("WebhookInput", "WebhookSettings", "event_types", "SubscribableEventType"),
+        ] {
+            assert_eq!(schema(body, field), at(concept), "{body}.{field}");
+            assert_eq!(schema(answer, field), at(concept), "{answer}.{field}");
+        }
+        assert_eq!(schema("ListingSummary", "status"), at("ListingStatus"));
+        assert_eq!(schema("ListingBody", "status"), at("EditableStatus"));
+        assert_eq!(schema("Delivery", "type"), at("EventType"));
+        assert_eq!(schema("Delivery", "status"), at("DeliveryStatus"));
+        let parameter = |path: &str, method: &str, name: &str| {
+            doc["paths"][path][method]["parameters"]
+                .as_array()
+                .and_then(|all| all.iter().find(|p| p["name"] == name))
+                .and_then(|p| p["schema"]["$ref"].as_str().map(str::to_owned))
+        };
+        assert_eq!(parameter("/v1/listings", "get", "channel"), at("Channel"));
+        assert_eq!(parameter("/v1/listings/bulk-commit", "post", "mode"), at("BulkMode"));
+        // No inline enum anywhere repeats a shared one's values.
+        let shared: Vec<Vec<&str>> = enums::shared()
+            .into_iter()
+            .map(|(_, mut values)| {
+                values.sort_unstable();
+                values
+            })
+            .collect();
+        let mut found = Vec::new();
+        schemas(&doc["paths"], "paths", &mut found);
+        for (name, component) in doc["components"]["schemas"].as_object().into_iter().flatten() {
+            if !enums::shared().iter().any(|(shared, _)| shared == name) {
+                schemas(component, name, &mut found);
+            }
+        }
+        for (at, schema) in &found {
+            let Some(values) = schema["enum"].as_array() else { continue };
+            let mut values: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+            values.sort_unstable();
+            assert!(!shared.contains(&values), "{at}: an inline copy of a shared enum: {schema}");
+        }
+        // A list's meta says which it is.
+        let meta = &doc["components"]["schemas"]["ListMeta"];
+        assert_eq!(meta["discriminator"]["propertyName"], "paging");
+        assert_eq!(meta["discriminator"]["mapping"]["cursor"], "#/components/schemas/SyncMeta");
+        assert!(doc["components"]["schemas"]["SyncMeta"]["required"].as_array().unwrap().contains(&"paging".into()));
+    }
+
+    #[test]
+    fn each_answer_has_one_schema() {
+        let doc = doc();
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                for (status, response) in operation["responses"].as_object().into_iter().flatten() {
+                    let schemas: std::collections::BTreeSet<String> = response["content"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(_, body)| body["schema"].to_string())
+                        .collect();
+                    assert!(schemas.len() <= 1, "{method} {path} {status} answers {schemas:?}");
+                }
+            }
+        }
+        let workbook = &doc["paths"]["/v1/listings/bulk-validate/workbook"]["post"]["responses"]["200"]["content"];
+        let xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+        assert_eq!(workbook[xlsx]["schema"]["$ref"], "#/components/schemas/XlsxFile");
     }
 
     #[test]
@@ -488,7 +579,7 @@ mod tests {
         assert_eq!(input("WebhookInput", "url"), "string");
         assert_eq!(input("BrandProfileInput", "display_name"), "string");
         let channel = &doc["components"]["schemas"]["ListingBody"]["properties"]["channel"];
-        assert_eq!(channel["anyOf"][0]["$ref"], "#/components/schemas/ListingChannel");
+        assert_eq!(channel["anyOf"][0]["$ref"], "#/components/schemas/Channel");
         assert_eq!(channel["anyOf"][1], serde_json::json!({"type": "null"}));
         for (method, path, operation) in operations(&doc) {
             for parameter in operation["parameters"].as_array().into_iter().flatten() {

@@ -6,6 +6,7 @@ pub mod bulk;
 pub mod collections;
 pub mod credits;
 pub mod docs;
+pub mod files;
 mod health;
 pub mod idempotency;
 pub mod json;

@@ -107,6 +107,7 @@ pub struct Order {
     /// Slug of the brand that sold.
     pub brand_id: String,
     /// `clearance` or `exchange`.
+    #[schema(value_type = crate::http::docs::enums::Channel)]
     pub channel: &'static str,
     pub quantity: i64,
     /// The listing's sale price (else regular price) at the time of sale.

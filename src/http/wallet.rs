@@ -4,8 +4,8 @@
 use crate::http::routing::get;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -15,7 +15,8 @@ use crate::domain::redemption::CURRENCY;
 use crate::domain::statement::{Entry, Remittance, Totals};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
-use crate::http::listings::PageMeta;
+use crate::http::files;
+use crate::http::listings::{NumberedPaging, PageMeta};
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
@@ -195,6 +196,7 @@ pub async fn list_remittances(
     params.finish()?;
     let (data, total) = wallet::remittances(&state.core, &caller.actor, page.limit(), page.offset()).await?;
     let meta = PageMeta {
+        paging: NumberedPaging::Page,
         page: page.page,
         per_page: page.per_page,
         total,
@@ -253,9 +255,10 @@ pub async fn get_remittance(
 pub async fn statement_csv(
     caller: Caller,
     State(state): State<AppState>,
+    request: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    download(&state, &caller, id, Format::Csv).await
+    download(&state, &caller, &request, id, Format::Csv).await
 }
 
 /// The statement as a PDF: the number, the billing entity, every line and the totals.
@@ -266,22 +269,24 @@ pub async fn statement_csv(
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Statement id")),
     responses(
-        (status = 200, description = "The statement", content_type = "application/pdf", body = Vec<u8>),
+        (status = 200, description = "The statement (attachment `remittance-<brand>-<number>.pdf`)", content_type = "application/pdf", body = Vec<u8>),
         (status = 404, description = "`remittance_not_found`", body = ErrorBody),
     )
 )]
 pub async fn statement_pdf(
     caller: Caller,
     State(state): State<AppState>,
+    request: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Response> {
-    download(&state, &caller, id, Format::Pdf).await
+    download(&state, &caller, &request, id, Format::Pdf).await
 }
 
 /// The statement as a file, its lines read and written one by one (404 as [`find`]).
 async fn download(
     state: &AppState,
     caller: &Caller,
+    request: &HeaderMap,
     id: Result<Path<String>, PathRejection>,
     format: Format,
 ) -> ApiResult<Response> {
@@ -295,7 +300,5 @@ async fn download(
     };
     let doc =
         found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))?;
-    let disposition = format!("attachment; filename=\"{}\"", doc.file_name);
-    Ok(([(header::CONTENT_TYPE, doc.content_type), (header::CONTENT_DISPOSITION, disposition.as_str())], doc.bytes)
-        .into_response())
+    Ok(files::attachment(request, doc.content_type, &doc.file_name, doc.bytes))
 }

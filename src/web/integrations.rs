@@ -20,6 +20,7 @@ use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
+use crate::domain::event::{EventType, DEFAULT_SUBSCRIPTION, SUBSCRIBABLE};
 use crate::domain::key_request::{
     key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
 };
@@ -73,10 +74,31 @@ pub struct IntegrationsPage {
     pub new_key: Option<(String, String)>,
     pub webhook_url: String,
     pub webhook_enabled: bool,
+    /// The event types the endpoint may receive, in words, each ticked or not.
+    pub event_choices: Vec<EventChoice>,
     /// A signing secret just created or rotated, shown this once.
     pub signing_secret: Option<String>,
     pub notice: Option<String>,
     pub errors: FieldErrors,
+}
+
+/// One event type an endpoint may ask for, as the webhook form's checkbox shows it.
+pub struct EventChoice {
+    /// The type's name (the checkbox's value).
+    pub value: &'static str,
+    /// What it means, in words.
+    pub words: &'static str,
+    pub ticked: bool,
+}
+
+impl EventChoice {
+    /// Every type an endpoint may ask for, ticked if `ticked` names it.
+    fn all(ticked: &[String]) -> Vec<Self> {
+        SUBSCRIBABLE
+            .iter()
+            .map(|value| Self { value, words: EventType::words_of(value), ticked: ticked.iter().any(|t| t == value) })
+            .collect()
+    }
 }
 
 /// A member who may own a key, as the form's choice shows them.
@@ -136,8 +158,8 @@ struct Shown {
     signing_secret: Option<String>,
     notice: Option<String>,
     errors: FieldErrors,
-    /// The URL and enabled flag as posted (a refused form keeps them).
-    posted: Option<(String, bool)>,
+    /// The form as posted (a refused form keeps it).
+    posted: Option<WebhookForm>,
 }
 
 /// `never`, or the time.
@@ -177,15 +199,28 @@ async fn integrations(
         })
         .collect();
     let endpoint = webhooks::endpoint(&state.core, &actor).await?;
-    let (stored_url, stored_enabled) = endpoint.as_ref().map_or((String::new(), true), |e| (e.url.clone(), e.enabled));
-    let (webhook_url, webhook_enabled) = shown.posted.unwrap_or((stored_url, stored_enabled));
+    let stored = || match &endpoint {
+        Some(e) => WebhookForm {
+            url: e.url.clone(),
+            enabled: true,
+            event_types: e.event_types().into_iter().map(str::to_owned).collect(),
+        }
+        .with_enabled(e.enabled),
+        None => WebhookForm {
+            url: String::new(),
+            enabled: true,
+            event_types: DEFAULT_SUBSCRIPTION.iter().map(|t| t.as_str().to_owned()).collect(),
+        },
+    };
+    let form = shown.posted.unwrap_or_else(stored);
     let page = IntegrationsPage {
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         keys,
         new_key: shown.new_key,
-        webhook_url,
-        webhook_enabled,
+        webhook_url: form.url,
+        webhook_enabled: form.enabled,
+        event_choices: EventChoice::all(&form.event_types),
         signing_secret: shown.signing_secret,
         notice: shown.notice,
         errors: shown.errors,
@@ -518,19 +553,40 @@ async fn roll_key(
 #[derive(Debug, Deserialize)]
 pub struct Empty {}
 
-#[derive(Debug, Deserialize)]
+/// The webhook form: the URL, the enabled box and a box per event type.
 struct WebhookForm {
-    #[serde(default)]
     url: String,
-    /// A checkbox: present when ticked.
-    enabled: Option<String>,
+    enabled: bool,
+    event_types: Vec<String>,
 }
 
-async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<WebhookForm>) -> Result<Response, PageError> {
+impl WebhookForm {
+    /// Reads the posted fields (a ticked box is present; each event type is one
+    /// `event_types` field).
+    fn read(pairs: &[(String, String)]) -> Self {
+        fn field<'a>(pairs: &'a [(String, String)], name: &'a str) -> impl Iterator<Item = String> + 'a {
+            pairs.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.clone())
+        }
+        Self {
+            url: field(pairs, "url").next().unwrap_or_default(),
+            enabled: field(pairs, "enabled").next().is_some(),
+            event_types: field(pairs, "event_types").collect(),
+        }
+    }
+
+    fn with_enabled(self, enabled: bool) -> Self {
+        Self { enabled, ..self }
+    }
+}
+
+async fn save_webhook(
+    State(state): State<AppState>,
+    posted: SignedInForm<Vec<(String, String)>>,
+) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let enabled = form.enabled.is_some();
-    let body = object(json!({"url": form.url, "enabled": enabled}));
+    let form = WebhookForm::read(&form);
+    let body = object(json!({"url": form.url, "enabled": form.enabled, "event_types": form.event_types}));
     let configured = match WebhookPatch::parse(&body, state.core.config.webhook_allow_http) {
         Ok(patch) => webhooks::configure(&state.core, &session.actor(), &patch, None).await,
         Err(errors) => Err(ConfigureError::Invalid(errors)),
@@ -543,7 +599,7 @@ async fn save_webhook(State(state): State<AppState>, posted: SignedInForm<Webhoo
         }
         Ok(_) => Ok(Notice::WebhookSaved.redirect(PAGE, state.config.secure_cookies())),
         Err(ConfigureError::Invalid(errors)) => {
-            let shown = Shown { errors: FieldErrors(errors), posted: Some((form.url, enabled)), ..Shown::default() };
+            let shown = Shown { errors: FieldErrors(errors), posted: Some(form), ..Shown::default() };
             integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
         Err(ConfigureError::Store(e)) => Err(e.into()),

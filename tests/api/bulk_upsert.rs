@@ -1,6 +1,7 @@
 //! Bulk import for integrators (decisions 11.3): `mode: upsert` updates the listing a row's
 //! SKU names instead of creating another; row errors say which cell (`column`, `cell`,
-//! `value`); `bulk-validate?format=xlsx` answers the sheet back with the errors on it.
+//! `value`); `bulk-validate/workbook` (and the older `bulk-validate?format=xlsx`) answers the
+//! sheet back with the errors on it.
 
 use std::process::Command;
 
@@ -139,6 +140,48 @@ async fn row_errors_name_the_column_cell_and_value_past_z() {
     app.stop().await;
 }
 
+/// The workbook's two spellings (its own operation, and `?format=xlsx` of bulk-validate as
+/// decisions 11.3 has it) answer the same workbook; a client that asks for
+/// `application/octet-stream` (what generated clients read as a file) gets that type, for
+/// the template too.
+#[tokio::test]
+async fn the_error_workbook_answers_at_both_spellings_and_as_an_octet_stream() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let bytes = xlsx(&[wide_header(), wide_row("", C::S("twelve"))]);
+    let xlsx_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+    for path in ["/v1/listings/bulk-validate/workbook", "/v1/listings/bulk-validate?format=xlsx"] {
+        let response = app.post(path, &partner.key, &file(&bytes)).await;
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], xlsx_type, "{path}");
+        assert!(response.headers()["content-disposition"].to_str().unwrap().contains("rehome-bulk-errors.xlsx"));
+        assert!(response.bytes().await.unwrap().starts_with(b"PK"), "{path}: a zip file");
+    }
+    let generic = app
+        .request(reqwest::Method::POST, "/v1/listings/bulk-validate/workbook", &partner.key)
+        .header("accept", "application/octet-stream")
+        .json(&file(&bytes))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(generic.headers()["content-type"], "application/octet-stream");
+    assert!(generic.bytes().await.unwrap().starts_with(b"PK"));
+    let template = app
+        .request(reqwest::Method::GET, "/v1/listings/bulk-template", &partner.key)
+        .header("accept", "application/octet-stream, */*;q=0.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(template.headers()["content-type"], "application/octet-stream");
+    let browser = app
+        .request(reqwest::Method::GET, "/v1/listings/bulk-template", &partner.key)
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(browser.headers()["content-type"], xlsx_type);
+}
+
 /// Reads the error workbook with openpyxl and prints what a person would look at.
 const READ_WORKBOOK: &str = r#"
 import json, sys
@@ -169,7 +212,7 @@ async fn the_error_workbook_marks_the_faulty_cells() {
     good.push(C::S("keep me"));
     let bad = wide_row("", C::S("twelve"));
     let bytes = xlsx(&[header, good, bad]);
-    let response = app.post("/v1/listings/bulk-validate?format=xlsx", &partner.key, &file(&bytes)).await;
+    let response = app.post("/v1/listings/bulk-validate/workbook", &partner.key, &file(&bytes)).await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
     assert!(response.headers()["content-disposition"].to_str().unwrap().contains("rehome-bulk-errors.xlsx"));

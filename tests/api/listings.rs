@@ -360,7 +360,10 @@ async fn list_answers_summaries_newest_first_with_meta() {
     let second = create_id(&app, &partner.key, json!({"channel": "clearance", "sale_price_gbp": 400})).await;
     let page = list(&app, &partner.key, "").await;
     assert_eq!(ids(&page), [second, first]);
-    assert_eq!(page["meta"], json!({"page": 1, "per_page": 20, "total": 2, "total_pages": 1, "brand_id": "acme"}));
+    assert_eq!(
+        page["meta"],
+        json!({"paging": "page", "page": 1, "per_page": 20, "total": 2, "total_pages": 1, "brand_id": "acme"})
+    );
     let summary = page["data"][0].as_object().unwrap();
     let mut keys: Vec<&str> = summary.keys().map(String::as_str).collect();
     keys.sort_unstable();

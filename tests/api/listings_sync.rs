@@ -67,6 +67,9 @@ async fn a_walk_shows_every_change_in_order_with_trashed_listings() {
     assert!(!ids(&list(&app, &acme.key, "?status=any&per_page=100").await).contains(&gone));
     let numbered = list(&app, &acme.key, "").await;
     assert!(numbered["meta"]["total"].is_number() && numbered["meta"].get("has_more").is_none(), "{numbered}");
+    // Each page's meta says which kind it is (the document's discriminator).
+    assert_eq!(numbered["meta"]["paging"], "page");
+    assert_eq!(list(&app, &acme.key, &since(last)).await["meta"]["paging"], "cursor");
     app.stop().await;
 }
 

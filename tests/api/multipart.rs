@@ -150,7 +150,7 @@ async fn a_bulk_file_sent_as_a_form_is_read_as_its_base64_twin() {
     let workbook = send(
         &app,
         &partner.key,
-        "/v1/listings/bulk-validate?format=xlsx",
+        "/v1/listings/bulk-validate/workbook",
         Form::new().part("file", file_part(sheet(), "l.xlsx", mime)),
     )
     .await;

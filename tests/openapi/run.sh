@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Generated clients that work the first time (issue 32): the OpenAPI document a running
+# Generated clients that work the first time (issues 32, 49): the OpenAPI document a running
 # `rehome serve --demo` publishes is linted by the real tools (Redocly's recommended rules,
 # Spectral's OpenAPI rules with the OWASP API Security ruleset: zero errors, zero
-# warnings), then a TypeScript client (openapi-typescript + openapi-fetch, `tsc --strict`)
-# and a Python client (openapi-python-client) are generated from it and each runs a scripted
-# flow against the server; every JSON answer is validated against the document, and a
-# webhook delivery against its `webhooks` entry (and verified with standardwebhooks).
+# warnings), then a TypeScript client (openapi-typescript's Node API with its documented
+# Blob transform, generate.mjs, + openapi-fetch, `tsc --strict`, no casts) and a Python
+# client (openapi-python-client with no content-type configuration, no warning) are
+# generated from it and each runs a scripted flow against the server: files uploaded by
+# multipart and downloaded as files, every JSON answer validated against the document, and
+# a webhook delivery against its `webhooks` entry (and verified with standardwebhooks).
 #
 #   tests/openapi/run.sh [REHOME_BINARY]   (default $CARGO_TARGET_DIR/debug/rehome)
 #
@@ -64,15 +66,18 @@ echo "-- spectral lint (spectral:oas + OWASP), failing on any warning"
 echo "-- TypeScript client: openapi-typescript, tsc --noEmit --strict, then the flow"
 ts="$work/ts"
 mkdir -p "$ts"
-"$bin_dir/openapi-typescript" "$doc" -o "$ts/schema.d.ts" >/dev/null || fail "openapi-typescript"
-cp "$here/flow.ts" "$ts/flow.ts"
+cp "$here/flow.ts" "$here/generate.mjs" "$ts/"
 ln -s "$here/node_modules" "$ts/node_modules"
 echo '{"type": "module"}' >"$ts/package.json"
+node "$ts/generate.mjs" "$doc" "$ts/schema.d.ts" || fail "openapi-typescript"
+sheet="$work/listings.xlsx"
+python3 "$here/flow.py" --make-sheet "$sheet" || fail "the flows' workbook"
 compile=(--strict --target es2022 --module nodenext --moduleResolution nodenext --skipLibCheck false
   --typeRoots "$here/node_modules/@types" --types node "$ts/flow.ts")
 "$bin_dir/tsc" --noEmit "${compile[@]}" || fail "tsc --noEmit --strict"
 "$bin_dir/tsc" --outDir "$ts/out" "${compile[@]}" || fail "tsc"
-REHOME_BASE="$base" REHOME_KEY="$key" REHOME_OPS_TOKEN="$ops_token" REHOME_RECORD="$work/ts-answers.jsonl" node "$ts/out/flow.js" ||
+REHOME_BASE="$base" REHOME_KEY="$key" REHOME_OPS_TOKEN="$ops_token" REHOME_RECORD="$work/ts-answers.jsonl" \
+  REHOME_SHEET="$sheet" node "$ts/out/flow.js" ||
   fail "TypeScript flow"
 python3 "$here/flow.py" --doc "$doc" --check-record "$work/ts-answers.jsonl" || fail "TypeScript answers"
 
@@ -82,6 +87,7 @@ openapi-python-client generate --path "$doc" --config "$here/python-client.yaml"
 if grep -E '^(WARNING|Unable|Cannot)' "$work/generate.log"; then
   fail "openapi-python-client warned"
 fi
-python3 "$here/flow.py" --doc "$doc" --base "$base" --key "$key" --ops-token "$ops_token" --client "$work/py" ||
+python3 "$here/flow.py" --doc "$doc" --base "$base" --key "$key" --ops-token "$ops_token" --client "$work/py" \
+  --sheet "$sheet" ||
   fail "Python flow"
 echo "-- ok"

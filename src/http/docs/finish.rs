@@ -6,6 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::answers::{OPERATOR_SCHEME, PARTNER_SCHEME};
+use super::enums;
+use crate::http::files::OCTET_STREAM;
 
 /// The rate-limit headers every `/v1` answer carries (decisions 2.3), as components.
 const RATE_LIMIT_HEADERS: [(&str, &str); 3] = [
@@ -23,6 +25,7 @@ pub fn finish(doc: &mut Value) {
     outage_answers(doc);
     rate_limit_headers(doc);
     descriptions(doc);
+    shared_enums(doc);
     nullable_enums(doc);
 }
 
@@ -33,24 +36,33 @@ fn servers(doc: &mut Value) {
 }
 
 /// Answers that are files (a PDF, a workbook, a CSV) are strings of their media type, the
-/// binary ones `format: binary`, so generators hand back bytes rather than a JSON value.
+/// binary ones `format: binary`, so generators hand back bytes rather than a JSON value. A
+/// binary answer is declared as `application/octet-stream` too (the same schema; the server
+/// answers it to an `Accept` that prefers it, `http::files`): generators read bytes for that
+/// type and not for `application/pdf` (openapi-python-client yields a `File` only for it).
 fn file_answers(doc: &mut Value) {
     for_each_operation(doc, |_, _, operation| {
         let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
         for response in responses.values_mut() {
             let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) else { continue };
+            let mut binary = None;
             for (media_type, body) in content.iter_mut() {
-                if body.pointer("/schema/$ref").is_some() {
+                if media_type.contains("json") {
                     continue;
                 }
-                let schema = if media_type.starts_with("text/") {
-                    json!({"type": "string", "contentMediaType": media_type})
-                } else if media_type.contains("json") {
-                    continue;
-                } else {
-                    json!({"type": "string", "format": "binary", "contentMediaType": media_type})
-                };
-                body["schema"] = schema;
+                if body.pointer("/schema/$ref").is_none() {
+                    body["schema"] = if media_type.starts_with("text/") {
+                        json!({"type": "string", "contentMediaType": media_type})
+                    } else {
+                        json!({"type": "string", "format": "binary", "contentMediaType": media_type})
+                    };
+                }
+                if !media_type.starts_with("text/") {
+                    binary.get_or_insert_with(|| body.clone());
+                }
+            }
+            if let Some(body) = binary {
+                content.entry(OCTET_STREAM).or_insert(body);
             }
         }
     });
@@ -155,6 +167,83 @@ fn first_sentence(text: &str) -> String {
         }
     }
     text.trim_end_matches('.').to_owned()
+}
+
+/// Every enum of a concept is its one component ([`enums`]): the shared components are
+/// added; an inline enum anywhere (a body's property, a query parameter) with the same values
+/// as one becomes a `$ref` to it (`anyOf` it or `null` when nullable), keeping its
+/// description; a component that is just those values (as a hoisted `BulkMode` would be) is
+/// replaced by it.
+fn shared_enums(doc: &mut Value) {
+    let shared = enums::shared();
+    let named = |values: &[Value]| -> Option<&'static str> {
+        let mut values: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        values.sort_unstable();
+        shared.iter().find_map(|(name, wanted)| {
+            let mut wanted = wanted.clone();
+            wanted.sort_unstable();
+            (wanted == values).then_some(*name)
+        })
+    };
+    let schemas = components(doc, "schemas");
+    for (name, schema) in enums::components() {
+        schemas.insert(name.to_owned(), serde_json::to_value(schema).unwrap_or_default());
+    }
+    let mut aliases = Vec::new();
+    schemas.retain(|name, schema| {
+        let alias = (schema.get("type") == Some(&json!("string")))
+            .then(|| schema.get("enum").and_then(Value::as_array).and_then(|values| named(values)))
+            .flatten()
+            .filter(|shared| shared != name);
+        if let Some(shared) = alias {
+            aliases.push((format!("#/components/schemas/{name}"), format!("#/components/schemas/{shared}")));
+        }
+        alias.is_none()
+    });
+    let skip: Vec<&str> = shared.iter().map(|(name, _)| *name).collect();
+    for (name, schema) in components(doc, "schemas").iter_mut() {
+        if !skip.contains(&name.as_str()) {
+            point_at_shared(schema, &named, &aliases);
+        }
+    }
+    if let Some(paths) = doc.get_mut("paths") {
+        point_at_shared(paths, &named, &aliases);
+    }
+}
+
+/// [`shared_enums`]'s walk over one part of the document.
+fn point_at_shared(value: &mut Value, named: &dyn Fn(&[Value]) -> Option<&'static str>, aliases: &[(String, String)]) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get_mut("$ref") {
+                if let Some((_, to)) = aliases.iter().find(|(from, _)| from == reference) {
+                    *reference = to.clone();
+                }
+            }
+            let string_type = |t: &Value| t == "string" || t.as_array().is_some_and(|a| a.contains(&json!("string")));
+            let found = map.get("enum").and_then(Value::as_array).filter(|_| map.get("type").is_some_and(string_type));
+            if let Some(name) = found.and_then(|values| named(values)) {
+                let nullable = map.get("enum").and_then(Value::as_array).is_some_and(|v| v.contains(&Value::Null));
+                let reference = json!({"$ref": format!("#/components/schemas/{name}")});
+                let mut replaced = Map::new();
+                if let Some(description) = map.get("description") {
+                    replaced.insert("description".to_owned(), description.clone());
+                }
+                if nullable {
+                    replaced.insert("anyOf".to_owned(), json!([reference, {"type": "null"}]));
+                } else {
+                    replaced.insert("$ref".to_owned(), reference["$ref"].clone());
+                }
+                *map = replaced;
+                return;
+            }
+            for child in map.values_mut() {
+                point_at_shared(child, named, aliases);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| point_at_shared(item, named, aliases)),
+        _ => {}
+    }
 }
 
 /// A property `{"type": ["string", "null"], "enum": [..., null]}` makes generators emit one

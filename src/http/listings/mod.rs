@@ -39,7 +39,6 @@ pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
         SyncMeta,
         ListMeta,
         StatusFilter,
-        ChannelFilter,
         Seller,
         ImageImport,
         Measurement,
@@ -69,14 +68,6 @@ pub enum StatusFilter {
     Any,
 }
 
-/// The `channel` filter of a list (documentation of the query parameter).
-#[derive(Debug, Clone, Copy, ToSchema)]
-#[schema(rename_all = "lowercase")]
-pub enum ChannelFilter {
-    Clearance,
-    Exchange,
-}
-
 /// A page of listings: numbered, newest first; or a sync page (`updated_since`/`cursor`) in
 /// (`updated_at`, `id`) order.
 #[derive(Debug, Serialize, ToSchema)]
@@ -85,16 +76,59 @@ pub struct ListingPage {
     pub meta: ListMeta,
 }
 
-/// `PageMeta` for numbered pages, `SyncMeta` for sync pages.
-#[derive(Debug, Serialize, ToSchema)]
+/// `PageMeta` for numbered pages, `SyncMeta` for sync pages, told apart by `paging`.
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum ListMeta {
     Numbered(PageMeta),
     Sync(SyncMeta),
 }
 
+impl utoipa::PartialSchema for ListMeta {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{Discriminator, OneOfBuilder, Ref};
+        let at = |name: &str| format!("#/components/schemas/{name}");
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("PageMeta"))
+            .item(Ref::from_schema_name("SyncMeta"))
+            .discriminator(Some(Discriminator::with_mapping(
+                "paging",
+                [("page", at("PageMeta")), ("cursor", at("SyncMeta"))],
+            )))
+            .description(Some(
+                "`PageMeta` (`paging: \"page\"`) for numbered pages, `SyncMeta` (`paging: \"cursor\"`) for sync pages.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for ListMeta {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>) {
+        schemas.push(("PageMeta".to_owned(), <PageMeta as utoipa::PartialSchema>::schema()));
+        schemas.push(("SyncMeta".to_owned(), <SyncMeta as utoipa::PartialSchema>::schema()));
+    }
+}
+
+/// `page`: the answer is one of numbered pages (`page`, `total_pages`).
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NumberedPaging {
+    #[default]
+    Page,
+}
+
+/// `cursor`: the answer is a step of a sync walk (`has_more`, `next_cursor`).
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CursorPaging {
+    #[default]
+    Cursor,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PageMeta {
+    /// Always `page` (numbered pages; a sync page's meta says `cursor`).
+    pub paging: NumberedPaging,
     pub page: u32,
     pub per_page: u32,
     /// Listings matching the filters, on all pages.
@@ -107,6 +141,8 @@ pub struct PageMeta {
 /// Where a sync walk stands.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SyncMeta {
+    /// Always `cursor` (a sync walk; a numbered page's meta says `page`).
+    pub paging: CursorPaging,
     pub per_page: u32,
     /// More changed listings follow this page: ask for them with `cursor=<next_cursor>`.
     pub has_more: bool,
@@ -227,7 +263,7 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
         ("page" = Option<u32>, Query, minimum = 1, description = "1-indexed page; default 1. Not with `updated_since` or `cursor`"),
         ("per_page" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100; default 20"),
         ("status" = Option<StatusFilter>, Query, description = "`active`, `draft` or `any` (includes `closed`); default `active`, or `any` in a sync walk"),
-        ("channel" = Option<ChannelFilter>, Query, description = "`clearance` or `exchange`; omit for both"),
+        ("channel" = Option<crate::http::docs::enums::Channel>, Query, description = "`clearance` or `exchange`; omit for both"),
         ("sku" = Option<String>, Query, min_length = 1, max_length = 100, description = "Only the listing(s) with exactly this SKU (1 to 100 characters)"),
         ("q" = Option<String>, Query, min_length = 1, max_length = 200, description = "Words (up to 10, 200 characters in all), each of which must appear in the title or the SKU, whatever the case; `%` and `_` match themselves"),
         ("updated_since" = Option<String>, Query, format = DateTime, max_length = 64, description = "RFC 3339 instant: a sync walk over every listing changed at or after it, trashed ones included (with `deleted_at`), in (`updated_at`, `id`) order, paged by `cursor`"),
@@ -253,6 +289,7 @@ pub async fn list_listings(
             ListingPage {
                 data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
                 meta: ListMeta::Numbered(PageMeta {
+                    paging: NumberedPaging::Page,
                     page: page.page,
                     per_page: page.per_page,
                     total: found.total,
@@ -271,7 +308,13 @@ pub async fn list_listings(
             };
             ListingPage {
                 data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
-                meta: ListMeta::Sync(SyncMeta { per_page, has_more: found.has_more, next_cursor, brand_id }),
+                meta: ListMeta::Sync(SyncMeta {
+                    paging: CursorPaging::Cursor,
+                    per_page,
+                    has_more: found.has_more,
+                    next_cursor,
+                    brand_id,
+                }),
             }
         }
     };

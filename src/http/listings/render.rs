@@ -22,7 +22,7 @@ pub struct ListingSummary {
     #[schema(value_type = String, example = "GBP")]
     pub currency: &'static str,
     /// `active`, `draft` or `closed`.
-    #[schema(value_type = String, example = "active")]
+    #[schema(value_type = crate::http::docs::enums::ListingStatus)]
     pub status: &'static str,
     /// The cover image (the first ready image); empty while there is none.
     pub image_url: String,
@@ -44,7 +44,7 @@ pub struct ListingSummary {
     pub view_count: i64,
     pub category: String,
     /// `clearance` or `exchange`.
-    #[schema(value_type = String, example = "exchange")]
+    #[schema(value_type = crate::http::docs::enums::Channel)]
     pub channel: &'static str,
     /// Partner payout per single sale after commission, VAT and delivery contribution, GBP.
     pub payout: f64,
@@ -98,7 +98,7 @@ pub struct ListingDetail {
     pub fabric: String,
     pub age_years: String,
     /// `like-new`, `excellent`, `gently-used` or `fair`.
-    #[schema(value_type = String, example = "excellent")]
+    #[schema(value_type = crate::http::docs::enums::Condition)]
     pub condition: &'static str,
     /// `YYYY-MM-DD`, or empty when unset.
     #[schema(schema_with = date_or_empty)]

@@ -48,7 +48,7 @@ pub struct Member {
     #[schema(example = "Sam Stock")]
     pub display_name: String,
     /// `admin` or `member`.
-    #[schema(example = "member")]
+    #[schema(value_type = crate::http::docs::enums::Role)]
     pub role: String,
     /// `invited` (the invitation not yet accepted) or `active`.
     #[schema(example = "active")]

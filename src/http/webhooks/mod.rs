@@ -73,7 +73,7 @@ pub struct WebhookSettings {
     pub secret_rotated_at: Option<DateTime<Utc>>,
     /// The event types the endpoint receives (`ping` always): the spec's two unless
     /// changed; the listing events only when asked for.
-    #[schema(example = json!(["redemption.created", "collection.scheduled"]))]
+    #[schema(value_type = Vec<crate::http::docs::enums::SubscribableEventType>, example = json!(["redemption.created", "collection.scheduled"]))]
     pub event_types: Vec<String>,
     /// In the answer of a rotation only: when the previous secret stops signing (and so
     /// verifying): `secret_rotated_at` plus `expire_previous_in_hours` (at once for 0).
@@ -110,8 +110,9 @@ pub struct Delivery {
     /// The envelope `id`, same on every attempt and replay.
     #[schema(example = "evt_4fQ9xK2mZ7pL1sV8bN3cR6tY")]
     pub event_id: String,
-    /// `redemption.created`, `collection.scheduled` or `ping` (a test event).
+    /// The event's type (`ping` for a test event).
     #[serde(rename = "type")]
+    #[schema(value_type = crate::http::docs::enums::EventType)]
     pub event_type: String,
     pub status: DeliveryStatus,
     /// Attempts made so far.

@@ -54,7 +54,15 @@ async fn an_action_that_fails_inside_shows_the_error_page_and_no_database_text()
     let actions: [(&str, Vec<(&str, &str)>); 9] = [
         (&replay, vec![token]),
         (&make_admin, vec![token]),
-        ("/dashboard/integrations/webhook", vec![token, ("url", "https://hooks.example/other"), ("enabled", "on")]),
+        (
+            "/dashboard/integrations/webhook",
+            vec![
+                token,
+                ("url", "https://hooks.example/other"),
+                ("enabled", "on"),
+                ("event_types", "redemption.created"),
+            ],
+        ),
         (
             "/dashboard/settings/payouts",
             vec![token, ("credit", "on"), ("credit_boost_percent", "150"), ("code_validity_days", "30")],

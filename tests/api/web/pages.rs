@@ -184,6 +184,49 @@ async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
     assert_eq!(refused.await, Some(401), "revoked");
 }
 
+/// The webhook form offers the event types in words, ticked as the endpoint has them (the
+/// spec's two before a first save); ticking the listing events subscribes the endpoint, as
+/// the API's `event_types` does; ticking none is refused with a sentence and keeps the form.
+#[tokio::test]
+async fn the_webhook_form_chooses_the_events_sent() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/integrations").await;
+    let csrf = page.csrf();
+    let ticked = |body: &str, value: &str| {
+        let at = body.find(&format!("value=\"{value}\"")).unwrap_or_else(|| panic!("no box for {value}"));
+        body[at..at + body[at..].find('>').unwrap()].contains("checked")
+    };
+    for (value, words) in [
+        ("redemption.created", "Trade-in sold"),
+        ("collection.scheduled", "Collection scheduled"),
+        ("listing.updated", "Listing updated"),
+    ] {
+        assert!(page.body.contains(words), "{words}");
+        assert_eq!(ticked(&page.body, value), !value.starts_with("listing."), "{value} before a first save");
+    }
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("url", "https://hooks.acme.example/rehome"),
+        ("enabled", "on"),
+        ("event_types", "redemption.created"),
+        ("event_types", "listing.created"),
+        ("event_types", "listing.updated"),
+    ];
+    ada.post("/dashboard/integrations/webhook", &form).await.assert_redirect("/dashboard/integrations");
+    let settings = json(app.get("/v1/partner/settings/integrations/webhook", &partner.key).await).await;
+    assert_eq!(settings["event_types"], json!(["redemption.created", "listing.created", "listing.updated"]));
+    let page = ada.get("/dashboard/integrations").await.body;
+    assert!(ticked(&page, "listing.updated") && !ticked(&page, "collection.scheduled"), "as saved");
+    // None ticked: refused, the URL kept, nothing changed.
+    let refused = ada.post("/dashboard/integrations/webhook", &form[..3]).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("https://hooks.acme.example/rehome") && refused.body.contains("event-types-error"));
+    let settings = json(app.get("/v1/partner/settings/integrations/webhook", &partner.key).await).await;
+    assert_eq!(settings["event_types"], json!(["redemption.created", "listing.created", "listing.updated"]));
+}
+
 /// The signing secret of the webhook's first save and of "Rotate secret" is shown once on
 /// the page the POST redirects to (post/redirect/get): a reload shows it no more.
 #[tokio::test]
@@ -192,7 +235,13 @@ async fn a_webhook_signing_secret_is_shown_once_after_a_redirect() {
     let (_, email) = admin(&app, "acme").await;
     let mut ada = Browser::signed_in(&app, &email).await;
     let csrf = ada.get("/dashboard/integrations").await.csrf();
-    let hook = [("csrf", csrf.as_str()), ("url", "https://hooks.acme.example/rehome"), ("enabled", "on")];
+    let hook = [
+        ("csrf", csrf.as_str()),
+        ("url", "https://hooks.acme.example/rehome"),
+        ("enabled", "on"),
+        ("event_types", "redemption.created"),
+        ("event_types", "collection.scheduled"),
+    ];
     for (post, fields, notice) in [
         ("/dashboard/integrations/webhook", &hook[..], "Webhook saved."),
         ("/dashboard/integrations/webhook/rotate", &hook[..1], "Signing secret rotated."),
