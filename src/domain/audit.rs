@@ -58,6 +58,7 @@ pub enum AuditAction {
     DeliveriesReplayed,
     CollectionScheduled,
     RemittanceIssued,
+    CreditCodeRedeemed,
 }
 
 wire_names!(AuditAction {
@@ -91,6 +92,7 @@ wire_names!(AuditAction {
     DeliveriesReplayed => "webhook.deliveries_replayed",
     CollectionScheduled => "collection.scheduled",
     RemittanceIssued => "remittance.issued",
+    CreditCodeRedeemed => "credit_code.redeemed",
 });
 
 impl AuditAction {
@@ -127,6 +129,7 @@ impl AuditAction {
             Self::DeliveriesReplayed => "Deliveries replayed",
             Self::CollectionScheduled => "Collection scheduled",
             Self::RemittanceIssued => "Statement issued",
+            Self::CreditCodeRedeemed => "Credit code spent",
         }
     }
 

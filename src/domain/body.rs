@@ -84,12 +84,28 @@ pub struct Field {
     pub nullable: bool,
     /// What the field means and its reasons, in Markdown.
     pub doc: &'static str,
+    /// The label forms show, when the one made from the name would not do
+    /// (`domain::words::label`).
+    pub label: Option<&'static str>,
+    /// What a valid value is, in words after the label ("must start with https://"), when
+    /// the field's type does not say it all (`domain::words::sentence`).
+    pub rule: Option<&'static str>,
 }
 
 impl Field {
     /// An optional field.
     pub const fn optional(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: false, nullable: !matches!(ty, FieldType::Boolean), doc }
+        Self { name, ty, required: false, nullable: !matches!(ty, FieldType::Boolean), doc, label: None, rule: None }
+    }
+
+    /// The label forms show.
+    pub const fn labelled(self, label: &'static str) -> Self {
+        Self { label: Some(label), ..self }
+    }
+
+    /// What a valid value is, in words after the label.
+    pub const fn rule(self, rule: &'static str) -> Self {
+        Self { rule: Some(rule), ..self }
     }
 
     /// The field refuses `null` (`<field>_invalid`).
@@ -99,7 +115,7 @@ impl Field {
 
     /// A required field.
     pub const fn required(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: true, nullable: false, doc }
+        Self { name, ty, required: true, nullable: false, doc, label: None, rule: None }
     }
 }
 
@@ -138,6 +154,11 @@ impl BodySpec {
             },
             _ => FieldError::of(field, suffix),
         }
+    }
+
+    /// The field of this name.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
     }
 
     /// The field names, in the table's order.

@@ -68,18 +68,22 @@ pub const COLLECTION_BODY: BodySpec = BodySpec {
     name: "CollectionInput",
     doc: "The body of `POST /v1/partner/collections`.",
     fields: &[
-        Field::required("order_id", FieldType::Integer { min: 1, max: i64::MAX }, "A clearance order of the brand."),
+        Field::required("order_id", FieldType::Integer { min: 1, max: i64::MAX }, "A clearance order of the brand.")
+            .labelled("Order"),
         Field::required(
             "scheduled_for",
             FieldType::Date,
             "`YYYY-MM-DD` inside the order's buyer window (`scheduled_for_invalid`).",
-        ),
+        )
+        .labelled("Collection date")
+        .rule("must be a real date inside the buyer's collection window"),
         Field::optional(
             "warehouse_id",
             FieldType::Text { max: WAREHOUSE_ID_MAX },
             "One of the brand's warehouses (`warehouse_id_invalid`); default the listing's\nwarehouse, else the \
              brand's default.",
-        ),
+        )
+        .labelled("Warehouse"),
     ],
     example: r#"{"order_id": 17, "scheduled_for": "2026-11-26"}"#,
 };

@@ -103,7 +103,9 @@ pub const REDEEM_BODY: BodySpec = BodySpec {
             FieldType::Text { max: CODE_INPUT_MAX },
             "The code as the customer gives it: case, spaces, dashes and the `RH` prefix do not\nmatter \
              (`code_required`).",
-        ),
+        )
+        .labelled("Credit code")
+        .rule("must be a credit code as the customer has it, like RH 7Q2M 9XKD 4TPW H8CN"),
         Field::optional(
             "order_reference",
             FieldType::Text { max: ORDER_REFERENCE_MAX },

@@ -28,18 +28,23 @@ pub static KEY_BODY: BodySpec = BodySpec {
             "scopes",
             FieldType::List { item: &FieldType::Choice(&["read", "write"]), min: 1, max: 2 },
             "A non-empty list of `read` and/or `write`; default both (`scopes_invalid`).",
-        ),
+        )
+        .rule("must be read, write or both: tick at least one"),
         Field::optional(
             "user_id",
             FieldType::Integer { min: 1, max: i64::MAX },
             "The member whose key it is: an active member of the caller's brand; default the caller's user \
              (`user_id_invalid`). A `member`'s key is refused by the API (403 `forbidden`).",
-        ),
+        )
+        .labelled("Belongs to")
+        .rule("must be an active member of your team"),
         Field::optional(
             "expires_at",
             FieldType::Timestamp,
             "RFC 3339, in the future: the key stops working then; default never (`expires_at_invalid`).",
-        ),
+        )
+        .labelled("Expires on")
+        .rule("must be a date after today, or empty for a key that does not expire"),
     ],
     example: r#"{"label": "Stock sync", "scopes": ["read", "write"], "expires_at": "2027-06-30T00:00:00Z"}"#,
 };
@@ -56,7 +61,8 @@ pub static ROLL_BODY: BodySpec = BodySpec {
         FieldType::Integer { min: 0, max: MAX_ROLL_HOURS },
         "How long the old key keeps working, 0 to 168 hours; default 24. 0 stops it at once. An old key \
          that expires sooner keeps its earlier expiry (`expires_in_hours_invalid`).",
-    )],
+    )
+    .labelled("Keep the old key working for (hours)")],
     example: r#"{"expires_in_hours": 24}"#,
 };
 crate::documented_body!(RollRequest, ROLL_BODY);

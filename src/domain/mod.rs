@@ -37,5 +37,6 @@ pub mod user;
 pub mod wallet;
 pub mod webhook;
 pub mod wire;
+pub mod words;
 
 pub use body::FieldError;

@@ -64,20 +64,22 @@ pub const PAYOUT_OPTIONS_BODY: BodySpec = BodySpec {
     doc: "The body of `PATCH /v1/partner/settings/payouts`: only the fields to change. Other\nfields are refused \
           (`<field>_unknown`); a wrong JSON type, `null` or a number out of\nrange is `<field>_invalid`.",
     fields: &[
-        Field::optional("credit_enabled", FieldType::Boolean, "Customers may choose store credit."),
-        Field::optional("cash_enabled", FieldType::Boolean, "Customers may choose cash."),
+        Field::optional("credit_enabled", FieldType::Boolean, "Customers may choose store credit.").labelled("Credit"),
+        Field::optional("cash_enabled", FieldType::Boolean, "Customers may choose cash.").labelled("Cash"),
         Field::optional(
             "credit_boost_percent",
             FieldType::Integer { min: *BOOST_PERCENT.start(), max: *BOOST_PERCENT.end() },
             "Integer 100..200.",
         )
-        .not_null(),
+        .not_null()
+        .labelled("Credit boost (%)"),
         Field::optional(
             "code_validity_days",
             FieldType::Integer { min: *CODE_VALIDITY_DAYS.start(), max: *CODE_VALIDITY_DAYS.end() },
             "Integer 1..1095.",
         )
-        .not_null(),
+        .not_null()
+        .labelled("Code validity (days)"),
     ],
     example: r#"{"credit_boost_percent": 120, "cash_enabled": false}"#,
 };

@@ -41,4 +41,17 @@ pub struct Redemption {
     /// When the sale completed (delivery to the buyer), RFC 3339 UTC.
     #[schema(format = DateTime)]
     pub sale_completed_at: String,
+    /// Whether and how the code was spent (the dashboard's; not on the wire).
+    #[serde(skip)]
+    pub spent: Option<Spent>,
+}
+
+/// A credit code's spending: when, by whom, on which order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spent {
+    /// RFC 3339 UTC.
+    pub at: String,
+    /// As the audit log names them; unknown for codes spent before it was kept.
+    pub by: Option<String>,
+    pub order_reference: Option<String>,
 }

@@ -25,13 +25,15 @@ pub static INVITE_BODY: BodySpec = BodySpec {
             FieldType::Text { max: MAX_EMAIL_LEN },
             "Their email address, trimmed and lower-cased; unique among the live users of every brand \
              (`email_required`, `email_invalid`, `email_too_long`; 409 `email_taken`).",
-        ),
+        )
+        .rule("must be an email address, like name@example.com"),
         Field::required(
             "display_name",
             FieldType::Text { max: MAX_NAME_LEN },
             "The name shown in the dashboard and as a listing's `seller.display_name`, 1 to 120 characters \
              (`display_name_required`, `display_name_invalid`, `display_name_too_long`).",
-        ),
+        )
+        .labelled("Name"),
         Field::optional("role", FieldType::Choice(ROLES), "`admin` or `member` (default) (`role_invalid`)."),
     ],
     example: r#"{"email": "sam@acme.example", "display_name": "Sam Stock", "role": "member"}"#,

@@ -81,7 +81,11 @@ pub static WEBHOOK_BODY: BodySpec = BodySpec {
              password, whose host is not a loopback, private or otherwise non-public address \
              (`url_required`, `url_invalid`, `url_too_long`).",
         )
-        .not_null(),
+        .not_null()
+        .labelled("Endpoint URL")
+        .rule(
+            "must be a web address starting with https:// on a public site, like https://example.com/rehome/webhooks",
+        ),
         Field::optional(
             "enabled",
             FieldType::Boolean,
@@ -96,7 +100,9 @@ pub static WEBHOOK_BODY: BodySpec = BodySpec {
              and `listing.deleted` to follow the brand's listings (`event_types_invalid`). `ping` \
              (a test event) is always sent.",
         )
-        .not_null(),
+        .not_null()
+        .labelled("Events sent to this endpoint")
+        .rule("must name at least one event: tick one or more"),
     ],
     example: r#"{"url": "https://hooks.acme.example/rehome/3f9a1c", "enabled": true, "event_types": ["redemption.created", "collection.scheduled", "listing.updated"]}"#,
 };
@@ -167,7 +173,8 @@ pub static ROTATION_BODY: BodySpec = BodySpec {
          (the previous secret stops verifying at once, and so does any earlier one still in its \
          overlap). Earlier secrets still in their overlap keep signing until each one's own end \
          (at most 5 previous secrets; a sixth ends the oldest) (`expire_previous_in_hours_invalid`).",
-    )],
+    )
+    .labelled("Keep the previous secret working for (hours)")],
     example: r#"{"expire_previous_in_hours": 24}"#,
 };
 crate::documented_body!(SecretRotation, ROTATION_BODY);

@@ -372,7 +372,7 @@ async fn annotated(request: &HeaderMap, report: bulk::BulkReport<bulk::Action>) 
         .filter_map(|row| row.outcome.as_ref().err().map(|errors| (row.row, errors)))
         .map(|(row, errors)| RowMarks {
             row,
-            errors: errors.iter().map(|e| (e.message.clone(), e.at.as_ref().map(|at| at.col))).collect(),
+            errors: errors.iter().map(|e| (e.words.clone(), e.at.as_ref().map(|at| at.col))).collect(),
         })
         .collect();
     let bytes = tokio::task::spawn_blocking(move || import::error_workbook(&report.sheet, &marks))

@@ -153,8 +153,16 @@ fn write_instructions(sheet: &mut Worksheet) -> Result<(), XlsxError> {
             ITEM_TYPES.join(", ")
         ),
         "available_from: a date cell, or text 2026-12-01 or 01/12/2026 (day first, as in the UK).".to_owned(),
-        "Errors name the row as numbered on the Listings sheet and the reason, e.g. row 5: price_gbp_invalid."
-            .to_owned(),
+        format!(
+            "A checked file comes back with each problem beside its row and on its cell, in words, e.g. \
+             row 5: {}",
+            crate::domain::words::sentence(
+                Some(&crate::domain::listing::LISTING_BODY),
+                "price_gbp",
+                "price_gbp_invalid"
+            )
+            .unwrap_or_default()
+        ),
     ];
     sheet.set_column_width(0, 26)?;
     sheet.set_column_width(1, 12)?;

@@ -6,8 +6,10 @@
 
 use sqlx::FromRow;
 
+use super::audit::commit_audited;
 use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{on_pool, Store, StoreError, Ts};
+use crate::domain::audit::AuditEntry;
 use crate::domain::event::Event;
 use crate::domain::payout::{CreditDestination, CustomerChoice};
 
@@ -55,6 +57,8 @@ pub struct RedemptionRecord {
     pub created_at: Ts,
     pub redeemed_at: Option<Ts>,
     pub redeemed_order_reference: Option<String>,
+    /// Who spent the code, as the audit log names them.
+    pub redeemed_by: Option<String>,
 }
 
 /// What recording a redemption did.
@@ -97,7 +101,7 @@ pub struct RedemptionCursor {
 
 const COLUMNS: &str = "r.id, b.slug AS brand_slug, r.customer_id, r.customer_choice, r.credit_destination,
     r.value_pence, r.code_hint, r.code_sealed, r.expires_at, r.original_order_id, r.related_listing_id, r.sale_completed_at,
-    r.created_at, r.redeemed_at, r.redeemed_order_reference";
+    r.created_at, r.redeemed_at, r.redeemed_order_reference, r.redeemed_by";
 
 impl Store {
     /// Records the redemption and its event together, unless the order already has one.
@@ -224,26 +228,32 @@ impl Store {
         })
     }
 
-    /// Spends the brand's unspent, unexpired code at `now`.
+    /// Spends the brand's unspent, unexpired code at `now`, and appends `audit` in the same
+    /// transaction (its actor is kept as who spent it).
     pub async fn redeem_credit_code(
         &self,
         brand_id: i64,
         code_hash: &[u8],
         order_reference: Option<&str>,
         now: Ts,
+        audit: &AuditEntry,
     ) -> Result<CodeSpend, StoreError> {
         let spent: Option<String> = on_pool!(self, write, |pool| {
-            sqlx::query_scalar(
-                "UPDATE redemptions SET redeemed_at = $1, redeemed_order_reference = $2
-                 WHERE brand_id = $3 AND code_hash = $4 AND redeemed_at IS NULL AND expires_at > $1
+            let mut tx = pool.begin().await?;
+            let spent: Option<String> = sqlx::query_scalar(
+                "UPDATE redemptions SET redeemed_at = $1, redeemed_order_reference = $2, redeemed_by = $3
+                 WHERE brand_id = $4 AND code_hash = $5 AND redeemed_at IS NULL AND expires_at > $1
                  RETURNING id",
             )
             .bind(now)
             .bind(order_reference)
+            .bind(&audit.actor.display)
             .bind(brand_id)
             .bind(code_hash)
-            .fetch_optional(pool)
-            .await?
+            .fetch_optional(&mut *tx)
+            .await?;
+            let audit = AuditEntry { target: spent.as_ref().map(|id| format!("redemption:{id}")), ..audit.clone() };
+            commit_audited(tx, spent, &audit).await?
         });
         let record = on_pool!(self, write, |pool| {
             let sql = format!(

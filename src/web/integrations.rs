@@ -22,12 +22,12 @@ use super::once::{self, Made, Shown as Once};
 use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::event::{EventType, DEFAULT_SUBSCRIPTION, SUBSCRIBABLE};
 use crate::domain::key_request::{
-    key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, MAX_LABEL_LEN, MAX_ROLL_HOURS,
+    key_prefix, KeyRequest, RollRequest, DEFAULT_ROLL_HOURS, KEY_BODY, MAX_LABEL_LEN, MAX_ROLL_HOURS, ROLL_BODY,
 };
 use crate::domain::outcome::Outcome;
 use crate::domain::settings::TimeZone;
 use crate::domain::user::MemberStatus;
-use crate::domain::webhook::{SecretRotation, WebhookPatch};
+use crate::domain::webhook::{SecretRotation, WebhookPatch, ROTATION_BODY, WEBHOOK_BODY};
 use crate::state::AppState;
 use crate::store::KeyRecord;
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
@@ -437,7 +437,7 @@ async fn create_key(
     match created {
         Ok(issued) => show_once(&state, &session, Made::KeyCreated, issued.key.label, issued.secret),
         Err(CreateKeyError::Invalid(errors)) => {
-            key_form(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)).await
+            key_form(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors::of(&KEY_BODY, errors)).await
         }
         Err(CreateKeyError::Store(e)) => Err(e.into()),
         Err(e @ CreateKeyError::Random(_)) => Err(PageError::internal(e)),
@@ -536,7 +536,13 @@ async fn roll_key(
     match rolled {
         Ok(issued) => show_once(&state, &session, Made::KeyRolled, issued.key.label, issued.secret),
         Err(RollKeyError::Invalid(errors)) => match active_key(&state, &session, &id.to_string()).await? {
-            Some(key) => Ok(roll_form(&session, &key, StatusCode::UNPROCESSABLE_ENTITY, hours, FieldErrors(errors))),
+            Some(key) => Ok(roll_form(
+                &session,
+                &key,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                hours,
+                FieldErrors::of(&ROLL_BODY, errors),
+            )),
             None => Err(PageError::NotFound),
         },
         Err(RollKeyError::Store(e)) => Err(e.into()),
@@ -599,7 +605,8 @@ async fn save_webhook(
         }
         Ok(_) => Ok(Notice::WebhookSaved.redirect(PAGE, state.config.secure_cookies())),
         Err(ConfigureError::Invalid(errors)) => {
-            let shown = Shown { errors: FieldErrors(errors), posted: Some(form), ..Shown::default() };
+            let shown =
+                Shown { errors: FieldErrors::of(&WEBHOOK_BODY, errors), posted: Some(form), ..Shown::default() };
             integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
         Err(ConfigureError::Store(e)) => Err(e.into()),
@@ -637,7 +644,9 @@ async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty
         Err(RotateError::NotConfigured) => {
             Shown { notice: Some("Set an endpoint URL first.".to_owned()), ..Shown::default() }
         }
-        Err(RotateError::Invalid(errors)) => Shown { errors: FieldErrors(errors), ..Shown::default() },
+        Err(RotateError::Invalid(errors)) => {
+            Shown { errors: FieldErrors::of(&ROTATION_BODY, errors), ..Shown::default() }
+        }
         Err(RotateError::Store(e)) => return Err(e.into()),
         Err(e @ RotateError::Randomness(_)) => return Err(PageError::internal(e)),
     };

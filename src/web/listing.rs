@@ -171,7 +171,7 @@ async fn form_answer(
     values: Values,
     errors: FieldErrors,
 ) -> Result<Response, PageError> {
-    let status = if errors.0.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
     Ok(render(status, &form_page(state, session, id, values, errors).await?))
 }
 
@@ -201,7 +201,7 @@ impl ListingFormPage {
             TEXT_FIELDS.contains(&field)
                 || ["faults", "exposed_to", "measurements", "photo", "listing"].contains(&field)
         };
-        self.errors.0.iter().filter(|e| !shown(&e.field)).map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
+        self.errors.others(shown)
     }
 
     /// The error summary: each reason linking to its field (a group to its first box; a
@@ -487,7 +487,7 @@ async fn create(
     match listings::create(&state.core, &actor, &input).await {
         Ok(saved) => Ok(Redirect::to(&format!("/dashboard/listings/{}", saved.record.id)).into_response()),
         Err(CreateListingError::Invalid(errors)) => {
-            form_answer(&state, &session, None, posted.values, FieldErrors(errors)).await
+            form_answer(&state, &session, None, posted.values, FieldErrors::of(&LISTING_BODY, errors)).await
         }
         Err(CreateListingError::Store(e)) => Err(e.into()),
     }
@@ -501,7 +501,7 @@ async fn refused(
     posted: Posted,
     reason: FieldError,
 ) -> Result<Response, PageError> {
-    form_answer(state, session, id, posted.values, FieldErrors(vec![reason])).await
+    form_answer(state, session, id, posted.values, FieldErrors::of(&LISTING_BODY, vec![reason])).await
 }
 
 async fn update(
@@ -517,7 +517,7 @@ async fn update(
     match listings::update(&state.core, &session.actor(), id, &input, None).await {
         Ok(_) => Ok(Notice::ListingSaved.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(UpdateListingError::Invalid(errors)) => {
-            form_answer(&state, &session, Some(id), posted.values, FieldErrors(errors)).await
+            form_answer(&state, &session, Some(id), posted.values, FieldErrors::of(&LISTING_BODY, errors)).await
         }
         Err(UpdateListingError::NotFound) => Err(PageError::NotFound),
         Err(UpdateListingError::Store(e)) => Err(e.into()),

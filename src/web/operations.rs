@@ -16,11 +16,11 @@ use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::pages::{day, page_number, render, when, Chrome, FieldErrors};
-use crate::domain::collection::{CollectionQuery, CollectionRequest};
+use crate::domain::collection::{CollectionQuery, CollectionRequest, COLLECTION_BODY};
 use crate::domain::event::EventType;
 use crate::domain::reader::object;
 use crate::domain::settings::TimeZone;
-use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass};
+use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, BULK_REPLAY_BODY};
 use crate::state::AppState;
 use crate::store::DeliveryRecord;
 use crate::usecases::marketplace::collections::{self, ScheduleError};
@@ -263,7 +263,7 @@ async fn replay(
 /// a failure of the service (logged, the 500 page), never text shown as it is.
 fn refusal_sentence(refused: &ReplayError) -> Result<String, PageError> {
     if let ReplayError::Invalid(errors) = refused {
-        return Ok(FieldErrors(errors.clone()).all());
+        return Ok(FieldErrors::of(&BULK_REPLAY_BODY, errors.clone()).all());
     }
     match refused.outcome() {
         Some(outcome) => Ok(outcome.message().into_owned()),
@@ -529,15 +529,16 @@ async fn collections_view(
         }
     }
     // A date missing, malformed or outside the window is answered with that order's window.
-    let failed = failed.map(|(id, FieldErrors(mut errors), date)| {
-        if let Some(row) = unscheduled.iter().find(|r| r.order_id == id) {
-            for e in errors.iter_mut().filter(|e| e.field == "scheduled_for" && e.code.starts_with("scheduled_for_")) {
-                e.message = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
+    // (A date both missing and malformed says so once: a sentence is said once.)
+    let failed = failed.map(|(id, errors, date)| {
+        let dated = errors.reasons().iter().any(|e| e.code.starts_with("scheduled_for_"));
+        match unscheduled.iter().find(|r| r.order_id == id) {
+            Some(row) if dated => {
+                let sentence = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
+                (id, errors.worded("scheduled_for", sentence), date)
             }
+            _ => (id, errors, date),
         }
-        // A date both missing and malformed says so once.
-        errors.dedup_by(|a, b| a.message == b.message);
-        (id, FieldErrors(errors), date)
     });
     let page = CollectionsPage {
         chrome: Chrome::signed_in(session),
@@ -598,6 +599,6 @@ async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleFo
         },
         Err(errors) => errors,
     };
-    let failed = (order_id, FieldErrors(errors), form.scheduled_for);
+    let failed = (order_id, FieldErrors::of(&COLLECTION_BODY, errors), form.scheduled_for);
     collections_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some(failed)).await
 }

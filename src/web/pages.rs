@@ -5,7 +5,9 @@ use askama::Template;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use crate::domain::body::{BodySpec, FieldError};
 use crate::domain::settings::TimeZone;
+use crate::domain::words;
 use crate::usecases::people::sessions::LiveSession;
 
 tokio::task_local! {
@@ -89,23 +91,78 @@ fn nav(is_admin: bool) -> Vec<NavLink> {
 /// The reasons a use case gave, to show each beside its field (decisions 9.5: the API's
 /// codes).
 #[derive(Debug, Clone, Default)]
-pub struct FieldErrors(pub Vec<crate::domain::FieldError>);
+pub struct FieldErrors {
+    errors: Vec<FieldError>,
+    /// The body table of the form, which names each field's label and rule.
+    spec: Option<&'static BodySpec>,
+    /// Sentences the page words itself (a collection date's window), by field.
+    own: Vec<(String, String)>,
+}
 
 impl FieldErrors {
+    /// The reasons a form's post was refused; `spec` is the table of the body the form
+    /// posts, so each sentence names the field by its label and says its rule in words
+    /// (decisions 15.4).
+    pub fn of(spec: &'static BodySpec, errors: Vec<FieldError>) -> Self {
+        Self { errors, spec: Some(spec), own: Vec::new() }
+    }
+
+    /// Reasons of a form no body table describes (labels made from the field names).
+    pub fn untabled(errors: Vec<FieldError>) -> Self {
+        Self { errors, spec: None, own: Vec::new() }
+    }
+
+    /// The page's own sentence for `field`, instead of the rule's.
+    pub fn worded(mut self, field: &str, sentence: String) -> Self {
+        self.own.push((field.to_owned(), sentence));
+        self
+    }
+
+    /// The reasons, as given.
+    pub fn reasons(&self) -> &[FieldError] {
+        &self.errors
+    }
+
+    /// The sentence a person reads for one reason.
+    pub fn sentence(&self, error: &FieldError) -> String {
+        match self.own.iter().find(|(field, _)| *field == error.field) {
+            Some((_, sentence)) => sentence.clone(),
+            // A refusal of the catalogue pinned to a field says its own sentence.
+            None => words::sentence(self.spec, &error.field, &error.code).unwrap_or_else(|| error.message.clone()),
+        }
+    }
+
+    /// Every sentence, each once, in the order given.
+    fn sentences<'a>(&'a self, errors: impl Iterator<Item = &'a FieldError>) -> Vec<String> {
+        let mut said: Vec<String> = Vec::new();
+        for e in errors {
+            let sentence = self.sentence(e);
+            if !said.contains(&sentence) {
+                said.push(sentence);
+            }
+        }
+        said
+    }
+
     /// The sentences of the reasons given for `field` (never their codes), joined; `None`
     /// when it has none.
     pub fn get(&self, field: &str) -> Option<String> {
-        let messages: Vec<&str> = self.0.iter().filter(|e| e.field == field).map(|e| e.message.as_str()).collect();
-        (!messages.is_empty()).then(|| messages.join(" "))
+        let said = self.sentences(self.errors.iter().filter(|e| e.field == field));
+        (!said.is_empty()).then(|| said.join(" "))
     }
 
     /// Every reason's sentence, for a form whose fields do not each have a place.
     pub fn all(&self) -> String {
-        self.0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join(" ")
+        self.sentences(self.errors.iter()).join(" ")
+    }
+
+    /// The sentences of the reasons whose field `shown` says has no place of its own.
+    pub fn others(&self, shown: impl Fn(&str) -> bool) -> String {
+        self.sentences(self.errors.iter().filter(|e| !shown(&e.field))).join(" ")
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.errors.is_empty()
     }
 
     /// The error summary of a refused form: each reason's sentence (the one shown beside
@@ -113,9 +170,10 @@ impl FieldErrors {
     /// drawn as. In the order given, a sentence said once.
     pub fn summary(&self, id_of: impl Fn(&str) -> String) -> Vec<SummaryLink> {
         let mut links: Vec<SummaryLink> = Vec::new();
-        for e in &self.0 {
-            if !links.iter().any(|l| l.message == e.message) {
-                links.push(SummaryLink { href: format!("#{}", id_of(&e.field)), message: e.message.clone() });
+        for e in &self.errors {
+            let message = self.sentence(e);
+            if !links.iter().any(|l| l.message == message) {
+                links.push(SummaryLink { href: format!("#{}", id_of(&e.field)), message });
             }
         }
         links

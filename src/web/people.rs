@@ -19,7 +19,7 @@ use super::once::{self, Made, Shown as Once};
 use super::pages::{render, when, when_or_never, Chrome, FieldErrors, SummaryLink};
 use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
-use crate::domain::team::{MemberInvite, RoleChange};
+use crate::domain::team::{MemberInvite, RoleChange, INVITE_BODY};
 use crate::domain::user::{MemberStatus, Role};
 use crate::state::AppState;
 use crate::usecases::people::audit;
@@ -231,7 +231,7 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
         Err(e @ InviteError::Random(_)) => return Err(PageError::internal(e)),
         Err(InviteError::EmailTaken) => vec![Outcome::EmailTaken.on("email")],
     };
-    Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors(errors)))
+    Ok(invite_form(&session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors::of(&INVITE_BODY, errors)))
 }
 
 /// The member `user_id` names, among the brand's (for a confirmation page).

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::pages::{page_number, render, utc_midnight_day, when, when_text, Chrome, FieldErrors};
-use crate::domain::credit_code::RedeemRequest;
+use crate::domain::credit_code::{RedeemRequest, REDEEM_BODY};
 use crate::domain::listing::{price, Channel, ListingQuery, ListingStatus};
 use crate::domain::settings::TimeZone;
 use crate::domain::statement::{Entry, Remittance};
@@ -29,6 +29,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/listings", get(listings_page))
         .route("/redemptions", get(redemptions_page))
+        .route("/redemptions/check", post(check_code))
         .route("/redemptions/redeem", post(redeem))
         .route("/wallet", get(wallet_page))
         .route("/wallet/statements/{file}", get(statement_file))
@@ -159,6 +160,20 @@ pub struct RedemptionRow {
     pub code: String,
     pub sold: String,
     pub expires: String,
+    /// For a code: spent (when, by whom) or not; empty for other choices.
+    pub spent: String,
+}
+
+/// A credit code looked up before it is spent (decisions 15.5): what it is worth and where it
+/// stands, and whether it can be spent now.
+pub struct CheckedCode {
+    /// The code as the customer has it.
+    pub code: String,
+    pub value: String,
+    /// Where it stands, in a sentence.
+    pub state: String,
+    pub spendable: bool,
+    pub customer: String,
 }
 
 #[derive(askama::Template)]
@@ -170,6 +185,8 @@ pub struct RedemptionsPage {
     pub rows: Vec<RedemptionRow>,
     pub code: String,
     pub order_reference: String,
+    /// A code just checked: shown with the button that spends it (the confirmation).
+    pub checked: Option<CheckedCode>,
     pub notice: Option<String>,
     /// Why the code was refused, beside its field.
     pub error: Option<String>,
@@ -189,11 +206,32 @@ fn choice_words(choice: &str, destination: Option<&str>) -> String {
     }
 }
 
+#[derive(Default)]
 struct RedeemShown {
     code: String,
     order_reference: String,
+    checked: Option<CheckedCode>,
     error: Option<String>,
     reference_error: Option<String>,
+}
+
+/// Where a code stands, in words, in the brand's time zone.
+fn code_state(redemption: &crate::domain::redemption::Redemption, zone: TimeZone) -> (String, bool) {
+    let expires = redemption.expires_at.as_deref().map(|at| when_text(at, zone)).unwrap_or_default();
+    if let Some(spent) = &redemption.spent {
+        let by = spent.by.as_deref().map(|by| format!(" by {by}")).unwrap_or_default();
+        let order = spent.order_reference.as_deref().map(|o| format!(", on order {o}")).unwrap_or_default();
+        return (format!("Spent {}{by}{order}: it cannot be spent again.", when_text(&spent.at, zone)), false);
+    }
+    let expired = redemption
+        .expires_at
+        .as_deref()
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .is_none_or(|at| at <= chrono::Utc::now());
+    if expired {
+        return (format!("Expired {expires}: it can no longer be spent."), false);
+    }
+    (format!("Not spent yet. It can be spent until {expires}."), true)
 }
 
 async fn redemptions_view(
@@ -217,9 +255,17 @@ async fn redemptions_view(
             customer: r.customer_id,
             choice: choice_words(&r.customer_choice, r.credit_destination.as_deref()),
             value: pounds(r.value_pence),
-            code: r.code.unwrap_or_default(),
+            code: r.code.clone().unwrap_or_default(),
             sold: when_text(&r.sale_completed_at, session.zone()),
             expires: r.expires_at.as_deref().map(|at| when_text(at, session.zone())).unwrap_or_default(),
+            spent: match (&r.code, &r.spent) {
+                (None, _) => String::new(),
+                (Some(_), Some(spent)) => {
+                    let by = spent.by.as_deref().map(|by| format!(" by {by}")).unwrap_or_default();
+                    format!("Spent {}{by}", when_text(&spent.at, session.zone()))
+                }
+                (Some(_), None) => "Not spent".to_owned(),
+            },
         })
         .collect();
     let view = RedemptionsPage {
@@ -229,6 +275,7 @@ async fn redemptions_view(
         rows,
         code: shown.code,
         order_reference: shown.order_reference,
+        checked: shown.checked,
         notice,
         error: shown.error,
         reference_error: shown.reference_error,
@@ -241,8 +288,7 @@ async fn redemptions_page(
     SignedIn(session): SignedIn,
     flash: Flash,
 ) -> Result<Response, PageError> {
-    let shown = RedeemShown { code: String::new(), order_reference: String::new(), error: None, reference_error: None };
-    redemptions_view(&state, &session, StatusCode::OK, flash.said(), shown).await
+    redemptions_view(&state, &session, StatusCode::OK, flash.said(), RedeemShown::default()).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,13 +297,62 @@ struct RedeemForm {
     code: String,
     #[serde(default)]
     order_reference: String,
+    /// `yes` from the confirmation's button; without it nothing is spent.
+    #[serde(default)]
+    confirm: String,
 }
 
-/// Spends a credit code (post/redirect/get with the value spent); a refused code comes back
-/// with the catalogue's sentence beside its field.
+/// Looks a credit code up without spending it: its value, its expiry, and whether (when, by
+/// whom, on which order) it was spent; an unspent one comes with the button that spends it.
+async fn check_code(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
+    let SignedInForm { session, form } = posted;
+    require_admin(&session)?;
+    checked_view(&state, &session, form).await
+}
+
+/// The code looked up, shown as the confirmation of its spending, or its field's refusal.
+async fn checked_view(state: &AppState, session: &LiveSession, form: RedeemForm) -> Result<Response, PageError> {
+    let body = crate::domain::reader::object(serde_json::json!({"code": form.code, "dry_run": true}));
+    let errors = match RedeemRequest::parse(&body) {
+        Err(errors) => errors,
+        Ok(request) => match credits::look_up(&state.core, &session.actor(), &request.code).await {
+            Ok(found) => {
+                let redemption = redemptions::view(&state.core, found.redemption);
+                let (state_words, spendable) = code_state(&redemption, session.zone());
+                let checked = CheckedCode {
+                    code: found.code,
+                    value: format!("£{}", pounds(redemption.value_pence)),
+                    state: state_words,
+                    spendable,
+                    customer: redemption.customer_id,
+                };
+                let shown = RedeemShown {
+                    code: form.code,
+                    order_reference: form.order_reference,
+                    checked: Some(checked),
+                    ..RedeemShown::default()
+                };
+                return redemptions_view(state, session, StatusCode::OK, None, shown).await;
+            }
+            Err(RedeemError::Store(e)) => return Err(e.into()),
+            Err(refused) => match refused.outcome() {
+                Some(outcome) => vec![outcome.on("code")],
+                None => return Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
+            },
+        },
+    };
+    refused_code(state, session, form, errors).await
+}
+
+/// Spends a credit code once its check was confirmed (post/redirect/get with the value
+/// spent); a post without the confirmation shows the check instead. A refused code comes
+/// back with its sentence beside its field.
 async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
+    if form.confirm != "yes" {
+        return checked_view(&state, &session, form).await;
+    }
     let mut body = crate::domain::reader::object(serde_json::json!({"code": form.code}));
     if !form.order_reference.trim().is_empty() {
         body.insert("order_reference".to_owned(), serde_json::Value::String(form.order_reference.clone()));
@@ -277,24 +372,25 @@ async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>)
             },
         },
     };
-    // A page has no `code` key to name: its field is "Credit code".
-    let errors = errors
-        .into_iter()
-        .map(|mut e| {
-            if e.code == "code_required" {
-                e.message = "Type the credit code to redeem it.".to_owned();
-            }
-            e
-        })
-        .collect();
-    let errors = FieldErrors(errors);
+    refused_code(&state, &session, form, errors).await
+}
+
+/// The page with a refused code's (or order reference's) sentence beside its field.
+async fn refused_code(
+    state: &AppState,
+    session: &LiveSession,
+    form: RedeemForm,
+    errors: Vec<FieldError>,
+) -> Result<Response, PageError> {
+    let errors = FieldErrors::of(&REDEEM_BODY, errors);
     let shown = RedeemShown {
         error: errors.get("code"),
         reference_error: errors.get("order_reference"),
         code: form.code,
         order_reference: form.order_reference,
+        checked: None,
     };
-    redemptions_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, shown).await
+    redemptions_view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, shown).await
 }
 
 // ---- Wallet ----

@@ -20,11 +20,12 @@ use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
 use crate::domain::body::{BodySpec, FieldType};
 use crate::domain::outcome::Outcome;
-use crate::domain::payout::PayoutOptionsPatch;
+use crate::domain::payout::{PayoutOptionsPatch, PAYOUT_OPTIONS_BODY};
 use crate::domain::reader::object;
 use crate::domain::settings::{
     BillingEdit, NewWarehouse, ProfileEdit, TimeZone, WarehouseEdit, BILLING_BODY, PROFILE_BODY, WAREHOUSE_BODY,
 };
+use crate::domain::words;
 use crate::state::AppState;
 use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
 use crate::usecases::people::sessions::LiveSession;
@@ -63,7 +64,7 @@ fn form(section: &str, spec: &BodySpec, values: &Map<String, Value>, errors: &Fi
         .map(|f| FormField {
             id: format!("{section}-{}", f.name),
             name: f.name,
-            label: label(f.name),
+            label: words::label(Some(f), f.name),
             kind: match f.ty {
                 FieldType::Lines { .. } => "textarea",
                 FieldType::Boolean => "checkbox",
@@ -81,19 +82,6 @@ fn form(section: &str, spec: &BodySpec, values: &Map<String, Value>, errors: &Fi
 }
 
 /// `company_number` → "Company number", `vat_number` → "VAT number".
-fn label(name: &str) -> String {
-    let words: Vec<String> = name
-        .split('_')
-        .enumerate()
-        .map(|(i, w)| match w {
-            "vat" | "url" => w.to_uppercase(),
-            _ if i == 0 => w[..1].to_uppercase() + &w[1..],
-            _ => w.to_owned(),
-        })
-        .collect();
-    words.join(" ")
-}
-
 /// A form post as the API body: every field of `spec` given, as text (a ticked checkbox is
 /// `true`, an unticked one `false`).
 fn body(spec: &BodySpec, posted: &HashMap<String, String>) -> Map<String, Value> {
@@ -323,7 +311,8 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
         },
         Err(errors) => errors,
     };
-    let refused = Refused { payouts: Some((shown, FieldErrors(errors))), ..Refused::default() };
+    let refused =
+        Refused { payouts: Some((shown, FieldErrors::of(&PAYOUT_OPTIONS_BODY, errors))), ..Refused::default() };
     view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
 }
 
@@ -337,7 +326,7 @@ async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Res
     let outcome =
         settings::update_profile(&state.core, &session.actor(), ProfileEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { brand: Some(refused), ..Refused::default() };
-    section_saved(&state, &session, outcome, body, back, Notice::BrandSaved).await
+    section_saved(&state, &session, outcome, (&PROFILE_BODY, body), back, Notice::BrandSaved).await
 }
 
 async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
@@ -347,7 +336,7 @@ async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Res
     let outcome =
         settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
-    section_saved(&state, &session, outcome, body, back, Notice::BillingSaved).await
+    section_saved(&state, &session, outcome, (&BILLING_BODY, body), back, Notice::BillingSaved).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -369,7 +358,8 @@ async fn save_time_zone(
             Ok(saved(&state, Notice::TimeZoneSaved))
         }
         Err(error) => {
-            let refused = Refused { time_zone: Some((form.time_zone, FieldErrors(vec![error]))), ..Refused::default() };
+            let refused =
+                Refused { time_zone: Some((form.time_zone, FieldErrors::untabled(vec![error]))), ..Refused::default() };
             view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
         }
     }
@@ -387,14 +377,15 @@ async fn section_saved(
     state: &AppState,
     session: &LiveSession,
     outcome: Result<(), PatchError>,
-    body: Map<String, Value>,
+    (spec, body): (&'static BodySpec, Map<String, Value>),
     back: impl FnOnce((Map<String, Value>, FieldErrors)) -> Refused,
     notice: Notice,
 ) -> Result<Response, PageError> {
     match outcome {
         Ok(()) => Ok(saved(state, notice)),
         Err(PatchError::Invalid(errors)) => {
-            view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, back((body, FieldErrors(errors)))).await
+            view(state, session, StatusCode::UNPROCESSABLE_ENTITY, None, back((body, FieldErrors::of(spec, errors))))
+                .await
         }
         // No condition is given from the dashboard.
         Err(PatchError::PreconditionFailed) => Err(PageError::internal("no precondition was given")),
@@ -416,7 +407,8 @@ async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Re
         Ok(_) => Ok(saved(&state, Notice::WarehouseAdded)),
         Err(CreateError::Invalid(errors)) => {
             let values = self::body(&WAREHOUSE_BODY, &form);
-            let refused = Refused { warehouse: Some((values, FieldErrors(errors))), ..Refused::default() };
+            let refused =
+                Refused { warehouse: Some((values, FieldErrors::of(&WAREHOUSE_BODY, errors))), ..Refused::default() };
             view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
         }
         Err(CreateError::Contended) => {
@@ -443,7 +435,10 @@ async fn update_warehouse(
     match warehouses::update(&state.core, &session.actor(), &id, WarehouseEdit::parse(&body)).await {
         Ok(_) => Ok(saved(&state, Notice::WarehouseSaved)),
         Err(UpdateError::Invalid(errors)) => {
-            let refused = Refused { warehouse_edit: Some((id, body, FieldErrors(errors))), ..Refused::default() };
+            let refused = Refused {
+                warehouse_edit: Some((id, body, FieldErrors::of(&WAREHOUSE_BODY, errors))),
+                ..Refused::default()
+            };
             view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, refused).await
         }
         Err(UpdateError::NotFound) => changed(&state, &session, Err(ChangeError::NotFound)).await,

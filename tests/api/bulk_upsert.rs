@@ -233,7 +233,8 @@ async fn the_error_workbook_marks_the_faulty_cells() {
     assert_eq!(cells["AG1"]["value"], "errors");
     assert!(cells.get("AG2").is_none(), "{}", cells["AG2"]);
     // Each reason in words, what to do, not its code.
-    let sentence = |field: &str, code: &str| rehome::domain::FieldError::new(field, code).message;
+    let listing = &rehome::domain::listing::LISTING_BODY;
+    let sentence = |field: &str, code: &str| rehome::domain::words::sentence(Some(listing), field, code).unwrap();
     let (title, price) = (sentence("title", "title_required"), sentence("price_gbp", "price_gbp_invalid"));
     assert_eq!(cells["AG3"]["value"], format!("title: {title}; Price_GBP: {price}"));
     // The faulty cells, filled and annotated; a blank one too (the missing title).

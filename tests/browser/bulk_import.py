@@ -85,7 +85,7 @@ def check(browser, base, key, workdir, shots):
     need(page.get_by_role("heading", name="3 rows: 2 would be created, 1 refused.").count() == 1,
          "the review does not sum the rows up")
     need(page.get_by_role("cell", name="would be created").count() == 2, "the good rows are not 'would be created'")
-    need(page.get_by_text(re.compile(r"B4 price_gbp \(“-5”\): Give `price_gbp` in pounds")).count() == 1,
+    need(page.get_by_text(re.compile(r"B4 price_gbp \(“-5”\): Price \(GBP\) must be an amount in pounds")).count() == 1,
          "the bad cell's sentence is not shown by cell")
     no_codes(page, "the review")
     need(page.get_by_role("button", name=re.compile(r"^Import \d+ rows?$")).count() == 0,

@@ -132,7 +132,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     page.get_by_role("group", name="Faults").get_by_label("None of the above").check()
     page.get_by_label("Photo").set_input_files(photo_path)
     submit(page, watch, page.get_by_role("button", name="Create listing"), 422)
-    need("between £0.01" in page.locator("#price_gbp-error").inner_text(), "a bad price is not explained beside it")
+    need("from £0.01 to £1,000,000.00" in page.locator("#price_gbp-error").inner_text(), "a bad price is not explained beside it")
     page.get_by_label("Price (GBP)", exact=True).fill("640")
     page.get_by_label("Photo").set_input_files(photo_path)
     submit(page, watch, page.get_by_role("button", name="Create listing"))
@@ -174,7 +174,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     need(revoke.count() == 2, f"expected two active keys with Revoke, got {revoke.count()}")
     page.get_by_label("Endpoint URL").fill("https://")
     submit(page, watch, page.get_by_role("button", name="Save", exact=True), 422)
-    need(page.get_by_role("alert").filter(has_text="Check `url`").count() == 1, "a bad webhook URL is not explained")
+    need(page.get_by_role("alert").filter(has_text="Endpoint URL must be a web address starting with https://").count() == 1, "a bad webhook URL is not explained")
     page.get_by_label("Endpoint URL").fill("https://127.0.0.1:9/hooks")
     page.get_by_label("Enabled").check()
     submit(page, watch, page.get_by_role("button", name="Save", exact=True))
@@ -229,7 +229,8 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     page.goto(base + "/dashboard/settings")
     page.get_by_label("Credit boost (%)").fill("250")
     submit(page, watch, page.get_by_role("button", name="Save"), 422)
-    need("`credit_boost_percent`" in page.locator("#boost-error").inner_text(), "the boost error is not beside it")
+    need(page.locator("#boost-error").inner_text() == "Credit boost (%) must be a whole number from 100 to 200.",
+         "the boost error is not beside it in words")
     page.get_by_label("Credit boost (%)").fill("120")
     page.get_by_label("Code validity (days)").fill("90")
     page.get_by_label("Cash", exact=True).uncheck()
@@ -282,9 +283,22 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
     page.goto(base + "/dashboard/redemptions")
     need(page.get_by_text("Credit, as a code").count() == 1, "the credit redemption is not listed")
     page.get_by_label("Credit code").fill("RH-0000-0000-0000-0000")
-    submit(page, watch, page.get_by_role("button", name="Redeem"), 422)
+    submit(page, watch, page.get_by_role("button", name="Check code"), 422)
     need(page.locator("#code-error").inner_text().startswith("No credit code of your brand matches"),
          "a wrong code is not said in words")
+    # A real code: checked first (its value, not spent), then spent on confirmation.
+    code = page.locator("td[data-label='Code']").first.inner_text().strip()
+    page.get_by_label("Credit code").fill(code)
+    submit(page, watch, page.get_by_role("button", name="Check code"), 200)
+    need("Not spent yet" in page.inner_text("main"), "a checked code does not say it is unspent")
+    spend = page.get_by_role("button", name=re.compile(r"^Spend £"))
+    need(spend.count() == 1, "a checked code offers no button to spend it")
+    shot("redemption-check")
+    if spend.count() == 1:
+        submit(page, watch, spend, 200)
+        need(page.get_by_text("Credit code redeemed").count() == 1, "no notice after spending a code")
+        need(page.locator("td[data-label='Spent']").first.inner_text().startswith("Spent "),
+             "the table does not show the code spent")
 
     # Wallet: balances, the statement and its PDF.
     page.goto(base + "/dashboard/wallet")
@@ -306,7 +320,7 @@ def check_admin(page, base, watch, collect_order, window_start, shots):
                 "Bad sofa,-5,fair,3-Seater Sofas,None\n")
     page.get_by_label("File").set_input_files(csv_path)
     submit(page, watch, page.get_by_role("button", name="Upload and review"))
-    need(page.get_by_text("Give `price_gbp` in pounds").count() == 1, "the bad cell's error is not explained")
+    need(page.get_by_text("Price (GBP) must be an amount in pounds").count() == 1, "the bad cell's error is not explained")
     shot("bulk-import")
     page.get_by_role("button", name="Discard this file").click()
     page.wait_for_load_state()

@@ -186,7 +186,7 @@ def admin_states(ids, events):
         ("replay-confirm", visit("/dashboard/deliveries/replay-dead")),
         ("redemptions", visit("/dashboard/redemptions")),
         ("redemptions-error", fill_and_submit("/dashboard/redemptions", [("Credit code", "RH-0000-0000-0000-0000")],
-                                              "Redeem")),
+                                              "Check code")),
         ("collections", visit("/dashboard/collections")),
         ("team", visit("/dashboard/team")),
         ("invite", visit("/dashboard/team/invite")),

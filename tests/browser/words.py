@@ -195,6 +195,39 @@ def check(browser, base, sold, event, shots):
             page.screenshot(path=os.path.join(shots, f"new-listing-errors-{width}.png"), full_page=True)
         page.set_viewport_size({"width": 1280, "height": 900})
 
+    # Refused forms name each field by its label and say the rule in words (decisions
+    # 15.4): the brand profile with a name too long, a bad email and an http logo, the
+    # webhook with an http URL; no backtick, wire name or "API reference" anywhere on them.
+    page.goto(base + "/dashboard/settings")
+    page.locator("#brand-display_name").fill("A" * 81)
+    page.locator("#brand-support_email").fill("not an email")
+    page.locator("#brand-logo_url").fill("http://example.com/logo.png")
+    page.locator("#brand-accent_color").fill("green")
+    page.locator("form[action='/dashboard/settings/brand'] button[type=submit]").click()
+    page.wait_for_load_state()
+    said = page.inner_text("main")
+    for sentence in ("Display name can be at most 80 characters.",
+                     "Support email must be an email address at a public domain",
+                     "Logo URL must be a web address starting with https://",
+                     "Accent colour must be # and six hex digits"):
+        need(sentence in said, f"the refused brand profile does not say: {sentence}")
+    page.goto(base + "/dashboard/integrations")
+    page.get_by_label("Endpoint URL").fill("http://hooks.example.com/rehome")
+    page.locator("form[action='/dashboard/integrations/webhook'] button[type=submit]").click()
+    page.wait_for_load_state()
+    need("Endpoint URL must be a web address starting with https://" in page.inner_text("main"),
+         "a refused webhook URL does not say it must start with https://")
+    page.goto(base + "/dashboard/listings/new")
+    page.get_by_label("Price (GBP)", exact=True).fill("19.999")
+    page.get_by_label("Quantity").fill("2")
+    page.get_by_label("Channel").select_option("exchange")
+    page.get_by_role("button", name=re.compile("^(Create|Save)")).first.click()
+    page.wait_for_load_state()
+    said = page.inner_text("main")
+    need("must be 1 for an exchange listing" in said, "an exchange listing's quantity is not explained")
+    for wrong in ("`", "API reference", "maxLength", "_invalid", "_required"):
+        need(wrong not in said, f"a refused form shows {wrong!r}")
+
     # No wire names on any signed-in page.
     pages = ["/dashboard", "/dashboard/listings", f"/dashboard/listings/{sold}", "/dashboard/listings/new",
              "/dashboard/bulk-import", "/dashboard/settings", "/dashboard/integrations", "/dashboard/deliveries",

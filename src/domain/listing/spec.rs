@@ -13,10 +13,18 @@ use crate::domain::FieldError;
 
 /// One piece of `measurements`.
 pub const MEASUREMENT_FIELDS: &[Field] = &[
-    Field::required("type", FieldType::Text { max: MATCHED_MAX }, "One of the `item_types` of the options endpoint."),
-    Field::required("w_cm", FieldType::Number, "Width in centimetres, above 0 and at most 1000."),
-    Field::required("d_cm", FieldType::Number, "Depth in centimetres, above 0 and at most 1000."),
-    Field::required("h_cm", FieldType::Number, "Height in centimetres, above 0 and at most 1000."),
+    Field::required("type", FieldType::Text { max: MATCHED_MAX }, "One of the `item_types` of the options endpoint.")
+        .labelled("Piece")
+        .rule("must be one of the piece types in the list"),
+    Field::required("w_cm", FieldType::Number, "Width in centimetres, above 0 and at most 1000.")
+        .labelled("width")
+        .rule("must be a number of centimetres above 0 and at most 1000"),
+    Field::required("d_cm", FieldType::Number, "Depth in centimetres, above 0 and at most 1000.")
+        .labelled("depth")
+        .rule("must be a number of centimetres above 0 and at most 1000"),
+    Field::required("h_cm", FieldType::Number, "Height in centimetres, above 0 and at most 1000.")
+        .labelled("height")
+        .rule("must be a number of centimetres above 0 and at most 1000"),
 ];
 
 /// The body of a listing create, PATCH and bulk-import row.
@@ -30,7 +38,7 @@ pub const LISTING_BODY: BodySpec = BodySpec {
             "price_gbp",
             FieldType::Money,
             "Regular price in GBP, > 0 with at most two decimals. Required on create.",
-        ),
+        ).labelled("Price (GBP)"),
         Field::required(
             "condition",
             FieldType::Choice(&["like-new", "excellent", "gently-used", "fair"]),
@@ -40,12 +48,12 @@ pub const LISTING_BODY: BodySpec = BodySpec {
             "category",
             FieldType::Text { max: MATCHED_MAX },
             "One of `categories` of the options endpoint. Required on create.",
-        ),
+        ).rule("must be one of your brand's categories"),
         Field::required(
             "faults",
             FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, min: 1, max: MAX_ITEMS },
             "At least one of `Rips or tears`, `Fire Label`, `None` (`None` alone). Required on create.",
-        ),
+        ).rule("must be one or more of Rips or tears and Fire Label, or None on its own"),
         Field::optional(
             "description",
             FieldType::Lines { max: DESCRIPTION_MAX },
@@ -57,13 +65,13 @@ pub const LISTING_BODY: BodySpec = BodySpec {
             "`clearance` or `exchange` (default).",
         ),
         Field::optional("status", FieldType::Choice(&["active", "draft"]), "`active` (default) or `draft`."),
-        Field::optional("sale_price_gbp", FieldType::Money, "Promotional price in GBP, below `price_gbp`."),
-        Field::optional("rrp_gbp", FieldType::Money, "Original retail price in GBP."),
+        Field::optional("sale_price_gbp", FieldType::Money, "Promotional price in GBP, below `price_gbp`.").labelled("Sale price (GBP)"),
+        Field::optional("rrp_gbp", FieldType::Money, "Original retail price in GBP.").labelled("RRP (GBP)"),
         Field::optional(
             "delivery_contribution_gbp",
             FieldType::Integer { min: 0, max: 129 },
             "Whole pounds: 0 (default), 30, 60 or 129 (free delivery).",
-        ),
+        ).labelled("Delivery contribution (GBP)").rule("must be 0, 30, 60 or 129 (free delivery)"),
         Field::optional(
             "brand",
             FieldType::Text { max: BRAND_MAX },
@@ -73,47 +81,48 @@ pub const LISTING_BODY: BodySpec = BodySpec {
             "colour",
             FieldType::Text { max: MATCHED_MAX },
             "Matched to `colours` ignoring case and accents (\"gray\" → \"Grey\").",
-        ),
+        ).rule("must be one of the colours in the list"),
         Field::optional(
             "fabric",
             FieldType::Text { max: MATCHED_MAX },
             "Matched to `fabrics` ignoring case and accents (\"boucle\" → \"Bouclé\").",
-        ),
-        Field::optional("age_years", FieldType::Text { max: MATCHED_MAX }, "One of `ages`."),
+        ).rule("must be one of the fabrics in the list"),
+        Field::optional("age_years", FieldType::Text { max: MATCHED_MAX }, "One of `ages`.").labelled("Age").rule("must be one of the ages in the list"),
         Field::optional("available_from", FieldType::Date, "`YYYY-MM-DD`."),
         Field::optional(
             "quantity",
             FieldType::Integer { min: 1, max: MAX_CLEARANCE_QUANTITY },
             "Default 1. Exchange: exactly 1. Clearance: 1 to 10,000.",
-        ),
+        ).rule("must be 1 for an exchange listing (each trade-in is a single item), or a whole number from 1 to 10,000 for clearance"),
         Field::optional(
             "measurements",
             FieldType::List { item: &FieldType::Object(MEASUREMENT_FIELDS), min: 0, max: MAX_ITEMS },
             "Up to 20 pieces.",
-        ),
+        ).labelled("Measurements").rule("can have at most 20 pieces, each with a type and its width, depth and height"),
         Field::optional(
             "exposed_to",
             FieldType::List { item: &FieldType::Text { max: MATCHED_MAX }, min: 0, max: MAX_ITEMS },
             "`Dogs`, `Cats`, `Smoke` or `None` (`None` alone).",
-        ),
+        ).labelled("Exposed to").rule("must be any of Dogs, Cats and Smoke, or None on its own"),
         Field::optional(
             "images",
             FieldType::List { item: &FieldType::Text { max: IMAGE_URL_MAX }, min: 0, max: MAX_ITEMS },
             "Up to 20 absolute http(s) URLs, imported in the background; first is the cover. Giving `images` or \
 `attachment_ids` replaces the listing's images (photos first).",
-        ),
+        ).labelled("Image links").rule("must be at most 20 web addresses starting with https:// or http://"),
         Field::optional(
             "attachment_ids",
             FieldType::List { item: &FieldType::Integer { min: 1, max: i64::MAX }, min: 0, max: MAX_ITEMS },
             "Up to 20 photos from `upload-photo` of the caller's brand.",
-        ),
+        )
+        .labelled("Photos"),
         Field::optional("sku", FieldType::Text { max: SKU_MAX }, "Up to 64 characters."),
         Field::optional("warehouse_location", FieldType::Text { max: WAREHOUSE_LOCATION_MAX }, "Up to 64 characters."),
         Field::optional(
             "warehouse_id",
             FieldType::Text { max: 36 },
             "One of the brand's warehouses; default on create: the brand's default warehouse.",
-        ),
+        ).labelled("Warehouse"),
     ],
     example: r#"{"title": "Grey 3-seater sofa", "price_gbp": 450.0, "condition": "excellent", "category": "3-Seater Sofas",
 "faults": ["None"], "description": "Barely used, from a smoke-free home.", "channel": "clearance", "status": "active",

@@ -62,31 +62,38 @@ pub static BILLING_BODY: BodySpec = BodySpec {
           checks the values already on file.",
     fields: &[
         Field::optional("company_name", FieldType::Text { max: NAME_MAX }, "Registered legal name."),
-        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line."),
-        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line."),
+        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line.")
+            .labelled("Address line 1"),
+        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line.")
+            .labelled("Address line 2"),
         Field::optional("city", FieldType::Text { max: CITY_MAX }, "Town or city."),
         Field::optional(
             "postcode",
             FieldType::Text { max: POSTCODE_MAX },
             "UK: answered upper-case with one space (`postcode_invalid`).",
-        ),
+        )
+        .rule("must be a UK postcode, like SW1A 1AA (for an address outside the UK, change the country first)"),
         Field::optional("country", FieldType::Text { max: Country::MAX_CHARS }, "Default `United Kingdom`."),
         Field::optional(
             "company_number",
             FieldType::Text { max: REGISTRATION_MAX },
             "UK: 8 digits, or 2 letters and 6 digits (`company_number_invalid`).",
-        ),
+        )
+        .rule("must be a UK company number: 8 digits, or 2 letters and 6 digits, like SC123456"),
         Field::optional(
             "vat_number",
             FieldType::Text { max: REGISTRATION_MAX },
             "UK: `GB` and 9 or 12 digits, or `GBGD`/`GBHA` and 3 digits; spaces allowed \
              (`vat_number_invalid`); answered without spaces.",
-        ),
+        )
+        .labelled("VAT number")
+        .rule("must be a UK VAT number: GB and 9 or 12 digits, like GB123456789"),
         Field::optional(
             "invoice_email",
             FieldType::Text { max: Email::MAX_CHARS },
             "Where remittance PDFs and invoices are sent (`invoice_email_invalid`).",
-        ),
+        )
+        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
     ],
     example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB123456789", "invoice_email": "accounts@acme.example"}"#,
 };

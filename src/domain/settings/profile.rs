@@ -58,22 +58,28 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
             "support_email",
             FieldType::Text { max: Email::MAX_CHARS },
             "An email address with a public domain (`support_email_invalid`).",
-        ),
+        )
+        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
         Field::optional(
             "support_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
             "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`support_phone_invalid`).",
-        ),
+        )
+        .rule("must be a phone number of 7 to 15 digits, like +44 20 7946 0000"),
         Field::optional(
             "logo_url",
             FieldType::Text { max: PublicHttpsUrl::MAX_CHARS },
             "An `https` URL on a public host: not localhost nor a private address (`logo_url_invalid`).",
-        ),
+        )
+        .labelled("Logo URL")
+        .rule("must be a web address starting with https:// on a public site"),
         Field::optional(
             "accent_color",
             FieldType::Text { max: ACCENT_COLOR_MAX },
             "`#RRGGBB` (`accent_color_invalid`); answered upper-case.",
-        ),
+        )
+        .labelled("Accent colour")
+        .rule("must be # and six hex digits, like #1A6B4F"),
     ],
     example: r##"{"display_name": "Acme Sofas", "support_email": "help@acme.example", "support_phone": "+44 20 7946 0000", "logo_url": "https://cdn.acme.example/logo.png", "accent_color": "#FF8800"}"##,
 };

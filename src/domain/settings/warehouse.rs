@@ -95,14 +95,18 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
             "contact_email",
             FieldType::Text { max: Email::MAX_CHARS },
             "An email address with a public domain (`contact_email_invalid`).",
-        ),
+        )
+        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
         Field::optional(
             "contact_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
             "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`contact_phone_invalid`).",
-        ),
-        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line."),
-        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line."),
+        )
+        .rule("must be a phone number of 7 to 15 digits, like +44 20 7946 0000"),
+        Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line.")
+            .labelled("Address line 1"),
+        Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line.")
+            .labelled("Address line 2"),
         Field::optional("city", FieldType::Text { max: CITY_MAX }, "Town or city."),
         Field::optional("postcode", FieldType::Text { max: POSTCODE_MAX }, "Postcode."),
         Field::optional(
@@ -116,7 +120,9 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
             "`true` makes this warehouse the default and demotes the previous one. A brand's \
              first warehouse is the default whatever this says. `false` on the default is \
              refused (`is_default_invalid`): make another warehouse the default instead.",
-        ),
+        )
+        .labelled("Default warehouse")
+        .rule("cannot be unticked on the default warehouse: make another warehouse the default instead"),
     ],
     example: r#"{"label": "Leeds DC", "contact_email": "yard@acme.example", "address_1": "1 Dock Road", "city": "Leeds", "postcode": "LS1 4AP", "is_default": true}"#,
 };

@@ -80,7 +80,7 @@ pub struct Problem {
     pub column: Option<String>,
     /// The cell as read.
     pub value: Option<String>,
-    /// The catalogue's sentence: what is wrong and what to do.
+    /// What is wrong and what to do, in words (the column by its label).
     pub message: String,
 }
 
@@ -90,7 +90,7 @@ impl From<RowError> for Problem {
             Some(at) => (Some(at.cell), Some(at.column), Some(at.value)),
             None => (None, None, None),
         };
-        Self { cell, column, value, message: e.message }
+        Self { cell, column, value, message: e.words }
     }
 }
 

@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::listings::{self, ListingChange, NewListingBody};
 use super::Core;
-use crate::domain::listing::{validate, Channel, Given, ListingInput, ValidListing};
+use crate::domain::listing::{validate, Channel, Given, ListingInput, ValidListing, LISTING_BODY};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::Options;
 use crate::domain::user::Actor;
+use crate::domain::words;
 use crate::domain::FieldError;
 use crate::import::{self, CellRef, ImportError, Mode, Sheet, SheetRow, Upload};
 use crate::store::{ListingRecord, ListingUpdate, StoreError};
@@ -57,15 +58,19 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowError {
     pub code: String,
-    /// The reason's sentence (what is wrong and what to do), for people.
+    /// The reason's sentence for integrators (the API's `message`, naming the field).
     pub message: String,
+    /// The reason's sentence for a brand's staff (the dashboard's review, the annotated
+    /// workbook): the column by its label and the rule in words (`domain::words`).
+    pub words: String,
     pub at: Option<CellRef>,
 }
 
 impl RowError {
     /// A reason of the row as a whole.
     fn of_row(outcome: Outcome) -> Self {
-        Self { code: outcome.code().to_owned(), message: outcome.message().into_owned(), at: None }
+        let message = outcome.message().into_owned();
+        Self { code: outcome.code().to_owned(), words: message.clone(), message, at: None }
     }
 }
 
@@ -295,7 +300,8 @@ fn row_errors(sheet: &Sheet, row: &SheetRow, errors: Vec<FieldError>) -> Vec<Row
         .into_iter()
         .map(|e| {
             let field = e.field.split(['[', '.']).next().unwrap_or_default();
-            RowError { at: sheet.cell_of(row, field), code: e.code, message: e.message }
+            let words = words::sentence(Some(&LISTING_BODY), &e.field, &e.code).unwrap_or_else(|| e.message.clone());
+            RowError { at: sheet.cell_of(row, field), code: e.code, message: e.message, words }
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! Spending credit codes at checkout (decisions 6.7).
 
-use crate::domain::credit_code::RedeemRequest;
+use crate::domain::audit::{AuditAction, AuditEntry};
+use crate::domain::credit_code::{PresentedCode, RedeemRequest};
 use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 use crate::store::{CodeSpend, RedemptionRecord, StoreError, Ts};
@@ -62,10 +63,23 @@ pub async fn redeem(core: &Core, actor: &Actor, request: &RedeemRequest) -> Resu
         }
         return Ok(CheckedCode { code, redemption, spent: false });
     }
-    match core.store.redeem_credit_code(actor.brand_id, &hash, request.order_reference.as_deref(), now).await? {
+    let audit = AuditEntry::by(actor, AuditAction::CreditCodeRedeemed, None);
+    let reference = request.order_reference.as_deref();
+    match core.store.redeem_credit_code(actor.brand_id, &hash, reference, now, &audit).await? {
         CodeSpend::Spent(redemption) => Ok(CheckedCode { code, redemption: *redemption, spent: true }),
         CodeSpend::NotFound => Err(RedeemError::NotFound),
         CodeSpend::AlreadyRedeemed => Err(RedeemError::AlreadyRedeemed),
         CodeSpend::Expired => Err(RedeemError::Expired),
     }
+}
+
+/// Where a code stands, whatever it is: its redemption (value, expiry, spent or not, when,
+/// by whom and on which order), for a person to look at before spending it (decisions 15.5).
+/// Nothing is written. `NotFound` for a code no redemption of the brand has.
+pub async fn look_up(core: &Core, actor: &Actor, code: &PresentedCode) -> Result<CheckedCode, RedeemError> {
+    if !code.well_formed() {
+        return Err(RedeemError::NotFound);
+    }
+    let redemption = core.store.credit_code(actor.brand_id, &code.lookup_hash()).await?.ok_or(RedeemError::NotFound)?;
+    Ok(CheckedCode { code: code.display(), spent: redemption.redeemed_at.is_some(), redemption })
 }

@@ -119,6 +119,7 @@ pub async fn choose(core: &Core, order_id: i64, choice: PayoutChoice) -> Result<
         original_order_id: choice.original_order_id.clone(),
         related_listing_id: order.listing_id,
         sale_completed_at: sale_completed_at.to_string(),
+        spent: None,
     };
     let data = serde_json::to_value(&redemption).map_err(anyhow::Error::from)?;
     let event = Event::new(order.brand_id, EventType::RedemptionCreated, data).map_err(no_randomness)?;

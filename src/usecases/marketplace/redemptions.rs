@@ -3,7 +3,7 @@
 use chrono::DateTime;
 
 use crate::domain::money::Pence;
-use crate::domain::redemption::{Redemption, CURRENCY};
+use crate::domain::redemption::{Redemption, Spent, CURRENCY};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{RedemptionCursor, RedemptionRecord, Store, StoreError, Ts};
@@ -80,6 +80,11 @@ pub async fn page(
     Ok(RedemptionPage { redemptions, has_more, next_since, next_after })
 }
 
+/// A stored redemption as the API and the dashboard show it.
+pub fn view(core: &Core, record: RedemptionRecord) -> Redemption {
+    redemption_of(&core.store, record)
+}
+
 /// The redemption as stored, its code opened with the data key; redemptions recorded
 /// before codes were sealed show the stored hint.
 fn redemption_of(store: &Store, r: RedemptionRecord) -> Redemption {
@@ -98,5 +103,10 @@ fn redemption_of(store: &Store, r: RedemptionRecord) -> Redemption {
         original_order_id: r.original_order_id,
         related_listing_id: r.related_listing_id,
         sale_completed_at: r.sale_completed_at.to_string(),
+        spent: r.redeemed_at.map(|at| Spent {
+            at: at.to_string(),
+            by: r.redeemed_by,
+            order_reference: r.redeemed_order_reference,
+        }),
     }
 }

@@ -78,7 +78,14 @@ async fn the_example_imports_two_rows_then_flags_both_skus_and_imports_nothing_t
     let review = ada.get(&first).await;
     assert_eq!(review.status, 200);
     assert_eq!(review.body.matches("would be created").count(), 3, "2 rows and the summary: {}", review.body);
-    let price = html(&rehome::domain::FieldError::new("price_gbp", "price_gbp_invalid").message);
+    let price = html(
+        &rehome::domain::words::sentence(
+            Some(&rehome::domain::listing::LISTING_BODY),
+            "price_gbp",
+            "price_gbp_invalid",
+        )
+        .unwrap(),
+    );
     assert!(review.body.contains(&format!("<strong>B4</strong> price_gbp (“-5”): {price}")), "{}", review.body);
     assert!(!review.body.contains("price_gbp_invalid"), "no code on the page");
     assert!(review.body.contains("3 rows: 2 would be created, 1 refused."), "{}", review.body);

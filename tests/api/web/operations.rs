@@ -245,7 +245,7 @@ async fn a_credit_code_is_redeemed_with_a_redirect_and_refusals_are_sentences() 
     assert!(!iso && !page.body.contains(":00Z"), "dates in words: {}", page.body);
     let csrf = page.csrf();
 
-    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", "RH-0000-0000")]).await;
+    let page = ada.post("/dashboard/redemptions/check", &[("csrf", &csrf), ("code", "RH-0000-0000")]).await;
     assert_eq!(page.status, 422);
     assert!(
         page.body.contains("id=\"code-error\" role=\"alert\">No credit code of your brand matches: check the code"),
@@ -253,15 +253,46 @@ async fn a_credit_code_is_redeemed_with_a_redirect_and_refusals_are_sentences() 
         page.body
     );
     assert!(page.body.contains("value=\"RH-0000-0000\""), "the code given is kept");
-    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", "")]).await;
-    assert!(page.body.contains("role=\"alert\">Type the credit code to redeem it.<"), "{}", page.body);
+    let page = ada.post("/dashboard/redemptions/check", &[("csrf", &csrf), ("code", "")]).await;
+    assert!(page.body.contains("role=\"alert\">Credit code is required.<"), "{}", page.body);
 
-    let spent = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", &code)]).await;
+    // Checked first (decisions 15.5): its value and state, and the button that spends it;
+    // nothing is spent, nothing audited. A post to spend without the confirmation is a check.
+    let before = super::audit_actions(&app, partner.brand_id).await.len();
+    for (path, fields) in [
+        ("/dashboard/redemptions/check", vec![("csrf", csrf.as_str()), ("code", code.as_str())]),
+        ("/dashboard/redemptions/redeem", vec![("csrf", csrf.as_str()), ("code", code.as_str())]),
+    ] {
+        let checked = ada.post(path, &fields).await;
+        assert_eq!(checked.status, 200, "{path}: {}", checked.body);
+        for said in
+            ["£100.00", "Not spent yet. It can be spent until", "Spend £100.00", "name=\"confirm\" value=\"yes\""]
+        {
+            assert!(checked.body.contains(said), "{path}: {said}: {}", checked.body);
+        }
+    }
+    assert_eq!(super::audit_actions(&app, partner.brand_id).await.len(), before, "a check changes nothing");
+    let unspent = app.post("/v1/partner/credits/redeem", &partner.key, &json!({"code": code, "dry_run": true})).await;
+    assert_eq!(unspent.status(), 200, "the code is still unspent");
+
+    let confirmed =
+        [("csrf", csrf.as_str()), ("code", code.as_str()), ("order_reference", "WEB-7"), ("confirm", "yes")];
+    let spent = ada.post("/dashboard/redemptions/redeem", &confirmed).await;
     spent.assert_redirect("/dashboard/redemptions");
     let page = ada.get("/dashboard/redemptions").await;
     assert!(page.body.contains("Credit code redeemed: £100.00 of credit"), "{}", page.body);
+    assert!(page.body.contains("Spent ") && page.body.contains(" by Ada"), "the table shows it spent: {}", page.body);
     assert!(!ada.get("/dashboard/redemptions").await.body.contains("Credit code redeemed"), "shown once");
-    let page = ada.post("/dashboard/redemptions/redeem", &[("csrf", &csrf), ("code", &code)]).await;
+    // Audited: who spent which redemption.
+    let entries = app.store.audit_page(partner.brand_id, 5, None).await.expect("audit");
+    let entry = entries.iter().find(|e| e.action == "credit_code.redeemed").expect("the spending is audited");
+    assert_eq!(entry.target.as_deref(), Some(format!("redemption:{}", redemption["id"].as_str().unwrap()).as_str()));
+    assert!(entry.actor_display.starts_with("Ada"), "{entry:?}");
+    // Checked again: spent, when, by whom, on which order; no button.
+    let again = ada.post("/dashboard/redemptions/check", &[("csrf", &csrf), ("code", &code)]).await;
+    assert!(again.body.contains("on order WEB-7: it cannot be spent again."), "{}", again.body);
+    assert!(!again.body.contains("Spend £100.00"), "{}", again.body);
+    let page = ada.post("/dashboard/redemptions/redeem", &confirmed).await;
     assert_eq!(page.status, 422);
     assert!(page.body.contains("This credit code has already been spent: each code works only once."), "{}", page.body);
     // The API sends the same sentence with its code.

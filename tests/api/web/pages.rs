@@ -127,7 +127,11 @@ async fn payouts_are_saved_and_a_bad_value_is_shown_beside_its_field() {
     assert!(
         page.body.contains(&format!(
             "id=\"boost-error\" role=\"alert\">{}<",
-            sentence("credit_boost_percent", "credit_boost_percent_invalid")
+            sentence(
+                &rehome::domain::payout::PAYOUT_OPTIONS_BODY,
+                "credit_boost_percent",
+                "credit_boost_percent_invalid"
+            )
         )),
         "{}",
         page.body
@@ -163,7 +167,7 @@ async fn a_key_is_created_with_its_secret_shown_once_and_revoked() {
     let form = ada.get("/dashboard/integrations/keys/new").await;
     let page = ada.post("/dashboard/integrations/keys", &[("csrf", &form.csrf()), ("label", &"x".repeat(101))]).await;
     assert_eq!(page.status, 422);
-    let too_long = "Shorten the key&#39;s label to at most 100 characters.";
+    let too_long = "Label can be at most 100 characters.";
     assert!(page.body.contains(&format!("role=\"alert\">{too_long}<")), "{}", page.body);
     let made = ada.post("/dashboard/integrations/keys", &[("csrf", &form.csrf()), ("label", "Stock sync")]).await;
     made.assert_redirect("/dashboard/integrations");
@@ -278,7 +282,14 @@ async fn an_invitation_shows_its_link_and_a_member_is_removed() {
     let taken = [("csrf", csrf.as_str()), ("email", email.as_str()), ("name", "Again"), ("role", "member")];
     let page = ada.post("/dashboard/team/invite", &taken).await;
     assert_eq!(page.status, 422);
-    assert!(page.body.contains(&format!("role=\"alert\">{}<", sentence("email", "email_taken"))), "{}", page.body);
+    assert!(
+        page.body.contains(&format!(
+            "role=\"alert\">{}<",
+            sentence(&rehome::domain::team::INVITE_BODY, "email", "email_taken")
+        )),
+        "{}",
+        page.body
+    );
     let fields = [("csrf", csrf.as_str()), ("email", "sam@acme.example"), ("name", "Sam Stock"), ("role", "member")];
     ada.post("/dashboard/team/invite", &fields).await.assert_redirect("/dashboard/team");
     let page = ada.get("/dashboard/team").await;
@@ -384,9 +395,10 @@ async fn a_bulk_upload_shows_each_rows_errors_by_cell_and_needs_the_token() {
     let checked = ada.get(&draft).await;
     assert_eq!(checked.status, 200);
     assert!(
-        checked
-            .body
-            .contains(&format!("<strong>B3</strong> price_gbp (“-5”): {}", sentence("price_gbp", "price_gbp_invalid"))),
+        checked.body.contains(&format!(
+            "<strong>B3</strong> price_gbp (“-5”): {}",
+            sentence(&rehome::domain::listing::LISTING_BODY, "price_gbp", "price_gbp_invalid")
+        )),
         "{}",
         checked.body
     );
@@ -428,7 +440,7 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     assert!(
         refused.body.contains(&format!(
             "id=\"price_gbp-error\" role=\"alert\">{}<",
-            sentence("price_gbp", "price_gbp_invalid")
+            sentence(&rehome::domain::listing::LISTING_BODY, "price_gbp", "price_gbp_invalid")
         )),
         "{}",
         refused.body
@@ -572,7 +584,7 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
     assert!(
         page.body.contains(&format!(
             "id=\"billing-postcode-error\" role=\"alert\">{}<",
-            sentence("postcode", "postcode_invalid")
+            sentence(&rehome::domain::settings::BILLING_BODY, "postcode", "postcode_invalid")
         )),
         "{}",
         page.body
@@ -641,7 +653,7 @@ async fn brand_billing_and_warehouses_are_edited_in_settings_with_the_apis_rules
     assert!(
         refused.body.contains(&format!(
             "contact_email-error\" role=\"alert\">{}<",
-            sentence("contact_email", "contact_email_invalid")
+            sentence(&rehome::domain::settings::WAREHOUSE_BODY, "contact_email", "contact_email_invalid")
         )),
         "{}",
         refused.body
@@ -832,10 +844,13 @@ async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
     assert!(theirs.body.contains("2 collections to schedule") && !theirs.body.contains("Sam Stock"));
 }
 
-/// The sentence a page shows for reason `code` on `field`, as the page escapes it: the
-/// dashboard shows what to do, never the code.
-fn sentence(field: &str, code: &str) -> String {
-    escape(&rehome::domain::FieldError::new(field, code).message)
+/// The sentence a page shows for reason `code` on `field` of the form whose body table is
+/// `spec`, as the page escapes it: the field by its label and the rule in words, never the
+/// code or the wire name (decisions 15.4).
+fn sentence(spec: &rehome::domain::body::BodySpec, field: &str, code: &str) -> String {
+    let said = rehome::domain::words::sentence(Some(spec), field, code).expect("worded");
+    assert!(!said.contains('`') && !said.contains('_'), "{said}");
+    escape(&said)
 }
 
 fn escape(text: &str) -> String {

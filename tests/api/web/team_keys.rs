@@ -89,9 +89,9 @@ async fn a_key_is_created_with_scopes_owner_and_expiry_and_a_reload_makes_no_oth
     for code in ["label_required", "scopes_invalid", "expires_at_invalid"] {
         assert!(!page.body.contains(code), "{code}: the code is not shown");
     }
-    assert!(page.body.contains("Give the key a label of up to 100 characters"), "{}", page.body);
-    assert!(page.body.contains("Choose what the key may do: read, write, or both."), "{}", page.body);
-    assert!(page.body.contains("Choose an expiry in the future"), "{}", page.body);
+    assert!(page.body.contains("Label is required."), "{}", page.body);
+    assert!(page.body.contains("Scopes must be read, write or both: tick at least one."), "{}", page.body);
+    assert!(page.body.contains("Expires on must be a date after today"), "{}", page.body);
     assert_eq!(keys(&app, &partner).await.len(), before, "nothing made");
 
     let fields = [
