@@ -22,7 +22,7 @@ use crate::store::Store;
 /// the storefront under `/marketplace` (with a limit of its own, decisions 14.7), with the
 /// API's answers to unknown paths and methods.
 pub fn router(state: AppState) -> Router {
-    let dashboard = crate::web::router().layer(crate::http::body_limit(&state));
+    let dashboard = crate::web::router(&state).layer(crate::http::body_limit(&state));
     crate::http::routes(&state)
         .nest("/dashboard", dashboard)
         .route("/dashboard/", crate::http::routing::get(crate::web::to_home))

@@ -146,8 +146,19 @@ impl IntoResponse for PageError {
                 (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "Something went wrong. Try again later.")
             }
         };
-        render(status, &MessagePage { chrome: Chrome::guest(), title, text })
+        let mut response = render(status, &MessagePage { chrome: Chrome::guest(), title, text });
+        response.extensions_mut().insert(BareMessage { title, text });
+        response
     }
+}
+
+/// A message page an error drew without the navigation (an error knows no session): the
+/// dashboard's `keep_navigation` layer draws it again with the signed-in navigation when the
+/// visitor is signed in, so a member's "For admins" page or a 404 keeps the menu.
+#[derive(Debug, Clone, Copy)]
+pub struct BareMessage {
+    pub title: &'static str,
+    pub text: &'static str,
 }
 
 /// The peer address of the connection; never a client-supplied header.

@@ -30,7 +30,7 @@ pub mod signin;
 use std::sync::LazyLock;
 
 use crate::http::routing::get;
-use axum::extract::Request;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -60,7 +60,7 @@ pub const COPY_PATH: &str = "/dashboard/assets/copy.js";
 
 /// The dashboard's routes, to nest at `/dashboard` outside the API's `/v1` gate (its pages
 /// do not count against the API's per-address limit; sign-in has limits of its own).
-pub fn router() -> Router<AppState> {
+pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(account::home))
         .merge(signin::router())
@@ -78,7 +78,35 @@ pub fn router() -> Router<AppState> {
         .route(HTMX_PATH.trim_start_matches("/dashboard"), get(htmx))
         .route(COPY_PATH.trim_start_matches("/dashboard"), get(copy_script))
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), keep_navigation))
         .layer(middleware::from_fn(security_headers))
+}
+
+/// An error's message page (`extract::BareMessage`) drawn again with the navigation of the
+/// signed-in visitor, keeping its status and headers; a visitor not signed in sees it bare.
+async fn keep_navigation(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let asked = {
+        let mut copy = axum::http::Request::new(());
+        *copy.method_mut() = parts.method.clone();
+        *copy.uri_mut() = parts.uri.clone();
+        *copy.headers_mut() = parts.headers.clone();
+        if let Some(info) = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
+            copy.extensions_mut().insert(*info);
+        }
+        copy.into_parts().0
+    };
+    let response = next.run(Request::from_parts(parts, body)).await;
+    let Some(bare) = response.extensions().get::<extract::BareMessage>().copied() else { return response };
+    let mut asked = asked;
+    let Ok(visitor) = Visitor::from_request_parts(&mut asked, &state).await else { return response };
+    let Some(session) = visitor.signed_in() else { return response };
+    let page = pages::MessagePage { chrome: Chrome::signed_in(session), title: bare.title, text: bare.text };
+    let mut drawn = render(response.status(), &page);
+    if let Some(retry) = response.headers().get(header::RETRY_AFTER) {
+        drawn.headers_mut().insert(header::RETRY_AFTER, retry.clone());
+    }
+    drawn
 }
 
 /// The headers of every dashboard answer; pages (not the stylesheet) are never cached.

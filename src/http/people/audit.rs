@@ -61,7 +61,8 @@ pub struct AuditLogEntry {
     /// `member.invitation_cancelled`, `member.joined`, `member.role_changed`, `member.removed`,
     /// `settings.updated`, `warehouses.updated`,
     /// `webhook.updated`, `webhook.secret_rotated`, `webhook.test_sent`,
-    /// `webhook.deliveries_replayed`, `collection.scheduled`, `remittance.issued`.
+    /// `webhook.deliveries_replayed`, `collection.scheduled`, `remittance.issued`, `credit_code.redeemed`
+    /// (a credit code spent, by the dashboard or the API; target `redemption:<id>`).
     #[schema(example = "key.created")]
     pub action: String,
     /// What it was done to, as `kind:id` (`key:12`, `user:7`), when there is one.

@@ -346,9 +346,11 @@ async fn an_action_that_fails_inside_shows_the_error_page_not_its_text() {
     let csrf = ada.get("/dashboard/collections").await.csrf();
     let code = redemption["code"].as_str().unwrap();
     let token = ("csrf", csrf.as_str());
-    // Scheduling writes its audit entry with the collection: refused there.
-    let actions: [(&str, Vec<(&str, &str)>); 1] =
-        [("/dashboard/collections", vec![token, ("order_id", &order_id), ("scheduled_for", "2026-12-12")])];
+    // Scheduling and spending a code write their audit entries with the change: refused there.
+    let actions: [(&str, Vec<(&str, &str)>); 2] = [
+        ("/dashboard/collections", vec![token, ("order_id", &order_id), ("scheduled_for", "2026-12-12")]),
+        ("/dashboard/redemptions/redeem", vec![token, ("code", code), ("confirm", "yes")]),
+    ];
     refuse_audit(&app, true).await;
     for (path, fields) in &actions {
         let page = ada.post(path, fields).await;
@@ -358,11 +360,13 @@ async fn an_action_that_fails_inside_shows_the_error_page_not_its_text() {
         }
     }
     refuse_audit(&app, false).await;
-    // Nothing was scheduled; then it works, and so does a redemption.
+    // Nothing was scheduled or spent; then both work.
     let page = ada.get("/dashboard/collections").await;
     assert!(page.body.contains("Nothing scheduled yet."), "{}", page.body);
+    let page = ada.get("/dashboard/redemptions").await;
+    assert!(page.body.contains("Not spent"), "the failed spend spent nothing: {}", page.body);
     let (path, fields) = &actions[0];
     ada.post(path, fields).await.assert_redirect("/dashboard/collections");
-    let page = ada.post("/dashboard/redemptions/redeem", &[token, ("code", code)]).await;
-    page.assert_redirect("/dashboard/redemptions");
+    let (path, fields) = &actions[1];
+    ada.post(path, fields).await.assert_redirect("/dashboard/redemptions");
 }

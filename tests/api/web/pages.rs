@@ -842,6 +842,23 @@ async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
     let mut mo = member(&app, &partner).await;
     let theirs = mo.get("/dashboard").await;
     assert!(theirs.body.contains("2 collections to schedule") && !theirs.body.contains("Sam Stock"));
+    // ...and is offered only what a member can do: an admin schedules them.
+    assert!(!theirs.body.contains("Schedule collections"), "{}", theirs.body);
+    assert!(theirs.body.contains("An admin of your team schedules them."), "{}", theirs.body);
+    // An admin's page refused, and a record that is not there, keep the navigation.
+    for (path, status, said) in [
+        ("/dashboard/integrations/keys/new", 403, "This page is for your brand"),
+        ("/dashboard/listings/99999", 404, "no such record"),
+    ] {
+        let page = mo.get(path).await;
+        assert_eq!(page.status, status, "{path}");
+        assert!(page.body.contains(said), "{path}: {}", page.body);
+        assert!(
+            page.body.contains("href=\"/dashboard/listings\"") && page.body.contains("Sign out"),
+            "{path}: {}",
+            page.body
+        );
+    }
 }
 
 /// The sentence a page shows for reason `code` on `field` of the form whose body table is
