@@ -36,6 +36,9 @@ fn own_code(code: &str) -> Option<&'static str> {
         "listing_sold_out" => "Give the listing stock (`quantity`) to make it active again: it sold out.",
         "too_many_rows" => "Send at most 200 data rows in one file: split the file and send each part.",
         "email_taken" => "Use another email: a user of this or another brand already has it.",
+        "payout_choice_required" => {
+            "Keep `credit_enabled` or `cash_enabled` (or both) true: customers must have a way to be paid."
+        }
         "attachment_ids_invalid" => "Name in `attachment_ids` only photos your brand uploaded (their `attachment_id`).",
         "transfer_to_invalid" => {
             "Name in `transfer_to` an active member of your team, not the one removed, to take over their listings."

@@ -34,6 +34,11 @@ impl Default for PayoutOptions {
 }
 
 impl PayoutOptions {
+    /// Customers can choose at least one way to be paid.
+    pub fn offers_a_choice(&self) -> bool {
+        self.credit_enabled || self.cash_enabled
+    }
+
     pub fn offers(&self, choice: CustomerChoice) -> bool {
         match choice {
             CustomerChoice::Credit => self.credit_enabled,

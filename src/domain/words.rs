@@ -165,6 +165,7 @@ fn own_code(code: &str) -> Option<&'static str> {
         "time_zone_invalid" => "Choose a time zone from the list (a region and a city, like Europe/London).",
         "warehouse_id_invalid" => "Choose one of your warehouses.",
         "password_weak" => "Choose a longer password that is not a common one.",
+        "payout_choice_required" => "Offer customers at least one way to be paid: tick Credit, Cash or both.",
         _ => return None,
     })
 }

@@ -21,6 +21,9 @@ impl From<OptionsChangeError> for ApiError {
     fn from(e: OptionsChangeError) -> Self {
         match e {
             OptionsChangeError::PreconditionFailed => precondition_failed(),
+            no_choice @ OptionsChangeError::NoChoice => {
+                ApiError::validation(no_choice.field_error().into_iter().collect())
+            }
             OptionsChangeError::Store(e) => e.into(),
         }
     }
@@ -72,7 +75,9 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
         (status = 200, description = "The options after the change", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
         (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
         (status = 400, description = "`invalid_body` or `validation_failed`: `credit_enabled_invalid`, `cash_enabled_invalid`, \
-`credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`", body = ErrorBody),
+`credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`; `payout_choice_required` (on \
+`credit_enabled`): the change would leave neither credit nor cash enabled, so customers could choose nothing; \
+nothing changed", body = ErrorBody),
     )
 )]
 pub async fn patch_payouts(

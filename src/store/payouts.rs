@@ -46,14 +46,15 @@ impl Store {
     /// Writes only the fields the patch names (over the stored values, or the defaults on
     /// the first change), in one upsert. With a `guard`, the options as they stand are read
     /// in the same transaction (under the brand's row lock) and nothing is written unless
-    /// it accepts them: then `None`.
+    /// it accepts them: then `None`. Options that would offer customers no choice (neither
+    /// credit nor cash) are not written either: `Some(Err(them))`.
     pub async fn save_payout_options(
         &self,
         brand_id: i64,
         patch: &PayoutOptionsPatch,
         guard: Option<Precondition<'_, PayoutOptions>>,
         audit: &AuditEntry,
-    ) -> Result<Option<PayoutOptions>, StoreError> {
+    ) -> Result<Option<Result<PayoutOptions, PayoutOptions>>, StoreError> {
         let d = PayoutOptions::default();
         let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
@@ -95,9 +96,14 @@ impl Store {
             .bind(now())
             .fetch_one(&mut *tx)
             .await?;
+            let saved: PayoutOptions = row.into();
+            if !saved.offers_a_choice() {
+                // Left as it was (the transaction rolls back): customers could choose nothing.
+                return Ok(Some(Err(saved)));
+            }
             record_audit((&mut *tx).into(), audit).await?;
             tx.commit().await?;
-            Ok(Some(row.into()))
+            Ok(Some(Ok(saved)))
         })
     }
 }

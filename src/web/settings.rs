@@ -307,6 +307,7 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
         Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
             Ok(_) => return Ok(saved(&state, Notice::PayoutsSaved)),
             Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
+            Err(no_choice @ OptionsChangeError::NoChoice) => no_choice.field_error().into_iter().collect(),
             Err(OptionsChangeError::Store(e)) => return Err(e.into()),
         },
         Err(errors) => errors,

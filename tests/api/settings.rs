@@ -133,6 +133,8 @@ async fn each_profile_field_has_its_reason() {
         (json!({"support_email": "Help <help@acme.example>"}), "support_email_invalid"),
         (json!({"support_phone": "phone us"}), "support_phone_invalid"),
         (json!({"support_phone": "12"}), "support_phone_invalid"),
+        // Not writable in E.164: no country code and not a UK number.
+        (json!({"support_phone": "7946 0000"}), "support_phone_invalid"),
         (json!({"logo_url": "http://cdn.acme.example/logo.png"}), "logo_url_invalid"),
         (json!({"logo_url": "https://localhost/logo.png"}), "logo_url_invalid"),
         (json!({"logo_url": "https://10.0.0.5/logo.png"}), "logo_url_invalid"),
@@ -217,7 +219,7 @@ async fn a_uk_billing_entity_is_stored_normalised() {
             "postcode": "sw1a1aa",
             "country": "uk",
             "company_number": "sc123456",
-            "vat_number": "GB 123 4567 89",
+            "vat_number": "GB 999 9999 73",
             "invoice_email": "Accounts@Acme.Example",
         }),
     )
@@ -230,7 +232,7 @@ async fn a_uk_billing_entity_is_stored_normalised() {
         "postcode": "SW1A 1AA",
         "country": "United Kingdom",
         "company_number": "SC123456",
-        "vat_number": "GB123456789",
+        "vat_number": "GB999999973",
         "invoice_email": "Accounts@acme.example",
     }});
     assert_eq!(body, expected);
@@ -255,6 +257,12 @@ async fn each_billing_field_has_its_reason() {
         (json!({"company_number": "SC12345X"}), "company_number_invalid"),
         (json!({"vat_number": "GB1234"}), "vat_number_invalid"),
         (json!({"vat_number": "DE123456789"}), "vat_number_invalid"),
+        // A UK number whose check digits do not hold (HMRC's modulus 97 and 9755).
+        (json!({"vat_number": "GB123456789"}), "vat_number_invalid"),
+        (json!({"vat_number": "123"}), "vat_number_invalid"),
+        (json!({"postcode": "!!!"}), "postcode_invalid"),
+        (json!({"country": "Narnia"}), "country_invalid"),
+        (json!({"country": "France", "postcode": "!!!"}), "postcode_invalid"),
         (json!({"invoice_email": "accounts.acme.example"}), "invoice_email_invalid"),
         (json!({"invoice_email": 1}), "invoice_email_invalid"),
         (json!({"sort_code": "00-00-00"}), "sort_code_unknown"),
@@ -273,9 +281,10 @@ async fn billing_outside_the_united_kingdom_takes_local_formats() {
         &app,
         BILLING,
         &partner.key,
-        json!({"country": "France", "postcode": "75001", "vat_number": "FR12345678901", "company_number": "RCS 123"}),
+        json!({"country": "fr", "postcode": "75001", "vat_number": "FR12345678901", "company_number": "RCS 123"}),
     )
     .await;
+    // The country by its code is answered by its name.
     assert_eq!(body["billing"]["country"], "France");
     assert_eq!(body["billing"]["postcode"], "75001");
     assert_eq!(body["billing"]["vat_number"], "FR12345678901");

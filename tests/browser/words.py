@@ -211,6 +211,20 @@ def check(browser, base, sold, event, shots):
                      "Logo URL must be a web address starting with https://",
                      "Accent colour must be # and six hex digits"):
         need(sentence in said, f"the refused brand profile does not say: {sentence}")
+    # Payout options that leave customers no way to be paid, and a country that is none.
+    page.goto(base + "/dashboard/settings")
+    page.locator("#credit_enabled").uncheck()
+    page.locator("#cash_enabled").uncheck()
+    page.locator("form[action='/dashboard/settings/payouts'] button[type=submit]").click()
+    page.wait_for_load_state()
+    need("Offer customers at least one way to be paid" in page.inner_text("main"),
+         "payout options with no choice are not refused in words")
+    page.goto(base + "/dashboard/settings")
+    page.locator("#billing-country").fill("Narnia")
+    page.locator("form[action='/dashboard/settings/billing'] button[type=submit]").click()
+    page.wait_for_load_state()
+    need("Country must be a country's name or its two-letter code" in page.inner_text("main"),
+         "a country that is none is not refused in words")
     page.goto(base + "/dashboard/integrations")
     page.get_by_label("Endpoint URL").fill("http://hooks.example.com/rehome")
     page.locator("form[action='/dashboard/integrations/webhook'] button[type=submit]").click()

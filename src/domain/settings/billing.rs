@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields::{Lines, Parsed};
-use super::shapes::{CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
+use super::shapes::{postcode_anywhere, CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
@@ -70,10 +70,20 @@ pub static BILLING_BODY: BodySpec = BodySpec {
         Field::optional(
             "postcode",
             FieldType::Text { max: POSTCODE_MAX },
-            "UK: answered upper-case with one space (`postcode_invalid`).",
+            "UK: the Royal Mail format, answered upper-case with one space; elsewhere 2 to 10 letters and digits \
+             (`postcode_invalid`).",
         )
-        .rule("must be a UK postcode, like SW1A 1AA (for an address outside the UK, change the country first)"),
-        Field::optional("country", FieldType::Text { max: Country::MAX_CHARS }, "Default `United Kingdom`."),
+        .rule(
+            "must be a UK postcode, like SW1A 1AA (elsewhere, 2 to 10 letters and digits; for an address outside the \
+             UK, change the country first)",
+        ),
+        Field::optional(
+            "country",
+            FieldType::Text { max: Country::MAX_CHARS },
+            "A country of ISO 3166-1 by its name or its two- or three-letter code, answered as its name; \
+             default `United Kingdom` (`country_invalid`).",
+        )
+        .rule("must be a country's name or its two-letter code, like United Kingdom or FR"),
         Field::optional(
             "company_number",
             FieldType::Text { max: REGISTRATION_MAX },
@@ -83,11 +93,12 @@ pub static BILLING_BODY: BodySpec = BodySpec {
         Field::optional(
             "vat_number",
             FieldType::Text { max: REGISTRATION_MAX },
-            "UK: `GB` and 9 or 12 digits, or `GBGD`/`GBHA` and 3 digits; spaces allowed \
-             (`vat_number_invalid`); answered without spaces.",
+            "UK: `GB` and 9 digits whose check digits hold (HMRC's modulus 97 or 9755), or those 9 and a \
+             3-digit branch, or `GBGD` 000–499 / `GBHA` 500–999; spaces allowed (`vat_number_invalid`); \
+             answered without spaces.",
         )
         .labelled("VAT number")
-        .rule("must be a UK VAT number: GB and 9 or 12 digits, like GB123456789"),
+        .rule("must be a UK VAT number whose check digits hold: GB and 9 digits, like GB999999973"),
         Field::optional(
             "invoice_email",
             FieldType::Text { max: Email::MAX_CHARS },
@@ -95,7 +106,7 @@ pub static BILLING_BODY: BodySpec = BodySpec {
         )
         .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
     ],
-    example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB123456789", "invoice_email": "accounts@acme.example"}"#,
+    example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB999999973", "invoice_email": "accounts@acme.example"}"#,
 };
 crate::documented_body!(BillingPatch, BILLING_BODY);
 
@@ -177,15 +188,25 @@ impl BillingEdit {
         let address_1 = read(errors, "address_1", self.address_1);
         let address_2 = read(errors, "address_2", self.address_2);
         let city = read(errors, "city", self.city);
-        let country = read(errors, "country", self.country).map(|c| String::from(Country::parse(&c)));
+        let country = read(errors, "country", self.country).and_then(|c| match Country::parse(&c) {
+            Some(country) => Some(String::from(country)),
+            None => {
+                errors.push(FieldError::of("country", "invalid"));
+                None
+            }
+        });
 
         let uk = Country::is_united_kingdom(country.as_deref().unwrap_or(&current.country));
         // Moving to the United Kingdom checks the values on file as well as those given.
         let recheck = uk && !Country::is_united_kingdom(&current.country);
         let on_file = |value: &str| if recheck { Some(value.to_owned()) } else { None };
-        let postcode = uk_field(errors, "postcode", self.postcode, uk, on_file(&current.postcode), |s| {
-            UkPostcode::parse(s).map(String::from)
-        });
+        let postcode = if uk {
+            uk_field(errors, "postcode", self.postcode, uk, on_file(&current.postcode), |s| {
+                UkPostcode::parse(s).map(String::from)
+            })
+        } else {
+            read(errors, "postcode", self.postcode).and_then(|text| shaped(errors, "postcode", text, postcode_anywhere))
+        };
         let company_number =
             uk_field(errors, "company_number", self.company_number, uk, on_file(&current.company_number), |s| {
                 CompanyNumber::parse(s).map(String::from)
@@ -324,7 +345,7 @@ mod tests {
         let patch = parse(json!({
             "country": "uk",
             "postcode": "sw1a1aa",
-            "vat_number": "gb 123 4567 89",
+            "vat_number": "gb 999 9999 73",
             "company_number": "sc123456",
             "invoice_email": "Accounts@Acme.Example",
             "address_2": "",
@@ -332,7 +353,7 @@ mod tests {
         .unwrap();
         assert_eq!(patch.country.as_deref(), Some("United Kingdom"));
         assert_eq!(patch.postcode.as_deref(), Some("SW1A 1AA"));
-        assert_eq!(patch.vat_number.as_deref(), Some("GB123456789"));
+        assert_eq!(patch.vat_number.as_deref(), Some("GB999999973"));
         assert_eq!(patch.company_number.as_deref(), Some("SC123456"));
         assert_eq!(patch.invoice_email.as_deref(), Some("Accounts@acme.example"));
         assert_eq!(patch.address_2.as_deref(), Some(""));
@@ -352,7 +373,7 @@ mod tests {
         let errors = parse_on(json!({"country": "United Kingdom"}), &in_france()).unwrap_err();
         assert_eq!(errors, ["postcode_invalid", "company_number_invalid", "vat_number_invalid"]);
         let patch = parse_on(
-            json!({"country": "GB", "postcode": "M1 1AE", "company_number": "", "vat_number": "GB123456789"}),
+            json!({"country": "GB", "postcode": "M1 1AE", "company_number": "", "vat_number": "GB999999973"}),
             &in_france(),
         )
         .unwrap();

@@ -5,6 +5,7 @@
 //! fields, reporting every bad field at once. Bodies reject unknown fields.
 
 mod billing;
+mod countries;
 mod fields;
 mod profile;
 mod shapes;

@@ -63,9 +63,13 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
         Field::optional(
             "support_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
-            "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`support_phone_invalid`).",
+            "A number that can be written in E.164: `+` (or `00`) and a country code, 8 to 15 digits, or a UK \
+             number starting with 0 (10 or 11 digits); spaces, dashes, dots and brackets allowed \
+             (`support_phone_invalid`).",
         )
-        .rule("must be a phone number of 7 to 15 digits, like +44 20 7946 0000"),
+        .rule(
+            "must be a phone number with its country code, like +44 20 7946 0000, or a UK number, like 020 7946 0000",
+        ),
         Field::optional(
             "logo_url",
             FieldType::Text { max: PublicHttpsUrl::MAX_CHARS },

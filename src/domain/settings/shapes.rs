@@ -37,8 +37,7 @@ shaped_text!(
     Email
 );
 shaped_text!(
-    /// A phone number: digits with spaces, dashes, dots or brackets, an optional leading
-    /// `+`, and 7 to 15 digits (the E.164 maximum).
+    /// A phone number that can be written in E.164 ([`PhoneNumber::parse`]), as given.
     PhoneNumber
 );
 shaped_text!(
@@ -86,14 +85,26 @@ impl Email {
 impl PhoneNumber {
     pub const MAX_CHARS: usize = 32;
 
+    /// A number that can be written in E.164: international (`+` or `00`, a country code
+    /// not starting with 0, 8 to 15 digits in all) or a UK national number (0 and 10 more
+    /// digits, or 9 for a few areas), with spaces, dashes, dots and brackets between digits.
     pub fn parse(s: &str) -> Option<Self> {
-        let body = s.strip_prefix('+').unwrap_or(s);
+        let (international, body) = match s.strip_prefix('+') {
+            Some(rest) => (true, rest),
+            None => (s.starts_with("00"), s),
+        };
         let allowed = |c: char| c.is_ascii_digit() || matches!(c, ' ' | '-' | '.' | '(' | ')');
-        let digits = body.chars().filter(char::is_ascii_digit).count();
-        if !body.chars().all(allowed) || !(7..=15).contains(&digits) {
+        if !body.chars().all(allowed) {
             return None;
         }
-        Some(Self(s.split_whitespace().collect::<Vec<_>>().join(" ")))
+        let digits: String = body.chars().filter(char::is_ascii_digit).collect();
+        let e164 = if international {
+            let national = if s.starts_with('+') { digits.as_str() } else { &digits[2..] };
+            !national.starts_with('0') && (8..=15).contains(&national.len())
+        } else {
+            digits.starts_with('0') && !digits.starts_with("00") && (10..=11).contains(&digits.len())
+        };
+        e164.then(|| Self(s.split_whitespace().collect::<Vec<_>>().join(" ")))
     }
 }
 
@@ -200,6 +211,9 @@ impl UkPostcode {
 }
 
 impl UkVatNumber {
+    /// `GB` (or `XI`, Northern Ireland) and 9 digits whose check digits hold (HMRC's
+    /// modulus 97 or, for numbers issued since 2010, 97 after adding 55), or 12 (the 9 and a
+    /// branch), or a government department (`GD` 000–499) or health authority (`HA` 500–999).
     pub fn parse(s: &str) -> Option<Self> {
         let code = compact(s, &['-', '.'])?;
         let (prefix, number) = match code.get(..2) {
@@ -207,12 +221,39 @@ impl UkVatNumber {
             _ => ("GB", code.as_str()),
         };
         let digits = |t: &str, n: usize| t.len() == n && t.bytes().all(|b| b.is_ascii_digit());
-        let valid = digits(number, 9)
-            || digits(number, 12)
-            || number.strip_prefix("GD").is_some_and(|t| digits(t, 3))
-            || number.strip_prefix("HA").is_some_and(|t| digits(t, 3));
+        let three = |t: Option<&str>, range: std::ops::RangeInclusive<u16>| {
+            t.filter(|t| digits(t, 3)).and_then(|t| t.parse::<u16>().ok()).is_some_and(|n| range.contains(&n))
+        };
+        let valid = (digits(number, 9) && vat_check_digits_hold(&number[..9]))
+            || (digits(number, 12) && vat_check_digits_hold(&number[..9]))
+            || three(number.strip_prefix("GD"), 0..=499)
+            || three(number.strip_prefix("HA"), 500..=999);
         valid.then(|| Self(format!("{prefix}{number}")))
     }
+}
+
+/// HMRC's check of a 9-digit VAT number: the first 7 digits weighted 8 down to 2, plus the
+/// last two as a number, is a multiple of 97, or is once 55 is added.
+fn vat_check_digits_hold(nine: &str) -> bool {
+    let d: Vec<u32> = nine.bytes().map(|b| u32::from(b - b'0')).collect();
+    if d.len() != 9 {
+        return false;
+    }
+    let weighted: u32 = d[..7].iter().zip((2..=8).rev()).map(|(digit, weight)| digit * weight).sum();
+    let total = weighted + d[7] * 10 + d[8];
+    total % 97 == 0 || (total + 55) % 97 == 0
+}
+
+/// A postcode of any country: a UK one in its normal form, else 2 to 10 letters and digits
+/// (at least one digit) with spaces or dashes between them, upper-cased.
+pub fn postcode_anywhere(s: &str) -> Option<String> {
+    if let Some(uk) = UkPostcode::parse(s) {
+        return Some(uk.into());
+    }
+    let kept = compact(s, &['-'])?;
+    let shaped = s.trim().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-'));
+    (shaped && (2..=10).contains(&kept.len()) && kept.bytes().any(|b| b.is_ascii_digit()))
+        .then(|| s.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_uppercase())
 }
 
 impl CompanyNumber {
@@ -225,13 +266,29 @@ impl CompanyNumber {
 impl Country {
     pub const MAX_CHARS: usize = 80;
 
-    /// An empty name is the default, the United Kingdom.
-    pub fn parse(s: &str) -> Self {
-        let key: String = s.chars().filter(|c| *c != '.').collect::<String>().trim().to_lowercase();
-        let uk = key.is_empty()
-            || ["united kingdom", "uk", "gb", "great britain", "united kingdom of great britain and northern ireland"]
-                .contains(&key.as_str());
-        Self(if uk { UNITED_KINGDOM.to_owned() } else { s.trim().to_owned() })
+    /// A country of ISO 3166-1 by its name, official name, or two- or three-letter code (any
+    /// case), as its short name; an empty name is the default, the United Kingdom (also
+    /// "UK", "Great Britain" and the four nations). `None` for anything else ("Narnia").
+    pub fn parse(s: &str) -> Option<Self> {
+        let key = |t: &str| t.chars().filter(|c| *c != '.').collect::<String>().trim().to_lowercase();
+        let given = key(s);
+        let uk = given.is_empty()
+            || ["uk", "great britain", "britain", "england", "scotland", "wales", "northern ireland"]
+                .contains(&given.as_str());
+        if uk {
+            return Some(Self(UNITED_KINGDOM.to_owned()));
+        }
+        super::countries::COUNTRIES
+            .iter()
+            .find(|(alpha2, alpha3, name, official)| {
+                [*alpha2, *alpha3, *name, *official].iter().any(|n| !n.is_empty() && key(n) == given)
+            })
+            .map(|(_, _, name, _)| Self((*name).to_owned()))
+    }
+
+    /// Every country's short name, in order (for a form's list).
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        super::countries::COUNTRIES.iter().map(|(_, _, name, _)| *name)
     }
 
     pub fn is_united_kingdom(name: &str) -> bool {
@@ -275,6 +332,12 @@ mod tests {
             ("020  7946 0000", Some("020 7946 0000")),
             ("(020) 7946-0000", Some("(020) 7946-0000")),
             ("01632.960.001", Some("01632.960.001")),
+            ("0044 20 7946 0000", Some("0044 20 7946 0000")),
+            ("+1 212 555 0100", Some("+1 212 555 0100")),
+            // Not writable in E.164: no country code and not a UK number; a country code of 0.
+            ("7946 0000", None),
+            ("1234567", None),
+            ("+0 20 7946 0000", None),
             ("123456", None),
             ("+1234567890123456", None),
             ("020 7946 0000 ext 12", None),
@@ -384,13 +447,19 @@ mod tests {
     #[test]
     fn uk_vat_numbers() {
         let cases = [
-            ("GB123456789", Some("GB123456789")),
-            ("gb 123 4567 89", Some("GB123456789")),
-            ("GB123456789012", Some("GB123456789012")),
+            ("GB999999973", Some("GB999999973")),
+            ("gb 999 9999 73", Some("GB999999973")),
+            ("GB999999973001", Some("GB999999973001")),
             ("GBGD123", Some("GBGD123")),
             ("GBHA599", Some("GBHA599")),
-            ("XI123456789", Some("XI123456789")),
-            ("123456789", Some("GB123456789")),
+            ("XI999999973", Some("XI999999973")),
+            ("999999973", Some("GB999999973")),
+            // Check digits that do not hold (modulus 97 and 9755 both), and out of range.
+            ("GB123456789", None),
+            ("GB999999974", None),
+            ("GB123456789012", None),
+            ("GBGD500", None),
+            ("GBHA499", None),
             ("GB12345678", None),
             ("GB1234567890", None),
             ("GBGD1234", None),
@@ -423,10 +492,18 @@ mod tests {
 
     #[test]
     fn countries() {
-        for uk in ["United Kingdom", "united kingdom", "UK", "u.k.", "GB", "gb", "Great Britain", ""] {
-            assert_eq!(Country::parse(uk).as_str(), UNITED_KINGDOM, "{uk}");
+        for uk in ["United Kingdom", "united kingdom", "UK", "u.k.", "GB", "gb", "Great Britain", "", "GBR", "Wales"] {
+            assert_eq!(Country::parse(uk).map(String::from).as_deref(), Some(UNITED_KINGDOM), "{uk}");
         }
-        assert_eq!(Country::parse(" France ").as_str(), "France");
+        let name = |s: &str| Country::parse(s).map(String::from);
+        assert_eq!(name(" France ").as_deref(), Some("France"));
+        assert_eq!(name("ie").as_deref(), Some("Ireland"));
+        assert_eq!(name("DEU").as_deref(), Some("Germany"));
+        assert_eq!(name("Federal Republic of Germany").as_deref(), Some("Germany"));
+        for nowhere in ["Narnia", "Europe", "X", "U K"] {
+            assert_eq!(name(nowhere), None, "{nowhere}");
+        }
+        assert!(Country::names().count() >= 249);
         assert!(Country::is_united_kingdom("United Kingdom"));
         assert!(!Country::is_united_kingdom("Ireland"));
     }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields::{EitherWay, Fields, Lines, Parsed};
-use super::shapes::{Country, Email, PhoneNumber, UNITED_KINGDOM};
+use super::shapes::{postcode_anywhere, Country, Email, PhoneNumber, UNITED_KINGDOM};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
@@ -100,20 +100,32 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
         Field::optional(
             "contact_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
-            "7 to 15 digits with optional `+`, spaces, dashes, dots and brackets (`contact_phone_invalid`).",
+            "A number that can be written in E.164: `+` (or `00`) and a country code, 8 to 15 digits, or a UK \
+             number starting with 0 (10 or 11 digits); spaces, dashes, dots and brackets allowed \
+             (`contact_phone_invalid`).",
         )
-        .rule("must be a phone number of 7 to 15 digits, like +44 20 7946 0000"),
+        .rule(
+            "must be a phone number with its country code, like +44 20 7946 0000, or a UK number, like 020 7946 0000",
+        ),
         Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line.")
             .labelled("Address line 1"),
         Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line.")
             .labelled("Address line 2"),
         Field::optional("city", FieldType::Text { max: CITY_MAX }, "Town or city."),
-        Field::optional("postcode", FieldType::Text { max: POSTCODE_MAX }, "Postcode."),
+        Field::optional(
+            "postcode",
+            FieldType::Text { max: POSTCODE_MAX },
+            "A UK postcode (answered upper-case with one space), or another country's: 2 to 10 letters and \
+             digits (`postcode_invalid`).",
+        )
+        .rule("must be a postcode, like LS1 4AP"),
         Field::optional(
             "country",
             FieldType::Text { max: Country::MAX_CHARS },
-            "Default `United Kingdom` (`UK` and `GB` are written so too).",
-        ),
+            "A country of ISO 3166-1 by its name or its two- or three-letter code, answered as its name; \
+             default `United Kingdom` (`country_invalid`).",
+        )
+        .rule("must be a country's name or its two-letter code, like United Kingdom or FR"),
         Field::optional(
             "is_default",
             FieldType::Boolean,
@@ -233,8 +245,11 @@ fn read(f: &mut Fields) -> WarehousePatch {
         address_1: f.text("address_1", ADDRESS_LINE_MAX, Lines::One),
         address_2: f.text("address_2", ADDRESS_LINE_MAX, Lines::One),
         city: f.text("city", CITY_MAX, Lines::One),
-        postcode: f.text("postcode", POSTCODE_MAX, Lines::One),
-        country: f.text("country", Country::MAX_CHARS, Lines::One).map(|c| String::from(Country::parse(&c))),
+        postcode: f.shaped("postcode", POSTCODE_MAX, postcode_anywhere),
+        country: f.text("country", Country::MAX_CHARS, Lines::One).and_then(|c| match Country::parse(&c) {
+            Some(country) => Some(String::from(country)),
+            None => f.fail("country", "invalid"),
+        }),
         is_default: f.boolean("is_default"),
         _parsed: Parsed,
     }

@@ -62,7 +62,7 @@ pub struct AuditLogEntry {
     /// `settings.updated`, `warehouses.updated`,
     /// `webhook.updated`, `webhook.secret_rotated`, `webhook.test_sent`,
     /// `webhook.deliveries_replayed`, `collection.scheduled`, `remittance.issued`, `credit_code.redeemed`
-    /// (a credit code spent, by the dashboard or the API; target `redemption:<id>`).
+    /// (a credit code spent, by the dashboard or the API; its target is the redemption).
     #[schema(example = "key.created")]
     pub action: String,
     /// What it was done to, as `kind:id` (`key:12`, `user:7`), when there is one.

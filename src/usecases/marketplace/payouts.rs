@@ -13,6 +13,7 @@ use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, Pay
 use crate::domain::precondition::Precondition;
 use crate::domain::redemption::{Redemption, CURRENCY};
 use crate::domain::user::Actor;
+use crate::domain::FieldError;
 use crate::store::OrderRecord;
 use crate::store::{NewRedemption, RedemptionInsert, StoreError, Ts};
 use crate::usecases::{wallet, Core};
@@ -32,10 +33,11 @@ pub async fn change_options(
     guard: Option<Precondition<'_, PayoutOptions>>,
 ) -> Result<PayoutOptions, OptionsChangeError> {
     let audit = AuditEntry::by(actor, AuditAction::SettingsUpdated, Some("settings:payouts".to_owned()));
-    core.store
-        .save_payout_options(actor.brand_id, patch, guard, &audit)
-        .await?
-        .ok_or(OptionsChangeError::PreconditionFailed)
+    match core.store.save_payout_options(actor.brand_id, patch, guard, &audit).await? {
+        Some(Ok(saved)) => Ok(saved),
+        Some(Err(_)) => Err(OptionsChangeError::NoChoice),
+        None => Err(OptionsChangeError::PreconditionFailed),
+    }
 }
 
 /// Why the payout options did not change.
@@ -44,8 +46,18 @@ pub enum OptionsChangeError {
     /// The options no longer match the caller's condition (`If-Match`).
     #[error("the options changed since they were read")]
     PreconditionFailed,
+    /// The change would leave customers neither credit nor cash to choose.
+    #[error("the options would offer no way to be paid")]
+    NoChoice,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl OptionsChangeError {
+    /// The reason of a refused change, pinned to the credit box (`payout_choice_required`).
+    pub fn field_error(&self) -> Option<FieldError> {
+        matches!(self, Self::NoChoice).then(|| FieldError::new("credit_enabled", "payout_choice_required"))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -57,6 +57,19 @@ async fn payout_options_are_validated_like_other_settings() {
     assert_error(response, 400, "invalid_body").await;
     let edges = set_payouts(&app, &partner, json!({"credit_boost_percent": 200, "code_validity_days": 1095})).await;
     assert_eq!((edges["credit_boost_percent"].as_i64(), edges["code_validity_days"].as_i64()), (Some(200), Some(1095)));
+
+    // Customers always have a way to be paid: turning both off, at once or one after the
+    // other, is refused and changes nothing.
+    for body in [json!({"credit_enabled": false, "cash_enabled": false}), json!({"cash_enabled": false})] {
+        if body.get("credit_enabled").is_none() {
+            set_payouts(&app, &partner, json!({"credit_enabled": false, "cash_enabled": true})).await;
+        }
+        let answer = assert_error(app.patch(PAYOUTS, &partner.key, &body).await, 400, "validation_failed").await;
+        assert_eq!(answer["errors"][0]["field"], "credit_enabled", "{answer}");
+        assert_eq!(answer["errors"][0]["code"], "payout_choice_required", "{answer}");
+    }
+    let kept = json(app.get(PAYOUTS, &partner.key).await).await;
+    assert_eq!((kept["credit_enabled"].as_bool(), kept["cash_enabled"].as_bool()), (Some(false), Some(true)), "{kept}");
 }
 
 /// The exact data of a `redemption.created` event, checked field by field.

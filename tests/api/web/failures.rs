@@ -65,7 +65,7 @@ async fn an_action_that_fails_inside_shows_the_error_page_and_no_database_text()
         ),
         (
             "/dashboard/settings/payouts",
-            vec![token, ("credit", "on"), ("credit_boost_percent", "150"), ("code_validity_days", "30")],
+            vec![token, ("credit_enabled", "on"), ("credit_boost_percent", "150"), ("code_validity_days", "30")],
         ),
         ("/dashboard/integrations/webhook/test", vec![token]),
         (&remove, vec![token]),
