@@ -112,6 +112,30 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
+/// A public DNS name or a public IP address: not localhost, not a private, loopback,
+/// link-local or otherwise reserved range, not a single-label or numeric name.
+pub fn is_public_host(host: &str) -> bool {
+    // The same classification of addresses as every outbound request (src/net).
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return is_public(ip);
+    }
+    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    let labels: Vec<&str> = name.split('.').collect();
+    let label_ok = |l: &&str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let internal =
+        ["localhost", "local", "internal", "localdomain", "home", "lan", "corp", "intranet", "test", "invalid"];
+    name.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(label_ok)
+        && labels.last().is_some_and(|tld| !tld.bytes().all(|b| b.is_ascii_digit()) && !internal.contains(tld))
+        && !(labels.len() >= 2 && name.ends_with(".home.arpa"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,8 +70,10 @@ pub enum Reservation {
     /// Counted as row `id`: check the password. `email_failures` are the email's failures
     /// the decision saw, with this attempt's instant last.
     Counted { id: i64, email_failures: Vec<Ts> },
-    /// The allowance is used up: nothing was counted; refuse without checking.
-    Refused,
+    /// The allowance is used up: nothing was counted; refuse without checking. `in_flight`:
+    /// an attempt counted against it since `since_in_flight` is still being checked (a
+    /// right one will be taken back).
+    Refused { in_flight: bool },
 }
 
 /// A PostgreSQL advisory lock key (64 bits of a SHA-256) for one email or address.
@@ -113,6 +115,7 @@ impl Store {
         &self,
         attempt: &AttemptKeys<'_>,
         since: Ts,
+        since_in_flight: Ts,
         allow: impl FnOnce(Ts, &[Ts], &[Ts]) -> bool,
     ) -> Result<Reservation, StoreError> {
         let mut locks = [advisory_key("email", attempt.email_key), advisory_key("address", attempt.ip)];
@@ -139,21 +142,45 @@ impl Store {
                 .await?;
             let at = now();
             if !allow(at, &email, &address) {
-                return Ok(Reservation::Refused);
+                let in_flight: Option<i64> = sqlx::query_scalar(
+                    "SELECT id FROM sign_in_failures
+                     WHERE (account_key = $1 OR ip = $2) AND at >= $3 AND settled = $4 LIMIT 1",
+                )
+                .bind(attempt.email_key)
+                .bind(attempt.ip)
+                .bind(since_in_flight)
+                .bind(false)
+                .fetch_optional(&mut *tx)
+                .await?;
+                return Ok(Reservation::Refused { in_flight: in_flight.is_some() });
             }
             let id: i64 = sqlx::query_scalar(
-                "INSERT INTO sign_in_failures (account_key, user_id, ip, at) VALUES ($1, $2, $3, $4) RETURNING id",
+                "INSERT INTO sign_in_failures (account_key, user_id, ip, at, settled) VALUES ($1, $2, $3, $4, $5)
+                 RETURNING id",
             )
             .bind(attempt.email_key)
             .bind(attempt.user_id)
             .bind(attempt.ip)
             .bind(at)
+            .bind(false)
             .fetch_one(&mut *tx)
             .await?;
             tx.commit().await?;
             let mut email_failures = email;
             email_failures.push(at);
             Ok(Reservation::Counted { id, email_failures })
+        })
+    }
+
+    /// Settles an attempt whose password (or code) was wrong: a failure, no longer in flight.
+    pub async fn settle_sign_in_attempt(&self, id: i64) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            sqlx::query("UPDATE sign_in_failures SET settled = $1 WHERE id = $2")
+                .bind(true)
+                .bind(id)
+                .execute(pool)
+                .await?;
+            Ok(())
         })
     }
 

@@ -125,7 +125,7 @@ impl PublicHttpsUrl {
         if authority.contains('@') {
             return None;
         }
-        if !public_host(host_of(authority)?) {
+        if !crate::domain::address::is_public_host(host_of(authority)?) {
             return None;
         }
         Some(Self(format!("https://{rest}")))
@@ -150,30 +150,6 @@ fn host_of(authority: &str) -> Option<&str> {
         port.parse::<u16>().ok().filter(|p| *p > 0)?;
     }
     (!host.is_empty()).then_some(host)
-}
-
-/// A public DNS name or a public IP address: not localhost, not a private, loopback,
-/// link-local or otherwise reserved range, not a single-label or numeric name.
-fn public_host(host: &str) -> bool {
-    // The same classification as every outbound request (src/net).
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return crate::domain::address::is_public(ip);
-    }
-    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-    let labels: Vec<&str> = name.split('.').collect();
-    let label_ok = |l: &&str| {
-        (1..=63).contains(&l.len())
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    let internal =
-        ["localhost", "local", "internal", "localdomain", "home", "lan", "corp", "intranet", "test", "invalid"];
-    name.len() <= 253
-        && labels.len() >= 2
-        && labels.iter().all(label_ok)
-        && labels.last().is_some_and(|tld| !tld.bytes().all(|b| b.is_ascii_digit()) && !internal.contains(tld))
-        && !(labels.len() >= 2 && name.ends_with(".home.arpa"))
 }
 
 impl HexColour {

@@ -2,7 +2,9 @@
 //! the password form), counted against the sign-in limits before they are checked
 //! (decisions 8.1, 13.0; the arithmetic is `domain::lockout`). An attempt the limits
 //! refuse checks nothing; one they admit is a failure until [`Attempt::uncount`] takes
-//! it back, so attempts sent at the same moment check at most the allowance.
+//! it back, so attempts sent at the same moment check at most the allowance. An attempt
+//! refused only because others were counted a moment ago waits (at most 3 s) for them to
+//! be checked: right passwords sent together all get in, wrong ones still lock.
 
 use std::net::IpAddr;
 
@@ -16,6 +18,13 @@ use crate::usecases::Core;
 pub(crate) fn window(core: &Core) -> TimeDelta {
     TimeDelta::seconds(i64::try_from(core.config.signin_lock_seconds).unwrap_or(i64::MAX / 1000))
 }
+
+/// How recent an attempt not yet settled must be to count as still being checked (one left
+/// unsettled by a crash is a failure after this).
+const IN_FLIGHT: TimeDelta = TimeDelta::seconds(10);
+/// The longest an attempt waits for attempts in flight before it is refused.
+const IN_FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+const RETRY_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// An attempt admitted and counted: check its secret, then say whether it was right.
 #[derive(Debug)]
@@ -42,18 +51,30 @@ impl Attempt {
         // Two windows back: a lock begun by failures up to a window old lasts a window.
         let since = Ts::from(Utc::now() - window * 2);
         let instants = |failures: &[Ts]| failures.iter().map(|t| t.get()).collect::<Vec<_>>();
-        let decided = core
-            .store
-            .reserve_sign_in_attempt(&keys, since, |at, email, address| {
-                may_attempt(&instants(email), &instants(address), at.get(), window, limit)
-            })
-            .await?;
-        Ok(match decided {
-            Reservation::Counted { id, email_failures } => {
-                Some(Self { id, email_failures: email_failures.into_iter().map(Ts::get).collect() })
+        // Refused while an attempt counted in the last moments may still be being checked
+        // (a right one is then taken back): wait for it, a little at a time, rather than
+        // refuse a right password sent at the same moment as others.
+        let waited_from = tokio::time::Instant::now();
+        loop {
+            let since_in_flight = Ts::from(Utc::now() - IN_FLIGHT);
+            let decided = core
+                .store
+                .reserve_sign_in_attempt(&keys, since, since_in_flight, |at, email, address| {
+                    may_attempt(&instants(email), &instants(address), at.get(), window, limit)
+                })
+                .await?;
+            match decided {
+                Reservation::Counted { id, email_failures } => {
+                    return Ok(Some(Self { id, email_failures: email_failures.into_iter().map(Ts::get).collect() }));
+                }
+                Reservation::Refused { in_flight } => {
+                    if !in_flight || waited_from.elapsed() >= IN_FLIGHT_WAIT {
+                        return Ok(None);
+                    }
+                    tokio::time::sleep(RETRY_EVERY).await;
+                }
             }
-            Reservation::Refused => None,
-        })
+        }
     }
 
     /// The secret was right, or was never checked (the server was busy): not a failure.
@@ -61,6 +82,8 @@ impl Attempt {
         core.store.release_sign_in_attempt(self.id).await
     }
 
-    /// The secret was wrong: the attempt stays counted as a failure.
-    pub fn failed(self) {}
+    /// The secret was wrong: the attempt stays counted, as a failure (no longer in flight).
+    pub async fn failed(self, core: &Core) -> Result<(), StoreError> {
+        core.store.settle_sign_in_attempt(self.id).await
+    }
 }

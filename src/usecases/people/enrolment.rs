@@ -194,7 +194,7 @@ pub async fn turn_off(
         }
     };
     if !right {
-        attempt.failed();
+        attempt.failed(core).await?;
         core.store.record_audit(&session.audit(AuditAction::SignInFailed)).await?;
         return Err(TwoStepChangeError::WrongCode);
     }

@@ -78,7 +78,7 @@ pub(crate) async fn check_password(
         }
     };
     if !right {
-        attempt.failed();
+        attempt.failed(core).await?;
         core.store.record_audit(&session.audit(wrong)).await?;
         return Err(PasswordCheckError::Incorrect);
     }

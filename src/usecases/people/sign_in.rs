@@ -108,7 +108,7 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
     let account = match account {
         Some(account) if verified => account,
         other => {
-            attempt.failed();
+            attempt.failed(core).await?;
             if let Some(account) = &other {
                 store.record_audit(&entry(account, AuditAction::SignInFailed, ip)).await?;
             }
@@ -217,7 +217,7 @@ async fn wrong_code(core: &Core, session: &LiveSession, attempt: Attempt) -> Res
     let record = &session.record;
     let began = record.created_at.get();
     let wrong = attempt.email_failures.iter().filter(|at| **at >= began).count();
-    attempt.failed();
+    attempt.failed(core).await?;
     core.store.record_audit(&session.audit(AuditAction::SignInFailed)).await?;
     if wrong >= WRONG_CODES {
         core.store.end_session(record.id, None).await?;

@@ -207,6 +207,11 @@ async fn destination_allowed(url: &Url, allow_private_network: bool) -> bool {
     let Some(host) = url.host_str().filter(|h| !h.starts_with('[') && h.parse::<std::net::IpAddr>().is_err()) else {
         return true;
     };
+    // A name that is not a public one (`localhost.`, `LOCALHOST`, a single label, an internal
+    // suffix) is refused whatever the resolver says of it now.
+    if !crate::domain::address::is_public_host(host) {
+        return false;
+    }
     !matches!(
         tokio::time::timeout(RESOLVE_TIMEOUT, net::resolve_checked(host, false)).await,
         Ok(Err(ResolveError::Refused(_)))
@@ -219,7 +224,16 @@ mod tests {
 
     #[tokio::test]
     async fn private_destinations_are_refused_at_configuration() {
-        for url in ["https://127.0.0.1/x", "https://[::1]/x", "https://10.1.2.3/x", "https://localhost/x"] {
+        for url in [
+            "https://127.0.0.1/x",
+            "https://[::1]/x",
+            "https://10.1.2.3/x",
+            "https://localhost/x",
+            "http://LOCALHOST./x",
+            "https://api.localhost/x",
+            "https://hooks/x",
+            "https://hooks.internal/x",
+        ] {
             let url = Url::parse(url).unwrap();
             assert!(!destination_allowed(&url, false).await, "{url}");
             assert!(destination_allowed(&url, true).await, "{url}");

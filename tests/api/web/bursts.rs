@@ -79,6 +79,25 @@ async fn a_burst_of_sign_ins_for_one_account_checks_at_most_five_passwords() {
     }
 }
 
+/// Eight right passwords for one account sent at the same moment all sign in: an attempt
+/// refused only because others were counted a moment ago waits for them to be checked (a
+/// right one is taken back), so none is told "too many attempts".
+#[tokio::test]
+async fn eight_right_passwords_at_once_all_sign_in() {
+    let app = spawn_app_with(|c| c.signin_address_limit = 1000).await;
+    let (_, email) = admin(&app, "acme").await;
+    let mut browser = Browser::new(&app);
+    let csrf = browser.get("/dashboard/login").await.csrf();
+    let forms: Vec<_> = (0..8).map(|_| sign_in_form(&email, PASSWORD, &csrf)).collect();
+    let pages = burst(&app.base, "/dashboard/login", &browser.cookie_header(), forms).await;
+    let signed_in = pages.iter().filter(|p| p.location() == Some("/dashboard")).count();
+    let busy = pages.iter().filter(|p| p.status == 503 && p.headers.contains_key("retry-after")).count();
+    assert_eq!(count(&pages, 401, LOCKED), 0, "a right password was refused as locked: {:?}", statuses(&pages));
+    assert_eq!(signed_in + busy, 8, "{:?}", statuses(&pages));
+    let sql = "SELECT COUNT(*) FROM sign_in_failures";
+    assert_eq!(super::sql_i64(&app, sql).await, Some(0), "every right attempt was taken back");
+}
+
 #[tokio::test]
 async fn a_burst_from_one_address_checks_at_most_the_address_limit() {
     let app = spawn_app_with(|c| c.signin_address_limit = 3).await;
