@@ -2,7 +2,6 @@
 //! normalised form that is stored.
 
 use std::fmt;
-use std::net::IpAddr;
 
 /// A string newtype that can only be built by its `parse`.
 macro_rules! shaped_text {
