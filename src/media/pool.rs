@@ -89,6 +89,10 @@ fn header(bytes: &[u8]) -> Option<(ImageKind, u64, u64, bool)> {
         let mut decoder = ImageReader::with_format(Cursor::new(bytes), kind.format()).into_decoder().ok()?;
         let turned = decoder.orientation().is_ok_and(|o| o != image::metadata::Orientation::NoTransforms);
         let mut decoded = decoder.total_bytes();
+        if kind == ImageKind::Png && thumbnail::sixteen_bits(decoder.color_type()) {
+            // Read as 8 bits a channel (`thumbnail::decode`).
+            decoded /= 2;
+        }
         if kind == ImageKind::Gif {
             // The first frame is decoded into a buffer of its own when it is not the
             // canvas, and may be larger than the canvas the header declares.

@@ -83,12 +83,56 @@ pub fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.format());
     reader.limits(limits.clone());
     let mut decoder = reader.into_decoder().map_err(unreadable)?;
+    if kind == ImageKind::Png && sixteen_bits(decoder.color_type()) {
+        return png_as_eight_bits(bytes);
+    }
     limits.reserve(decoder.total_bytes()).map_err(unreadable)?;
     // An orientation that cannot be read is no orientation: the pixels are still the photo.
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let mut image = DynamicImage::from_decoder(decoder).map_err(unreadable)?;
     image.apply_orientation(orientation);
     Ok(image)
+}
+
+/// Two bytes a channel.
+pub(crate) fn sixteen_bits(color: image::ColorType) -> bool {
+    color.bytes_per_pixel() == 2 * color.channel_count()
+}
+
+/// A 16-bit PNG read as 8 bits a channel (the thumbnails and the cleaned original are 8-bit
+/// anyway), under the same allocation limit: half the memory of its 16-bit pixels.
+fn png_as_eight_bits(bytes: &[u8]) -> Result<DynamicImage, String> {
+    let unreadable = |e: png::DecodingError| format!("cannot decode the png image: {e}");
+    let mut decoder = png::Decoder::new_with_limits(
+        Cursor::new(bytes),
+        png::Limits { bytes: usize::try_from(MAX_ALLOC).unwrap_or(usize::MAX) },
+    );
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().map_err(unreadable)?;
+    let size = reader.output_buffer_size().ok_or("the png image is too large to decode")?;
+    if u64::try_from(size).unwrap_or(u64::MAX) > MAX_ALLOC {
+        return Err("the png image is over the decode memory limit".to_owned());
+    }
+    let mut pixels = vec![0; size];
+    let frame = reader.next_frame(&mut pixels).map_err(unreadable)?;
+    pixels.truncate(frame.buffer_size());
+    let (width, height) = (frame.width, frame.height);
+    let wrong = || "the png image's pixels do not fill it".to_owned();
+    Ok(match frame.color_type {
+        png::ColorType::Rgba => {
+            DynamicImage::ImageRgba8(image::RgbaImage::from_raw(width, height, pixels).ok_or_else(wrong)?)
+        }
+        png::ColorType::Rgb => {
+            DynamicImage::ImageRgb8(image::RgbImage::from_raw(width, height, pixels).ok_or_else(wrong)?)
+        }
+        png::ColorType::GrayscaleAlpha => {
+            DynamicImage::ImageLumaA8(image::GrayAlphaImage::from_raw(width, height, pixels).ok_or_else(wrong)?)
+        }
+        png::ColorType::Grayscale => {
+            DynamicImage::ImageLuma8(image::GrayImage::from_raw(width, height, pixels).ok_or_else(wrong)?)
+        }
+        png::ColorType::Indexed => return Err("the png image's palette was not expanded".to_owned()),
+    })
 }
 
 fn scaled(image: &DynamicImage, max: u32) -> DynamicImage {

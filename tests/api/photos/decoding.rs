@@ -24,6 +24,45 @@ pub(super) fn costly_png(side: u32) -> Vec<u8> {
     out.into_inner()
 }
 
+/// A `side`² RGBA PNG of 16 bits a channel, written row by row (the test never holds its
+/// pixels): stripes on transparency, like [`costly_png`].
+fn sixteen_bit_png(side: u32) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    let mut encoder = png::Encoder::new(&mut out, side, side);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Sixteen);
+    encoder.set_compression(png::Compression::Fast);
+    let mut header = encoder.write_header().unwrap();
+    {
+        let mut writer = header.stream_writer().unwrap();
+        let mut row = vec![0u8; side as usize * 8];
+        for y in 0..side {
+            for x in 0..side as usize {
+                let on = (x / 64 + y as usize / 64) % 7 == 0;
+                let pixel: [u8; 8] = if on { [200, 0, 30, 0, 30, 0, 255, 255] } else { [0; 8] };
+                row[x * 8..x * 8 + 8].copy_from_slice(&pixel);
+            }
+            std::io::Write::write_all(&mut writer, &row).unwrap();
+        }
+        writer.finish().unwrap();
+    }
+    header.finish().unwrap();
+    out.into_inner()
+}
+
+/// A valid 16-bit 40-megapixel PNG is a photo like any other (it was answered 415): it is
+/// read as 8 bits a channel, 160 MB instead of 320, within the decode limit and the budget.
+#[tokio::test]
+async fn a_sixteen_bit_forty_megapixel_png_is_accepted() {
+    let server =
+        Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true"), ("REHOME_IMAGE_DECODE_MEMORY_MB", "256")]).await;
+    let png = sixteen_bit_png(6300);
+    let body = serde_json::to_vec(&json!({ "image_base64": b64(&png) })).unwrap();
+    let (status, answer) = server.post(UPLOAD, body).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!((answer["width"].as_u64(), answer["height"].as_u64()), (Some(6300), Some(6300)), "{answer}");
+}
+
 /// A `side`² GIF of one colour: a few kilobytes that decode to `side`² × 4 bytes.
 pub(super) fn costly_gif(side: u32) -> Vec<u8> {
     let mut gif = Vec::new();
