@@ -120,6 +120,7 @@ impl Server {
             max_connections_per_address: config.max_connections_per_address,
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
+            body_deadline: Duration::from_secs(config.body_deadline_secs),
         };
         let metrics = self.metrics.map(|listener| {
             let app = crate::http::metrics::app(self.state.clone());

@@ -28,6 +28,13 @@ pub const DEFAULT_BODY_GRACE_MS: u64 = 10_000;
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
 /// Eight bodies of up to 15 MiB: 120 MiB at most held by large bodies.
 pub const DEFAULT_LARGE_BODIES: usize = 8;
+/// Request bodies held at once, all clients together.
+pub const DEFAULT_BODY_MEMORY_MB: u64 = 256;
+/// Request bodies held at once by one client network (an IPv4 /24, an IPv6 /64): four
+/// bodies of the largest size.
+pub const DEFAULT_BODY_MEMORY_PER_NETWORK_MB: u64 = 64;
+/// The longest a request body may take to arrive, whatever its rate.
+pub const DEFAULT_BODY_DEADLINE_SECS: u64 = 120;
 /// A 40-megapixel RGBA picture decodes to 160 MB: one such beside a few phone photos.
 pub const DEFAULT_IMAGE_DECODE_MEMORY_MB: u64 = 256;
 pub const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 5_000;
@@ -176,6 +183,21 @@ pub struct Config {
     /// place, then is answered 503 `server_busy`.
     #[arg(long, env = "REHOME_LARGE_BODIES", default_value_t = DEFAULT_LARGE_BODIES)]
     pub large_bodies: usize,
+
+    /// Megabytes of request bodies held at once while they arrive, all clients together;
+    /// a body that would go over is answered 503 `server_busy` at once.
+    #[arg(long, env = "REHOME_BODY_MEMORY_MB", default_value_t = DEFAULT_BODY_MEMORY_MB)]
+    pub body_memory_mb: u64,
+
+    /// Megabytes of request bodies one client network (an IPv4 /24, an IPv6 /64) may hold
+    /// at once; a body that would go over is answered 429 `rate_limited` at once.
+    #[arg(long, env = "REHOME_BODY_MEMORY_PER_NETWORK_MB", default_value_t = DEFAULT_BODY_MEMORY_PER_NETWORK_MB)]
+    pub body_memory_per_network_mb: u64,
+
+    /// Seconds a request body may take to arrive in all, however fast it keeps coming;
+    /// later answers 408 `request_timeout`.
+    #[arg(long, env = "REHOME_BODY_DEADLINE_SECS", default_value_t = DEFAULT_BODY_DEADLINE_SECS)]
+    pub body_deadline_secs: u64,
 
     /// Images decoded at once (uploads, imports, thumbnails); default the number of cores.
     #[arg(long, env = "REHOME_IMAGE_DECODES")]
@@ -491,6 +513,9 @@ impl Config {
     fn check_edge(&self) -> anyhow::Result<()> {
         within("REHOME_MAX_CONNECTIONS_PER_ADDRESS (0: no ceiling)", self.max_connections_per_address, 0..=1_000_000)?;
         within("REHOME_LARGE_BODIES", self.large_bodies, 1..=10_000)?;
+        within("REHOME_BODY_MEMORY_MB", self.body_memory_mb, 1..=1_048_576)?;
+        within("REHOME_BODY_MEMORY_PER_NETWORK_MB", self.body_memory_per_network_mb, 1..=1_048_576)?;
+        within("REHOME_BODY_DEADLINE_SECS", self.body_deadline_secs, 1..=86_400)?;
         if let Some(decodes) = self.image_decodes {
             within("REHOME_IMAGE_DECODES", decodes, 1..=1_024)?;
         }

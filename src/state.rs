@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::http::auth::KeyCache;
 use crate::http::body::large::LargeBodies;
+use crate::http::body::memory::BodyMemory;
 use crate::http::idempotency::log::IdempotencyLog;
 use crate::jobs::{MailJobs, Outbox, PhotoJobs, Queues};
 use crate::limit::Limiter;
@@ -33,6 +34,7 @@ pub struct Shared {
     pub idempotency: IdempotencyLog,
     /// The places of request bodies over 1 MiB being read and parsed.
     pub large_bodies: LargeBodies,
+    pub body_memory: BodyMemory,
     /// The image decodes in flight, with their memory budget (uploads and the photo jobs).
     pub decodes: DecodePool,
     /// The runners of the leased queues (thumbnails, image imports, mail), started with
@@ -70,6 +72,9 @@ impl AppState {
         let idempotency = IdempotencyLog::new(store.clone());
         let passwords = PasswordPool::new(config.password_workers);
         let large_bodies = LargeBodies::new(config.large_bodies);
+        let megabytes = |mb: u64| mb.saturating_mul(1024 * 1024);
+        let body_memory =
+            BodyMemory::new(megabytes(config.body_memory_mb), megabytes(config.body_memory_per_network_mb));
         let decodes = DecodePool::new(
             config.image_decodes(),
             config.image_decode_memory_mb.saturating_mul(1024 * 1024),
@@ -88,6 +93,15 @@ impl AppState {
             metrics: Arc::new(Metrics::new()),
             storefront: Default::default(),
         };
-        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, decodes, queues: Queues::default() }))
+        Self(Arc::new(Shared {
+            core,
+            keys,
+            limiter,
+            idempotency,
+            large_bodies,
+            body_memory,
+            decodes,
+            queues: Queues::default(),
+        }))
     }
 }

@@ -12,12 +12,15 @@
 //!   [`LARGE_BODY_WAIT`] it is answered `503 server_busy` with `Retry-After`.
 
 pub mod large;
+pub mod memory;
 pub mod multipart;
 
 use std::pin::Pin;
 
 use axum::body::HttpBody;
-use axum::extract::{FromRequest, Request};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
@@ -76,6 +79,8 @@ impl FromRequest<AppState> for OptionalJsonObject {
 pub struct ReadBody {
     pub bytes: Vec<u8>,
     _place: Option<OwnedSemaphorePermit>,
+    /// Its bytes, charged against the bodies' memory budgets until dropped.
+    _charge: memory::Charge,
 }
 
 /// Reads the whole body, within the server's size limit, into one buffer sized from
@@ -91,6 +96,10 @@ pub async fn read_body(request: Request, state: &AppState) -> Result<ReadBody, R
     if declared.is_some_and(|n| n > limit) {
         return Err(payload_too_large().into_response());
     }
+    // What it announces is charged before a byte is read; what comes beyond, as it comes.
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
+    let mut charge = state.body_memory.charge(peer);
+    charge.grow(declared.unwrap_or(0) as u64).map_err(over_budget)?;
     let mut place = None;
     if declared.is_some_and(|n| n > LARGE_BODY_BYTES) {
         place = Some(state.large_bodies.enter().await.ok_or_else(large_bodies_busy)?);
@@ -103,12 +112,33 @@ pub async fn read_body(request: Request, state: &AppState) -> Result<ReadBody, R
         if bytes.len() + data.len() > limit {
             return Err(payload_too_large().into_response());
         }
+        let held = (bytes.len() + data.len()) as u64;
+        charge.grow(held.saturating_sub(charge.bytes())).map_err(over_budget)?;
         if place.is_none() && bytes.len() + data.len() > LARGE_BODY_BYTES {
             place = Some(state.large_bodies.enter().await.ok_or_else(large_bodies_busy)?);
         }
         bytes.extend_from_slice(&data);
     }
-    Ok(ReadBody { bytes, _place: place })
+    Ok(ReadBody { bytes, _place: place, _charge: charge })
+}
+
+/// A body refused by a memory budget, before more of it is read: `429 rate_limited` over
+/// its network's, `503 server_busy` over the server's; both `Retry-After: 1`.
+fn over_budget(over: memory::Over) -> Response {
+    match over {
+        memory::Over::Server => busy("The server holds as many request bodies as it takes at once; retry in a moment."),
+        memory::Over::Network => {
+            let mut response = ApiError::client(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Your network is sending as many request bodies at once as one network may; retry once some \
+                 have finished.",
+            )
+            .into_response();
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+    }
 }
 
 /// `503 server_busy` with `Retry-After: 1`: the large bodies' places are all taken.

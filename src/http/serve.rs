@@ -11,7 +11,8 @@
 //!   once per timeout. The watchdog and the shutdown signal have a waker of their own, so
 //!   that the connection's reads and writes do not poll them.
 //! - **Bodies**: after a grace period a body must keep arriving at a minimum average rate
-//!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not).
+//!   (a slow upload of a 10 MiB photo is legitimate; a trickle of a byte a second is not),
+//!   and must have arrived in all within a deadline, however fast it keeps coming.
 //! - **Connections**: past the ceiling a new connection is answered `503
 //!   server_busy` at once and closed, rather than queued. One client address may hold
 //!   only so many of them (IPv6: one /64, what one host is given), so a single host
@@ -55,6 +56,8 @@ pub struct ConnectionLimits {
     /// Lowest average rate a body may arrive at, once the grace period is over.
     pub body_min_bytes_per_sec: u64,
     pub body_grace: Duration,
+    /// The longest a body may take to arrive in all, however fast it keeps coming.
+    pub body_deadline: Duration,
 }
 
 /// The error a body gives when it arrives too slowly; the edge answers it with 408.
@@ -499,10 +502,13 @@ impl MinRate {
     }
 
     /// When the body will have arrived too slowly unless more comes: the grace period plus
-    /// the time the bytes so far would take at the minimum rate.
+    /// the time the bytes so far would take at the minimum rate, and never later than the
+    /// whole body's deadline.
     fn next_deadline(&self) -> Instant {
         let rate = self.limits.body_min_bytes_per_sec.max(1);
-        self.started + self.limits.body_grace + Duration::from_secs_f64(self.received as f64 / rate as f64)
+        let by_rate =
+            self.started + self.limits.body_grace + Duration::from_secs_f64(self.received as f64 / rate as f64);
+        by_rate.min(self.started + self.limits.body_deadline)
     }
 }
 

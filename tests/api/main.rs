@@ -1,5 +1,6 @@
 //! Integration tests: the real server over real HTTP, one temporary database per test.
 
+mod body_memory;
 #[allow(dead_code)]
 mod helpers;
 mod keep_alive;
