@@ -37,3 +37,6 @@ pub const MATCHED_MAX: usize = 100;
 /// Invitation links one person may be sent in 24 hours (the first and each resend): enough
 /// to recover from a lost mail, too few to spam an address from the dashboard.
 pub const INVITATION_LINKS_PER_DAY: i64 = 5;
+/// API keys a brand may create in an hour (the keys rolls made in it count too): each key has
+/// rate limits of its own, so minting keys must not multiply them.
+pub const KEYS_PER_HOUR: i64 = 20;

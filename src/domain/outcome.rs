@@ -71,6 +71,8 @@ pub enum Outcome {
     InvitationNotPending,
     /// A member was sent [`INVITATION_LINKS_PER_DAY`] links within 24 hours.
     InvitationsTooFrequent,
+    /// The brand created [`KEYS_PER_HOUR`] keys within the hour.
+    KeysTooFrequent,
     /// An admin resetting their own two-step sign-in (they turn it off on their account).
     ResetOwnTwoStep,
     /// The member does not sign in with two steps (or left the team).
@@ -96,7 +98,7 @@ pub enum Outcome {
     PaymentSignatureInvalid,
 }
 
-pub use super::limits::INVITATION_LINKS_PER_DAY;
+pub use super::limits::{INVITATION_LINKS_PER_DAY, KEYS_PER_HOUR};
 
 impl Outcome {
     /// One of each outcome (those with data, with an example), for the catalogue's tests.
@@ -122,6 +124,7 @@ impl Outcome {
         Outcome::EmailTaken,
         Outcome::InvitationNotPending,
         Outcome::InvitationsTooFrequent,
+        Outcome::KeysTooFrequent,
         Outcome::ResetOwnTwoStep,
         Outcome::TwoStepNotSet,
         Outcome::EventNotFound,
@@ -159,6 +162,7 @@ impl Outcome {
             Self::EmailTaken => "email_taken",
             Self::InvitationNotPending => "invitation_not_pending",
             Self::InvitationsTooFrequent => "invitations_too_frequent",
+            Self::KeysTooFrequent => "keys_too_frequent",
             Self::ResetOwnTwoStep => "two_step_reset_own",
             Self::TwoStepNotSet => "two_step_not_set",
             Self::EventNotFound => "event_not_found",
@@ -213,6 +217,12 @@ impl Outcome {
             Self::EmailTaken => "Use another email: a user of this or another brand already has it.",
             Self::InvitationNotPending => {
                 "This person has no invitation waiting (they joined, or it was cancelled): reload the team page."
+            }
+            Self::KeysTooFrequent => {
+                return Cow::Owned(format!(
+                    "Your brand created {KEYS_PER_HOUR} API keys in the last hour: wait before creating another, or \
+                     roll an existing key to replace it."
+                ))
             }
             Self::InvitationsTooFrequent => {
                 return Cow::Owned(format!(
@@ -269,6 +279,7 @@ impl Outcome {
             | Self::CannotRemoveSelf
             | Self::EmailTaken
             | Self::InvitationsTooFrequent
+            | Self::KeysTooFrequent
             | Self::ResetOwnTwoStep => Kind::Conflict,
             Self::EventNotFound | Self::OrderNotFound | Self::CreditCodeNotFound => Kind::NotFound,
             Self::NotOwner => Kind::Forbidden,

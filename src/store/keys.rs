@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use super::settings::BRAND_LOCK;
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
 use crate::domain::key_request::{key_active, rolled_expiry};
@@ -95,15 +96,34 @@ async fn insert_key(conn: Conn<'_>, key: &NewKeyRecord<'_>) -> Result<i64, Store
 }
 
 impl Store {
-    /// Creates a key of the brand and records `entry(key id)`, in one transaction.
+    /// Creates a key of the brand and records `entry(key id)`, in one transaction. With a
+    /// `limit` (since when, how many), only if the brand created fewer keys since then,
+    /// counted under the brand's row lock: `None` otherwise.
     pub async fn create_brand_key(
         &self,
         brand_id: i64,
         key: NewKeyRecord<'_>,
         entry: impl FnOnce(i64) -> AuditEntry,
-    ) -> Result<KeyRecord, StoreError> {
+        limit: Option<(Ts, i64)>,
+    ) -> Result<Option<KeyRecord>, StoreError> {
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
+            if let Some((since, most)) = limit {
+                // Under the brand's row lock, so that keys created at once are counted in turn.
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let recent: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM api_keys k JOIN users u ON u.id = k.user_id
+                     WHERE u.brand_id = $1 AND k.created_at >= $2",
+                )
+                .bind(brand_id)
+                .bind(since)
+                .fetch_one(&mut *tx)
+                .await?;
+                if recent >= most {
+                    return Ok(None);
+                }
+            }
             let id = insert_key((&mut *tx).into(), &key).await?;
             record_audit((&mut *tx).into(), &entry(id)).await?;
             let created = sqlx::query_as(&format!("{KEY_SELECT} WHERE k.id = $1 AND u.brand_id = $2"))
@@ -112,7 +132,7 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await?;
             tx.commit().await?;
-            Ok(created)
+            Ok(Some(created))
         })
     }
 

@@ -440,6 +440,10 @@ async fn create_key(
             key_form(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors::of(&KEY_BODY, errors)).await
         }
         Err(CreateKeyError::Store(e)) => Err(e.into()),
+        Err(CreateKeyError::TooFrequent) => {
+            let errors = vec![Outcome::KeysTooFrequent.on("label")];
+            key_form(&state, &session, StatusCode::CONFLICT, form, FieldErrors::of(&KEY_BODY, errors)).await
+        }
         Err(e @ CreateKeyError::Random(_)) => Err(PageError::internal(e)),
     }
 }

@@ -143,6 +143,8 @@ pub async fn list_keys(caller: Caller, State(state): State<AppState>) -> ApiResu
         (status = 400, description = "`invalid_body` or `validation_failed`: `label_required`, `label_invalid`, \
 `label_too_long`, `scopes_invalid`, `user_id_invalid` (not an active member of the brand), `expires_at_invalid` \
 (not RFC 3339, or not in the future), `<field>_unknown`", body = ErrorBody),
+        (status = 409, description = "`keys_too_frequent`: the brand created 20 keys in the last hour (keys made by \
+rolls count too); nothing was created. Roll a key to replace it, or wait", body = ErrorBody),
     )
 )]
 pub async fn create_key(
@@ -213,6 +215,7 @@ impl From<CreateKeyError> for ApiError {
     fn from(e: CreateKeyError) -> Self {
         match e {
             CreateKeyError::Invalid(errors) => ApiError::validation(errors),
+            CreateKeyError::TooFrequent => Outcome::KeysTooFrequent.into(),
             CreateKeyError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             CreateKeyError::Store(e) => e.into(),
         }

@@ -2,14 +2,17 @@
 //! overlap, revoke. Every change writes its audit entry in its own transaction. Revocation
 //! reaches every node within the key cache's lifetime (`REHOME_KEY_CACHE_MS`, 1 s).
 
+use chrono::{TimeDelta, Utc};
+
 use crate::domain::apikey::NewKey;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::key_request::{KeyRequest, RollRequest};
+use crate::domain::limits::KEYS_PER_HOUR;
 use crate::domain::outcome::Outcome;
 use crate::domain::user::Actor;
 use crate::domain::user::MemberStatus;
 use crate::domain::FieldError;
-use crate::store::{KeyRecord, KeySecret, NewKeyRecord, RollOutcome, StoreError};
+use crate::store::{KeyRecord, KeySecret, NewKeyRecord, RollOutcome, StoreError, Ts};
 use crate::usecases::Core;
 
 /// A new key and its secret, shown this once.
@@ -26,8 +29,18 @@ pub enum CreateKeyError {
     Invalid(Vec<FieldError>),
     #[error("no randomness for a key: {0}")]
     Random(getrandom::Error),
+    /// The brand created `KEYS_PER_HOUR` keys within the hour.
+    #[error("too many keys created within the hour")]
+    TooFrequent,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl CreateKeyError {
+    /// The refusal in the catalogue; `None` for the body's reasons and the service's failures.
+    pub fn outcome(&self) -> Option<Outcome> {
+        matches!(self, Self::TooFrequent).then_some(Outcome::KeysTooFrequent)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -101,7 +114,12 @@ pub async fn create(core: &Core, actor: &Actor, request: &KeyRequest) -> Result<
         expires_at: request.expires_at,
     };
     let entry = |id: i64| AuditEntry::by(actor, AuditAction::KeyCreated, Some(format!("key:{id}")));
-    let key = core.store.create_brand_key(actor.brand_id, record, entry).await?;
+    let since = Ts::from(Utc::now() - TimeDelta::hours(1));
+    let key = core
+        .store
+        .create_brand_key(actor.brand_id, record, entry, Some((since, KEYS_PER_HOUR)))
+        .await?
+        .ok_or(CreateKeyError::TooFrequent)?;
     Ok(IssuedKey { key, secret: secret.secret })
 }
 

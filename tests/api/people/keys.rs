@@ -231,3 +231,28 @@ async fn keys_of_another_brand_or_unknown_ids_are_key_not_found() {
     assert!(list(&app, &acme.key).await.iter().all(|k| k["id"] != theirs["id"]));
     assert_eq!(app.get("/v1/listings/options", theirs["secret"].as_str().unwrap()).await.status(), 200);
 }
+
+/// A brand creates at most `KEYS_PER_HOUR` keys an hour, keys sent at the same moment
+/// included (each key brings rate limits of its own): a burst of thirty creates what is
+/// left of the hour's allowance, and the rest are refused `409 keys_too_frequent`, creating
+/// nothing.
+#[tokio::test]
+async fn a_burst_of_key_creations_is_held_to_the_hours_allowance() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let before = json(app.get(KEYS, &partner.key).await).await["data"].as_array().unwrap().len();
+    let bodies: Vec<Value> = (0..30).map(|n| json!({"label": format!("burst {n}")})).collect();
+    let answers = futures_util::future::join_all(bodies.iter().map(|body| app.post(KEYS, &partner.key, body))).await;
+    let mut created = 0;
+    for answer in answers {
+        match answer.status().as_u16() {
+            201 => created += 1,
+            409 => assert_eq!(json(answer).await["code"], "keys_too_frequent"),
+            other => panic!("{other}"),
+        }
+    }
+    let allowance = usize::try_from(rehome::domain::limits::KEYS_PER_HOUR).unwrap();
+    assert_eq!(created + before, allowance, "{before} keys before the burst");
+    let after = json(app.get(KEYS, &partner.key).await).await["data"].as_array().unwrap().len();
+    assert_eq!(after, allowance);
+}
