@@ -65,31 +65,24 @@ fn cells(value: &Value) -> [String; LINE_COLUMNS.len()] {
 /// A text cell a spreadsheet would read as a formula (`=HYPERLINK(…)`, `+1+cmd|…`, `-2+3`,
 /// `@SUM(…)`, or after a tab or carriage return) with a `'` before it, as OWASP's "CSV
 /// Injection" advises: Excel and LibreOffice then show the text as it was typed. The same
-/// after each `;` inside the text: Excel in many European locales reads a CSV with `;` as
-/// its separator, and would start a cell there (`;=1+1`). `None` when the text is safe as it
-/// is. Only titles are text a partner typed; the other columns are numbers, dates and the
-/// service's own words.
+/// wherever a cell could start inside the text when the file is read with another separator
+/// than ours: `;` (Excel in many European locales), `,` and tab (`;=1+1`, `a,=1+1`,
+/// `a\t=1`). `None` when the text is safe as it is. Only titles are text a partner typed;
+/// the other columns are numbers, dates and the service's own words.
 pub(crate) fn spreadsheet_safe(text: &str) -> Option<String> {
     const TRIGGERS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
-    let starts = text.starts_with(TRIGGERS);
-    let inside = text.split(';').skip(1).any(|cell| cell.starts_with(TRIGGERS));
-    if !starts && !inside {
-        return None;
+    const SEPARATORS: [char; 3] = [';', ',', '\t'];
+    let mut guarded = String::with_capacity(text.len() + 2);
+    let (mut at_cell_start, mut changed) = (true, false);
+    for c in text.chars() {
+        if at_cell_start && TRIGGERS.contains(&c) {
+            guarded.push('\'');
+            changed = true;
+        }
+        guarded.push(c);
+        at_cell_start = SEPARATORS.contains(&c);
     }
-    let guarded: Vec<String> = text
-        .split(';')
-        .enumerate()
-        .map(
-            |(i, cell)| {
-                if (i > 0 || starts) && cell.starts_with(TRIGGERS) {
-                    format!("'{cell}")
-                } else {
-                    cell.to_owned()
-                }
-            },
-        )
-        .collect();
-    Some(guarded.join(";"))
+    changed.then_some(guarded)
 }
 
 #[cfg(test)]
@@ -124,9 +117,11 @@ mod tests {
 
     #[test]
     fn titles_a_spreadsheet_would_run_as_formulas_are_written_as_text() {
-        for formula in ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1"] {
+        for formula in ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\r=1"] {
             assert_eq!(spreadsheet_safe(formula), Some(format!("'{formula}")), "{formula:?}");
         }
+        // A tab starts a formula and, read as tab-separated, a cell too.
+        assert_eq!(spreadsheet_safe("\t=1").as_deref(), Some("'\t'=1"));
         for text in ["Oak sofa", "3-seater", "£120 chair", "'quoted", "Oak; ash", "a;b"] {
             assert_eq!(spreadsheet_safe(text), None, "{text:?}");
         }
@@ -134,6 +129,30 @@ mod tests {
         assert_eq!(spreadsheet_safe(";=1+1").as_deref(), Some(";'=1+1"));
         assert_eq!(spreadsheet_safe("Sofa;@SUM(A1);-2").as_deref(), Some("Sofa;'@SUM(A1);'-2"));
         assert_eq!(spreadsheet_safe("=1;+2").as_deref(), Some("'=1;'+2"));
+        // ... nor with `,` or a tab.
+        assert_eq!(spreadsheet_safe("Sofa,=1+1").as_deref(), Some("Sofa,'=1+1"));
+        assert_eq!(spreadsheet_safe("Sofa\t@SUM(A1)").as_deref(), Some("Sofa\t'@SUM(A1)"));
+        assert_eq!(spreadsheet_safe("Oak, ash"), None);
+    }
+
+    proptest::proptest! {
+        /// Whatever a title holds, read back with any separator a spreadsheet may use, no
+        /// cell starts with a character that makes it a formula; and a guarded text is the
+        /// text with only `'`s added.
+        #[test]
+        fn no_cell_of_a_guarded_title_starts_a_formula(text in "[=+@;,\t\r a-z0-9-]{0,24}") {
+            let guarded = spreadsheet_safe(&text).unwrap_or_else(|| text.clone());
+            for separator in [';', ',', '\t'] {
+                for cell in guarded.split(separator).skip(1).chain(std::iter::once(guarded.as_str())) {
+                    let first = cell.chars().next();
+                    proptest::prop_assert!(
+                        !matches!(first, Some('=' | '+' | '-' | '@' | '\t' | '\r')),
+                        "{text:?} → {guarded:?}: a cell {cell:?} read with {separator:?}"
+                    );
+                }
+            }
+            proptest::prop_assert_eq!(guarded.replace('\'', ""), text.replace('\'', ""));
+        }
     }
 
     #[test]
