@@ -2,6 +2,8 @@
 //! what the readers of bodies, forms, bulk rows and queries apply, and what the OpenAPI
 //! document states as patterns (a leaf: it names no other module of the crate).
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde_json::Value;
 
@@ -84,32 +86,35 @@ const INVISIBLE: &[(char, char)] = &[
     ('\u{FEFF}', '\u{FEFF}'),
     ('\u{FFA0}', '\u{FFA0}'),
 ];
-/// Characters that show nothing however they are placed (decisions 15.7): Unicode's
-/// default-ignorable code points and format characters (variation selectors, the Mongolian
-/// free variation selectors, the deprecated format characters U+206A–206F, the musical,
-/// shorthand and Egyptian hieroglyph format controls, the tags), and the braille pattern
-/// blank and the object replacement character, which render as blank. Text of nothing but
-/// these (and white space) is refused; inside text they are kept as sent (a variation
-/// selector belongs to the emoji before it).
-const SHOWS_NOTHING: &[(char, char)] = &[
-    ('\u{600}', '\u{605}'),
-    ('\u{6DD}', '\u{6DD}'),
-    ('\u{70F}', '\u{70F}'),
-    ('\u{890}', '\u{891}'),
-    ('\u{8E2}', '\u{8E2}'),
-    ('\u{180B}', '\u{180F}'),
-    ('\u{2065}', '\u{206F}'),
-    ('\u{2800}', '\u{2800}'),
-    ('\u{FE00}', '\u{FE0F}'),
-    ('\u{FFF0}', '\u{FFF8}'),
-    ('\u{FFFC}', '\u{FFFC}'),
-    ('\u{110BD}', '\u{110BD}'),
-    ('\u{110CD}', '\u{110CD}'),
-    ('\u{13430}', '\u{1345F}'),
-    ('\u{1BCA0}', '\u{1BCA3}'),
-    ('\u{1D173}', '\u{1D17A}'),
-    ('\u{E0000}', '\u{E0FFF}'),
-];
+/// Characters that show nothing however they are placed (decisions 15.7), by Unicode
+/// properties (ICU4X's compiled data, `icu_properties`), not a list kept by hand: every
+/// `Default_Ignorable_Code_Point`, every format character (`General_Category=Cf`), every
+/// `Variation_Selector`, and the braille pattern blank (U+2800) and the object replacement
+/// character (U+FFFC), which render as blank. Text of nothing but these (and white space) is
+/// refused; inside text they are kept as sent (a variation selector belongs to the emoji
+/// before it). As code point ranges, merged and sorted.
+static SHOWS_NOTHING: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
+    use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory, VariationSelector};
+    use icu_properties::{CodePointMapData, CodePointSetData};
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    ranges.extend(CodePointSetData::new::<DefaultIgnorableCodePoint>().iter_ranges().map(|r| (*r.start(), *r.end())));
+    ranges.extend(CodePointSetData::new::<VariationSelector>().iter_ranges().map(|r| (*r.start(), *r.end())));
+    ranges.extend(
+        CodePointMapData::<GeneralCategory>::new()
+            .iter_ranges_for_value(GeneralCategory::Format)
+            .map(|r| (*r.start(), *r.end())),
+    );
+    ranges.extend([(0x2800, 0x2800), (0xFFFC, 0xFFFC)]);
+    ranges.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (low, high) in ranges {
+        match merged.last_mut() {
+            Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
+            _ => merged.push((low, high)),
+        }
+    }
+    merged.into_iter().filter_map(|(low, high)| Some((char::from_u32(low)?, char::from_u32(high)?))).collect()
+});
 
 /// Marks that combine with the character before them: text of nothing but these (and
 /// white space or invisible characters) shows nothing of its own. The general combining
@@ -167,7 +172,7 @@ fn is_invisible(c: char) -> bool {
 
 /// Shows something of its own (the text rule is checked for refused characters first).
 fn is_visible(c: char) -> bool {
-    !c.is_whitespace() && !is_invisible(c) && !within(COMBINING, c) && !within(SHOWS_NOTHING, c)
+    !c.is_whitespace() && !is_invisible(c) && !within(COMBINING, c) && !within(&SHOWS_NOTHING, c)
 }
 
 /// The rule of [`text`] as an ECMA-262 regular expression over the whole value, for the
@@ -202,7 +207,7 @@ pub fn text_pattern(lines: Lines, non_blank: bool) -> String {
     let visible = format!(
         "[^{refused}]*[^{refused}{spaces}{invisible}{nothing}{combining}][^{refused}]*",
         invisible = class(INVISIBLE),
-        nothing = class(SHOWS_NOTHING),
+        nothing = class(&SHOWS_NOTHING),
         combining = class(COMBINING)
     );
     if non_blank {
@@ -333,6 +338,24 @@ mod tests {
             text(&json!("\u{2801}\u{2800}\u{2803}"), 100, Lines::One),
             Ok(Some("\u{2801}\u{2800}\u{2803}".into()))
         );
+    }
+
+    /// The set is Unicode's, by property: every default-ignorable code point and format
+    /// character, and no letter, digit, space or emoji.
+    #[test]
+    fn what_shows_nothing_comes_from_the_unicode_properties() {
+        use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
+        use icu_properties::{CodePointMapData, CodePointSetData};
+        let ignorable = CodePointSetData::new::<DefaultIgnorableCodePoint>();
+        let category = CodePointMapData::<GeneralCategory>::new();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            if ignorable.contains(c) || category.get(c) == GeneralCategory::Format {
+                assert!(within(&SHOWS_NOTHING, c), "U+{:04X}", c as u32);
+            }
+        }
+        for c in ['a', '7', ' ', '\u{2764}', '\u{1F600}', '\u{2801}', '\u{301}'] {
+            assert!(!within(&SHOWS_NOTHING, c), "U+{:04X}", c as u32);
+        }
     }
 
     #[test]
