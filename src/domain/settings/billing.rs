@@ -5,7 +5,10 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields::{Lines, Parsed};
-use super::shapes::{postcode_anywhere, CompanyNumber, Country, Email, UkPostcode, UkVatNumber, UNITED_KINGDOM};
+use super::shapes::{
+    postcode_anywhere, CompanyNumber, Country, Email, UkPostcode, UkVatNumber, COUNTRY_FIELD, EMAIL_RULE,
+    UNITED_KINGDOM,
+};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
@@ -77,13 +80,7 @@ pub static BILLING_BODY: BodySpec = BodySpec {
             "must be a UK postcode, like SW1A 1AA (elsewhere, 2 to 10 letters and digits; for an address outside the \
              UK, change the country first)",
         ),
-        Field::optional(
-            "country",
-            FieldType::Text { max: Country::MAX_CHARS },
-            "A country of ISO 3166-1 by its name or its two- or three-letter code, answered as its name; \
-             default `United Kingdom` (`country_invalid`).",
-        )
-        .rule("must be a country's name or its two-letter code, like United Kingdom or FR"),
+        COUNTRY_FIELD,
         Field::optional(
             "company_number",
             FieldType::Text { max: REGISTRATION_MAX },
@@ -104,7 +101,7 @@ pub static BILLING_BODY: BodySpec = BodySpec {
             FieldType::Text { max: Email::MAX_CHARS },
             "Where remittance PDFs and invoices are sent (`invoice_email_invalid`).",
         )
-        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
+        .rule(EMAIL_RULE),
     ],
     example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB999999973", "invoice_email": "accounts@acme.example"}"#,
 };

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields::{EitherWay, Fields, Lines, Parsed};
-use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl};
+use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl, EMAIL_RULE, PHONE_RULE};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
@@ -59,7 +59,7 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
             FieldType::Text { max: Email::MAX_CHARS },
             "An email address with a public domain (`support_email_invalid`).",
         )
-        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
+        .rule(EMAIL_RULE),
         Field::optional(
             "support_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
@@ -67,9 +67,7 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
              number starting with 0 (10 or 11 digits); spaces, dashes, dots and brackets allowed \
              (`support_phone_invalid`).",
         )
-        .rule(
-            "must be a phone number with its country code, like +44 20 7946 0000, or a UK number, like 020 7946 0000",
-        ),
+        .rule(PHONE_RULE),
         Field::optional(
             "logo_url",
             FieldType::Text { max: PublicHttpsUrl::MAX_CHARS },

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::domain::body::{Field, FieldType};
+
 /// A string newtype that can only be built by its `parse`.
 macro_rules! shaped_text {
     ($(#[$doc:meta])* $name:ident) => {
@@ -150,6 +152,21 @@ fn host_of(authority: &str) -> Option<&str> {
     }
     (!host.is_empty()).then_some(host)
 }
+
+/// What a valid email field holds, in words (`domain::words`).
+pub const EMAIL_RULE: &str = "must be an email address at a public domain, like help@yourbrand.co.uk";
+/// What a valid phone field holds, in words.
+pub const PHONE_RULE: &str =
+    "must be a phone number with its country code, like +44 20 7946 0000, or a UK number, like 020 7946 0000";
+
+/// The `country` field of an address (billing, warehouses).
+pub const COUNTRY_FIELD: Field = Field::optional(
+    "country",
+    FieldType::Text { max: Country::MAX_CHARS },
+    "A country of ISO 3166-1 by its name or its two- or three-letter code, answered as its name; \
+     default `United Kingdom` (`country_invalid`).",
+)
+.rule("must be a country's name or its two-letter code, like United Kingdom or FR");
 
 impl HexColour {
     pub fn parse(s: &str) -> Option<Self> {

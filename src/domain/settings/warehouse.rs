@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields::{EitherWay, Fields, Lines, Parsed};
-use super::shapes::{postcode_anywhere, Country, Email, PhoneNumber, UNITED_KINGDOM};
+use super::shapes::{
+    postcode_anywhere, Country, Email, PhoneNumber, COUNTRY_FIELD, EMAIL_RULE, PHONE_RULE, UNITED_KINGDOM,
+};
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::FieldError;
 
@@ -96,7 +98,7 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
             FieldType::Text { max: Email::MAX_CHARS },
             "An email address with a public domain (`contact_email_invalid`).",
         )
-        .rule("must be an email address at a public domain, like help@yourbrand.co.uk"),
+        .rule(EMAIL_RULE),
         Field::optional(
             "contact_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
@@ -104,9 +106,7 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
              number starting with 0 (10 or 11 digits); spaces, dashes, dots and brackets allowed \
              (`contact_phone_invalid`).",
         )
-        .rule(
-            "must be a phone number with its country code, like +44 20 7946 0000, or a UK number, like 020 7946 0000",
-        ),
+        .rule(PHONE_RULE),
         Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line.")
             .labelled("Address line 1"),
         Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line.")
@@ -119,13 +119,7 @@ pub static WAREHOUSE_BODY: BodySpec = BodySpec {
              digits (`postcode_invalid`).",
         )
         .rule("must be a postcode, like LS1 4AP"),
-        Field::optional(
-            "country",
-            FieldType::Text { max: Country::MAX_CHARS },
-            "A country of ISO 3166-1 by its name or its two- or three-letter code, answered as its name; \
-             default `United Kingdom` (`country_invalid`).",
-        )
-        .rule("must be a country's name or its two-letter code, like United Kingdom or FR"),
+        COUNTRY_FIELD,
         Field::optional(
             "is_default",
             FieldType::Boolean,
