@@ -118,6 +118,7 @@ impl Server {
             header_timeout: Duration::from_millis(config.header_timeout_ms),
             max_connections: config.max_connections,
             max_connections_per_address: config.max_connections_per_address,
+            max_connections_per_network: config.max_connections_per_network,
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
             body_deadline: Duration::from_secs(config.body_deadline_secs),

@@ -26,6 +26,9 @@ pub const DEFAULT_BODY_MIN_RATE: u64 = 1_024;
 pub const DEFAULT_BODY_GRACE_MS: u64 = 10_000;
 /// An eighth of the connection ceiling: a host never holds more than that.
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
+/// A quarter of the connection ceiling for one network (an IPv4 /24): several hosts of one
+/// network together never hold more than that.
+pub const DEFAULT_MAX_CONNECTIONS_PER_NETWORK: usize = 512;
 /// Eight bodies of up to 15 MiB: 120 MiB at most held by large bodies.
 pub const DEFAULT_LARGE_BODIES: usize = 8;
 /// Request bodies held at once, all clients together.
@@ -178,6 +181,12 @@ pub struct Config {
     /// every connection comes from the proxy's address.
     #[arg(long, env = "REHOME_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
     pub max_connections_per_address: usize,
+
+    /// Connections the hosts of one network (an IPv4 /24; an IPv6 /64, as per address) may
+    /// hold at once together; more are answered 503 `server_busy` and closed. 0 for no
+    /// ceiling per network: behind a reverse proxy every connection comes from the proxy.
+    #[arg(long, env = "REHOME_MAX_CONNECTIONS_PER_NETWORK", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_NETWORK)]
+    pub max_connections_per_network: usize,
 
     /// Request bodies over 1 MiB read and parsed at once; another waits up to 5 s for a
     /// place, then is answered 503 `server_busy`.
@@ -512,6 +521,7 @@ impl Config {
     /// The bounds of the edge beyond the connection limits above.
     fn check_edge(&self) -> anyhow::Result<()> {
         within("REHOME_MAX_CONNECTIONS_PER_ADDRESS (0: no ceiling)", self.max_connections_per_address, 0..=1_000_000)?;
+        within("REHOME_MAX_CONNECTIONS_PER_NETWORK (0: no ceiling)", self.max_connections_per_network, 0..=1_000_000)?;
         within("REHOME_LARGE_BODIES", self.large_bodies, 1..=10_000)?;
         within("REHOME_BODY_MEMORY_MB", self.body_memory_mb, 1..=1_048_576)?;
         within("REHOME_BODY_MEMORY_PER_NETWORK_MB", self.body_memory_per_network_mb, 1..=1_048_576)?;

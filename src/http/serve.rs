@@ -16,7 +16,9 @@
 //! - **Connections**: past the ceiling a new connection is answered `503
 //!   server_busy` at once and closed, rather than queued. One client address may hold
 //!   only so many of them (IPv6: one /64, what one host is given), so a single host
-//!   cannot take every slot; the count is taken on accept and given back on close.
+//!   cannot take every slot, and the hosts of one network (an IPv4 /24) only so many
+//!   together, so a handful of neighbouring addresses cannot either; the counts are taken
+//!   on accept and given back on close.
 //! - **Shutdown**: the listener closes, idle connections close, requests in flight finish.
 
 use std::collections::HashMap;
@@ -43,6 +45,8 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
+use crate::http::body::memory::network_of;
+
 /// The limits of every connection.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
@@ -53,6 +57,9 @@ pub struct ConnectionLimits {
     /// Connections one client address (an IPv6 /64) may hold at once; more are refused
     /// with 503. 0: no ceiling per address (behind a proxy every client has its address).
     pub max_connections_per_address: usize,
+    /// Connections the hosts of one network (an IPv4 /24, an IPv6 /64) may hold at once
+    /// together; more are refused with 503. 0: no ceiling per network.
+    pub max_connections_per_network: usize,
     /// Lowest average rate a body may arrive at, once the grace period is over.
     pub body_min_bytes_per_sec: u64,
     pub body_grace: Duration,
@@ -89,7 +96,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
-    let per_address = PerAddress::new(limits.max_connections_per_address);
+    let per_address = PerAddress::new(limits.max_connections_per_address, address_key);
+    let per_network = PerAddress::new(limits.max_connections_per_network, network_of);
     let (closing, closed) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -108,8 +116,13 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         while connections.try_join_next().is_some() {}
-        // The address's count first: a host at its ceiling takes none of the others' slots.
+        // The address's and its network's counts first: a host or a network at its ceiling
+        // takes none of the others' slots.
         let Some(address_slot) = per_address.take(peer.ip()) else {
+            connections.spawn(refuse(stream));
+            continue;
+        };
+        let Some(network_slot) = per_network.take(peer.ip()) else {
             connections.spawn(refuse(stream));
             continue;
         };
@@ -120,7 +133,7 @@ pub async fn serve(
         let (app, closed) = (app.clone(), closed.clone());
         connections.spawn(async move {
             serve_connection(stream, peer, app, limits, closed).await;
-            drop((permit, address_slot));
+            drop((permit, address_slot, network_slot));
         });
     }
     drop(listener);
@@ -204,13 +217,15 @@ async fn serve_connection(
 /// two connections can both take an address's last slot.
 struct PerAddress {
     limit: usize,
+    /// What an address is counted as: itself (its /64 for IPv6), or its network.
+    key: fn(IpAddr) -> IpAddr,
     open: Mutex<HashMap<IpAddr, usize>>,
 }
 
 impl PerAddress {
     /// A `limit` of 0 counts nothing: there is no ceiling per address.
-    fn new(limit: usize) -> Arc<Self> {
-        Arc::new(Self { limit, open: Mutex::new(HashMap::new()) })
+    fn new(limit: usize, key: fn(IpAddr) -> IpAddr) -> Arc<Self> {
+        Arc::new(Self { limit, key, open: Mutex::new(HashMap::new()) })
     }
 
     /// Counts a connection from `ip`, unless its address already holds the most it may.
@@ -219,7 +234,7 @@ impl PerAddress {
             return Some(AddressSlot(None));
         }
         let table = self;
-        let key = address_key(ip);
+        let key = (table.key)(ip);
         let mut open = table.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let count = open.entry(key).or_insert(0);
         if *count >= table.limit {
@@ -574,7 +589,7 @@ mod tests {
 
     #[test]
     fn an_address_holds_at_most_its_ceiling_and_closing_gives_a_slot_back() {
-        let table = PerAddress::new(2);
+        let table = PerAddress::new(2, address_key);
         let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
         let first = table.take(a).unwrap();
         let _second = table.take(a).unwrap();
@@ -582,8 +597,13 @@ mod tests {
         assert!(table.take(b).is_some(), "another address is not");
         drop(first);
         assert!(table.take(a).is_some(), "a closed connection's slot is given back");
-        let unlimited = PerAddress::new(0);
+        let unlimited = PerAddress::new(0, address_key);
         assert!((0..10_000).all(|_| unlimited.take(a).is_some()));
+        // Counted by network, two neighbours share the ceiling.
+        let networks = PerAddress::new(2, network_of);
+        let _held = (networks.take(a).unwrap(), networks.take(b).unwrap());
+        assert!(networks.take("192.0.2.200".parse().unwrap()).is_none(), "the same /24");
+        assert!(networks.take("198.51.100.1".parse().unwrap()).is_some(), "another /24");
     }
 
     #[tokio::test(start_paused = true)]

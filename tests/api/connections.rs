@@ -227,6 +227,45 @@ async fn one_address_cannot_hold_every_connection_slot() {
     app.stop().await;
 }
 
+/// Ten neighbouring addresses (one /24) holding half-sent heads on every connection each
+/// may open take at most their network's ceiling together: a host of another network is
+/// served meanwhile, and an eleventh neighbour is refused.
+#[tokio::test]
+async fn neighbouring_addresses_together_hold_at_most_their_networks_ceiling() {
+    let app = spawn_app_with(|c| {
+        c.max_connections = 64;
+        c.max_connections_per_address = 16;
+        c.max_connections_per_network = 24;
+        c.header_timeout_ms = 20_000;
+    })
+    .await;
+    let mut hog = Vec::new();
+    for host in 2..12u8 {
+        for _ in 0..16 {
+            let mut stream = connect_from(&app, [127, 0, 0, host]).await;
+            let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\nX-Slow: ").await;
+            hog.push(stream);
+        }
+    }
+    // Of 160 half-sent heads from the /24, 24 hold a slot; the other 136 were refused.
+    let mut refused = 0;
+    for stream in &mut hog {
+        let mut first = [0u8; 12];
+        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(200), stream.read_exact(&mut first)).await {
+            refused += usize::from(&first == b"HTTP/1.1 503");
+        }
+    }
+    assert_eq!(refused, 160 - 24, "the network holds 24 connections");
+    let mut other = connect_from(&app, [127, 0, 1, 1]).await;
+    let answer = healthz_status(&mut other).await.expect("another network is answered");
+    assert_eq!(&answer, b"HTTP/1.1 200", "another network is served while the neighbours hold theirs");
+    let mut more = connect_from(&app, [127, 0, 0, 12]).await;
+    let answer = until_closed(&mut more, Duration::from_secs(10)).await.expect("answered and closed");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop(hog);
+    app.stop().await;
+}
+
 /// Connections that arrive together from one address are counted one by one as they are
 /// accepted: of `N + 50` at once, exactly `N` are served and the rest refused.
 #[tokio::test]
