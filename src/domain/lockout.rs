@@ -40,8 +40,21 @@ pub fn may_attempt(
     window: TimeDelta,
     address_limit: usize,
 ) -> bool {
-    account_locked_until(email_failures, now, window).is_none()
-        && address_refused_until(address_failures, now, window, address_limit).is_none()
+    refused_until(email_failures, address_failures, now, window, address_limit).is_none()
+}
+
+/// Until when one more attempt is refused at `now` (the later of the email's lock and the
+/// address's), or `None` when it may be checked.
+pub fn refused_until(
+    email_failures: &[DateTime<Utc>],
+    address_failures: &[DateTime<Utc>],
+    now: DateTime<Utc>,
+    window: TimeDelta,
+    address_limit: usize,
+) -> Option<DateTime<Utc>> {
+    let email = account_locked_until(email_failures, now, window);
+    let address = address_refused_until(address_failures, now, window, address_limit);
+    email.max(address)
 }
 
 /// Until when the account whose failures are `failures` (any order) is locked at `now`, or

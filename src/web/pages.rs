@@ -285,7 +285,7 @@ pub struct LoginPage {
     pub csrf: String,
     pub email: String,
     /// Why the last attempt failed.
-    pub error: Option<&'static str>,
+    pub error: Option<String>,
     /// What the last action did (signed out).
     pub notice: Option<&'static str>,
 }

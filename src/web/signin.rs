@@ -20,6 +20,7 @@ use super::notice::{Flash, Notice};
 use super::pages::{render, Chrome, CodePage, LoginPage};
 use super::{HOME, LOGIN};
 use crate::domain::session::Stage;
+use crate::domain::settings::TimeZone;
 use crate::state::AppState;
 use crate::usecases::people::sessions::sign_out;
 use crate::usecases::people::sessions::LiveSession;
@@ -85,7 +86,7 @@ fn login_form(
     visitor: &Visitor,
     status: StatusCode,
     email: String,
-    error: Option<&'static str>,
+    error: Option<String>,
     notice: Option<&'static str>,
 ) -> Result<Response, PageError> {
     let (csrf, fresh) = guest_csrf(state, visitor)?;
@@ -118,15 +119,26 @@ async fn login(
     posted: GuestForm<LoginForm>,
 ) -> Result<Response, PageError> {
     let GuestForm { visitor, form } = posted;
-    let refused = |error| login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email.clone(), Some(error), None);
+    let refused =
+        |error: String| login_form(&state, &visitor, StatusCode::UNAUTHORIZED, form.email.clone(), Some(error), None);
     match sign_in(&state.core, &form.email, &form.password, visitor.ip).await {
         Ok(signed) => Ok(continue_signed(&state, &signed, &next)),
-        Err(SignInError::Incorrect) => refused(INCORRECT),
-        Err(SignInError::Locked) => refused(LOCKED),
+        Err(SignInError::Incorrect) => refused(INCORRECT.to_owned()),
+        Err(SignInError::Locked { until }) => refused(locked_until(until)),
         Err(SignInError::Busy) => Err(PageError::Busy),
         Err(SignInError::Store(e)) => Err(e.into()),
         Err(e @ (SignInError::Random(_) | SignInError::Hashing(_))) => Err(PageError::internal(e)),
     }
+}
+
+/// The lockout's sentence, saying until when in UK time (the sign-in page knows no brand's
+/// zone), and how long that is.
+fn locked_until(until: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    let Some(until) = until else { return LOCKED.to_owned() };
+    let minutes = ((until - chrono::Utc::now()).num_seconds().max(1) + 59) / 60;
+    let when = super::pages::when(until, TimeZone::default());
+    let wait = if minutes == 1 { "a minute".to_owned() } else { format!("{minutes} minutes") };
+    format!("{LOCKED} You can sign in again from {when} (in {wait}).")
 }
 
 fn code_form(session: &LiveSession, status: StatusCode, error: Option<&'static str>) -> Response {
@@ -161,8 +173,14 @@ async fn code(
         Err(CodeError::Wrong) => Ok(code_form(&session, StatusCode::UNAUTHORIZED, Some(WRONG_CODE))),
         Err(CodeError::SessionEnded) => {
             let visitor = Visitor { ip: session.ip, session: None, csrf_cookie: None };
-            let mut response =
-                login_form(&state, &visitor, StatusCode::UNAUTHORIZED, String::new(), Some(SIGN_IN_AGAIN), None)?;
+            let mut response = login_form(
+                &state,
+                &visitor,
+                StatusCode::UNAUTHORIZED,
+                String::new(),
+                Some(SIGN_IN_AGAIN.to_owned()),
+                None,
+            )?;
             cookies::clear_session(response.headers_mut(), state.config.secure_cookies());
             Ok(response)
         }

@@ -10,7 +10,7 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::domain::lockout::may_attempt;
+use crate::domain::lockout::refused_until;
 use crate::store::{AttemptKeys, Reservation, StoreError, Ts};
 use crate::usecases::Core;
 
@@ -44,6 +44,16 @@ impl Attempt {
         user_id: Option<i64>,
         ip: IpAddr,
     ) -> Result<Option<Self>, StoreError> {
+        Ok(Self::begin_or_until(core, email_key, user_id, ip).await?.ok())
+    }
+
+    /// As [`Attempt::begin`], a refusal saying until when the limits refuse (when known).
+    pub async fn begin_or_until(
+        core: &Core,
+        email_key: &str,
+        user_id: Option<i64>,
+        ip: IpAddr,
+    ) -> Result<Result<Self, Option<DateTime<Utc>>>, StoreError> {
         let window = window(core);
         let limit = usize::try_from(core.config.signin_address_limit).unwrap_or(usize::MAX);
         let ip = ip.to_string();
@@ -57,19 +67,22 @@ impl Attempt {
         let waited_from = tokio::time::Instant::now();
         loop {
             let since_in_flight = Ts::from(Utc::now() - IN_FLIGHT);
+            let mut until = None;
             let decided = core
                 .store
                 .reserve_sign_in_attempt(&keys, since, since_in_flight, |at, email, address| {
-                    may_attempt(&instants(email), &instants(address), at.get(), window, limit)
+                    until = refused_until(&instants(email), &instants(address), at.get(), window, limit);
+                    until.is_none()
                 })
                 .await?;
             match decided {
                 Reservation::Counted { id, email_failures } => {
-                    return Ok(Some(Self { id, email_failures: email_failures.into_iter().map(Ts::get).collect() }));
+                    let email_failures = email_failures.into_iter().map(Ts::get).collect();
+                    return Ok(Ok(Self { id, email_failures }));
                 }
                 Reservation::Refused { in_flight } => {
                     if !in_flight || waited_from.elapsed() >= IN_FLIGHT_WAIT {
-                        return Ok(None);
+                        return Ok(Err(until));
                     }
                     tokio::time::sleep(RETRY_EVERY).await;
                 }

@@ -47,9 +47,9 @@ pub enum SignInError {
     #[error("the email or password is incorrect")]
     Incorrect,
     /// The email had 5 failures within the window, or the address its limit: refused,
-    /// right password or not, until the window passes.
+    /// right password or not, until the window passes: `until`, when the limits say.
     #[error("too many attempts, try again later")]
-    Locked,
+    Locked { until: Option<chrono::DateTime<Utc>> },
     /// Every password worker stayed busy: nothing was checked or counted.
     #[error("too many sign-ins at this moment")]
     Busy,
@@ -89,12 +89,16 @@ pub async fn sign_in(core: &Core, email: &str, password: &str, ip: IpAddr) -> Re
         return Err(SignInError::Incorrect);
     }
     let account = store.account_by_email(typed).await?;
-    let Some(attempt) = Attempt::begin(core, &email_key(typed), account.as_ref().map(|a| a.user_id), ip).await? else {
-        if let Some(account) = &account {
-            store.record_audit(&entry(account, AuditAction::SignInLocked, ip)).await?;
+    let user_id = account.as_ref().map(|a| a.user_id);
+    let attempt = match Attempt::begin_or_until(core, &email_key(typed), user_id, ip).await? {
+        Ok(attempt) => attempt,
+        Err(until) => {
+            if let Some(account) = &account {
+                store.record_audit(&entry(account, AuditAction::SignInLocked, ip)).await?;
+            }
+            core.metrics.sign_in(SignIn::Locked);
+            return Err(SignInError::Locked { until });
         }
-        core.metrics.sign_in(SignIn::Locked);
-        return Err(SignInError::Locked);
     };
 
     let stored = account.as_ref().filter(|a| a.status == "active").and_then(|a| a.password_hash.clone());

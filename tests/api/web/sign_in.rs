@@ -63,6 +63,12 @@ async fn five_failures_lock_the_account_right_password_or_not_until_the_window_p
     let locked = browser.sign_in(&email, PASSWORD).await;
     assert_eq!(locked.status, 401);
     assert!(locked.body.contains(LOCKED), "{}", locked.body);
+    // ...and says until when, in UK time, and how long that is.
+    assert!(
+        locked.body.contains("You can sign in again from ") && locked.body.contains(" (in a minute)."),
+        "{}",
+        locked.body
+    );
     assert!(browser.session().is_none());
     // Another account from the same address is not locked.
     let other = app.partner("other").await;
