@@ -96,10 +96,30 @@ async fn insert_key(conn: Conn<'_>, key: &NewKeyRecord<'_>) -> Result<i64, Store
 }
 
 impl Store {
-    /// Creates a key of the brand and records `entry(key id)`, in one transaction. With a
-    /// `limit` (since when, how many), only if the brand created fewer keys since then,
-    /// counted under the brand's row lock: `None` otherwise.
+    /// Creates a key of the brand and records `entry(key id)`, in one transaction.
     pub async fn create_brand_key(
+        &self,
+        brand_id: i64,
+        key: NewKeyRecord<'_>,
+        entry: impl FnOnce(i64) -> AuditEntry,
+    ) -> Result<KeyRecord, StoreError> {
+        let created = self.insert_brand_key(brand_id, key, entry, None).await?;
+        created.ok_or(StoreError::Database(sqlx::Error::RowNotFound))
+    }
+
+    /// As [`Store::create_brand_key`], only if the brand created fewer than `most` keys
+    /// since `since`, counted under the brand's row lock: `None` otherwise.
+    pub async fn create_brand_key_within(
+        &self,
+        brand_id: i64,
+        key: NewKeyRecord<'_>,
+        entry: impl FnOnce(i64) -> AuditEntry,
+        (since, most): (Ts, i64),
+    ) -> Result<Option<KeyRecord>, StoreError> {
+        self.insert_brand_key(brand_id, key, entry, Some((since, most))).await
+    }
+
+    async fn insert_brand_key(
         &self,
         brand_id: i64,
         key: NewKeyRecord<'_>,

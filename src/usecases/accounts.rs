@@ -117,9 +117,8 @@ pub async fn create_labelled_key(
     let key = NewKey::generate().map_err(AccountError::Random)?;
     let record = NewKeyRecord { user_id, label, lookup: &key.lookup, hash: &key.hash, scopes, rate_limit, expires_at };
     let entry = |id: i64| by_operator(user.brand_id, AuditAction::KeyCreated, format!("key:{id}"));
-    // The operator's keys are not held to a brand's hourly allowance (so `None` never comes).
-    let created = store.create_brand_key(user.brand_id, record, entry, None).await?;
-    let created = created.ok_or(AccountError::Store(StoreError::Database(sqlx::Error::RowNotFound)))?;
+    // The operator's keys are not held to a brand's hourly allowance.
+    let created = store.create_brand_key(user.brand_id, record, entry).await?;
     Ok(CreatedKey { key_id: created.id, secret: key.secret })
 }
 

@@ -334,11 +334,7 @@ async fn checked_view(state: &AppState, session: &LiveSession, form: RedeemForm)
                 };
                 return redemptions_view(state, session, StatusCode::OK, None, shown).await;
             }
-            Err(RedeemError::Store(e)) => return Err(e.into()),
-            Err(refused) => match refused.outcome() {
-                Some(outcome) => vec![outcome.on("code")],
-                None => return Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
-            },
+            Err(refused) => code_refusal(refused)?,
         },
     };
     refused_code(state, session, form, errors).await
@@ -365,14 +361,22 @@ async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>)
                 let secure = state.config.secure_cookies();
                 return Ok(Notice::CodeRedeemed.redirect_with(pence, "/dashboard/redemptions", secure));
             }
-            Err(RedeemError::Store(e)) => return Err(e.into()),
-            Err(refused) => match refused.outcome() {
-                Some(outcome) => vec![outcome.on("code")],
-                None => return Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
-            },
+            Err(refused) => code_refusal(refused)?,
         },
     };
     refused_code(&state, &session, form, errors).await
+}
+
+/// A refused code's reason, pinned to its field; a failure of the store, or a refusal the
+/// catalogue does not name, is a failure of the page.
+fn code_refusal(refused: RedeemError) -> Result<Vec<FieldError>, PageError> {
+    match refused {
+        RedeemError::Store(e) => Err(e.into()),
+        refused => match refused.outcome() {
+            Some(outcome) => Ok(vec![outcome.on("code")]),
+            None => Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
+        },
+    }
 }
 
 /// The page with a refused code's (or order reference's) sentence beside its field.

@@ -117,7 +117,7 @@ pub async fn create(core: &Core, actor: &Actor, request: &KeyRequest) -> Result<
     let since = Ts::from(Utc::now() - TimeDelta::hours(1));
     let key = core
         .store
-        .create_brand_key(actor.brand_id, record, entry, Some((since, KEYS_PER_HOUR)))
+        .create_brand_key_within(actor.brand_id, record, entry, (since, KEYS_PER_HOUR))
         .await?
         .ok_or(CreateKeyError::TooFrequent)?;
     Ok(IssuedKey { key, secret: secret.secret })
