@@ -36,6 +36,9 @@ pub const DEFAULT_BODY_MEMORY_MB: u64 = 256;
 /// Request bodies held at once by one client network (an IPv4 /24, an IPv6 /64): four
 /// bodies of the largest size.
 pub const DEFAULT_BODY_MEMORY_PER_NETWORK_MB: u64 = 64;
+/// Request bodies held at once by one API key, all its networks together: the same as one
+/// network, so that a key spread over many networks holds no more than one network may.
+pub const DEFAULT_BODY_MEMORY_PER_KEY_MB: u64 = 64;
 /// The longest a request body may take to arrive, whatever its rate.
 pub const DEFAULT_BODY_DEADLINE_SECS: u64 = 120;
 /// A 40-megapixel RGBA picture decodes to 160 MB: one such beside a few phone photos.
@@ -202,6 +205,11 @@ pub struct Config {
     /// at once; a body that would go over is answered 429 `rate_limited` at once.
     #[arg(long, env = "REHOME_BODY_MEMORY_PER_NETWORK_MB", default_value_t = DEFAULT_BODY_MEMORY_PER_NETWORK_MB)]
     pub body_memory_per_network_mb: u64,
+
+    /// Megabytes of request bodies sent with one API key may hold at once, over all its
+    /// networks; a body that would go over is answered 429 `rate_limited` at once.
+    #[arg(long, env = "REHOME_BODY_MEMORY_PER_KEY_MB", default_value_t = DEFAULT_BODY_MEMORY_PER_KEY_MB)]
+    pub body_memory_per_key_mb: u64,
 
     /// Seconds a request body may take to arrive in all, however fast it keeps coming;
     /// later answers 408 `request_timeout`.
@@ -525,6 +533,7 @@ impl Config {
         within("REHOME_LARGE_BODIES", self.large_bodies, 1..=10_000)?;
         within("REHOME_BODY_MEMORY_MB", self.body_memory_mb, 1..=1_048_576)?;
         within("REHOME_BODY_MEMORY_PER_NETWORK_MB", self.body_memory_per_network_mb, 1..=1_048_576)?;
+        within("REHOME_BODY_MEMORY_PER_KEY_MB", self.body_memory_per_key_mb, 1..=1_048_576)?;
         within("REHOME_BODY_DEADLINE_SECS", self.body_deadline_secs, 1..=86_400)?;
         if let Some(decodes) = self.image_decodes {
             within("REHOME_IMAGE_DECODES", decodes, 1..=1_024)?;

@@ -73,8 +73,11 @@ impl AppState {
         let passwords = PasswordPool::new(config.password_workers);
         let large_bodies = LargeBodies::new(config.large_bodies);
         let megabytes = |mb: u64| mb.saturating_mul(1024 * 1024);
-        let body_memory =
-            BodyMemory::new(megabytes(config.body_memory_mb), megabytes(config.body_memory_per_network_mb));
+        let body_memory = BodyMemory::new(
+            megabytes(config.body_memory_mb),
+            megabytes(config.body_memory_per_network_mb),
+            megabytes(config.body_memory_per_key_mb),
+        );
         let decodes = DecodePool::new(
             config.image_decodes(),
             config.image_decode_memory_mb.saturating_mul(1024 * 1024),

@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::ApiError;
+use crate::http::auth::Identity;
 use crate::http::serve::BodyTooSlow;
 use crate::state::AppState;
 pub use large::{LargeBodies, LARGE_BODY_WAIT};
@@ -98,7 +99,11 @@ pub async fn read_body(request: Request, state: &AppState) -> Result<ReadBody, R
     }
     // What it announces is charged before a byte is read; what comes beyond, as it comes.
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
-    let mut charge = state.body_memory.charge(peer);
+    let key_id = match request.extensions().get::<Identity>() {
+        Some(Identity::Key(caller)) => Some(caller.key_id),
+        _ => None,
+    };
+    let mut charge = state.body_memory.charge(peer, key_id);
     charge.grow(declared.unwrap_or(0) as u64).map_err(over_budget)?;
     let mut place = None;
     if declared.is_some_and(|n| n > LARGE_BODY_BYTES) {
@@ -123,22 +128,23 @@ pub async fn read_body(request: Request, state: &AppState) -> Result<ReadBody, R
 }
 
 /// A body refused by a memory budget, before more of it is read: `429 rate_limited` over
-/// its network's, `503 server_busy` over the server's; both `Retry-After: 1`.
+/// its network's or its key's, `503 server_busy` over the server's; all `Retry-After: 1`.
 fn over_budget(over: memory::Over) -> Response {
-    match over {
-        memory::Over::Server => busy("The server holds as many request bodies as it takes at once; retry in a moment."),
-        memory::Over::Network => {
-            let mut response = ApiError::client(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                "Your network is sending as many request bodies at once as one network may; retry once some \
-                 have finished.",
-            )
-            .into_response();
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            response
+    let message = match over {
+        memory::Over::Server => {
+            return busy("The server holds as many request bodies as it takes at once; retry in a moment.")
         }
-    }
+        memory::Over::Network => {
+            "Your network is sending as many request bodies at once as one network may; retry once some have \
+             finished."
+        }
+        memory::Over::Key => {
+            "This API key is sending as many request bodies at once as one key may; retry once some have finished."
+        }
+    };
+    let mut response = ApiError::client(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message).into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// `503 server_busy` with `Retry-After: 1`: the large bodies' places are all taken.

@@ -16,7 +16,12 @@ const MIB: usize = 1024 * 1024;
 /// Opens a connection and sends the head of a listing create announcing `length` bytes and
 /// the first few of them: a body held open.
 async fn held_open(app: &TestApp, key: &str, length: usize) -> TcpStream {
-    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    held_open_from(app, [127, 0, 0, 1], key, length).await
+}
+
+/// [`held_open`] from the loopback address `from`.
+async fn held_open_from(app: &TestApp, from: [u8; 4], key: &str, length: usize) -> TcpStream {
+    let mut stream = crate::connections::connect_from(app, from).await;
     let head = format!(
         "POST /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {key}\r\n\
          Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n{{\"title\": "
@@ -123,4 +128,41 @@ async fn a_burst_of_held_bodies_is_held_to_the_networks_budget() {
         }
     }
     assert_eq!((waiting.len(), refused), (10, 20), "ten bodies fit in a megabyte");
+}
+
+/// One API key holds at most its budget over every network it sends from: a key spread over
+/// eight networks, each within its own budget, is refused past the key's; another key of
+/// the same networks is not.
+#[tokio::test]
+async fn a_key_spread_over_networks_holds_at_most_its_budget() {
+    let app = spawn_app_with(|c| {
+        c.body_memory_per_network_mb = 1;
+        c.body_memory_per_key_mb = 2;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    let other = app.partner("globex").await;
+    let mut opened = Vec::new();
+    for network in 1..=8u8 {
+        opened.push(held_open_from(&app, [127, 0, network, 1], &partner.key, 500_000).await);
+    }
+    let mut refused = 0;
+    let mut waiting = Vec::new();
+    for mut stream in opened {
+        let mut buf = [0u8; 512];
+        match tokio::time::timeout(Duration::from_millis(500), stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                let answer = String::from_utf8_lossy(&buf[..n]).into_owned();
+                assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+                assert!(answer.contains("API key"), "the key's budget is named: {answer}");
+                refused += 1;
+            }
+            _ => waiting.push(stream),
+        }
+    }
+    assert_eq!((waiting.len(), refused), (4, 4), "four half-megabyte bodies fit in the key's two megabytes");
+    // Another key has its own budget.
+    let _theirs = held_open_from(&app, [127, 0, 9, 1], &other.key, 500_000).await;
+    let (status, _, answer) = send(&app, &other.key, 400_000).await;
+    assert_eq!(status, 400, "{answer}");
 }

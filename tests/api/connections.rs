@@ -193,7 +193,7 @@ async fn shutdown_closes_idle_connections_and_answers_the_request_in_progress() 
 
 /// A connection to the app from the loopback address `from` (all of 127/8 is local on
 /// Linux), which the server sees as the client's address.
-async fn connect_from(app: &TestApp, from: [u8; 4]) -> TcpStream {
+pub(crate) async fn connect_from(app: &TestApp, from: [u8; 4]) -> TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind(std::net::SocketAddr::from((from, 0))).unwrap();
     socket.connect(app.addr).await.unwrap()
