@@ -10,7 +10,8 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
-use crate::http::serve::ConnectionLimits;
+use crate::http::auth::Identity;
+use crate::http::serve::{ConnectionLimits, Nobody, Vouch};
 use crate::jobs::retention::{Retention, Settings as RetentionSettings};
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, MailWorker, ThumbnailWorker, WorkerSettings};
 use crate::media;
@@ -119,6 +120,7 @@ impl Server {
             max_connections: config.max_connections,
             max_connections_per_address: config.max_connections_per_address,
             max_connections_per_network: config.max_connections_per_network,
+            reserved_connections: config.reserved_connections(),
             body_min_bytes_per_sec: config.body_min_rate,
             body_grace: Duration::from_millis(config.body_grace_ms),
             body_deadline: Duration::from_secs(config.body_deadline_secs),
@@ -126,13 +128,14 @@ impl Server {
         let metrics = self.metrics.map(|listener| {
             let app = crate::http::metrics::app(self.state.clone());
             // A few scrapers at most: a small ceiling of its own, apart from the API's.
-            let limits = ConnectionLimits { max_connections: 16, ..limits };
+            let limits = ConnectionLimits { max_connections: 16, reserved_connections: 0, ..limits };
             let mut stopped = stopped_metrics;
-            tokio::spawn(crate::http::serve::serve(listener, app, limits, async move {
+            tokio::spawn(crate::http::serve::serve(listener, app, Nobody, limits, async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             }))
         });
-        crate::http::serve::serve(self.listener, app, limits, async move {
+        let known = Known(self.state.clone());
+        crate::http::serve::serve(self.listener, app, known, limits, async move {
             shutdown.await;
             let _ = stop.send(true);
         })
@@ -288,4 +291,22 @@ pub async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// Vouches for the clients the reserved connections are for: a valid API key, or a
+/// signed-in dashboard session.
+#[derive(Clone)]
+struct Known(AppState);
+
+impl Vouch for Known {
+    async fn vouches(&self, headers: &axum::http::HeaderMap, peer: std::net::IpAddr) -> bool {
+        if matches!(self.0.keys.identify(headers, peer).await, Identity::Key(_)) {
+            return true;
+        }
+        let Some(token) = crate::web::cookies::get(headers, crate::web::cookies::SESSION) else {
+            return false;
+        };
+        let session = crate::usecases::people::sessions::session(&self.0.core, token, peer).await;
+        session.is_ok_and(|session| session.is_some_and(|s| s.stage() == crate::domain::session::Stage::Full))
+    }
 }

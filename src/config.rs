@@ -191,6 +191,14 @@ pub struct Config {
     #[arg(long, env = "REHOME_MAX_CONNECTIONS_PER_NETWORK", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_NETWORK)]
     pub max_connections_per_network: usize,
 
+    /// Of the connection ceiling, slots kept for clients with a valid API key or signed-in
+    /// dashboard session: taken only when the others are all taken; there a request's head
+    /// must come within 2 s, and a request without a valid key or session is answered 503
+    /// `server_busy` and its connection closed. Less than `REHOME_MAX_CONNECTIONS`; by
+    /// default an eighth of it (256 of 2048).
+    #[arg(long, env = "REHOME_RESERVED_CONNECTIONS")]
+    pub reserved_connections: Option<usize>,
+
     /// Request bodies over 1 MiB read and parsed at once; another waits up to 5 s for a
     /// place, then is answered 503 `server_busy`.
     #[arg(long, env = "REHOME_LARGE_BODIES", default_value_t = DEFAULT_LARGE_BODIES)]
@@ -526,10 +534,21 @@ impl Config {
         Ok(self)
     }
 
+    /// Of the connection ceiling, the slots kept for clients with a valid key or session.
+    pub fn reserved_connections(&self) -> usize {
+        self.reserved_connections.unwrap_or(self.max_connections / 8).min(self.max_connections.saturating_sub(1))
+    }
+
     /// The bounds of the edge beyond the connection limits above.
     fn check_edge(&self) -> anyhow::Result<()> {
         within("REHOME_MAX_CONNECTIONS_PER_ADDRESS (0: no ceiling)", self.max_connections_per_address, 0..=1_000_000)?;
         within("REHOME_MAX_CONNECTIONS_PER_NETWORK (0: no ceiling)", self.max_connections_per_network, 0..=1_000_000)?;
+        if let Some(reserved) = self.reserved_connections.filter(|&n| n >= self.max_connections) {
+            anyhow::bail!(
+                "REHOME_RESERVED_CONNECTIONS must be less than REHOME_MAX_CONNECTIONS ({}), got {reserved}",
+                self.max_connections
+            );
+        }
         within("REHOME_LARGE_BODIES", self.large_bodies, 1..=10_000)?;
         within("REHOME_BODY_MEMORY_MB", self.body_memory_mb, 1..=1_048_576)?;
         within("REHOME_BODY_MEMORY_PER_NETWORK_MB", self.body_memory_per_network_mb, 1..=1_048_576)?;
@@ -829,6 +848,10 @@ mod tests {
             let error = bad.resolve(bound).expect_err("out of range").to_string();
             assert!(error.contains("REHOME_RETENTION_"), "{error}");
         }
+        let all_reserved = Config { reserved_connections: Some(DEFAULT_MAX_CONNECTIONS), ..Config::default() };
+        let error = all_reserved.resolve(bound).expect_err("a reserve as large as the ceiling").to_string();
+        assert!(error.contains("REHOME_RESERVED_CONNECTIONS"), "{error}");
+        assert_eq!(Config::default().reserved_connections(), DEFAULT_MAX_CONNECTIONS / 8);
         let none_kept = Config { retention_sessions_days: 0, retention_mail_days: 0, ..Config::default() };
         assert!(none_kept.resolve(bound).is_ok());
     }

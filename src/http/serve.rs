@@ -19,6 +19,12 @@
 //!   cannot take every slot, and the hosts of one network (an IPv4 /24) only so many
 //!   together, so a handful of neighbouring addresses cannot either; the counts are taken
 //!   on accept and given back on close.
+//! - **A reserve for known clients**: the last few slots of the ceiling are kept for
+//!   clients the application knows (a valid API key, a signed-in dashboard session), so
+//!   that many networks holding half-sent heads cannot shut them out. A connection
+//!   accepted into the reserve must send its head within [`RESERVE_HEAD_TIMEOUT`], and
+//!   each of its requests is asked of [`Vouch`] first: a request it does not vouch for is
+//!   answered `503 server_busy` and the connection closed, freeing the slot.
 //! - **Shutdown**: the listener closes, idle connections close, requests in flight finish.
 
 use std::collections::HashMap;
@@ -34,6 +40,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures_util::task::AtomicWaker;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
@@ -60,6 +67,9 @@ pub struct ConnectionLimits {
     /// Connections the hosts of one network (an IPv4 /24, an IPv6 /64) may hold at once
     /// together; more are refused with 503. 0: no ceiling per network.
     pub max_connections_per_network: usize,
+    /// Of `max_connections`, the slots kept for requests [`Vouch`] vouches for: a
+    /// connection takes one only when the others are all taken.
+    pub reserved_connections: usize,
     /// Lowest average rate a body may arrive at, once the grace period is over.
     pub body_min_bytes_per_sec: u64,
     pub body_grace: Duration,
@@ -87,15 +97,38 @@ impl<S> App for S where
 {
 }
 
+/// How long a connection in the reserve may take over a request's head (or wait idle for
+/// the next): a client the reserve is for sends its request at once.
+pub const RESERVE_HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Says whether a request (by its headers) comes from a client the reserved connections are for.
+pub trait Vouch: Clone + Send + Sync + 'static {
+    fn vouches(&self, headers: &HeaderMap, peer: IpAddr) -> impl Future<Output = bool> + Send;
+}
+
+/// Vouches for nobody: a listener without a reserve.
+#[derive(Debug, Clone, Copy)]
+pub struct Nobody;
+
+impl Vouch for Nobody {
+    async fn vouches(&self, _headers: &HeaderMap, _peer: IpAddr) -> bool {
+        false
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting, lets
-/// requests in flight finish and returns once every connection has closed.
+/// requests in flight finish and returns once every connection has closed. The reserved
+/// connections serve only what `vouch` vouches for.
 pub async fn serve(
     listener: TcpListener,
     app: impl App,
+    vouch: impl Vouch,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let reserved = limits.reserved_connections.min(limits.max_connections);
+    let open = Arc::new(Semaphore::new(limits.max_connections - reserved));
+    let reserve = Arc::new(Semaphore::new(reserved));
     let per_address = PerAddress::new(limits.max_connections_per_address, address_key);
     let per_network = PerAddress::new(limits.max_connections_per_network, network_of);
     let (closing, closed) = watch::channel(false);
@@ -126,13 +159,20 @@ pub async fn serve(
             connections.spawn(refuse(stream));
             continue;
         };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            connections.spawn(refuse(stream));
-            continue;
+        // The open slots first; the reserve only when they are all taken.
+        let (permit, reserved) = match open.clone().try_acquire_owned() {
+            Ok(permit) => (permit, None),
+            Err(_) => match reserve.clone().try_acquire_owned() {
+                Ok(permit) => (permit, Some(vouch.clone())),
+                Err(_) => {
+                    connections.spawn(refuse(stream));
+                    continue;
+                }
+            },
         };
         let (app, closed) = (app.clone(), closed.clone());
         connections.spawn(async move {
-            serve_connection(stream, peer, app, limits, closed).await;
+            serve_connection(stream, peer, app, reserved, limits, closed).await;
             drop((permit, address_slot, network_slot));
         });
     }
@@ -141,14 +181,21 @@ pub async fn serve(
     while connections.join_next().await.is_some() {}
 }
 
-async fn serve_connection(
+/// Serves one connection; `reserved`: it holds a reserved slot, and serves only the
+/// requests this vouches for.
+async fn serve_connection<V: Vouch>(
     stream: TcpStream,
     peer: SocketAddr,
     app: impl App,
+    reserved: Option<V>,
     limits: ConnectionLimits,
     mut closed: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    let header_timeout = match reserved {
+        Some(_) => limits.header_timeout.min(RESERVE_HEAD_TIMEOUT),
+        None => limits.header_timeout,
+    };
     let activity = Arc::new(Activity::new());
     let served = activity.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -165,8 +212,13 @@ async fn serve_connection(
         });
         request.extensions_mut().insert(ConnectInfo(peer));
         served.busy();
-        let (app, served) = (app.clone(), served.clone());
+        let (app, served, reserved) = (app.clone(), served.clone(), reserved.clone());
         async move {
+            if let Some(vouch) = reserved {
+                if !vouch.vouches(request.headers(), peer.ip()).await {
+                    return Ok(unvouched(served));
+                }
+            }
             let response = app.oneshot(request).await.unwrap_or_else(|never| match never {});
             let response = match lent {
                 Some(lent) => lent.settle(response).await,
@@ -180,7 +232,7 @@ async fn serve_connection(
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     tokio::pin!(connection);
-    let head_timeout = header_watchdog(&activity, limits.header_timeout);
+    let head_timeout = header_watchdog(&activity, header_timeout);
     tokio::pin!(head_timeout);
     let shutdown = closing(&mut closed);
     tokio::pin!(shutdown);
@@ -395,10 +447,25 @@ fn log_end(result: Result<(), hyper::Error>) {
     }
 }
 
+/// The answer to a connection over the ceiling.
+const BUSY_BODY: &str =
+    r#"{"code":"server_busy","message":"The server is at its connection limit; retry in a moment."}"#;
+
+/// The answer to a request on a reserved connection that the reserve is not for: `503
+/// server_busy`, and the connection closes (its body, if any, unread).
+fn unvouched(activity: Arc<Activity>) -> hyper::Response<Served> {
+    let mut response = Response::new(Body::from(BUSY_BODY));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response.map(|body| Served { body, activity })
+}
+
 /// Answers a connection over the ceiling and closes it.
 async fn refuse(mut stream: TcpStream) {
-    const BODY: &str =
-        r#"{"code":"server_busy","message":"The server is at its connection limit; retry in a moment."}"#;
+    const BODY: &str = BUSY_BODY;
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
          retry-after: 1\r\nconnection: close\r\n\r\n{BODY}",
@@ -452,7 +519,7 @@ impl Lent {
         if short && tokio::time::timeout(DRAIN_WAIT, self.drain()).await.unwrap_or(false) {
             return response;
         }
-        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         response
     }
 

@@ -295,3 +295,62 @@ async fn a_burst_from_one_address_gets_at_most_its_ceiling() {
     assert_eq!((served, refused), (CEILING, 50), "{outcomes:?}");
     app.stop().await;
 }
+
+/// Sends `head` (a whole request head) from `from` and reads the answer's status line.
+async fn status_from(app: &TestApp, from: [u8; 4], head: &str) -> String {
+    let mut stream = connect_from(app, from).await;
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let answer = until_closed(&mut stream, Duration::from_secs(5)).await.unwrap_or_default();
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+/// Ten addresses of ten networks, each within its own ceilings, hold half-sent heads on
+/// every open slot: the reserve still serves a client with a valid API key and one with a
+/// signed-in dashboard session, answers an anonymous one 503 and closes its connection,
+/// and lets go of the half-sent heads that reached it after its short head timeout.
+#[tokio::test]
+async fn the_reserve_serves_known_clients_while_many_networks_hold_every_open_slot() {
+    let app = spawn_app_with(|c| {
+        c.max_connections = 48;
+        c.reserved_connections = Some(8);
+        c.max_connections_per_address = 5;
+        c.header_timeout_ms = 30_000;
+    })
+    .await;
+    let partner = app.partner("acme").await;
+    crate::web::set_password(&app, partner.user_id).await;
+    let browser = crate::web::Browser::signed_in(&app, "ada@acme.example").await;
+    let session = browser.session().expect("a session");
+    let mut hog = Vec::new();
+    for network in 10..20u8 {
+        for _ in 0..4 {
+            let mut stream = connect_from(&app, [127, 0, network, 1]).await;
+            let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\nX-Slow: ").await;
+            hog.push(stream);
+        }
+    }
+    // 40 open slots are held; an eleventh network's half-sent heads land in the reserve and
+    // are let go after its head timeout (2 s), not the server's 30 s.
+    let mut late = Vec::new();
+    for _ in 0..4 {
+        let mut stream = connect_from(&app, [127, 0, 20, 1]).await;
+        let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: rehome\r\nX-Slow: ").await;
+        late.push(stream);
+    }
+    let started = std::time::Instant::now();
+    for stream in &mut late {
+        until_closed(stream, Duration::from_secs(10)).await.expect("a reserved half-sent head is let go");
+    }
+    assert!(started.elapsed() < Duration::from_secs(8), "let go after {:?}", started.elapsed());
+    let keyed = format!("GET /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer {}\r\n\r\n", partner.key);
+    assert_eq!(status_from(&app, [127, 0, 30, 1], &keyed).await, "HTTP/1.1 200 OK", "a valid key is served");
+    let signed_in = format!("GET /dashboard HTTP/1.1\r\nHost: rehome\r\nCookie: rehome_session={session}\r\n\r\n");
+    assert_eq!(status_from(&app, [127, 0, 31, 1], &signed_in).await, "HTTP/1.1 200 OK", "a session is served");
+    let anonymous = "GET /healthz HTTP/1.1\r\nHost: rehome\r\n\r\n";
+    assert_eq!(status_from(&app, [127, 0, 32, 1], anonymous).await, "HTTP/1.1 503 Service Unavailable");
+    let wrong_key = "GET /v1/listings HTTP/1.1\r\nHost: rehome\r\nAuthorization: Bearer rh_live_wrong\r\n\r\n";
+    assert_eq!(status_from(&app, [127, 0, 33, 1], wrong_key).await, "HTTP/1.1 503 Service Unavailable");
+    // Every open slot is still held: the hog's connections were never touched.
+    drop(hog);
+    app.stop().await;
+}
