@@ -59,6 +59,8 @@ pub const DEFAULT_MAIL_POLL_MS: u64 = 1_000;
 pub const DEFAULT_REMITTANCE_POLL_MS: u64 = 60_000;
 pub const DEFAULT_MAIL_RETRY_BASE_MS: u64 = 30_000;
 pub const DEFAULT_IDEMPOTENCY_TTL_S: u64 = 24 * 60 * 60;
+/// More than a key sends in a day at the default rate limit (86,400).
+pub const DEFAULT_IDEMPOTENCY_KEYS_PER_API_KEY: u64 = 100_000;
 pub const DEFAULT_SIGNIN_LOCK_SECONDS: u64 = 15 * 60;
 pub const DEFAULT_SIGNIN_ADDRESS_LIMIT: u32 = 30;
 pub const DEFAULT_RETENTION_INTERVAL_S: u64 = 60;
@@ -330,6 +332,13 @@ pub struct Config {
     #[arg(long, env = "REHOME_IDEMPOTENCY_TTL_S", default_value_t = DEFAULT_IDEMPOTENCY_TTL_S, hide = true)]
     pub idempotency_ttl_s: u64,
 
+    /// Most `Idempotency-Key`s one API key keeps at once; past it the retention job deletes
+    /// its oldest first (each run, so a key may go over by what it can send between two
+    /// runs). The default is above what the default rate limit (60 a minute) lets a key
+    /// send in 24 hours, so it only bounds keys given a higher rate. 1000 to 10000000.
+    #[arg(long, env = "REHOME_IDEMPOTENCY_KEYS_PER_API_KEY", default_value_t = DEFAULT_IDEMPOTENCY_KEYS_PER_API_KEY)]
+    pub idempotency_keys_per_api_key: u64,
+
     /// Hours after delivery before a sale's money is available to pay (decisions 10.2): the
     /// wallet entry is pending until then. 0 to 8784 (a year).
     #[arg(long, env = "REHOME_SETTLEMENT_HOLD_HOURS", default_value_t = Hold::DEFAULT_HOURS)]
@@ -516,6 +525,7 @@ impl Config {
         self.check_mail()?;
         self.check_payments()?;
         within("REHOME_IDEMPOTENCY_TTL_S", self.idempotency_ttl_s, 1..=604_800)?;
+        within("REHOME_IDEMPOTENCY_KEYS_PER_API_KEY", self.idempotency_keys_per_api_key, 1_000..=10_000_000)?;
         if Hold::hours(self.settlement_hold_hours).is_none() {
             bail!("REHOME_SETTLEMENT_HOLD_HOURS must be 0 to {}", Hold::MAX_HOURS);
         }

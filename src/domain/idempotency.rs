@@ -86,6 +86,83 @@ pub const KEPT_HEADERS: [&str; 3] = ["etag", "location", "content-disposition"];
 /// Kept header names and values, in [`KEPT_HEADERS`] order.
 pub type KeptHeaders = Vec<(String, String)>;
 
+/// A kept answer's body at least this long is stored deflated: below it the saving is a
+/// few bytes, or none.
+pub const DEFLATE_FROM: usize = 128;
+
+/// How a kept body is stored (the `body_deflated` column): as it is, or deflated with the
+/// preset dictionary [`DICTIONARY_V1`]. A stored number never changes meaning: another
+/// dictionary would be another number, and rows of the old one stay readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    Plain = 0,
+    DeflateV1 = 1,
+}
+
+impl Packing {
+    pub fn from_stored(n: i64) -> Option<Self> {
+        match n {
+            0 => Some(Self::Plain),
+            1 => Some(Self::DeflateV1),
+            _ => None,
+        }
+    }
+}
+
+/// The preset dictionary of [`Packing::DeflateV1`]: the names and common values of the
+/// API's answers (a listing's, most of all), so that even a short answer deflates well —
+/// by itself deflate saves a fifth of a listing's JSON, with it two thirds. Never edit it:
+/// rows are stored with it; a new one is a new [`Packing`].
+pub const DICTIONARY_V1: &[u8] = br#"{"id":"evt_","type":"","data":{},"object":"","code":"","amount_pence":0,"balance_pence":0,"customer_email":"","expires_at":null,"redeemed_at":null,"items":[],"meta":{"paging":"page","page":1,"per_page":20,"total":0,"has_more":false,"next_cursor":null},"action":"created","row":1,"errors":[],"warehouse_id":null,"measurements":[{"type":"","w_cm":0,"d_cm":0,"h_cm":0}],"image_imports":[{"position":0,"source_url":"https://","attachment_id":null,"status":"pending","url":null,"error":null}],"seller":{"id":1,"display_name":""},"images":[],"quantity":1,"delivery_contribution_gbp":0,"warehouse_location":"","sku":"","faults":["None"],"exposed_to":["Pets","Smoke"],"available_from":"","condition":"excellent","very_good","good","fair","age_years":"","fabric":"","colour":"","brand":"","rrp":null,"rrp_pence":null,"sale_price":null,"sale_price_pence":null,"regular_price":0.0,"regular_price_pence":0,"description":"","payout":0.0,"payout_pence":0,"channel":"exchange","clearance","category":"Sofas","view_count":0,"deleted_at":null,"updated_at":"2026-12-07T00:00:00.000000Z","created_at":"2026-12-07T00:00:00.000000Z","url":"https://","/marketplace/listings/","brand_id":"","image_url":"","status":"active","draft","sold","currency":"GBP","price_pence":0,"price":0.0,"title":"","id":1}"#;
+
+/// A kept answer's body as stored, and how: deflated with the preset dictionary when that
+/// makes it smaller, else as it is. A listing's answer keeps about a third of its bytes.
+pub fn pack(body: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Packing) {
+    if body.len() < DEFLATE_FROM {
+        return (body.into(), Packing::Plain);
+    }
+    match deflate_v1(body) {
+        Some(packed) if packed.len() < body.len() => (packed.into(), Packing::DeflateV1),
+        _ => (body.into(), Packing::Plain),
+    }
+}
+
+fn deflate_v1(body: &[u8]) -> Option<Vec<u8>> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    let mut deflate = Compress::new(Compression::default(), false);
+    deflate.set_dictionary(DICTIONARY_V1).ok()?;
+    // Room for a body that does not shrink: then it is kept as it is anyway.
+    let mut packed = Vec::with_capacity(body.len() + 64);
+    match deflate.compress_vec(body, &mut packed, FlushCompress::Finish).ok()? {
+        Status::StreamEnd => Some(packed),
+        Status::Ok | Status::BufError => None,
+    }
+}
+
+/// A stored body as the answer had it ([`pack`] undone).
+pub fn unpack(stored: Vec<u8>, packing: Packing) -> std::io::Result<Vec<u8>> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    if packing == Packing::Plain {
+        return Ok(stored);
+    }
+    let broken = |e: &dyn std::fmt::Display| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
+    let mut inflate = Decompress::new(false);
+    inflate.set_dictionary(DICTIONARY_V1).map_err(|e| broken(&e))?;
+    let mut body = Vec::with_capacity(stored.len() * 4);
+    loop {
+        let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        let input = stored.get(read..).unwrap_or_default();
+        body.reserve(body.capacity().max(1024));
+        let status = inflate.decompress_vec(input, &mut body, FlushDecompress::Finish).map_err(|e| broken(&e))?;
+        match status {
+            Status::StreamEnd => return Ok(body),
+            // Out of room: more is made above. No input left and no end: cut short.
+            Status::Ok | Status::BufError if read < stored.len() || body.len() == body.capacity() => {}
+            Status::Ok | Status::BufError => return Err(broken(&"the stored body ends early")),
+        }
+    }
+}
+
 /// What a request carrying an already used key gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Repeat {
@@ -189,7 +266,34 @@ mod tests {
         assert_eq!(repeat(Kept::Running { fingerprint: f.to_vec() }, &other), Repeat::Reused);
     }
 
+    #[test]
+    fn a_listing_answer_is_kept_in_about_a_third_of_its_bytes() {
+        let listing = br#"{"id":48213,"title":"Three-seat sofa in oak and linen","price":1200.0,"price_pence":120000,"currency":"GBP","status":"active","image_url":"https://media.rehome.example/media/acme/48213/1.webp","brand_id":"acme","url":"https://rehome.example/marketplace/listings/48213","created_at":"2026-12-07T10:00:00.123456Z","updated_at":"2026-12-07T10:00:00.123456Z","deleted_at":null,"view_count":0,"category":"Sofas","channel":"exchange","payout":840.0,"payout_pence":84000,"description":"A well kept three-seat sofa from a smoke-free home.","regular_price":1200.0,"regular_price_pence":120000,"sale_price":null,"sale_price_pence":null,"rrp":2400.0,"rrp_pence":240000,"brand":"Acme","colour":"Natural","fabric":"Linen","age_years":"3","condition":"very_good","available_from":"","exposed_to":[],"faults":["None"],"sku":"SOFA-2026-0001","warehouse_location":"","delivery_contribution_gbp":0,"quantity":1,"images":["https://media.rehome.example/media/acme/48213/1.webp"],"seller":{"id":7,"display_name":"Acme Furniture"},"warehouse_id":null,"measurements":[{"type":"Sofa","w_cm":210,"d_cm":95,"h_cm":85}],"image_imports":[]}"#;
+        let (packed, packing) = pack(listing);
+        assert_eq!(packing, Packing::DeflateV1);
+        assert!(packed.len() * 2 < listing.len(), "{} of {} bytes", packed.len(), listing.len());
+        assert_eq!(unpack(packed.into_owned(), packing).unwrap(), listing.to_vec());
+        // Short bodies, and those deflate would not shrink, are kept as they are.
+        assert_eq!(pack(b"{}"), (std::borrow::Cow::Borrowed(&b"{}"[..]), Packing::Plain));
+        let noise: Vec<u8> = (0..400u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        assert_eq!(pack(&noise).1, Packing::Plain);
+        assert!(unpack(b"not deflated".to_vec(), Packing::DeflateV1).is_err());
+        assert_eq!(
+            (Packing::from_stored(0), Packing::from_stored(1)),
+            (Some(Packing::Plain), Some(Packing::DeflateV1))
+        );
+        assert_eq!(Packing::from_stored(2), None);
+    }
+
     proptest! {
+        #[test]
+        fn whatever_is_packed_unpacks_to_itself(body in proptest::collection::vec(any::<u8>(), 0..2000), repeat in 1usize..8) {
+            let body: Vec<u8> = body.iter().copied().cycle().take(body.len() * repeat).collect();
+            let (packed, packing) = pack(&body);
+            prop_assert!(packed.len() <= body.len());
+            prop_assert_eq!(unpack(packed.into_owned(), packing).unwrap(), body);
+        }
+
         #[test]
         fn any_byte_string_is_judged_without_panicking(value in proptest::collection::vec(any::<u8>(), 0..300)) {
             let ok = valid_key(&value);

@@ -41,6 +41,10 @@ pub struct Settings {
     pub pause: Duration,
     /// How often the job runs (over all nodes).
     pub interval: Duration,
+    /// Most idempotency keys one API key keeps: past it, its oldest go first.
+    pub idempotency_cap: u64,
+    /// How long an idempotency key lasts: only a key used within it can hold any.
+    pub idempotency_ttl: TimeDelta,
 }
 
 impl Settings {
@@ -61,6 +65,8 @@ impl Settings {
             batch: config.retention_batch,
             pause: Duration::from_millis(config.retention_pause_ms),
             interval: Duration::from_secs(config.retention_interval_s),
+            idempotency_cap: config.idempotency_keys_per_api_key,
+            idempotency_ttl: TimeDelta::seconds(i64::try_from(config.idempotency_ttl_s).unwrap_or(i64::MAX)),
         }
     }
 }
@@ -188,6 +194,9 @@ impl Retention {
                     break;
                 }
             }
+            if table == Table::IdempotencyKeys && report.complete {
+                deleted += self.trim_idempotency(now, run, &mut report).await?;
+            }
             if deleted > 0 {
                 report.deleted.push((table, deleted));
                 if let Some(metrics) = &self.metrics {
@@ -200,6 +209,39 @@ impl Retention {
         }
         report.elapsed = started.elapsed();
         Ok(report)
+    }
+
+    /// Deletes the oldest idempotency keys of every API key holding more than the cap
+    /// (`REHOME_IDEMPOTENCY_KEYS_PER_API_KEY`), down to the cap; answers how many. Between
+    /// two runs a key can go over by at most what its rate limit lets it send in between.
+    async fn trim_idempotency(
+        &self,
+        now: DateTime<Utc>,
+        run: &mut Run<'_>,
+        report: &mut Report,
+    ) -> Result<u64, StoreError> {
+        let used_since = now - self.settings.idempotency_ttl - LEASE;
+        let cap = i64::try_from(self.settings.idempotency_cap).unwrap_or(i64::MAX);
+        let mut deleted = 0;
+        for (key_id, mut over) in self.store.idempotency_over_cap(Ts::from(used_since), cap).await? {
+            while over > 0 {
+                let at = Instant::now();
+                let n = self.store.trim_idempotency(key_id, over.min(i64::from(self.settings.batch))).await?;
+                report.batches += 1;
+                report.longest_batch = report.longest_batch.max(at.elapsed());
+                deleted += n;
+                over -= i64::try_from(n).unwrap_or(i64::MAX);
+                // Nothing more it may delete (the rest are running): the next run sees.
+                if n == 0 {
+                    break;
+                }
+                if !self.go_on(run).await? {
+                    report.complete = false;
+                    return Ok(deleted);
+                }
+            }
+        }
+        Ok(deleted)
     }
 
     /// One statement: up to a batch of `table`'s rows past their cutoff; `from` carries

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use sqlx::FromRow;
 
 use super::{on_pool, placeholders, Store, StoreError, Ts};
-use crate::domain::idempotency::{Kept, KeptHeaders};
+use crate::domain::idempotency::{self, Kept, KeptHeaders};
 
 /// What claiming a key did.
 #[derive(Debug, Clone)]
@@ -32,6 +32,7 @@ struct Row {
     content_type: Option<String>,
     headers: Option<String>,
     body: Option<Vec<u8>>,
+    body_deflated: i64,
 }
 
 /// A request's claim on an idempotency key of an API key.
@@ -59,6 +60,15 @@ pub struct KeptAnswer {
     pub body: Bytes,
 }
 
+/// A kept body as its answer had it, from its stored bytes and packing.
+fn unpack(stored: Option<Vec<u8>>, packing: i64) -> Result<Vec<u8>, sqlx::Error> {
+    let unknown = || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("unknown packing {packing}"));
+    let packing = idempotency::Packing::from_stored(packing).ok_or_else(unknown);
+    packing
+        .and_then(|packing| idempotency::unpack(stored.unwrap_or_default(), packing))
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
 /// Most keys per statement: well under both backends' limits on bound parameters.
 pub const MAX_BATCH: usize = 100;
 
@@ -81,7 +91,7 @@ impl Store {
              VALUES {values}
              ON CONFLICT (key_id, idem_key) DO UPDATE SET
                  fingerprint = excluded.fingerprint, state = 'running', status = NULL, content_type = NULL,
-                 headers = NULL, body = NULL, created_at = excluded.created_at, lease_until = excluded.lease_until,
+                 headers = NULL, body = NULL, body_deflated = 0, created_at = excluded.created_at, lease_until = excluded.lease_until,
                  expires_at = excluded.expires_at
              WHERE idempotency_keys.expires_at <= excluded.created_at
                 OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= excluded.created_at)
@@ -107,7 +117,7 @@ impl Store {
             if !held.is_empty() {
                 let pairs = placeholders(held.len(), 2, |p| format!("({}, {})", p[0], p[1]));
                 let select = format!(
-                    "SELECT key_id, idem_key, fingerprint, state, status, content_type, headers, body
+                    "SELECT key_id, idem_key, fingerprint, state, status, content_type, headers, body, body_deflated
                      FROM idempotency_keys
                      WHERE (key_id, idem_key) IN (VALUES {pairs})"
                 );
@@ -123,7 +133,7 @@ impl Store {
                             content_type: row.content_type,
                             // Rows kept before the headers were: none.
                             headers: row.headers.and_then(|h| serde_json::from_str(&h).ok()).unwrap_or_default(),
-                            body: row.body.unwrap_or_default(),
+                            body: unpack(row.body, row.body_deflated)?,
                         }
                     } else {
                         Kept::Running { fingerprint: row.fingerprint }
@@ -158,22 +168,24 @@ impl Store {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             if !answers.is_empty() {
-                let rows = placeholders(answers.len(), 6, |p| format!("({})", p.join(", ")));
+                let rows = placeholders(answers.len(), 7, |p| format!("({})", p.join(", ")));
                 let update = format!(
                     "UPDATE idempotency_keys SET state = 'done', status = v.column3, content_type = v.column4,
-                         headers = v.column5, body = v.column6
+                         headers = v.column5, body = v.column6, body_deflated = v.column7
                      FROM (VALUES {rows}) AS v
                      WHERE idempotency_keys.key_id = v.column1 AND idempotency_keys.idem_key = v.column2"
                 );
+                let packed: Vec<_> = answers.iter().map(|a| idempotency::pack(&a.body)).collect();
                 let mut query = sqlx::query(&update);
-                for a in &answers {
+                for (a, (body, packing)) in answers.iter().zip(&packed) {
                     query = query
                         .bind(a.key_id)
                         .bind(a.key.as_str())
                         .bind(i64::from(a.status))
                         .bind(a.content_type.as_deref())
                         .bind(serde_json::to_string(&a.headers).ok())
-                        .bind(a.body.as_ref());
+                        .bind(body.as_ref())
+                        .bind(*packing as i64);
                 }
                 query.execute(&mut *tx).await?;
             }

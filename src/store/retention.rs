@@ -75,6 +75,39 @@ impl Store {
         self.prune_oldest(&pick.delete_returning("expires_at", self), from, now, limit).await
     }
 
+    /// The API keys used since `used_since` that hold more than `cap` idempotency keys, each
+    /// with how many more. (Only a key used within the keys' lifetime can hold any.)
+    pub async fn idempotency_over_cap(&self, used_since: Ts, cap: i64) -> Result<Vec<(i64, i64)>, StoreError> {
+        on_pool!(self, read, |pool| {
+            let counts: Vec<(i64, i64)> = sqlx::query_as(
+                "SELECT k.id, (SELECT COUNT(*) FROM idempotency_keys i WHERE i.key_id = k.id)
+                 FROM api_keys k WHERE k.last_used_at >= $1 ORDER BY k.id",
+            )
+            .bind(used_since)
+            .fetch_all(pool)
+            .await?;
+            Ok(counts.into_iter().filter(|&(_, n)| n > cap).map(|(id, n)| (id, n - cap)).collect())
+        })
+    }
+
+    /// Deletes up to `limit` of the oldest finished idempotency keys of the API key `key_id`
+    /// (a running one is left to finish); answers how many.
+    pub async fn trim_idempotency(&self, key_id: i64, limit: i64) -> Result<u64, StoreError> {
+        let key = Dialect { sqlite: "rowid", postgres: "ctid" }.of(self);
+        let choice = format!(
+            "SELECT {key} FROM idempotency_keys WHERE key_id = $1 AND state = 'done'
+             ORDER BY created_at, idem_key LIMIT $2"
+        );
+        let delete = if self.is_postgres() {
+            format!("DELETE FROM idempotency_keys WHERE {key} = ANY(ARRAY({choice}))")
+        } else {
+            format!("DELETE FROM idempotency_keys WHERE {key} IN ({choice})")
+        };
+        on_pool!(self, write, |pool| {
+            Ok(sqlx::query(&delete).bind(key_id).bind(limit).execute(pool).await?.rows_affected())
+        })
+    }
+
     /// Runs a batched delete of the oldest rows by an indexed instant, `$1` the instant to
     /// start from, `$2` the cutoff, `$3` the limit; it returns each deleted row's instant.
     async fn prune_oldest(&self, sql: &str, from: Option<Ts>, upto: Ts, limit: i64) -> Result<Batch, StoreError> {

@@ -53,6 +53,32 @@ async fn a_repeat_replays_the_first_answer_byte_for_byte_and_creates_nothing() {
     app.stop().await;
 }
 
+/// The kept answer is stored compactly (issue 52 item 5): a listing's answer deflated with
+/// the preset dictionary, in well under half its bytes, and replayed byte for byte.
+#[tokio::test]
+async fn a_kept_answer_is_stored_deflated_and_replayed_whole() {
+    let app = spawn_app().await;
+    let partner = app.partner("acme").await;
+    let body = listing(json!({"title": "Compact sofa", "description": "Kept in a third of its bytes."}));
+    let first = post_keyed(&app, &app.base, &partner.key, "compact-1", &body).await;
+    assert_eq!(first.status(), 201);
+    let first_bytes = first.bytes().await.unwrap();
+    let raw = app.db.raw().await;
+    let (stored, packing): (i64, i64) = crate::helpers::on_raw!(&raw, |pool| sqlx::query_as(
+        "SELECT CAST(LENGTH(body) AS BIGINT), body_deflated FROM idempotency_keys WHERE idem_key = 'compact-1'"
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap());
+    assert_eq!(packing, 1, "deflated with the first preset dictionary");
+    assert!(stored * 2 < first_bytes.len() as i64, "{stored} bytes stored for {} answered", first_bytes.len());
+    let again = post_keyed(&app, &app.base, &partner.key, "compact-1", &body).await;
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(again.bytes().await.unwrap(), first_bytes);
+    raw.close().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn the_key_with_another_request_is_refused_and_a_failed_first_answer_is_not_kept() {
     let app = spawn_app().await;

@@ -317,6 +317,56 @@ async fn the_audit_log_is_kept_however_old() {
     app.stop().await;
 }
 
+/// An API key over its cap of idempotency keys loses its oldest finished ones down to the
+/// cap, in batches; one still running stays, and so do another key's.
+#[tokio::test]
+async fn an_api_key_over_its_cap_of_idempotency_keys_loses_its_oldest() {
+    let app = spawn_app().await;
+    let (acme, globex) = (app.partner("acme").await, app.partner("globex").await);
+    let raw = app.db.raw().await;
+    let key_of = |user_id: i64| format!("SELECT MIN(id) FROM api_keys WHERE user_id = {user_id}");
+    let (busy, calm) = (count(&raw, &key_of(acme.user_id)).await, count(&raw, &key_of(globex.user_id)).await);
+    exec(&raw, "UPDATE api_keys SET last_used_at = $1", &[ago(TimeDelta::minutes(1))]).await;
+    let fp = if on_postgres() { "'\\x00'::bytea" } else { "X'00'" };
+    let insert = |key_id: i64, idem: &str, state: &str| {
+        format!(
+            "INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, state, status, created_at, lease_until, expires_at)
+             VALUES ({key_id}, '{idem}', {fp}, '{state}', 201, $1, $1, $2)"
+        )
+    };
+    // The busy key: a running one, the oldest of all, then twelve done a minute apart.
+    exec(&raw, &insert(busy, "running", "running"), &[ago(TimeDelta::hours(3)), ago(-TimeDelta::hours(20))]).await;
+    for i in 0..12 {
+        let at = ago(TimeDelta::minutes(100 - i));
+        exec(&raw, &insert(busy, &format!("k{i:02}"), "done"), &[at, ago(-TimeDelta::hours(20))]).await;
+    }
+    for i in 0..12 {
+        exec(&raw, &insert(calm, &format!("c{i:02}"), "done"), &[ago(TimeDelta::hours(2)), ago(-TimeDelta::hours(20))])
+            .await;
+    }
+    let settings =
+        Settings { batch: 2, pause: Duration::ZERO, idempotency_cap: 10, ..Settings::from_config(&Config::default()) };
+    let report = Retention::new(app.store.clone(), settings).run_once(Utc::now()).await.expect("the job runs");
+    // 13 held, 10 kept: the three oldest done ones go (a running one is never cut short).
+    let left = |key_id: i64| format!("SELECT COUNT(*) FROM idempotency_keys WHERE key_id = {key_id}");
+    assert_eq!(count(&raw, &left(busy)).await, 10);
+    let gone: i64 = count(
+        &raw,
+        &format!("SELECT COUNT(*) FROM idempotency_keys WHERE key_id = {busy} AND idem_key IN ('k00', 'k01', 'k02')"),
+    )
+    .await;
+    assert_eq!(gone, 0, "the oldest go first");
+    assert_eq!(count(&raw, "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'running'").await, 1);
+    // The calm key is over too (12 > 10) and loses two; under the cap nothing goes.
+    assert_eq!(count(&raw, &left(calm)).await, 10);
+    assert_eq!(report.deleted(Table::IdempotencyKeys), 5);
+    let again =
+        Retention::new(app.store.clone(), Settings { idempotency_cap: 10, ..settings }).run_once(Utc::now()).await;
+    assert_eq!(again.expect("the job runs").deleted(Table::IdempotencyKeys), 0);
+    raw.close().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn the_job_deletes_in_batches_of_the_configured_size() {
     let app = spawn_app().await;
