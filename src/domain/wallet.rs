@@ -38,6 +38,19 @@ impl EntryType {
             Self::TradeIn => "Trade-in (store credit)",
         }
     }
+
+    /// The type in a word, for a narrow column (the statement's PDF).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Sale => "Sale",
+            Self::TradeIn => "Trade-in",
+        }
+    }
+
+    /// The type of a stored or answered name (`sale`, `trade_in`).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
 }
 
 /// Where an entry stands: derived from the time, never flipped by a job.

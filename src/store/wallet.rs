@@ -95,6 +95,9 @@ pub struct RemittanceRecord {
     pub vat_pence: i64,
     pub delivery_pence: i64,
     pub amount_pence: i64,
+    /// The previous statement's `period_end`, where this one's period starts (none for the
+    /// brand's first).
+    pub period_start: Option<Ts>,
 }
 
 impl RemittanceRecord {
@@ -132,7 +135,8 @@ const ENTRY_COLUMNS: &str = "id, type, order_id, listing_id, title, quantity, gr
     delivery_pence, amount_pence, delivered_at, available_at, remittance_id";
 
 const REMITTANCE_COLUMNS: &str = "r.id, b.slug AS brand_slug, b.name AS brand_name, b.time_zone AS brand_time_zone, r.number, r.period_end, r.issued_at, r.billing,
-    r.line_count, r.gross_pence, r.commission_pence, r.vat_pence, r.delivery_pence, r.amount_pence";
+    r.line_count, r.gross_pence, r.commission_pence, r.vat_pence, r.delivery_pence, r.amount_pence,
+    (SELECT p.period_end FROM remittances p WHERE p.brand_id = r.brand_id AND p.number = r.number - 1) AS period_start";
 
 /// A statement of a brand: `$1` its id, `$2` the brand.
 static REMITTANCE_SQL: LazyLock<String> = LazyLock::new(|| {
@@ -165,7 +169,9 @@ const TOTALS_SQL: &str =
                (SELECT name FROM brands WHERE id = $2) AS brand_name,
                (SELECT time_zone FROM brands WHERE id = $2) AS brand_time_zone,
                number, period_end, issued_at, billing, line_count, gross_pence, commission_pence, vat_pence,
-               delivery_pence, amount_pence";
+               delivery_pence, amount_pence,
+               (SELECT p.period_end FROM remittances p WHERE p.brand_id = $2 AND p.number = remittances.number - 1)
+                   AS period_start";
 
 /// Serialises the statements of one brand: two runs (two nodes) take turns, and the second
 /// finds the entries paid. `NO KEY UPDATE` leaves rows that merely reference the brand (a

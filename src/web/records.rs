@@ -413,9 +413,20 @@ pub struct WalletPage {
     /// The brand's time zone, for the instants of the tables.
     pub zone: TimeZone,
     pub entries: Vec<Entry>,
-    pub statements: Vec<Remittance>,
+    pub statements: Vec<StatementRow>,
     /// The last 12 statements' amounts, oldest first, as a bar chart (`<svg>`).
     pub chart: String,
+}
+
+/// A statement as the wallet's table shows it.
+pub struct StatementRow {
+    pub id: i64,
+    pub number: i64,
+    /// From the previous statement's end to its own, in words.
+    pub period: String,
+    pub issued: String,
+    pub lines: i64,
+    pub amount: String,
 }
 
 impl WalletPage {
@@ -430,12 +441,23 @@ impl WalletPage {
 
     /// An entry's type (`sale`, `trade_in`) in words.
     pub fn kind<'a>(&self, kind: &'a str) -> &'a str {
-        EntryType::ALL.into_iter().find(|t| t.as_str() == kind).map_or(kind, |t| t.words())
+        match EntryType::named(kind) {
+            Some(t) => t.words(),
+            None => kind,
+        }
     }
 
-    /// An entry's status (`pending`, `available`, `paid`) in words.
-    pub fn status<'a>(&self, status: &'a str) -> &'a str {
-        EntryStatus::ALL.into_iter().find(|s| s.as_str() == status).map_or(status, |s| s.words())
+    /// Where an entry stands, in words: in the hold, available for the next statement, or
+    /// on the statement (by its number) that pays it.
+    pub fn status(&self, entry: &Entry) -> String {
+        let Some(remittance_id) = entry.remittance_id else {
+            let status = EntryStatus::ALL.into_iter().find(|s| s.as_str() == entry.status);
+            return status.map_or(entry.status, |s| s.words()).to_owned();
+        };
+        match self.statements.iter().find(|s| s.id == remittance_id) {
+            Some(s) => format!("On statement No. {}", s.number),
+            None => "On a statement".to_owned(),
+        }
     }
 }
 
@@ -446,6 +468,7 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
     entries.reverse();
     let (statements, _) = wallet::remittances(&state.core, &actor, 100, 0).await?;
     let b = w.balances;
+    let zone = session.zone();
     let page = WalletPage {
         chrome: Chrome::signed_in(&session),
         available: pounds(b.available),
@@ -453,20 +476,55 @@ async fn wallet_page(State(state): State<AppState>, SignedIn(session): SignedIn)
         paid: pounds(b.paid),
         lifetime: pounds(w.lifetime()),
         hold_hours: w.hold.get(),
-        next_payout_date: utc_midnight_day(w.next_payout_date, session.zone()),
-        zone: session.zone(),
-        chart: statements_chart(&statements),
+        next_payout_date: utc_midnight_day(w.next_payout_date, zone),
+        zone,
+        chart: statements_chart(&statements, zone),
         entries,
-        statements,
+        statements: statement_rows(&statements, zone),
     };
     Ok(render(StatusCode::OK, &page))
 }
 
-/// The amounts of the last 12 statements (newest first in `statements`), oldest first.
-fn statements_chart(statements: &[Remittance]) -> String {
-    let bars: Vec<(String, i64)> =
-        statements.iter().take(12).rev().map(|s| (format!("No. {}", s.number), s.totals.amount_pence)).collect();
-    super::home::bar_chart("statements-chart", "Statement amounts, the last 12 (figures in the table below)", &bars)
+/// The statements (newest first) as the table's rows: each one's period runs from the end
+/// of the one before it (the next in the list), the brand's first from the start.
+fn statement_rows(statements: &[Remittance], zone: TimeZone) -> Vec<StatementRow> {
+    let instant = |text: &str| chrono::DateTime::parse_from_rfc3339(text).ok().map(|at| at.to_utc());
+    statements
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let start = statements.get(i + 1).filter(|p| p.number + 1 == s.number).and_then(|p| instant(&p.period_end));
+            let period = match instant(&s.period_end) {
+                Some(end) => wallet::statement::period_words(start, end, zone),
+                None => s.period_end.clone(),
+            };
+            StatementRow {
+                id: s.id,
+                number: s.number,
+                period,
+                issued: when_text(&s.issued_at, zone),
+                lines: s.line_count,
+                amount: pounds(s.totals.amount_pence),
+            }
+        })
+        .collect()
+}
+
+/// The amounts of the last 12 statements (newest first in `statements`), oldest first,
+/// each named by its number and the month its period ends in.
+fn statements_chart(statements: &[Remittance], zone: TimeZone) -> String {
+    let month = |s: &Remittance| {
+        chrono::DateTime::parse_from_rfc3339(&s.period_end)
+            .map(|at| at.with_timezone(&zone.tz()).format(" · %b %Y").to_string())
+            .unwrap_or_default()
+    };
+    let bars: Vec<(String, i64)> = statements
+        .iter()
+        .take(12)
+        .rev()
+        .map(|s| (format!("No. {}{}", s.number, month(s)), s.totals.amount_pence))
+        .collect();
+    super::home::bar_chart("statements-chart", "Statement amounts, the last 12", &bars)
 }
 
 /// `<id>.csv` or `<id>.pdf` of a statement of the brand.

@@ -333,10 +333,10 @@ fn statement_mail(statement: &Statement, to: &str, pdf: Vec<u8>) -> StatementMai
         subject: format!("Remittance statement {number} for {}", statement.brand()),
         text: format!(
             "Remittance statement {number} for {brand} is attached.\n\n\
-             Period to: {period}\nLines: {lines}\nGross: {gross} GBP\nCommission: {commission} GBP\n\
+             Period: {period}\nLines: {lines}\nGross: {gross} GBP\nCommission: {commission} GBP\n\
              VAT: {vat} GBP\nDelivery: {delivery} GBP\nAmount payable: {amount} GBP\n",
             brand = statement.brand(),
-            period = statement.period_end(),
+            period = statement.period_words(),
             lines = statement.record.line_count,
             gross = pounds(totals.gross),
             commission = pounds(totals.commission),

@@ -15,6 +15,7 @@ use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str};
 
 use super::statement::{pounds, Statement};
 use crate::domain::statement::Entry;
+use crate::domain::wallet::EntryType;
 
 const WIDTH: f32 = 842.0;
 const HEIGHT: f32 = 595.0;
@@ -195,7 +196,7 @@ fn heading(content: &mut Content, statement: &Statement, lines: usize) {
         format!("Statement number: {}", statement.number()),
         format!("Brand: {}", statement.brand()),
         // In words in the brand's zone; the lines' columns keep ISO 8601.
-        format!("Period to: {}", statement.zone().when(statement.record.period_end.get())),
+        format!("Period: {}", statement.period_words()),
         format!("Issued: {}", statement.zone().when(statement.record.issued_at.get())),
         format!("Lines: {lines}"),
         "Currency: GBP (amounts in pounds)".to_owned(),
@@ -206,7 +207,7 @@ fn heading(content: &mut Content, statement: &Statement, lines: usize) {
     }
     let mut y = HEIGHT - MARGIN - 42.0;
     let x = WIDTH / 2.0;
-    text(content, BOLD, 10.0, x, y, "Billed to");
+    text(content, BOLD, 10.0, x, y, "Statement for");
     y -= 14.0;
     for line in statement.billing_lines() {
         text(content, PROSE, 10.0, x, y, &line);
@@ -248,7 +249,7 @@ fn header() -> String {
 fn line_row(line: &Entry) -> String {
     columns(&[
         line.id.to_string(),
-        line.kind.clone(),
+        EntryType::named(&line.kind).map_or_else(|| line.kind.clone(), |t| t.word().to_owned()),
         line.order_reference.clone(),
         line.listing_id.to_string(),
         line.title.clone(),
@@ -372,6 +373,7 @@ pub(crate) mod tests {
             number: 12,
             period_end: at,
             issued_at: at,
+            period_start: None,
             billing: r#"{"company_name":"Oak & Ash Ltd","address_1":"1 High St","city":"York","postcode":"YO1 1AA","country":"GB","invoice_email":"ap@oak.example"}"#.into(),
             line_count: lines as i64,
             gross_pence: sum(|r| r.gross_pence),

@@ -76,6 +76,12 @@ impl Statement {
         self.record.period_end.to_string()
     }
 
+    /// The period in words in the brand's zone: `3 Nov 2026, 00:00 GMT to 1 Dec 2026, 00:00
+    /// GMT`, or `up to …` for the brand's first statement.
+    pub fn period_words(&self) -> String {
+        period_words(self.record.period_start.map(|t| t.get()), self.record.period_end.get(), self.zone())
+    }
+
     pub fn issued_at(&self) -> String {
         self.record.issued_at.to_string()
     }
@@ -126,7 +132,17 @@ impl Statement {
     }
 }
 
-/// Pounds with two decimals (`1234.50`), as statements print them.
+/// A statement's period in words in `zone`, from the previous statement's end (none: the
+/// brand's first) to its own.
+pub fn period_words(start: Option<DateTime<Utc>>, end: DateTime<Utc>, zone: TimeZone) -> String {
+    match start {
+        Some(start) => format!("{} to {}", zone.when(start), zone.when(end)),
+        None => format!("up to {} (the first statement)", zone.when(end)),
+    }
+}
+
+/// Pounds with two decimals and thousands separators (`1,234.50`), as people read them:
+/// the dashboard, the statement's PDF and mail. (The CSV and the API write numbers.)
 pub fn pounds(pence: i64) -> String {
-    Pence::new(pence).to_string()
+    crate::domain::money::thousands(&Pence::new(pence).to_string())
 }

@@ -114,10 +114,20 @@ fn assert_statement_text(text: &str, s: &Value) {
             panic!("no row for entry {} in {text}", line["id"]);
         });
         assert!(row.contains(line["order_reference"].as_str().unwrap()), "{row}");
-        assert!(row.trim_end().ends_with(&format!("{:.2}", line["amount"].as_f64().unwrap())), "{row}");
+        assert!(row.trim_end().ends_with(&words(line["amount"].as_f64().unwrap())), "{row}");
+        assert!(row.contains(" Sale ") || row.contains(" Trade-in "), "the type in words: {row}");
     }
-    let payable = format!("Amount payable: {:.2} GBP", s["totals"]["amount"].as_f64().unwrap());
+    let payable = format!("Amount payable: {} GBP", words(s["totals"]["amount"].as_f64().unwrap()));
     assert!(text.contains(&payable), "{payable} missing from {text}");
+    // Whom it is for, and its period in words (the brand's first: up to its end).
+    assert!(text.contains("Statement for") && !text.contains("Billed to"), "{text}");
+    assert!(text.lines().any(|l| l.contains("Period: up to ") && l.contains("(the first statement)")), "{text}");
+    assert!(!text.contains("trade_in"), "{text}");
+}
+
+/// An amount as statements print it for people: `1,234.50`.
+fn words(pounds: f64) -> String {
+    rehome::domain::money::thousands(&format!("{pounds:.2}"))
 }
 
 #[tokio::test]
@@ -136,6 +146,36 @@ async fn the_pdf_holds_the_number_the_billing_entity_every_line_and_the_totals()
     }
 }
 
+/// A later statement's period starts where the one before it ended, in words in the
+/// PDF; an amount of thousands is written with separators.
+#[tokio::test]
+async fn a_second_statement_runs_from_the_first_ones_end_and_groups_thousands() {
+    let app = wallet_app().await;
+    let partner = app.partner("acme").await;
+    delivered_sale(&app, &partner, json!(100), 0, 1, hours_ago(200)).await;
+    let first_end = hours_ago(96);
+    let first = run(&app, Some(first_end)).await[0];
+    delivered_sale(&app, &partner, json!(2400), 0, 2, hours_ago(60)).await;
+    let second = run(&app, None).await[0];
+    assert_ne!(first, second);
+    let s = statement(&app, &partner, second).await;
+    let pdf = app.get(&format!("/v1/remittances/{second}/statement.pdf"), &partner.key).await.bytes().await.unwrap();
+    if let Some(text) = pdf_text(&pdf) {
+        let zone = rehome::domain::settings::TimeZone::stored("Europe/London");
+        let first_end = chrono::DateTime::parse_from_rfc3339(
+            &statement(&app, &partner, first).await["period_end"].as_str().unwrap(),
+        )
+        .unwrap()
+        .to_utc();
+        let period = format!("Period: {} to ", zone.when(first_end));
+        assert!(text.contains(&period), "{period} missing from {text}");
+        let amount = s["totals"]["amount"].as_f64().unwrap();
+        assert!(amount >= 1000.0, "{s}");
+        assert!(text.contains(&format!("Amount payable: {} GBP", words(amount))), "{text}");
+        assert!(words(amount).contains(','), "{}", words(amount));
+    }
+}
+
 #[tokio::test]
 async fn a_statement_of_many_lines_runs_over_numbered_pages() {
     let app = wallet_app().await;
@@ -148,9 +188,9 @@ async fn a_statement_of_many_lines_runs_over_numbered_pages() {
     let pdf = app.get(&format!("/v1/remittances/{id}/statement.pdf"), &partner.key).await.bytes().await.unwrap();
     if let Some(text) = pdf_text(&pdf) {
         assert!(text.contains("page 2 of 2"), "{text}");
-        let rows = text.lines().filter(|l| l.contains(" sale ")).count();
+        let rows = text.lines().filter(|l| l.contains(" Sale ")).count();
         assert_eq!(rows, 70, "{text}");
-        assert!(text.contains(&format!("Amount payable: {:.2} GBP", s["totals"]["amount"].as_f64().unwrap())));
+        assert!(text.contains(&format!("Amount payable: {} GBP", words(s["totals"]["amount"].as_f64().unwrap()))));
     }
 }
 

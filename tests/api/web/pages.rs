@@ -356,7 +356,9 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     let page = ada.get("/dashboard/wallet").await;
     assert_eq!(page.text_of("paid"), "82.00");
     // Types, statuses and instants in words, never the wire's `trade_in` or RFC 3339.
-    assert!(page.body.contains("<td>Sale</td>") && page.body.contains("<td>Paid</td>"), "{}", page.body);
+    assert!(page.body.contains("<td>Sale</td>") && page.body.contains("<td>On statement No. 1</td>"), "{}", page.body);
+    assert!(page.body.contains("<dt>On statements</dt>"), "a statement is not a payment: {}", page.body);
+    assert!(page.body.contains("(the first statement)</td>"), "the period in words: {}", page.body);
     assert!(
         page.body.contains("<td>3 Nov 2026, 10:00 GMT</td>"),
         "available after the hold, in the pages' format: {}",
