@@ -163,7 +163,7 @@ async fn a_second_statement_runs_from_the_first_ones_end_and_groups_thousands() 
     if let Some(text) = pdf_text(&pdf) {
         let zone = rehome::domain::settings::TimeZone::stored("Europe/London");
         let first_end = chrono::DateTime::parse_from_rfc3339(
-            &statement(&app, &partner, first).await["period_end"].as_str().unwrap(),
+            statement(&app, &partner, first).await["period_end"].as_str().unwrap(),
         )
         .unwrap()
         .to_utc();
