@@ -8,7 +8,7 @@
 
 use crate::http::routing::{get, post};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde::Deserialize;
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::cookies;
 use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
 use super::notice::{Flash, Notice};
+use super::once::{self, Made, Shown as Once};
 use super::pages::{
     render, when, AccountPage, Chrome, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors, TwoStepPage,
 };
@@ -49,7 +50,7 @@ pub fn router() -> Router<AppState> {
         .route("/account", get(account_page))
         .route("/account/two-step", get(two_step_page).merge(post(two_step)))
         .route("/account/two-step/off", post(two_step_off))
-        .route("/account/recovery-codes", post(new_recovery_codes))
+        .route("/account/recovery-codes", get(recovery_codes_page).merge(post(new_recovery_codes)))
         .route("/account/password", post(password))
         .route("/account/sessions/end-others", post(end_others))
         .route("/account/require-two-step", post(require_two_step))
@@ -77,7 +78,7 @@ async fn account_view(
     status: StatusCode,
     password_errors: PasswordErrors,
     two_step_errors: TwoStepErrors,
-    notice: Option<&'static str>,
+    notice: Option<String>,
 ) -> Result<Response, PageError> {
     let r = &session.record;
     let recovery_left = if r.totp_enrolled { recovery_codes_left(&state.core, session).await? } else { 0 };
@@ -115,7 +116,7 @@ async fn account_page(
     SignedIn(session): SignedIn,
     flash: Flash,
 ) -> Result<Response, PageError> {
-    account_view(&state, &session, StatusCode::OK, PasswordErrors::default(), TwoStepErrors::default(), flash.text())
+    account_view(&state, &session, StatusCode::OK, PasswordErrors::default(), TwoStepErrors::default(), flash.said())
         .await
 }
 
@@ -164,6 +165,52 @@ struct CodeForm {
     code: String,
 }
 
+/// Where a signed-in user's new recovery codes are shown, once.
+const CODES: &str = "/dashboard/account/recovery-codes";
+
+/// 303 to the codes' page carrying `codes`, sealed for this session (`web::once`): a reload
+/// of the page then neither makes another set nor shows these again.
+fn show_codes(
+    state: &AppState,
+    session: &LiveSession,
+    made: Made,
+    codes: &[RecoveryCode],
+) -> Result<Response, PageError> {
+    let codes: Vec<String> = codes.iter().map(RecoveryCode::display).collect();
+    Once::new(made, String::new(), codes.join("\n"), String::new())
+        .redirect(state.core.store.sealer()?, session, CODES, state.config.secure_cookies())
+        .map_err(PageError::internal)
+}
+
+/// The codes just made, this once; without them (a reload, a link followed later) the
+/// account page, which says how many are left and makes a new set.
+async fn recovery_codes_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    let shown = Once::take(state.core.store.sealer()?, &session, &headers)
+        .filter(|s| matches!(s.made, Made::TwoStepOn | Made::RecoveryCodes));
+    let mut response = match shown {
+        Some(shown) => {
+            let codes = shown.secret.lines().map(str::to_owned).collect();
+            let enrolled_now = shown.made == Made::TwoStepOn;
+            let page = RecoveryCodesPage {
+                chrome: Chrome::signed_in(&session),
+                codes,
+                continue_to: ACCOUNT.to_owned(),
+                enrolled_now,
+            };
+            render(StatusCode::OK, &page)
+        }
+        None => Redirect::to(ACCOUNT).into_response(),
+    };
+    if once::carried(&headers) {
+        once::spend(&mut response);
+    }
+    Ok(response)
+}
+
 /// The recovery codes, shown once, with the way on.
 fn codes_page(chrome: Chrome, codes: &[RecoveryCode], continue_to: String, enrolled_now: bool) -> Response {
     let codes = codes.iter().map(RecoveryCode::display).collect();
@@ -191,7 +238,7 @@ async fn two_step(
                 }
                 Ok(response)
             }
-            None => Ok(codes_page(Chrome::signed_in(&session), &enrolled.recovery_codes, ACCOUNT.to_owned(), true)),
+            None => show_codes(&state, &session, Made::TwoStepOn, &enrolled.recovery_codes),
         },
         Err(EnrolError::WrongCode) => {
             enrolment_page(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, Some(super::signin::WRONG_CODE)).await
@@ -250,14 +297,14 @@ async fn new_recovery_codes(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     let errors = match renew_recovery_codes(&state.core, &session, &form.password).await {
-        Ok(codes) => return Ok(codes_page(Chrome::signed_in(&session), &codes, ACCOUNT.to_owned(), false)),
+        Ok(codes) => return show_codes(&state, &session, Made::RecoveryCodes, &codes),
         Err(e) => match refusal(e) {
             Refusal::Password(text) | Refusal::Code(text) => {
                 TwoStepErrors { renew_password: Some(text), ..Default::default() }
             }
             Refusal::Notice(text) => {
                 let (p, t) = (PasswordErrors::default(), TwoStepErrors::default());
-                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text)).await;
+                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text.to_owned())).await;
             }
             Refusal::Failed(e) => return Err(e),
         },
@@ -277,7 +324,7 @@ async fn two_step_off(
             Refusal::Code(text) => TwoStepErrors { off_code: Some(text), ..Default::default() },
             Refusal::Notice(text) => {
                 let (p, t) = (PasswordErrors::default(), TwoStepErrors::default());
-                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text)).await;
+                return account_view(&state, &session, StatusCode::CONFLICT, p, t, Some(text.to_owned())).await;
             }
             Refusal::Failed(e) => return Err(e),
         },

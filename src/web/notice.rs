@@ -54,6 +54,8 @@ pub enum Notice {
     BulkImported,
     BulkAlreadyImported,
     BulkDiscarded,
+    /// How many unused recovery codes are left (the notice's number).
+    RecoveryCodeUsed,
 }
 
 wire_names!(Notice {
@@ -93,6 +95,7 @@ wire_names!(Notice {
     BulkImported => "bulk-imported",
     BulkAlreadyImported => "bulk-already-imported",
     BulkDiscarded => "bulk-discarded",
+    RecoveryCodeUsed => "recovery-code-used",
 });
 
 impl Notice {
@@ -139,6 +142,7 @@ impl Notice {
             Self::NoDeadEvents => "No event was dead, so nothing was queued.",
             Self::CollectionScheduled => "Collection scheduled.",
             Self::CodeRedeemed => "Credit code redeemed: it cannot be spent again.",
+            Self::RecoveryCodeUsed => "You signed in with a recovery code: it cannot be used again.",
         }
     }
 
@@ -156,6 +160,17 @@ impl Notice {
             (Self::CodeRedeemed, Some(pence)) => format!(
                 "Credit code redeemed: £{} of credit, spent now (it cannot be spent again).",
                 crate::usecases::wallet::statement::pounds(pence as i64)
+            ),
+            (Self::RecoveryCodeUsed, Some(0)) => "You signed in with your last recovery code. Make a new set below \
+                 now, or you may be locked out if you lose your phone."
+                .to_owned(),
+            (Self::RecoveryCodeUsed, Some(1)) => {
+                "You signed in with a recovery code: it cannot be used again. You have \
+                 1 unused recovery code left; make a new set below."
+                    .to_owned()
+            }
+            (Self::RecoveryCodeUsed, Some(n)) => format!(
+                "You signed in with a recovery code: it cannot be used again. You have {n} unused recovery codes left."
             ),
             _ => self.text().to_owned(),
         }

@@ -1,5 +1,5 @@
 //! Secrets shown once, after post/redirect/get: an action that makes a secret (a new or
-//! rolled API key, an invitation link) answers 303 to its page with the secret in a sealed
+//! rolled API key, an invitation link, a set of recovery codes) answers 303 to its page with the secret in a sealed
 //! cookie, and that page shows it and deletes the cookie. A reload then neither makes
 //! another key nor shows the secret again.
 //!
@@ -41,6 +41,10 @@ pub enum Made {
     InvitationResent,
     /// The webhook's signing secret, made by the first save or by "Rotate secret".
     SigningSecret,
+    /// Two-step sign-in set up: its recovery codes (one per line).
+    TwoStepOn,
+    /// A new set of recovery codes (one per line).
+    RecoveryCodes,
 }
 
 impl Made {
@@ -58,6 +62,8 @@ impl Made {
                  shown again)."
             }
             Self::SigningSecret => "Signing secret made. Copy it now: it is not shown again.",
+            Self::TwoStepOn => "Two-step sign-in is on.",
+            Self::RecoveryCodes => "New recovery codes made: the old ones no longer work.",
         }
     }
 }
@@ -133,7 +139,15 @@ mod tests {
         let json = serde_json::to_string(&shown).unwrap();
         assert!(json.contains("\"made\":\"key_created\""), "{json}");
         assert_eq!(serde_json::from_str::<Shown>(&json).unwrap(), shown);
-        for made in [Made::KeyCreated, Made::KeyRolled, Made::Invited, Made::InvitationResent, Made::SigningSecret] {
+        for made in [
+            Made::KeyCreated,
+            Made::KeyRolled,
+            Made::Invited,
+            Made::InvitationResent,
+            Made::SigningSecret,
+            Made::TwoStepOn,
+            Made::RecoveryCodes,
+        ] {
             assert!(made.text().ends_with('.'));
         }
     }

@@ -327,6 +327,24 @@ pub struct RecoveryCodesPage {
     pub enrolled_now: bool,
 }
 
+impl RecoveryCodesPage {
+    /// The codes one per line, as the copy field and the download hold them.
+    pub fn text(&self) -> String {
+        let mut text = String::from("rehome recovery codes: each works once, instead of a two-step code.\n");
+        for code in &self.codes {
+            text.push_str(code);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The download link's address: the codes as a text file.
+    pub fn download(&self) -> String {
+        let encoded: String = url::form_urlencoded::byte_serialize(self.text().as_bytes()).collect();
+        format!("data:text/plain;charset=utf-8,{}", encoded.replace('+', "%20"))
+    }
+}
+
 /// Errors of the change-password form, each shown beside its field.
 #[derive(Debug, Default)]
 pub struct PasswordErrors {
@@ -394,7 +412,7 @@ pub struct AccountPage {
     pub password_errors: PasswordErrors,
     pub two_step_errors: TwoStepErrors,
     /// What the last action did.
-    pub notice: Option<&'static str>,
+    pub notice: Option<String>,
 }
 
 #[derive(Template)]

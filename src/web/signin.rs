@@ -19,6 +19,7 @@ use super::extract::{guest_csrf, GuestForm, PageError, SessionForm, Visitor};
 use super::notice::{Flash, Notice};
 use super::pages::{render, Chrome, CodePage, LoginPage};
 use super::{HOME, LOGIN};
+use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::Stage;
 use crate::domain::settings::TimeZone;
 use crate::state::AppState;
@@ -169,6 +170,17 @@ async fn code(
         return Ok(Redirect::to(Visitor::continue_at(session.stage())).into_response());
     }
     match verify_code(&state.core, &session, &form.code).await {
+        // A recovery code was used up, and no page was asked for: the account page, saying
+        // how many are left (and where to make new ones).
+        Ok(signed) if RecoveryCode::parse(&form.code).is_some() && next.0.is_none() => {
+            let left = state.core.store.recovery_codes_left(session.record.user_id).await?;
+            let mut response = continue_signed(&state, &signed, &next);
+            let headers = response.headers_mut();
+            headers.insert(axum::http::header::LOCATION, axum::http::HeaderValue::from_static(super::account::ACCOUNT));
+            let notice = format!("{}.{}", Notice::RecoveryCodeUsed.as_str(), left.max(0));
+            cookies::set_notice(headers, &notice, state.config.secure_cookies());
+            Ok(response)
+        }
         Ok(signed) => Ok(continue_signed(&state, &signed, &next)),
         Err(CodeError::Wrong) => Ok(code_form(&session, StatusCode::UNAUTHORIZED, Some(WRONG_CODE))),
         Err(CodeError::SessionEnded) => {

@@ -7,7 +7,7 @@
 use rehome::domain::user::Role;
 use serde_json::{json, Value};
 
-use super::two_step::{enrol_with_codes, recovery_codes};
+use super::two_step::{enrol_with_codes, recovery_codes, shown_once};
 use super::{admin, audit_actions, set_password, sql_i64, Browser, PASSWORD};
 use crate::helpers::{spawn_app, TestApp};
 
@@ -42,7 +42,17 @@ async fn a_recovery_code_signs_in_once_and_new_codes_replace_the_old() {
     // Typed as people type: upper case, a space instead of the dash.
     let (mut phone_lost, csrf) = at_code_stage(&app, &email).await;
     let typed = codes[0].to_uppercase().replace('-', " ");
-    phone_lost.post(CODE_PAGE, &[("code", &typed), ("csrf", &csrf)]).await.assert_redirect("/dashboard");
+    // Signed in on the account page, told how many codes are left.
+    phone_lost.post(CODE_PAGE, &[("code", &typed), ("csrf", &csrf)]).await.assert_redirect(ACCOUNT);
+    let told = phone_lost.get(ACCOUNT).await;
+    assert!(
+        told.body.contains(
+            "You signed in with a recovery code: it cannot be used again. You have 9 unused recovery \
+                            codes left."
+        ),
+        "{}",
+        told.body
+    );
     assert_eq!(phone_lost.get("/dashboard").await.status, 200);
     let actions = audit_actions(&app, partner.brand_id).await;
     assert!(
@@ -65,15 +75,16 @@ async fn a_recovery_code_signs_in_once_and_new_codes_replace_the_old() {
     assert!(wrong.body.contains("The current password is incorrect"), "{}", wrong.body);
     assert_eq!(unused_codes(&app, partner.user_id).await, 9);
     let renewed = ada.post("/dashboard/account/recovery-codes", &[("password", PASSWORD), ("csrf", &csrf)]).await;
-    assert_eq!(renewed.status, 200);
+    let renewed = shown_once(&mut ada, &renewed).await;
     let fresh = recovery_codes(&renewed);
+    assert_eq!(unused_codes(&app, partner.user_id).await, 10, "a reload of the codes made no new set");
     assert!(fresh.iter().all(|c| !codes.contains(c)));
     assert_eq!(unused_codes(&app, partner.user_id).await, 10);
     assert!(!ada.get(ACCOUNT).await.body.contains(&fresh[0]), "shown once");
     let (mut old, csrf) = at_code_stage(&app, &email).await;
     assert_eq!(old.post(CODE_PAGE, &[("code", &codes[1]), ("csrf", &csrf)]).await.status, 401, "old codes are gone");
     let (mut new, csrf) = at_code_stage(&app, &email).await;
-    new.post(CODE_PAGE, &[("code", &fresh[1]), ("csrf", &csrf)]).await.assert_redirect("/dashboard");
+    new.post(CODE_PAGE, &[("code", &fresh[1]), ("csrf", &csrf)]).await.assert_redirect(ACCOUNT);
     assert!(audit_actions(&app, partner.brand_id).await.contains(&"two_step.recovery_codes_renewed".to_owned()));
 }
 

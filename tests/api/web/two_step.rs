@@ -44,11 +44,28 @@ pub async fn enrol_with_codes(app: &TestApp, browser: &mut Browser, user_id: i64
     let step = fresh_step().await;
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
-    assert_eq!(done.status, 200, "{}", done.body);
-    let codes = recovery_codes(&done);
-    assert!(done.body.contains("href=\"/dashboard/account\""), "continue to the account: {}", done.body);
+    let shown = shown_once(browser, &done).await;
+    let codes = recovery_codes(&shown);
+    assert!(shown.body.contains("href=\"/dashboard/account\""), "continue to the account: {}", shown.body);
     forget_last_step(app, user_id).await;
     (secret, codes)
+}
+
+/// The recovery codes page an action redirected to (post/redirect/get), read once: the codes
+/// are there, with a way to copy and download them; read again, it leads to the account
+/// page instead and the codes are gone.
+pub async fn shown_once(browser: &mut Browser, done: &super::Page) -> super::Page {
+    done.assert_redirect("/dashboard/account/recovery-codes");
+    let shown = browser.get("/dashboard/account/recovery-codes").await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    assert!(shown.body.contains("data-copy=\"recovery-codes-text\""), "a copy button: {}", shown.body);
+    assert!(shown.body.contains("download=\"rehome-recovery-codes.txt\""), "a download: {}", shown.body);
+    let again = browser.get("/dashboard/account/recovery-codes").await;
+    again.assert_redirect("/dashboard/account");
+    for code in recovery_codes(&shown) {
+        assert!(!again.body.contains(&code), "a reload shows the codes no more");
+    }
+    shown
 }
 
 /// The recovery codes a page shows (`xxxxx-xxxxx`), each once.
@@ -103,8 +120,7 @@ async fn enrolment_shows_a_qr_code_the_secret_and_the_otpauth_url_and_confirms_w
     let step = fresh_step().await;
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
-    assert_eq!(done.status, 200);
-    assert_eq!(recovery_codes(&done).len(), 10);
+    assert_eq!(recovery_codes(&shown_once(&mut browser, &done).await).len(), 10);
     let account = browser.get("/dashboard/account").await;
     assert!(account.body.contains("Two-step sign-in is on"), "{}", account.body);
     assert!(account.body.contains("You have 10 unused recovery codes of 10."), "{}", account.body);
