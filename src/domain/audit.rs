@@ -27,6 +27,10 @@ pub enum AuditAction {
     PasswordChangeFailed,
     /// A password change refused unchecked: the account or the address is locked out.
     PasswordChangeLocked,
+    /// A link to choose a new password sent (asked for by the user, or sent by an admin).
+    PasswordResetSent,
+    /// A new password chosen with a reset link.
+    PasswordReset,
     TotpEnrolled,
     /// The brand's rule that everyone signs in with a two-step code, turned on or off.
     TotpRequirementChanged,
@@ -69,6 +73,8 @@ wire_names!(AuditAction {
     PasswordChanged => "password.changed",
     PasswordChangeFailed => "password.change_failed",
     PasswordChangeLocked => "password.change_locked",
+    PasswordResetSent => "password.reset_sent",
+    PasswordReset => "password.reset",
     TotpEnrolled => "two_step.enrolled",
     TotpRequirementChanged => "two_step.requirement_changed",
     RecoveryCodeUsed => "two_step.recovery_code_used",
@@ -106,6 +112,8 @@ impl AuditAction {
             Self::PasswordChanged => "Password changed",
             Self::PasswordChangeFailed => "Password change failed (wrong current password)",
             Self::PasswordChangeLocked => "Password change refused (locked out)",
+            Self::PasswordResetSent => "Password reset link sent",
+            Self::PasswordReset => "Password reset with a link",
             Self::TotpEnrolled => "Two-step sign-in set up",
             Self::TotpRequirementChanged => "Two-step rule for the team changed",
             Self::RecoveryCodeUsed => "Recovery code used",

@@ -24,6 +24,7 @@ pub mod pages;
 pub mod people;
 pub mod qr;
 pub mod records;
+pub mod reset;
 pub mod settings;
 pub mod signin;
 
@@ -66,6 +67,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(signin::router())
         .merge(account::router())
         .merge(invite::router())
+        .merge(reset::router())
         .merge(integrations::router())
         .merge(operations::router())
         .merge(settings::router())

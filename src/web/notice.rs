@@ -56,6 +56,9 @@ pub enum Notice {
     BulkDiscarded,
     /// How many unused recovery codes are left (the notice's number).
     RecoveryCodeUsed,
+    ResetLinkSent,
+    ResetLinkTooFrequent,
+    PasswordReset,
 }
 
 wire_names!(Notice {
@@ -96,6 +99,9 @@ wire_names!(Notice {
     BulkAlreadyImported => "bulk-already-imported",
     BulkDiscarded => "bulk-discarded",
     RecoveryCodeUsed => "recovery-code-used",
+    ResetLinkSent => "reset-link-sent",
+    ResetLinkTooFrequent => "reset-link-too-frequent",
+    PasswordReset => "password-reset",
 });
 
 impl Notice {
@@ -143,6 +149,18 @@ impl Notice {
             Self::CollectionScheduled => "Collection scheduled.",
             Self::CodeRedeemed => "Credit code redeemed: it cannot be spent again.",
             Self::RecoveryCodeUsed => "You signed in with a recovery code: it cannot be used again.",
+            Self::ResetLinkSent => {
+                "Password reset link sent by email: it works once, within an hour. Their password stays as it is \
+                 until they use it."
+            }
+            Self::ResetLinkTooFrequent => {
+                "They were sent three reset links in the last hour already: ask them to use the newest, or try again \
+                 later."
+            }
+            Self::PasswordReset => {
+                "Your password was changed and every session of yours was signed out. Sign in \
+                 with the new one."
+            }
         }
     }
 

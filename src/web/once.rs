@@ -45,6 +45,8 @@ pub enum Made {
     TwoStepOn,
     /// A new set of recovery codes (one per line).
     RecoveryCodes,
+    /// A password reset link for a member, when mail is off (the admin hands it over).
+    ResetLink,
 }
 
 impl Made {
@@ -64,6 +66,10 @@ impl Made {
             Self::SigningSecret => "Signing secret made. Copy it now: it is not shown again.",
             Self::TwoStepOn => "Two-step sign-in is on.",
             Self::RecoveryCodes => "New recovery codes made: the old ones no longer work.",
+            Self::ResetLink => {
+                "Password reset link made. Mail is not set up on this server: send them the link below (it is not \
+                 shown again)."
+            }
         }
     }
 }
@@ -147,6 +153,7 @@ mod tests {
             Made::SigningSecret,
             Made::TwoStepOn,
             Made::RecoveryCodes,
+            Made::ResetLink,
         ] {
             assert!(made.text().ends_with('.'));
         }

@@ -290,6 +290,31 @@ pub struct LoginPage {
     pub notice: Option<&'static str>,
 }
 
+/// "Forgot your password?": an email to send a link to.
+#[derive(Template)]
+#[template(path = "dashboard/forgot.html")]
+pub struct ForgotPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub email: String,
+    /// What asking did (the same sentence whatever the email).
+    pub notice: Option<&'static str>,
+    /// False when the server cannot send mail: the page says whom to ask instead.
+    pub mail_on: bool,
+}
+
+/// A reset link's page: the new password, twice.
+#[derive(Template)]
+#[template(path = "dashboard/reset.html")]
+pub struct ResetPage {
+    pub chrome: Chrome,
+    pub csrf: String,
+    pub token: String,
+    pub email: String,
+    pub password_error: Option<&'static str>,
+    pub confirm_error: Option<&'static str>,
+}
+
 #[derive(Template)]
 #[template(path = "dashboard/code.html")]
 pub struct CodePage {

@@ -24,6 +24,7 @@ use crate::domain::user::{MemberStatus, Role};
 use crate::state::AppState;
 use crate::usecases::people::audit;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
+use crate::usecases::people::resets::{self, ResetError as LinkError, Sent};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::people::team::{self, InvitationError, InviteError, RemoveError, RoleError};
 
@@ -36,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/team/{user_id}/remove", get(confirm_remove).merge(post(remove)))
         .route("/team/{user_id}/reset-two-step", get(confirm_reset).merge(post(reset_two_step)))
         .route("/team/{user_id}/resend-invitation", post(resend_invitation))
+        .route("/team/{user_id}/reset-password", post(send_reset_link))
         .route("/team/{user_id}/cancel-invitation", get(confirm_cancel).merge(post(cancel_invitation)))
         .route("/team/{user_id}/make-admin", post(make_admin))
         .route("/team/{user_id}/make-member", get(confirm_make_member).merge(post(make_member)))
@@ -63,6 +65,8 @@ pub struct TeamPage {
     pub members: Vec<MemberRow>,
     /// An invitation link just made: `(email, link, expiry)`, shown this once.
     pub invited: Option<(String, String, String)>,
+    /// True when that link is a password reset link, not an invitation.
+    pub reset_link: bool,
     pub notice: Option<String>,
     /// A refusal's sentence (`role="alert"`).
     pub error: Option<String>,
@@ -98,6 +102,7 @@ impl InviteMemberPage {
 #[derive(Default)]
 struct TeamShown {
     invited: Option<(String, String, String)>,
+    reset_link: bool,
     notice: Option<String>,
     error: Option<String>,
 }
@@ -129,6 +134,7 @@ async fn team_view(
         csrf: session.record.csrf_token.clone(),
         members,
         invited: shown.invited,
+        reset_link: shown.reset_link,
         notice: shown.notice,
         error: shown.error,
     };
@@ -154,10 +160,11 @@ async fn team_page(
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let link = Once::take(state.core.store.sealer()?, &session, &headers)
-        .filter(|s| matches!(s.made, Made::Invited | Made::InvitationResent));
+        .filter(|s| matches!(s.made, Made::Invited | Made::InvitationResent | Made::ResetLink));
     let shown = match link {
         Some(link) => TeamShown {
             notice: Some(link.made.text().to_owned()),
+            reset_link: link.made == Made::ResetLink,
             invited: Some((link.name, link.secret, link.until)),
             error: None,
         },
@@ -372,6 +379,27 @@ async fn resend_invitation(
             let shown = TeamShown { error: Some(outcome.message().into_owned()), ..TeamShown::default() };
             team_view(&state, &session, status, shown).await
         }
+    }
+}
+
+/// An admin sends an active member a link to choose a new password: by email, or (mail
+/// off) shown once for the admin to hand over.
+async fn send_reset_link(
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    posted: SignedInForm<Empty>,
+) -> Result<Response, PageError> {
+    let session = posted.session;
+    require_admin(&session)?;
+    let user_id = record_id(&user_id)?;
+    let secure = state.config.secure_cookies();
+    match resets::send_reset_link(&state.core, &session, user_id).await {
+        Ok(Sent::Mailed { .. }) => Ok(Notice::ResetLinkSent.redirect(TEAM, secure)),
+        Ok(Sent::Link { email, url, until }) => show_link(&state, &session, Made::ResetLink, email, url, until),
+        Ok(Sent::TooFrequent) => Ok(Notice::ResetLinkTooFrequent.redirect(TEAM, secure)),
+        Ok(Sent::NoSuchMember) => Err(PageError::NotFound),
+        Err(LinkError::Store(e)) => Err(e.into()),
+        Err(e @ (LinkError::MailOff | LinkError::Random(_))) => Err(PageError::internal(e)),
     }
 }
 

@@ -240,7 +240,7 @@ async fn key_bombs_at_once_cost_about_their_bytes_in_memory() {
     let server = Process::start(&[("REHOME_PHOTO_JOBS_PAUSED", "true")]).await;
     let bomb = key_bomb(1_000_000);
     let (_, peak_before) = server.memory_kib();
-    let sends = (0..8).map(|_| server.post("/v1/listings", bomb.clone()));
+    let sends = (0..8).map(|_| server.try_post("/v1/listings", bomb.clone()));
     let answers = futures_util::future::join_all(sends).await;
     let (_, peak) = server.memory_kib();
     let grown_mib = peak.saturating_sub(peak_before) / 1024;
@@ -249,7 +249,9 @@ async fn key_bombs_at_once_cost_about_their_bytes_in_memory() {
     // the network's body budget, 64 MiB, are refused before they are read.)
     assert!(grown_mib < 200, "peak grew {grown_mib} MiB");
     let mut parsed = 0;
-    for (status, answer) in answers {
+    // A body refused before it is read may reach the client as a reset while it still
+    // writes (the answer and the close came first): refused all the same.
+    for (status, answer) in answers.into_iter().flatten() {
         let refused = (status, answer["code"].as_str());
         assert!(refused == (400, Some("invalid_body")) || refused == (429, Some("rate_limited")), "{answer}");
         parsed += usize::from(status == 400);

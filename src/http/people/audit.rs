@@ -55,6 +55,7 @@ pub struct AuditLogEntry {
     pub actor: AuditLogActor,
     /// What was done: `sign_in.succeeded`, `sign_in.failed`, `sign_in.locked`, `sign_out`,
     /// `password.changed`, `password.change_failed`, `password.change_locked`,
+    /// `password.reset_sent`, `password.reset`,
     /// `two_step.enrolled`, `two_step.requirement_changed`, `two_step.recovery_code_used`,
     /// `two_step.recovery_codes_renewed`, `two_step.disabled`, `two_step.reset`,
     /// `key.created`, `key.rolled`, `key.revoked`, `member.invited`, `member.invitation_resent`,

@@ -9,6 +9,7 @@ pub mod invitations;
 pub mod keys;
 pub mod password_pool;
 pub mod passwords;
+pub mod resets;
 pub mod sessions;
 pub mod sign_in;
 pub mod team;

@@ -78,6 +78,14 @@ impl Process {
 
     /// Sends `body` as JSON to `path` with the key; the status and the answer.
     pub async fn post(&self, path: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
+        self.try_post(path, body).await.expect("an answer")
+    }
+
+    /// [`Self::post`], or `None` when the connection broke before an answer was read: a
+    /// body refused before it is read (a budget's 429 or 503) is answered and the
+    /// connection closed while a large upload may still be writing, which the client then
+    /// sees as a reset rather than the answer (HTTP/1.1 without `Expect: 100-continue`).
+    pub async fn try_post(&self, path: &str, body: Vec<u8>) -> Option<(u16, serde_json::Value)> {
         let response = reqwest::Client::new()
             .post(self.url(path))
             .bearer_auth(&self.key)
@@ -85,8 +93,8 @@ impl Process {
             .body(body)
             .send()
             .await
-            .expect("an answer");
+            .ok()?;
         let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or_default())
+        Some((status, response.json().await.unwrap_or_default()))
     }
 }

@@ -10,6 +10,7 @@ mod invite_accept;
 mod operations;
 mod orders;
 mod pages;
+mod resets;
 mod sessions;
 mod sign_in;
 mod sign_in_memory;
