@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Recovery codes in headless Chromium (the dashboard speaks to people, account recovery):
+"""Account recovery in headless Chromium: recovery codes, and a new password by a link.
+
+Recovery codes:
 the admin turns two-step sign-in on with a code computed from the page's secret and lands,
 by post/redirect/get, on the codes' page: ten codes, a Copy button that puts them on the
 clipboard, a download of them as a text file; axe finds nothing, and neither width scrolls
@@ -7,7 +9,14 @@ sideways. A reload shows them no more (it leads to the account page, which still
 are unused). Then a sign-in with one of them lands on the account page saying nine are
 left. Screenshots of the codes' page and of that notice at 1280 and 390 px.
 
-    tests/browser/recovery_codes.py --binary target/debug/rehome [--screenshots DIR]
+A new password: the sign-in page links to "Forgot your password?", which (this server has no
+mail) says whom to ask; the admin sends the member a reset link from Team, shown once; the
+member opens it, is refused a confirmation that differs beside the field, chooses one and is told on
+the sign-in page, then signs in with it. axe and no sideways scroll on each page at both
+widths; screenshots of the forgot page, Team with the link, and the reset page with its
+refusal.
+
+    tests/browser/account_recovery.py --binary target/debug/rehome [--screenshots DIR]
 """
 
 import base64
@@ -23,7 +32,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import sync_playwright
 
-from harness import ADMIN, PASSWORD, axe_source, axe_violations, browser_args, seed_people, sideways, sign_in, \
+from harness import ADMIN, MEMBER, PASSWORD, axe_source, axe_violations, browser_args, seed_people, sideways, sign_in, \
     start_server
 
 
@@ -105,6 +114,52 @@ def main():
                     if args.screenshots:
                         other.screenshot(path=os.path.join(args.screenshots, f"recovery-code-used-{width}.png"),
                                          full_page=True)
+
+                # A new password by a link, handed over by an admin (no mail here).
+                def look(p, name):
+                    for width in (1280, 390):
+                        p.set_viewport_size({"width": width, "height": 900})
+                        need(sideways(p) <= 0, f"{name} scrolls sideways at {width} px")
+                        found = axe_violations(p, axe)
+                        need(not found, f"axe on {name} at {width} px: {found}")
+                        if args.screenshots:
+                            p.screenshot(path=os.path.join(args.screenshots, f"{name}-{width}.png"), full_page=True)
+                    p.set_viewport_size({"width": 1280, "height": 900})
+
+                guest = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True).new_page()
+                guest.goto(base + "/dashboard/login")
+                guest.get_by_role("link", name="Forgot your password?").click()
+                guest.wait_for_load_state()
+                need("This server cannot send email" in guest.inner_text("main"), "the forgot page without mail")
+                look(guest, "forgot-password")
+                page.goto(base + "/dashboard/team")
+                page.get_by_role("button", name="Send password reset link to Mo Member").click()
+                page.wait_for_load_state()
+                field = page.locator("#invitation-link")
+                need(field.count() == 1 and "/dashboard/reset/" in field.input_value(), "no reset link on Team")
+                need("Password reset link for " + MEMBER in page.inner_text("main"), "the link is not named")
+                link = field.input_value()
+                look(page, "team-reset-link")
+                guest.goto(link)
+                guest.get_by_label("New password", exact=True).fill("a brand new passphrase")
+                guest.get_by_label("Confirm new password", exact=True).fill("a different passphrase")
+                guest.get_by_role("button", name="Change password").click()
+                guest.wait_for_load_state()
+                need(guest.locator(".field-error").count() == 1, "a mismatch is not refused beside its field")
+                look(guest, "reset-password-refused")
+                new = "a brand new passphrase"
+                guest.get_by_label("New password", exact=True).fill(new)
+                guest.get_by_label("Confirm new password", exact=True).fill(new)
+                guest.get_by_role("button", name="Change password").click()
+                guest.wait_for_load_state()
+                need(urlsplit(guest.url).path == "/dashboard/login", f"after the change: {guest.url}")
+                need("Your password was changed" in guest.inner_text("main"), "the sign-in page does not say so")
+                look(guest, "login-password-reset")
+                guest.get_by_label("Email").fill(MEMBER)
+                guest.get_by_label("Password").fill(new)
+                guest.get_by_role("button", name="Sign in").click()
+                guest.wait_for_load_state()
+                need(urlsplit(guest.url).path == "/dashboard", f"the new password does not sign in: {guest.url}")
                 browser.close()
         finally:
             server.terminate()
@@ -113,7 +168,8 @@ def main():
         for problem in problems:
             print("FAIL:", problem)
         sys.exit(1)
-    print("recovery codes: shown once after post/redirect/get, copied, downloaded, counted after use")
+    print("account recovery: recovery codes shown once, copied, downloaded, counted after use; a reset link "
+          "handed over, refused and used")
 
 
 if __name__ == "__main__":
