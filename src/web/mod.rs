@@ -58,6 +58,9 @@ pub const HTMX_PATH: &str = "/dashboard/assets/htmx-2.0.11.min.js";
 /// The copy buttons of secrets shown once (ours; a few lines, progressive enhancement).
 const COPY: &str = include_str!("assets/copy.js");
 pub const COPY_PATH: &str = "/dashboard/assets/copy.js";
+/// The navigation's menu button on phones (ours; progressive enhancement).
+const MENU: &str = include_str!("assets/menu.js");
+pub const MENU_PATH: &str = "/dashboard/assets/menu.js";
 
 /// The dashboard's routes, to nest at `/dashboard` outside the API's `/v1` gate (its pages
 /// do not count against the API's per-address limit; sign-in has limits of its own).
@@ -79,6 +82,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/assets/dashboard.css", get(stylesheet))
         .route(HTMX_PATH.trim_start_matches("/dashboard"), get(htmx))
         .route(COPY_PATH.trim_start_matches("/dashboard"), get(copy_script))
+        .route(MENU_PATH.trim_start_matches("/dashboard"), get(menu_script))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), keep_navigation))
         .layer(middleware::from_fn(security_headers))
@@ -169,6 +173,11 @@ pub(crate) fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
 async fn htmx(headers: HeaderMap) -> Response {
     static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(HTMX.as_bytes()));
     asset(&headers, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable", HTMX, &GZIPPED)
+}
+
+async fn menu_script(headers: HeaderMap) -> Response {
+    static GZIPPED: LazyLock<Option<Vec<u8>>> = LazyLock::new(|| gzip(MENU.as_bytes()));
+    asset(&headers, "text/javascript; charset=utf-8", "public, max-age=300", MENU, &GZIPPED)
 }
 
 async fn copy_script(headers: HeaderMap) -> Response {

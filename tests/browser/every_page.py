@@ -263,6 +263,24 @@ def check_states(context, base, origin, who, states, shots, axe, need):
                 need(False, f"{where}: axe: {violation}")
             codes = codes_on_page(page)
             need(not codes, f"{where} shows codes instead of sentences: {codes}")
+            if width < 640:
+                # Phones: no table scrolls inside its box, and the menu opens on the links with
+                # this page's marked (when the page has the navigation).
+                boxed = page.evaluate("""[...document.querySelectorAll('main .table-scroll, main table')]
+                    .filter(e => e.scrollWidth > e.clientWidth + 1)
+                    .map(e => (e.getAttribute('aria-label') || e.tagName) + ' ' + e.scrollWidth + '>' + e.clientWidth)""")
+                need(not boxed, f"{where}: a table scrolls inside its box: {boxed}")
+                menu = page.locator("button.menu-toggle")
+                if menu.count() and menu.is_visible():
+                    menu.click()
+                    need(menu.get_attribute("aria-expanded") == "true", f"{where}: the menu does not say it is open")
+                    links = page.locator("#dashboard-nav a")
+                    need(links.count() > 0 and links.first.is_visible(), f"{where}: the menu shows no links")
+                    marked = page.locator("#dashboard-nav a[aria-current='page']")
+                    if marked.count():
+                        need(marked.first.is_visible() and marked.first.inner_text() in menu.inner_text(),
+                             f"{where}: the menu's button does not name the page it marks")
+                    menu.click()
             if shots:
                 page.screenshot(path=os.path.join(shots, f"{name}-{width}.png"), full_page=True)
     page.close()

@@ -43,7 +43,11 @@ const NAV: [&str; 11] = [
 const ADMIN_ONLY: [&str; 3] = ["/dashboard/integrations", "/dashboard/team", "/dashboard/audit-log"];
 
 fn nav_links(page: &Page) -> Vec<String> {
-    let nav = page.body.split("<nav aria-label=\"Dashboard\">").nth(1).and_then(|rest| rest.split("</nav>").next());
+    let nav = page
+        .body
+        .split("<nav id=\"dashboard-nav\" aria-label=\"Dashboard\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</nav>").next());
     nav.unwrap_or_default().split("\">").skip(1).filter_map(|s| s.split("</a>").next()).map(str::to_owned).collect()
 }
 
@@ -356,11 +360,15 @@ async fn the_wallet_shows_balances_and_serves_statements() {
     let page = ada.get("/dashboard/wallet").await;
     assert_eq!(page.text_of("paid"), "82.00");
     // Types, statuses and instants in words, never the wire's `trade_in` or RFC 3339.
-    assert!(page.body.contains("<td>Sale</td>") && page.body.contains("<td>On statement No. 1</td>"), "{}", page.body);
+    assert!(
+        page.body.contains(">Sale</td>") && page.body.contains("<td data-label=\"Status\">On statement No. 1</td>"),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains("<dt>On statements</dt>"), "a statement is not a payment: {}", page.body);
     assert!(page.body.contains("(the first statement)</td>"), "the period in words: {}", page.body);
     assert!(
-        page.body.contains("<td>3 Nov 2026, 10:00 GMT</td>"),
+        page.body.contains(">3 Nov 2026, 10:00 GMT</td>"),
         "available after the hold, in the pages' format: {}",
         page.body
     );
@@ -744,7 +752,7 @@ async fn deliveries_and_the_audit_log_are_paged_beyond_their_first_hundred() {
     let next = ada.get(&format!("/dashboard/audit-log?after={after}")).await;
     assert_eq!(next.status, 200);
     assert!(next.body.contains(">Newest entries<"), "{}", next.body);
-    let rows = |body: &str| body.matches("<tr><td>").count();
+    let rows = |body: &str| body.matches("<tr><td data-label=\"When\">").count();
     assert_eq!(rows(&newest.body), 100);
     let audit = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
     assert!(rows(&next.body) >= 1 && audit["meta"]["has_more"] == true, "{audit}");
@@ -837,7 +845,9 @@ async fn the_home_says_what_needs_doing_and_shows_the_years_sales() {
     // The chart has a text alternative: this month's sale in the table.
     assert!(body.contains("<svg class=\"chart\"") && body.contains("<title id=\"sales-title\">"), "{body}");
     let month = chrono::Utc::now().format("%b %Y").to_string();
-    assert!(body.contains(&format!("<td>{month}</td><td class=\"num\">1</td><td class=\"num\">100.00</td>")), "{body}");
+    assert!(body.contains(&format!(
+        "<td data-label=\"Month\">{month}</td><td data-label=\"Sales\" class=\"num\">1</td><td data-label=\"Gross (£)\" class=\"num\">100.00</td>"
+    )), "{body}");
     assert_eq!(body.matches("<rect ").count(), 12, "a bar per month");
 
     // A member sees the work, not the team's or the keys'.
