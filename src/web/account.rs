@@ -21,7 +21,7 @@ use super::pages::{
     render, when, AccountPage, Chrome, PasswordErrors, RecoveryCodesPage, SessionRow, TwoStepErrors, TwoStepPage,
 };
 use super::signin::{continue_signed, continue_url, NextPage, LOCKED};
-use super::{qr, LOGIN};
+use super::{qr, ACCOUNT, LOGIN};
 use crate::domain::recovery::RecoveryCode;
 use crate::domain::session::Stage;
 use crate::state::AppState;
@@ -35,7 +35,6 @@ use crate::usecases::people::passwords::{change_password, PasswordChangeError, P
 use crate::usecases::people::sessions::{end_other_sessions, own_sessions, LiveSession};
 
 /// The account page.
-pub const ACCOUNT: &str = "/dashboard/account";
 
 pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters. Spaces alone are not a password.";
 pub const PASSWORDS_DIFFER: &str = "The passwords do not match.";

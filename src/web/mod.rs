@@ -50,6 +50,8 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; 
 pub const LOGIN: &str = "/dashboard/login";
 /// The signed-in home.
 pub const HOME: &str = "/dashboard";
+/// The user's own account page.
+pub const ACCOUNT: &str = "/dashboard/account";
 
 const STYLESHEET: &str = include_str!("assets/dashboard.css");
 /// The vendored htmx (see `src/web/assets/README.md`); versioned, so cached for good.

@@ -451,7 +451,7 @@ async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: 
     match team::change_role(&state.core, &session.actor(), user_id, &change).await {
         // Who made themself a member can no longer open the team page.
         Ok(_) if user_id == session.record.user_id => {
-            Ok(Notice::YouAreMember.redirect(super::account::ACCOUNT, state.config.secure_cookies()))
+            Ok(Notice::YouAreMember.redirect(super::ACCOUNT, state.config.secure_cookies()))
         }
         Ok(_) => Ok(Notice::RoleChanged.redirect(TEAM, state.config.secure_cookies())),
         Err(RoleError::Store(e)) => Err(e.into()),

@@ -176,7 +176,7 @@ async fn code(
             let left = state.core.store.recovery_codes_left(session.record.user_id).await?;
             let mut response = continue_signed(&state, &signed, &next);
             let headers = response.headers_mut();
-            headers.insert(axum::http::header::LOCATION, axum::http::HeaderValue::from_static(super::account::ACCOUNT));
+            headers.insert(axum::http::header::LOCATION, axum::http::HeaderValue::from_static(super::ACCOUNT));
             let notice = format!("{}.{}", Notice::RecoveryCodeUsed.as_str(), left.max(0));
             cookies::set_notice(headers, &notice, state.config.secure_cookies());
             Ok(response)
