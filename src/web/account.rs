@@ -34,8 +34,6 @@ use crate::usecases::people::password_pool::HashingError;
 use crate::usecases::people::passwords::{change_password, PasswordChangeError, PasswordCheckError};
 use crate::usecases::people::sessions::{end_other_sessions, own_sessions, LiveSession};
 
-/// The account page.
-
 pub const PASSWORD_INVALID: &str = "Use 12 to 128 characters. Spaces alone are not a password.";
 pub const PASSWORDS_DIFFER: &str = "The passwords do not match.";
 pub const CURRENT_INCORRECT: &str = "The current password is incorrect.";
