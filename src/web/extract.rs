@@ -402,6 +402,22 @@ pub fn guest_csrf(state: &AppState, visitor: &Visitor) -> Result<(String, bool),
     }
 }
 
+/// A page for a visitor not signed in: `make` builds it around the double-submit token its
+/// form carries ([`guest_csrf`]), and the answer sets the token's cookie when it is new.
+pub fn guest_page<T: askama::Template>(
+    state: &AppState,
+    visitor: &Visitor,
+    status: axum::http::StatusCode,
+    make: impl FnOnce(String) -> T,
+) -> Result<Response, PageError> {
+    let (csrf, fresh) = guest_csrf(state, visitor)?;
+    let mut response = super::pages::render(status, &make(csrf.clone()));
+    if fresh {
+        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
+    }
+    Ok(response)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,8 +11,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::account::{PASSWORDS_DIFFER, PASSWORD_INVALID};
-use super::cookies;
-use super::extract::{guest_csrf, GuestForm, PageError, Visitor};
+use super::extract::{guest_page, GuestForm, PageError, Visitor};
 use super::pages::{render, Chrome, InvitePage, MessagePage};
 use super::signin::continue_signed;
 use crate::state::AppState;
@@ -45,21 +44,15 @@ async fn form_page(
     let Some(invited) = invitation(&state.core, token).await? else {
         return Ok(gone());
     };
-    let (csrf, fresh) = guest_csrf(state, visitor)?;
-    let page = InvitePage {
+    guest_page(state, visitor, status, |csrf| InvitePage {
         chrome: Chrome::guest(),
-        csrf: csrf.clone(),
+        csrf,
         token: token.to_owned(),
         email: invited.email,
         brand: invited.brand_name,
         password_error,
         confirm_error,
-    };
-    let mut response = render(status, &page);
-    if fresh {
-        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
-    }
-    Ok(response)
+    })
 }
 
 async fn invite_page(

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::account::{PASSWORDS_DIFFER, PASSWORD_INVALID};
 use super::cookies;
-use super::extract::{guest_csrf, GuestForm, PageError, Visitor};
+use super::extract::{guest_page, GuestForm, PageError, Visitor};
 use super::notice::Notice;
 use super::pages::{render, Chrome, ForgotPage, MessagePage, ResetPage};
 use super::LOGIN;
@@ -43,14 +43,8 @@ fn forgot_form(
     email: String,
     notice: Option<&'static str>,
 ) -> Result<Response, PageError> {
-    let (csrf, fresh) = guest_csrf(state, visitor)?;
     let mail_on = state.config.mail_enabled();
-    let page = ForgotPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, notice, mail_on };
-    let mut response = render(status, &page);
-    if fresh {
-        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
-    }
-    Ok(response)
+    guest_page(state, visitor, status, |csrf| ForgotPage { chrome: Chrome::guest(), csrf, email, notice, mail_on })
 }
 
 async fn forgot_page(State(state): State<AppState>, visitor: Visitor) -> Result<Response, PageError> {
@@ -96,20 +90,14 @@ async fn form_page(
     let Some(target) = reset_target(&state.core, token).await? else {
         return Ok(gone());
     };
-    let (csrf, fresh) = guest_csrf(state, visitor)?;
-    let page = ResetPage {
+    guest_page(state, visitor, status, |csrf| ResetPage {
         chrome: Chrome::guest(),
-        csrf: csrf.clone(),
+        csrf,
         token: token.to_owned(),
         email: target.email,
         password_error,
         confirm_error,
-    };
-    let mut response = render(status, &page);
-    if fresh {
-        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
-    }
-    Ok(response)
+    })
 }
 
 async fn reset_page(

@@ -15,7 +15,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::cookies::{self, safe_next};
-use super::extract::{guest_csrf, GuestForm, PageError, SessionForm, Visitor};
+use super::extract::{guest_page, GuestForm, PageError, SessionForm, Visitor};
 use super::notice::{Flash, Notice};
 use super::pages::{render, Chrome, CodePage, LoginPage};
 use super::{HOME, LOGIN};
@@ -90,13 +90,7 @@ fn login_form(
     error: Option<String>,
     notice: Option<&'static str>,
 ) -> Result<Response, PageError> {
-    let (csrf, fresh) = guest_csrf(state, visitor)?;
-    let page = LoginPage { chrome: Chrome::guest(), csrf: csrf.clone(), email, error, notice };
-    let mut response = render(status, &page);
-    if fresh {
-        cookies::set_csrf(response.headers_mut(), &csrf, state.config.secure_cookies());
-    }
-    Ok(response)
+    guest_page(state, visitor, status, |csrf| LoginPage { chrome: Chrome::guest(), csrf, email, error, notice })
 }
 
 async fn login_page(State(state): State<AppState>, visitor: Visitor, flash: Flash) -> Result<Response, PageError> {
