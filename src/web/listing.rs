@@ -176,6 +176,11 @@ async fn form_answer(
 }
 
 impl ListingFormPage {
+    /// True when a create must give `name` (the listing body's rule): its label is marked.
+    pub fn required(&self, name: &str) -> bool {
+        self.id.is_none() && LISTING_BODY.fields.iter().any(|f| f.name == name && f.required)
+    }
+
     fn new(session: &LiveSession, id: Option<i64>, values: Values, errors: FieldErrors) -> Self {
         Self {
             chrome: Chrome::signed_in(session),

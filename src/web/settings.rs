@@ -55,6 +55,8 @@ pub struct FormField {
     pub kind: &'static str,
     pub value: String,
     pub error: Option<String>,
+    /// The body's rule: a value must be given (its label is marked).
+    pub required: bool,
 }
 
 /// The fields of `spec`, with `values` (the current ones, or those posted) and `errors`.
@@ -77,6 +79,7 @@ fn form(section: &str, spec: &BodySpec, values: &Map<String, Value>, errors: &Fi
                 Some(other) => other.to_string(),
             },
             error: errors.get(f.name),
+            required: f.required,
         })
         .collect()
 }
