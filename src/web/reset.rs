@@ -57,14 +57,22 @@ struct ForgotForm {
     email: String,
 }
 
+/// Answers at once, the link made and queued after the answer: the time the answer takes
+/// says nothing of whether an account uses the email (making a link writes; not making one
+/// does not).
 async fn forgot(State(state): State<AppState>, posted: GuestForm<ForgotForm>) -> Result<Response, PageError> {
     let GuestForm { visitor, form } = posted;
-    match request_reset(&state.core, &form.email, visitor.ip).await {
-        Ok(()) => forgot_form(&state, &visitor, StatusCode::OK, form.email, Some(SENT)),
-        Err(ResetError::MailOff) => forgot_form(&state, &visitor, StatusCode::SERVICE_UNAVAILABLE, form.email, None),
-        Err(ResetError::Store(e)) => Err(e.into()),
-        Err(e @ ResetError::Random(_)) => Err(PageError::internal(e)),
+    if !state.config.mail_enabled() {
+        return forgot_form(&state, &visitor, StatusCode::SERVICE_UNAVAILABLE, form.email, None);
     }
+    let (asking, email, ip) = (state.clone(), form.email.clone(), visitor.ip);
+    tokio::spawn(async move {
+        match request_reset(&asking.core, &email, ip).await {
+            Ok(()) | Err(ResetError::MailOff) => {}
+            Err(error) => tracing::error!(%error, "cannot make a password reset link"),
+        }
+    });
+    forgot_form(&state, &visitor, StatusCode::OK, form.email, Some(SENT))
 }
 
 fn gone() -> Response {
