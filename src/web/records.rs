@@ -495,6 +495,8 @@ fn statement_rows(statements: &[Remittance], zone: TimeZone) -> Vec<StatementRow
         .map(|(i, s)| {
             let start = statements.get(i + 1).filter(|p| p.number + 1 == s.number).and_then(|p| instant(&p.period_end));
             let period = match instant(&s.period_end) {
+                // The one before it is past the page's hundred: its end is not known here.
+                Some(end) if start.is_none() && s.number > 1 => format!("up to {}", zone.when(end)),
                 Some(end) => wallet::statement::period_words(start, end, zone),
                 None => s.period_end.clone(),
             };
