@@ -536,6 +536,44 @@ struct AuditQuery {
 /// Entries a page of the audit log shows, newest first.
 const AUDIT_SHOWN: u32 = 100;
 
+/// The names an audit target may point at, read once per page.
+struct TargetNames {
+    people: std::collections::HashMap<i64, String>,
+    keys: std::collections::HashMap<i64, String>,
+}
+
+impl TargetNames {
+    /// An entry's target (`user:7`, `key:12`, `settings:payouts`, …) as people read it.
+    fn words(&self, target: &str) -> String {
+        let (kind, id) = target.split_once(':').unwrap_or((target, ""));
+        let number = id.parse::<i64>().ok();
+        let named = |names: &std::collections::HashMap<i64, String>| number.and_then(|n| names.get(&n)).cloned();
+        match kind {
+            "user" => named(&self.people).unwrap_or_else(|| format!("A former member (no. {id})")),
+            "key" => match named(&self.keys).filter(|label| !label.trim().is_empty()) {
+                Some(label) => format!("API key “{label}”"),
+                None => format!("API key no. {id}"),
+            },
+            "settings" => match id {
+                "profile" => "Brand profile".to_owned(),
+                "billing" => "Billing details".to_owned(),
+                "payouts" => "Payout options".to_owned(),
+                other => format!("Settings ({})", other.replace('_', " ")),
+            },
+            "warehouse" => "A warehouse".to_owned(),
+            "warehouses" => "Warehouses".to_owned(),
+            "collection" => format!("Collection no. {id}"),
+            "event" => format!("Webhook event {id}"),
+            "events" if id == "dead" => "Dead webhook events".to_owned(),
+            "webhook" => "Webhook endpoint".to_owned(),
+            "redemption" => format!("Redemption no. {id}"),
+            "remittance" => format!("Statement (record {id})"),
+            "brand" => "The brand".to_owned(),
+            _ => target.to_owned(),
+        }
+    }
+}
+
 async fn audit_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
@@ -546,6 +584,13 @@ async fn audit_page(
     let after = query.after.and_then(|a| a.parse::<i64>().ok()).filter(|a| *a > 0);
     let page = audit::page(&state.core, &session.actor(), AUDIT_SHOWN, after).await?;
     let older = page.entries.last().filter(|_| page.has_more).map(|e| e.id);
+    // What the targets name, in words: the brand's people and keys by their names.
+    let members = team::members(&state.core, &session.actor()).await?;
+    let keys = crate::usecases::people::keys::keys(&state.core, &session.actor()).await?;
+    let names = TargetNames {
+        people: members.into_iter().map(|m| (m.id, m.name)).collect(),
+        keys: keys.into_iter().map(|k| (k.id, k.label)).collect(),
+    };
     let rows = page
         .entries
         .into_iter()
@@ -553,10 +598,31 @@ async fn audit_page(
             at: when(e.at.get(), session.zone()),
             actor: e.actor_display,
             action: crate::domain::audit::AuditAction::words_of(&e.action).to_owned(),
-            target: e.target.unwrap_or_default(),
+            target: e.target.as_deref().map(|t| names.words(t)).unwrap_or_default(),
             ip: e.ip.unwrap_or_default(),
         })
         .collect();
     let view = AuditLogPage { chrome: Chrome::signed_in(&session), rows, older, walking: after.is_some() };
     Ok(render(StatusCode::OK, &view))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_targets_read_as_words() {
+        let names =
+            TargetNames { people: [(7, "Mo Member".to_owned())].into(), keys: [(12, "Stock sync".to_owned())].into() };
+        assert_eq!(names.words("user:7"), "Mo Member");
+        assert_eq!(names.words("user:8"), "A former member (no. 8)");
+        assert_eq!(names.words("key:12"), "API key “Stock sync”");
+        assert_eq!(names.words("settings:payouts"), "Payout options");
+        assert_eq!(names.words("events:dead"), "Dead webhook events");
+        assert_eq!(names.words("webhook"), "Webhook endpoint");
+        assert_eq!(names.words("redemption:5"), "Redemption no. 5");
+        assert_eq!(names.words("warehouses"), "Warehouses");
+        let unlabelled = TargetNames { people: Default::default(), keys: [(3, String::new())].into() };
+        assert_eq!(unlabelled.words("key:3"), "API key no. 3");
+    }
 }

@@ -249,4 +249,7 @@ async fn deliveries_and_listings_show_words_and_keep_wire_names_in_their_address
     assert!(!page.body.contains(">clearance</td>") && !page.body.contains(">active</td>"));
     let page = ada.get("/dashboard/audit-log").await;
     assert!(!page.body.contains(">key.created</td>"), "{}", page.body);
+    // Targets by name, never `user:1` or `key:1`.
+    assert!(page.body.contains("<td data-label=\"Target\">Ada"), "{}", page.body);
+    assert!(!page.body.contains(">user:") && !page.body.contains(">key:"), "{}", page.body);
 }
