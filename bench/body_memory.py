@@ -70,24 +70,31 @@ def second_key(port, key):
     return json.loads(conn.getresponse().read())["secret"]
 
 
-def one_run(binary, budgets_on, connections, size, chunk, addresses=1):
+def demo_server(binary, **settings):
+    """`rehome serve --demo` on a fresh SQLite database in a temporary directory, with the
+    rate limit lifted and `settings` (environment variables) added, once it answers:
+    `(process, port, the demo key, the directory)`. The caller stops the process."""
     work = tempfile.mkdtemp()
     port = free_port()
     env = dict(os.environ, REHOME_DATABASE_URL=f"sqlite://{work}/r.db", REHOME_MEDIA_DIR=f"{work}/m",
-               REHOME_ADDR=f"127.0.0.1:{port}", REHOME_RATE_LIMIT="1000000")
-    if not budgets_on:
-        env.update(REHOME_BODY_MEMORY_MB="1048576", REHOME_BODY_MEMORY_PER_NETWORK_MB="1048576",
-                   REHOME_BODY_MEMORY_PER_KEY_MB="1048576")
+               REHOME_ADDR=f"127.0.0.1:{port}", REHOME_RATE_LIMIT="1000000", **settings)
     out = open(f"{work}/out", "w")
     server = subprocess.Popen([binary, "serve", "--demo"], env=env, stdout=out, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    key = re.search(r"rhk_[A-Za-z0-9]+", open(f"{work}/out").read()).group(0)
+    return server, port, key, work
+
+
+def one_run(binary, budgets_on, connections, size, chunk, addresses=1):
+    off = {} if budgets_on else dict(REHOME_BODY_MEMORY_MB="1048576", REHOME_BODY_MEMORY_PER_NETWORK_MB="1048576",
+                                      REHOME_BODY_MEMORY_PER_KEY_MB="1048576")
+    server, port, key, _ = demo_server(binary, **off)
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        key = re.search(r"rhk_[A-Za-z0-9]+", open(f"{work}/out").read()).group(0)
         probe_key = second_key(port, key)
         time.sleep(1)
         before, _ = rss_kib(server.pid)

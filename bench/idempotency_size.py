@@ -15,25 +15,15 @@ import os
 import re
 import sqlite3
 import statistics
-import subprocess
-import tempfile
-import time
-import urllib.request
 import zlib
+
+from body_memory import demo_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = open(os.path.join(HERE, "..", "src", "domain", "idempotency.rs")).read()
 DICTIONARY = re.search(r'pub const DICTIONARY_V1: &\[u8\] = br#"(.*?)"#;', SOURCE, re.S).group(1).encode()
 TABLES = ("idempotency_keys", "idempotency_keys_expiry", "sqlite_autoindex_idempotency_keys_1")
 
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def table_bytes(db):
@@ -43,21 +33,9 @@ def table_bytes(db):
 
 
 def one_run(binary, keys):
-    work = tempfile.mkdtemp()
-    port = free_port()
+    server, port, key, work = demo_server(binary)
     db = f"{work}/r.db"
-    env = dict(os.environ, REHOME_DATABASE_URL=f"sqlite://{db}", REHOME_MEDIA_DIR=f"{work}/m",
-               REHOME_ADDR=f"127.0.0.1:{port}", REHOME_RATE_LIMIT="1000000")
-    out = open(f"{work}/out", "w")
-    server = subprocess.Popen([binary, "serve", "--demo"], env=env, stdout=out, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        key = re.search(r"rhk_[A-Za-z0-9]+", open(f"{work}/out").read()).group(0)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         for i in range(keys):
             body = json.dumps({"title": f"Three-seat sofa in oak and linen no. {i}", "price_gbp": 1200,
