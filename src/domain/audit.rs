@@ -61,6 +61,10 @@ pub enum AuditAction {
     WebhookTestSent,
     DeliveriesReplayed,
     CollectionScheduled,
+    /// A scheduled collection moved to another day.
+    CollectionRescheduled,
+    /// A scheduled collection withdrawn: the order waits for a date again.
+    CollectionCancelled,
     RemittanceIssued,
     CreditCodeRedeemed,
 }
@@ -97,6 +101,8 @@ wire_names!(AuditAction {
     WebhookTestSent => "webhook.test_sent",
     DeliveriesReplayed => "webhook.deliveries_replayed",
     CollectionScheduled => "collection.scheduled",
+    CollectionRescheduled => "collection.rescheduled",
+    CollectionCancelled => "collection.cancelled",
     RemittanceIssued => "remittance.issued",
     CreditCodeRedeemed => "credit_code.redeemed",
 });
@@ -136,6 +142,8 @@ impl AuditAction {
             Self::WebhookTestSent => "Test event sent",
             Self::DeliveriesReplayed => "Deliveries replayed",
             Self::CollectionScheduled => "Collection scheduled",
+            Self::CollectionRescheduled => "Collection moved to another day",
+            Self::CollectionCancelled => "Collection cancelled",
             Self::RemittanceIssued => "Statement issued",
             Self::CreditCodeRedeemed => "Credit code spent",
         }

@@ -114,6 +114,51 @@ impl CollectionRequest {
 
 crate::documented_body!(CollectionRequest, COLLECTION_BODY);
 
+pub const COLLECTION_MOVE_BODY: BodySpec = BodySpec {
+    name: "CollectionMoveInput",
+    doc: "The body of `PATCH /v1/partner/collections/{id}`: the collection's new day.",
+    fields: &[
+        Field::required(
+            "scheduled_for",
+            FieldType::Date,
+            "`YYYY-MM-DD` inside the order's buyer window, today or later (`scheduled_for_invalid`).",
+        )
+        .labelled("New collection date")
+        .rule("must be a real date inside the buyer's collection window, today or later"),
+        Field::optional(
+            "warehouse_id",
+            FieldType::Text { max: WAREHOUSE_ID_MAX },
+            "One of the brand's warehouses (`warehouse_id_invalid`); default the collection's warehouse.",
+        )
+        .labelled("Warehouse"),
+    ],
+    example: r#"{"scheduled_for": "2026-11-28"}"#,
+};
+
+/// `PATCH /v1/partner/collections/{id}`: a scheduled collection moved to another day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionMove {
+    pub scheduled_for: NaiveDate,
+    /// Another warehouse; `None` keeps the collection's.
+    pub warehouse_id: Option<String>,
+}
+
+impl CollectionMove {
+    /// Shapes only; the window, the day and the warehouse are checked against the order.
+    pub fn parse(body: &Map<String, Value>) -> Result<Self, Vec<FieldError>> {
+        let mut r = BodyReader::of(body, &COLLECTION_MOVE_BODY);
+        let scheduled_for = r.date("scheduled_for");
+        let scheduled_for = r.require("scheduled_for", scheduled_for);
+        let warehouse_id = r.text("warehouse_id", WAREHOUSE_ID_MAX);
+        let parsed = r.finish(scheduled_for)?;
+        parsed
+            .map(|scheduled_for| Self { scheduled_for, warehouse_id })
+            .ok_or_else(|| vec![FieldError::of("scheduled_for", "required")])
+    }
+}
+
+crate::documented_body!(CollectionMove, COLLECTION_MOVE_BODY);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +183,23 @@ mod tests {
         }
         let extra = CollectionRequest::parse(&body(json!({"order_id": 1, "scheduled_for": "2026-11-25", "note": "x"})));
         assert_eq!(extra, Err(vec![FieldError::of("note", "unknown")]));
+        for name in COLLECTION_MOVE_BODY.names() {
+            let errors = CollectionMove::parse(&body(json!({ name: null }))).unwrap_err();
+            assert!(!errors.iter().any(|e| e.code.ends_with("_unknown")), "{name}");
+        }
+        let extra = CollectionMove::parse(&body(json!({"scheduled_for": "2026-11-25", "order_id": 1})));
+        assert_eq!(extra, Err(vec![FieldError::of("order_id", "unknown")]));
+    }
+
+    #[test]
+    fn a_move_needs_a_real_date() {
+        let codes = |v: Value| -> Vec<String> {
+            CollectionMove::parse(&body(v)).unwrap_err().into_iter().map(|e| e.code).collect()
+        };
+        assert_eq!(codes(json!({})), ["scheduled_for_required"]);
+        assert_eq!(codes(json!({"scheduled_for": "2026-02-30"})), ["scheduled_for_invalid"]);
+        assert_eq!(codes(json!({"scheduled_for": "2026-12-09", "warehouse_id": 4})), ["warehouse_id_invalid"]);
+        let ok = CollectionMove::parse(&body(json!({"scheduled_for": "2026-12-09"}))).unwrap();
+        assert_eq!(ok.warehouse_id, None);
     }
 }

@@ -12,8 +12,11 @@ use crate::domain::wire::wire_names;
 pub enum EventType {
     /// A trade-in sold and the customer chose how to be paid.
     RedemptionCreated,
-    /// The collection date of a sold clearance item was confirmed.
+    /// The collection date of a sold clearance item was confirmed, or moved to another day.
     CollectionScheduled,
+    /// A confirmed collection was withdrawn: the order waits for a date again. Only for
+    /// endpoints that ask for it.
+    CollectionCancelled,
     /// A test event a partner sent to check their receiver (`data: {brand_id}`).
     Ping,
     /// A listing was created (`data`: its summary). Only for endpoints that ask for it.
@@ -27,6 +30,7 @@ pub enum EventType {
 wire_names!(EventType {
     RedemptionCreated => "redemption.created",
     CollectionScheduled => "collection.scheduled",
+    CollectionCancelled => "collection.cancelled",
     Ping => "ping",
     ListingCreated => "listing.created",
     ListingUpdated => "listing.updated",
@@ -36,8 +40,14 @@ wire_names!(EventType {
 /// The types an endpoint receives unless it asks otherwise (decisions 15.3): the spec's two.
 pub const DEFAULT_SUBSCRIPTION: &[EventType] = &[EventType::RedemptionCreated, EventType::CollectionScheduled];
 /// The type names an endpoint may ask for (`event_types`); `ping` is always sent.
-pub const SUBSCRIBABLE: &[&str] =
-    &["redemption.created", "collection.scheduled", "listing.created", "listing.updated", "listing.deleted"];
+pub const SUBSCRIBABLE: &[&str] = &[
+    "redemption.created",
+    "collection.scheduled",
+    "collection.cancelled",
+    "listing.created",
+    "listing.updated",
+    "listing.deleted",
+];
 
 impl EventType {
     /// The type as people read it (the dashboard's pages).
@@ -45,6 +55,7 @@ impl EventType {
         match self {
             Self::RedemptionCreated => "Trade-in sold (redemption)",
             Self::CollectionScheduled => "Collection scheduled",
+            Self::CollectionCancelled => "Collection cancelled",
             Self::Ping => "Test event",
             Self::ListingCreated => "Listing created",
             Self::ListingUpdated => "Listing updated",

@@ -85,6 +85,10 @@ pub enum Outcome {
     OrderNotFound,
     /// The order's collection is already scheduled.
     CollectionExists,
+    /// No scheduled collection with that id in the brand (cancelled, or another brand's).
+    CollectionNotFound,
+    /// The collection's day has passed: it can no longer be moved or cancelled.
+    CollectionPassed,
     /// No credit code of the brand matches (another brand's code included).
     CreditCodeNotFound,
     CreditCodeAlreadyRedeemed,
@@ -131,6 +135,8 @@ impl Outcome {
         Outcome::WebhookNotConfigured,
         Outcome::OrderNotFound,
         Outcome::CollectionExists,
+        Outcome::CollectionNotFound,
+        Outcome::CollectionPassed,
         Outcome::CreditCodeNotFound,
         Outcome::CreditCodeAlreadyRedeemed,
         Outcome::CreditCodeExpired,
@@ -169,6 +175,8 @@ impl Outcome {
             Self::WebhookNotConfigured => "webhook_not_configured",
             Self::OrderNotFound => "order_not_found",
             Self::CollectionExists => "collection_exists",
+            Self::CollectionNotFound => "collection_not_found",
+            Self::CollectionPassed => "collection_passed",
             Self::CreditCodeNotFound => "credit_code_not_found",
             Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
             Self::CreditCodeExpired => "credit_code_expired",
@@ -243,7 +251,17 @@ impl Outcome {
                  the webhook settings of the API) first."
             }
             Self::OrderNotFound => "No clearance order with this id in your brand.",
-            Self::CollectionExists => "This order's collection is already scheduled: only one date can be set.",
+            Self::CollectionExists => {
+                "This order's collection is already scheduled: move or cancel that collection to change its date."
+            }
+            Self::CollectionNotFound => {
+                "No scheduled collection with this id in your brand (it may have been cancelled): reload the \
+                 collections list."
+            }
+            Self::CollectionPassed => {
+                "This collection's day has passed, so it can no longer be moved or cancelled: contact the buyer \
+                 to arrange anything more."
+            }
             Self::CreditCodeNotFound => {
                 "No credit code of your brand matches: check the code and type it again (case, spaces and dashes \
                  do not matter)."
@@ -281,12 +299,15 @@ impl Outcome {
             | Self::InvitationsTooFrequent
             | Self::KeysTooFrequent
             | Self::ResetOwnTwoStep => Kind::Conflict,
-            Self::EventNotFound | Self::OrderNotFound | Self::CreditCodeNotFound => Kind::NotFound,
+            Self::EventNotFound | Self::OrderNotFound | Self::CollectionNotFound | Self::CreditCodeNotFound => {
+                Kind::NotFound
+            }
             Self::NotOwner => Kind::Forbidden,
             Self::EditConflict
             | Self::WarehousesContended
             | Self::WebhookNotConfigured
             | Self::CollectionExists
+            | Self::CollectionPassed
             | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
             Self::CreditCodeExpired => Kind::Gone,
             Self::NoFields

@@ -94,10 +94,11 @@ pub static WEBHOOK_BODY: BodySpec = BodySpec {
         ),
         Field::optional(
             "event_types",
-            FieldType::List { item: &FieldType::Choice(super::event::SUBSCRIBABLE), min: 1, max: 5 },
+            FieldType::List { item: &FieldType::Choice(super::event::SUBSCRIBABLE), min: 1, max: 6 },
             "The event types the endpoint receives, each once; default the spec's two \
-             (`redemption.created`, `collection.scheduled`). Add `listing.created`, `listing.updated` \
-             and `listing.deleted` to follow the brand's listings (`event_types_invalid`). `ping` \
+             (`redemption.created`, `collection.scheduled`). Add `collection.cancelled` to hear of a \
+             collection withdrawn, and `listing.created`, `listing.updated` and `listing.deleted` to \
+             follow the brand's listings (`event_types_invalid`). `ping` \
              (a test event) is always sent.",
         )
         .not_null()

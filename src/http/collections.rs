@@ -1,35 +1,39 @@
 //! `/v1/partner/collections`: sold clearance items awaiting collection, and confirming a
 //! collection date inside the buyer's window (decisions 6.8), which emits
-//! `collection.scheduled`.
+//! `collection.scheduled`; `/v1/partner/collections/{id}`: moving a confirmed collection to
+//! another day (the event sent again) or cancelling it (`collection.cancelled`).
 
-use crate::http::routing::{get, post};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use crate::http::routing::{delete, get, patch, post};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::domain::collection::{self, Collection, CollectionRequest, CollectionStatus};
+use crate::domain::collection::{self, Collection, CollectionMove, CollectionRequest, CollectionStatus};
 use crate::domain::order::order_reference;
+use crate::domain::outcome::Outcome;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::marketplace::collections::{self, ClearanceOrder, ScheduleError};
+use crate::usecases::marketplace::collections::{self, ChangeError, ClearanceOrder, ScheduleError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(list_collections, schedule_collection),
-    components(schemas(Collection, CollectionOrder, CollectionPage, CollectionMeta, CollectionRequest, CollectionStatusParam)),
+    paths(list_collections, schedule_collection, move_collection, cancel_collection),
+    components(schemas(Collection, CollectionOrder, CollectionPage, CollectionMeta, CollectionRequest, CollectionMove, CollectionStatusParam)),
     tags((name = "Collections", description = "Collecting sold clearance items inside the buyer's delivery window"))
 )]
 pub struct CollectionsApi;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/partner/collections", get(list_collections).merge(post(schedule_collection)))
+    Router::new()
+        .route("/partner/collections", get(list_collections).merge(post(schedule_collection)))
+        .route("/partner/collections/{id}", patch(move_collection).merge(delete(cancel_collection)))
 }
 
 /// A sold clearance item and its collection.
@@ -189,6 +193,77 @@ pub async fn schedule_collection(
     let request = CollectionRequest::parse(&body).map_err(ApiError::validation)?;
     let collection = collections::schedule(&state.core, &caller.actor, &request).await?;
     Ok((StatusCode::CREATED, Json(collection)))
+}
+
+/// Moves a confirmed collection to another day of its buyer window (today or later), and
+/// another warehouse if one is given. `collection.scheduled` is sent again with the new day
+/// and the same collection `id`: a receiver replaces the day it holds for that id. A move to
+/// the day and warehouse it already has changes nothing and sends nothing. Refused once the
+/// collection's day has passed.
+#[utoipa::path(
+    patch,
+    path = "/v1/partner/collections/{id}",
+    tag = "Collections",
+    security(("bearer" = [])),
+    params(("id" = String, Path, max_length = 64, description = "The collection id (`col_…`)")),
+    request_body = CollectionMove,
+    responses(
+        (status = 200, description = "The collection after the move (the event's data)", body = Collection),
+        (status = 400, description = "`invalid_body` or `validation_failed`: `scheduled_for_required`, \
+`scheduled_for_invalid` (not a date, outside the buyer window, or before today), `warehouse_id_invalid`, \
+`<field>_unknown`", body = ErrorBody),
+        (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
+(cancelled, or another brand's)", body = ErrorBody),
+        (status = 409, description = "`collection_passed`: the collection's day is before today", body = ErrorBody),
+    )
+)]
+pub async fn move_collection(
+    caller: Caller,
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Json<Collection>> {
+    let id = path.map(|Path(id)| id).map_err(|_| ApiError::from(Outcome::CollectionNotFound))?;
+    let request = CollectionMove::parse(&body).map_err(ApiError::validation)?;
+    Ok(Json(collections::move_to(&state.core, &caller.actor, &id, &request).await?))
+}
+
+/// Cancels a confirmed collection: the order waits for a date again (schedule it anew with
+/// `POST /v1/partner/collections`), and `collection.cancelled` carries the collection as it
+/// was (to endpoints that subscribe to it). Refused once the collection's day has passed.
+#[utoipa::path(
+    delete,
+    path = "/v1/partner/collections/{id}",
+    tag = "Collections",
+    security(("bearer" = [])),
+    params(("id" = String, Path, max_length = 64, description = "The collection id (`col_…`)")),
+    responses(
+        (status = 200, description = "The collection as it was (the event's data)", body = Collection),
+        (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
+(cancelled already, or another brand's)", body = ErrorBody),
+        (status = 409, description = "`collection_passed`: the collection's day is before today", body = ErrorBody),
+    )
+)]
+pub async fn cancel_collection(
+    caller: Caller,
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> ApiResult<Json<Collection>> {
+    let id = path.map(|Path(id)| id).map_err(|_| ApiError::from(Outcome::CollectionNotFound))?;
+    Ok(Json(collections::cancel(&state.core, &caller.actor, &id).await?))
+}
+
+impl From<ChangeError> for ApiError {
+    fn from(e: ChangeError) -> Self {
+        if let Some(reason) = e.field_error() {
+            return ApiError::validation(vec![reason]);
+        }
+        match e {
+            ChangeError::Store(e) => e.into(),
+            ChangeError::Internal(e) => ApiError::Internal(e),
+            refused => ApiError::refused(refused.outcome(), &refused),
+        }
+    }
 }
 
 impl From<ScheduleError> for ApiError {

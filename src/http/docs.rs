@@ -614,6 +614,7 @@ mod tests {
             EventType::Ping,
             EventType::RedemptionCreated,
             EventType::CollectionScheduled,
+            EventType::CollectionCancelled,
             EventType::ListingCreated,
             EventType::ListingUpdated,
             EventType::ListingDeleted,

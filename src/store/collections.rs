@@ -6,12 +6,11 @@ use sqlx::FromRow;
 use chrono::NaiveDate;
 
 use super::mail::{enqueue_mail, MailBody, NewMail};
-use super::{on_pool, record_audit, Store, StoreError, Ts, READ_SNAPSHOT};
+use super::{on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts, READ_SNAPSHOT};
 use crate::domain::audit::AuditEntry;
 use crate::domain::collection::{CollectionQuery, CollectionStatus};
 use crate::domain::event::Event;
 use crate::domain::listing::Channel;
-use crate::domain::order::order_reference;
 use crate::domain::order::OrderStatus;
 
 /// What recording a collection did.
@@ -20,6 +19,32 @@ pub enum CollectionInsert {
     Recorded,
     /// The order's collection is already scheduled (its unique index).
     Exists,
+}
+
+/// What to tell the order's buyer, if it was bought on the storefront: the subject and the
+/// body composed from the buyer's name (decisions 14.5).
+pub struct BuyerNotice<'a> {
+    pub subject: &'a str,
+    pub body: &'a (dyn Fn(&str) -> MailBody + Sync),
+}
+
+/// What a change to collections records with it in its transaction: its event, its audit
+/// entry and the buyer's mail.
+pub struct CollectionNews<'a> {
+    /// The order the news is about.
+    pub order_id: i64,
+    pub event: &'a Event,
+    pub audit: &'a AuditEntry,
+    pub notice: Option<BuyerNotice<'a>>,
+}
+
+/// A change to a scheduled collection.
+#[derive(Debug, Clone)]
+pub enum CollectionChange {
+    /// Another day (and warehouse), confirmed at `scheduled_at`.
+    Move { scheduled_for: NaiveDate, scheduled_at: Ts, warehouse_id: Option<String>, warehouse_label: String },
+    /// Withdrawn: the order waits for a date again.
+    Cancel,
 }
 
 /// A clearance order and its collection, if scheduled.
@@ -55,6 +80,13 @@ pub struct NewCollection {
     pub warehouse_label: String,
 }
 
+/// The columns of a [`CollectionRow`] over `orders o`, `brands b`, `listings l` and
+/// `collections c`.
+const COLLECTION_COLUMNS: &str =
+    "o.id AS order_id, b.slug AS brand_slug, o.listing_id, o.quantity, o.buyer_window_start,
+    o.buyer_window_end, o.status AS order_status, c.id, c.scheduled_for, c.scheduled_at, c.warehouse_id,
+    c.warehouse_label, COALESCE(o.title, l.title) AS title, l.warehouse_id AS listing_warehouse_id";
+
 impl Store {
     /// A page of the brand's clearance orders in buyer-window order, and how many match.
     pub async fn collections(
@@ -80,11 +112,7 @@ impl Store {
             1,
         );
         let page = format!(
-            "SELECT o.id AS order_id, b.slug AS brand_slug, o.listing_id, o.quantity, o.buyer_window_start,
-                    o.buyer_window_end, o.status AS order_status, c.id, c.scheduled_for, c.scheduled_at,
-                    c.warehouse_id, c.warehouse_label, COALESCE(o.title, l.title) AS title,
-                    l.warehouse_id AS listing_warehouse_id
-             {from_listings} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
+            "SELECT {COLLECTION_COLUMNS} {from_listings} ORDER BY o.buyer_window_start, o.id LIMIT $3 OFFSET $4"
         );
         let count = format!("SELECT COUNT(*) {from}");
         let snapshot = READ_SNAPSHOT.of(self);
@@ -103,6 +131,93 @@ impl Store {
             tx.commit().await?;
             Ok((rows, total))
         })
+    }
+
+    /// The brand's scheduled collection `id` with its order, if there is one.
+    pub async fn scheduled_collection(&self, brand_id: i64, id: &str) -> Result<Option<CollectionRow>, StoreError> {
+        let query = format!(
+            "SELECT {COLLECTION_COLUMNS}
+             FROM collections c JOIN orders o ON o.id = c.order_id AND o.brand_id = c.brand_id
+             JOIN brands b ON b.id = o.brand_id
+             LEFT JOIN listings l ON l.id = o.listing_id AND l.brand_id = o.brand_id
+             WHERE c.id = $1 AND c.brand_id = $2"
+        );
+        on_pool!(self, read, |pool| Ok(sqlx::query_as(&query).bind(id).bind(brand_id).fetch_optional(pool).await?))
+    }
+
+    /// Moves or cancels the brand's collection `id` if it is still scheduled for `was` (as
+    /// the caller read it), with its event, its audit entry and the buyer's mail in the same
+    /// transaction. `false` when it changed meanwhile (moved, cancelled): read it again.
+    pub async fn change_collection(
+        &self,
+        brand_id: i64,
+        id: &str,
+        was: NaiveDate,
+        change: &CollectionChange,
+        news: CollectionNews<'_>,
+    ) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let changed = match change {
+                CollectionChange::Move { scheduled_for, scheduled_at, warehouse_id, warehouse_label } => {
+                    sqlx::query(
+                        "UPDATE collections SET scheduled_for = $1, scheduled_at = $2, warehouse_id = $3,
+                                                warehouse_label = $4
+                         WHERE id = $5 AND brand_id = $6 AND scheduled_for = $7",
+                    )
+                    .bind(scheduled_for)
+                    .bind(scheduled_at)
+                    .bind(warehouse_id.as_deref())
+                    .bind(warehouse_label)
+                    .bind(id)
+                    .bind(brand_id)
+                    .bind(was)
+                    .execute(&mut *tx)
+                    .await?
+                }
+                CollectionChange::Cancel => {
+                    sqlx::query("DELETE FROM collections WHERE id = $1 AND brand_id = $2 AND scheduled_for = $3")
+                        .bind(id)
+                        .bind(brand_id)
+                        .bind(was)
+                        .execute(&mut *tx)
+                        .await?
+                }
+            };
+            if changed.rows_affected() != 1 {
+                return Ok(false);
+            }
+            self.record_news((&mut *tx).into(), brand_id, news).await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// Records `news`: its event, its audit entry, and its notice to the buyer when the order
+    /// was bought on the storefront.
+    async fn record_news(&self, mut conn: Conn<'_>, brand_id: i64, news: CollectionNews<'_>) -> Result<(), StoreError> {
+        self.insert_event(conn.reborrow(), news.event).await?;
+        record_audit(conn.reborrow(), news.audit).await?;
+        let Some(notice) = news.notice else { return Ok(()) };
+        let buyer: Option<(String, String)> = on_conn!(conn.reborrow(), |c| {
+            sqlx::query_as("SELECT name, email FROM order_buyers WHERE order_id = $1")
+                .bind(news.order_id)
+                .fetch_optional(&mut *c)
+                .await?
+        });
+        if let Some((name, email)) = buyer {
+            let body = (notice.body)(&name);
+            let mail = NewMail {
+                brand_id: Some(brand_id),
+                to: &email,
+                subject: notice.subject,
+                text: &body.text,
+                html: body.html.as_deref(),
+                attachment: None,
+            };
+            enqueue_mail(conn, self.sealer()?, &mail).await?;
+        }
+        Ok(())
     }
 
     /// The collection warehouse of a listing's order: `given` (already checked to be the
@@ -137,9 +252,7 @@ impl Store {
     pub async fn record_collection(
         &self,
         new: &NewCollection,
-        event: &Event,
-        audit: &AuditEntry,
-        notify: Option<&(dyn Fn(&str) -> MailBody + Sync)>,
+        news: CollectionNews<'_>,
     ) -> Result<CollectionInsert, StoreError> {
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
@@ -161,28 +274,7 @@ impl Store {
                 Err(sqlx::Error::Database(db)) if db.is_unique_violation() => return Ok(CollectionInsert::Exists),
                 other => other?,
             };
-            self.insert_event((&mut *tx).into(), event).await?;
-            record_audit((&mut *tx).into(), audit).await?;
-            if let Some(notify) = notify {
-                let buyer: Option<(String, String)> =
-                    sqlx::query_as("SELECT name, email FROM order_buyers WHERE order_id = $1")
-                        .bind(new.order_id)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                if let Some((name, email)) = buyer {
-                    let subject = format!("Collection booked: order {}", order_reference(new.order_id));
-                    let body = notify(&name);
-                    let mail = NewMail {
-                        brand_id: Some(new.brand_id),
-                        to: &email,
-                        subject: &subject,
-                        text: &body.text,
-                        html: body.html.as_deref(),
-                        attachment: None,
-                    };
-                    enqueue_mail((&mut *tx).into(), self.sealer()?, &mail).await?;
-                }
-            }
+            self.record_news((&mut *tx).into(), new.brand_id, news).await?;
             tx.commit().await?;
             Ok(CollectionInsert::Recorded)
         })

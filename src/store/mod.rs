@@ -60,7 +60,7 @@ pub use audit::{record_audit, AuditRecord};
 pub use brand_orders::{BrandOrderRow, OrderFilter};
 pub use brands::{BrandInsert, BrandRecord};
 pub use bulk_drafts::{BulkDraftRecord, DraftInsert, NewBulkDraft};
-pub use collections::{CollectionInsert, CollectionRow, NewCollection};
+pub use collections::{BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, CollectionRow, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
 pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
 pub use invitations::{InvitationChange, Resend as InvitationResend};

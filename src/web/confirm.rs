@@ -36,6 +36,9 @@ pub struct Confirm {
     /// What the way back says: what it keeps ("No, keep the key"), so it never reads
     /// like the action (a "Cancel" beside "Cancel invitation").
     pub keep: String,
+    /// What the button posts beside the form's token (`name`, `value`): the choice the step
+    /// confirms, such as a new date.
+    pub fields: Vec<(String, String)>,
 }
 
 /// How the step was asked for: by htmx (`HX-Request: true`, answered with the fragment to

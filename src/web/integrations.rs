@@ -301,6 +301,7 @@ async fn confirm_revoke(
             button: "Revoke key".to_owned(),
             cancel: PAGE.to_owned(),
             keep: "No, keep the key".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }
@@ -321,6 +322,7 @@ async fn confirm_rotate(SignedIn(session): SignedIn, asked: Asked) -> Result<Res
             button: "Rotate secret now".to_owned(),
             cancel: PAGE.to_owned(),
             keep: "No, keep the current secret".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }

@@ -624,6 +624,7 @@ async fn confirm_photo_action(
             button: format!("Remove photo {number}"),
             cancel: back,
             keep: "No, keep the photo".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }
@@ -675,6 +676,7 @@ async fn confirm_delete(
             button: "Delete listing".to_owned(),
             cancel: back,
             keep: "No, keep the listing".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }

@@ -9,6 +9,7 @@
 
 pub mod account;
 pub mod bulk;
+pub mod collections;
 pub mod confirm;
 pub mod cookies;
 pub mod extract;
@@ -75,6 +76,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(reset::router())
         .merge(integrations::router())
         .merge(operations::router())
+        .merge(collections::router())
         .merge(settings::router())
         .merge(people::router())
         .merge(records::router())

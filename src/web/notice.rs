@@ -49,6 +49,10 @@ pub enum Notice {
     NoDeadEvents,
     /// The order (the notice's number).
     CollectionScheduled,
+    /// The order (the notice's number).
+    CollectionMoved,
+    /// The order (the notice's number).
+    CollectionCancelled,
     /// The value in pence (the notice's number).
     CodeRedeemed,
     BulkImported,
@@ -94,6 +98,8 @@ wire_names!(Notice {
     DeadQueued => "dead-queued",
     NoDeadEvents => "no-dead-events",
     CollectionScheduled => "collection-scheduled",
+    CollectionMoved => "collection-moved",
+    CollectionCancelled => "collection-cancelled",
     CodeRedeemed => "code-redeemed",
     BulkImported => "bulk-imported",
     BulkAlreadyImported => "bulk-already-imported",
@@ -147,6 +153,8 @@ impl Notice {
             Self::DeadQueued => "Dead events queued: they are being sent to your endpoint again.",
             Self::NoDeadEvents => "No event was dead, so nothing was queued.",
             Self::CollectionScheduled => "Collection scheduled.",
+            Self::CollectionMoved => "Collection moved: the buyer and your webhook endpoint are told the new day.",
+            Self::CollectionCancelled => "Collection cancelled: the order is back under “To schedule”.",
             Self::CodeRedeemed => "Credit code redeemed: it cannot be spent again.",
             Self::RecoveryCodeUsed => "You signed in with a recovery code: it cannot be used again.",
             Self::ResetLinkSent => {
@@ -175,6 +183,14 @@ impl Notice {
             (Self::CollectionScheduled, Some(order)) => {
                 format!("Collection of order {} scheduled.", crate::domain::order::order_reference(order as i64))
             }
+            (Self::CollectionMoved, Some(order)) => format!(
+                "Collection of order {} moved: the buyer and your webhook endpoint are told the new day.",
+                crate::domain::order::order_reference(order as i64)
+            ),
+            (Self::CollectionCancelled, Some(order)) => format!(
+                "Collection of order {} cancelled: it is back under “To schedule” for another day.",
+                crate::domain::order::order_reference(order as i64)
+            ),
             (Self::CodeRedeemed, Some(pence)) => format!(
                 "Credit code redeemed: £{} of credit, spent now (it cannot be spent again).",
                 crate::usecases::wallet::statement::pounds(pence as i64)

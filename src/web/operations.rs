@@ -1,5 +1,4 @@
-//! The day-to-day pages: Deliveries (the webhook log, an event's payload and answers,
-//! replay) and Collections (schedule a date inside the buyer window). Members see them
+//! Deliveries: the webhook log, an event's payload and answers, replay. Members see them
 //! read-only; their actions are admins'. Actions answer post/redirect/get with a notice;
 //! a Replay sent by htmx answers its row alone, in its new state.
 
@@ -9,27 +8,24 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::confirm::{self, Asked, Confirm};
 use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
-use super::pages::{day, page_number, render, when, Chrome, FieldErrors};
-use crate::domain::collection::{CollectionQuery, CollectionRequest, COLLECTION_BODY};
+use super::pages::{page_number, render, when, Chrome, FieldErrors};
 use crate::domain::event::EventType;
 use crate::domain::reader::object;
 use crate::domain::settings::TimeZone;
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, BULK_REPLAY_BODY};
 use crate::state::AppState;
 use crate::store::DeliveryRecord;
-use crate::usecases::marketplace::collections::{self, ScheduleError};
 use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::webhooks;
 use crate::usecases::webhooks::ReplayError;
-use crate::usecases::{warehouses, webhooks};
 
 const DELIVERIES: &str = "/dashboard/deliveries";
-const COLLECTIONS: &str = "/dashboard/collections";
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -37,7 +33,6 @@ pub fn router() -> Router<AppState> {
         .route("/deliveries/replay-dead", get(confirm_replay_dead).merge(post(replay_dead)))
         .route("/deliveries/{event_id}", get(delivery_page))
         .route("/deliveries/{event_id}/replay", post(replay))
-        .route("/collections", get(collections_page).merge(post(schedule)))
 }
 
 // ---- Deliveries ----
@@ -305,6 +300,7 @@ async fn confirm_replay_dead(SignedIn(session): SignedIn, asked: Asked) -> Resul
             button: "Retry every dead event now".to_owned(),
             cancel: "/dashboard/deliveries?status=dead".to_owned(),
             keep: "No, back to the dead events".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }
@@ -414,191 +410,4 @@ async fn delivery_page(
         notice: flash.said(),
     };
     Ok(render(StatusCode::OK, &page))
-}
-
-// ---- Collections ----
-
-pub struct CollectionRow {
-    pub order_id: i64,
-    pub reference: String,
-    pub listing_id: i64,
-    /// The title sold; empty when it is not known any more.
-    pub title: String,
-    pub quantity: i64,
-    pub window_start: String,
-    pub window_end: String,
-    /// The buyer window as people read it: `30 Nov to 9 Dec 2026`.
-    pub window_words: String,
-    /// `None` while unscheduled; the date as people read it.
-    pub scheduled_for: Option<String>,
-    /// Scheduled: the collection's warehouse ("" when none). To schedule: the warehouse the
-    /// form proposes (the listing's, else the default).
-    pub warehouse_id: Option<String>,
-    pub warehouse_label: String,
-}
-
-#[derive(askama::Template)]
-#[template(path = "dashboard/collections.html")]
-pub struct CollectionsPage {
-    pub chrome: Chrome,
-    pub csrf: String,
-    pub is_admin: bool,
-    pub unscheduled: Vec<CollectionRow>,
-    pub scheduled: Vec<CollectionRow>,
-    /// `(id, label)`.
-    pub warehouses: Vec<(String, String)>,
-    pub notice: Option<String>,
-    /// The order the errors are about, the errors, and the date given.
-    pub failed: Option<(i64, FieldErrors, String)>,
-}
-
-impl CollectionsPage {
-    /// The reasons shown beside the date field of `order_id`'s row.
-    pub fn error_for(&self, order_id: &i64) -> Option<String> {
-        self.failed.as_ref().filter(|(id, ..)| id == order_id).map(|(_, errors, _)| errors.all())
-    }
-
-    /// The reasons about an order no longer offered (scheduled meanwhile, or unknown),
-    /// shown above the lists.
-    pub fn stray_error(&self) -> Option<String> {
-        let (id, errors, _) = self.failed.as_ref()?;
-        (!self.unscheduled.iter().any(|r| r.order_id == *id)).then(|| errors.all())
-    }
-
-    /// The date given in `order_id`'s refused form, to show it again.
-    pub fn date_for(&self, order_id: &i64) -> &str {
-        self.failed.as_ref().filter(|(id, ..)| id == order_id).map_or("", |(.., date)| date.as_str())
-    }
-
-    /// Whether the warehouse `id` is the one `row`'s form proposes.
-    pub fn proposes(&self, row: &CollectionRow, id: &str) -> bool {
-        row.warehouse_id.as_deref() == Some(id)
-    }
-}
-
-const COLLECTIONS_SHOWN: i64 = 100;
-
-async fn collections_view(
-    state: &AppState,
-    session: &LiveSession,
-    status: StatusCode,
-    notice: Option<String>,
-    failed: Option<(i64, FieldErrors, String)>,
-) -> Result<Response, PageError> {
-    let actor = session.actor();
-    let (orders, _) = collections::list(&state.core, &actor, CollectionQuery::Any, COLLECTIONS_SHOWN, 0).await?;
-    let warehouses = warehouses::list(&state.core, &actor).await?;
-    let default = warehouses.iter().find(|w| w.is_default).map(|w| w.id.clone());
-    let (mut unscheduled, mut scheduled) = (Vec::new(), Vec::new());
-    for order in orders {
-        let (warehouse_id, warehouse_label, scheduled_for) = match &order.collection {
-            Some(c) => (
-                c.warehouse_id.clone(),
-                c.warehouse_label.clone(),
-                Some(c.scheduled_for.parse().map_or_else(|_| c.scheduled_for.clone(), day)),
-            ),
-            None => {
-                // The listing's warehouse while it is still one of the brand's, else the default.
-                let proposed = order
-                    .listing_warehouse_id
-                    .as_ref()
-                    .filter(|id| warehouses.iter().any(|w| &w.id == *id))
-                    .cloned()
-                    .or_else(|| default.clone());
-                let label = warehouses.iter().find(|w| Some(&w.id) == proposed.as_ref()).map(|w| w.label.clone());
-                (proposed, label.unwrap_or_default(), None)
-            }
-        };
-        let row = CollectionRow {
-            order_id: order.order_id,
-            reference: crate::domain::order::order_reference(order.order_id),
-            listing_id: order.listing_id,
-            title: order.title,
-            quantity: order.quantity,
-            window_start: order.window.start.to_string(),
-            window_end: order.window.end.to_string(),
-            window_words: order.window.words(),
-            scheduled_for,
-            warehouse_id,
-            warehouse_label,
-        };
-        if row.scheduled_for.is_some() {
-            scheduled.push(row);
-        } else {
-            unscheduled.push(row);
-        }
-    }
-    // A date missing, malformed or outside the window is answered with that order's window.
-    // (A date both missing and malformed says so once: a sentence is said once.)
-    let failed = failed.map(|(id, errors, date)| {
-        let dated = errors.reasons().iter().any(|e| e.code.starts_with("scheduled_for_"));
-        match unscheduled.iter().find(|r| r.order_id == id) {
-            Some(row) if dated => {
-                let sentence = format!("Choose a date from {}: the buyer's collection window.", row.window_words);
-                (id, errors.worded("scheduled_for", sentence), date)
-            }
-            _ => (id, errors, date),
-        }
-    });
-    let page = CollectionsPage {
-        chrome: Chrome::signed_in(session),
-        csrf: session.record.csrf_token.clone(),
-        is_admin: session.is_admin(),
-        unscheduled,
-        scheduled,
-        warehouses: warehouses.into_iter().map(|w| (w.id, w.label)).collect(),
-        notice,
-        failed,
-    };
-    Ok(render(status, &page))
-}
-
-async fn collections_page(
-    State(state): State<AppState>,
-    SignedIn(session): SignedIn,
-    flash: Flash,
-) -> Result<Response, PageError> {
-    collections_view(&state, &session, StatusCode::OK, flash.said(), None).await
-}
-
-#[derive(Debug, Deserialize)]
-struct ScheduleForm {
-    #[serde(default)]
-    order_id: String,
-    #[serde(default)]
-    scheduled_for: String,
-    #[serde(default)]
-    warehouse_id: String,
-}
-
-async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
-    let order_id = form.order_id.trim().parse::<i64>().map_err(|_| PageError::BadForm)?;
-    let mut body = object(json!({"order_id": order_id, "scheduled_for": form.scheduled_for}));
-    if !form.warehouse_id.is_empty() {
-        body.insert("warehouse_id".to_owned(), Value::String(form.warehouse_id));
-    }
-    let errors = match CollectionRequest::parse(&body) {
-        Ok(request) => match collections::schedule(&state.core, &session.actor(), &request).await {
-            Ok(c) => {
-                let number = u64::try_from(c.order_id).unwrap_or_default();
-                return Ok(Notice::CollectionScheduled.redirect_with(
-                    number,
-                    COLLECTIONS,
-                    state.config.secure_cookies(),
-                ));
-            }
-            Err(ScheduleError::Store(e)) => return Err(e.into()),
-            Err(e @ ScheduleError::Internal(_)) => return Err(PageError::internal(e)),
-            Err(refused) => match (refused.field_error(), refused.outcome()) {
-                (Some(reason), _) => vec![reason],
-                (None, Some(outcome)) => vec![outcome.on("scheduled_for")],
-                (None, None) => return Err(PageError::internal(format!("a refusal without a reason: {refused:?}"))),
-            },
-        },
-        Err(errors) => errors,
-    };
-    let failed = (order_id, FieldErrors::of(&COLLECTION_BODY, errors), form.scheduled_for);
-    collections_view(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some(failed)).await
 }

@@ -286,6 +286,7 @@ async fn confirm_remove(
             button: format!("Remove {}", member.name),
             cancel: TEAM.to_owned(),
             keep: format!("No, keep {} on the team", member.name),
+            fields: Vec::new(),
         })
     })
     .await
@@ -309,6 +310,7 @@ async fn confirm_reset(
             button: format!("Reset two-step sign-in for {}", member.name),
             cancel: TEAM.to_owned(),
             keep: "No, leave it as it is".to_owned(),
+            fields: Vec::new(),
         })
     })
     .await
@@ -420,6 +422,7 @@ async fn confirm_cancel(
             button: "Cancel invitation".to_owned(),
             cancel: TEAM.to_owned(),
             keep: "No, keep the invitation".to_owned(),
+            fields: Vec::new(),
         })
     })
     .await
@@ -504,6 +507,7 @@ async fn confirm_make_member(
             button: if own { "Make me a member".to_owned() } else { format!("Make {} a member", member.name) },
             cancel: TEAM.to_owned(),
             keep: if own { "No, stay an admin".to_owned() } else { format!("No, keep {} an admin", member.name) },
+            fields: Vec::new(),
         })
     })
     .await

@@ -487,6 +487,7 @@ async fn confirm_delete_warehouse(
             button: "Delete warehouse".to_owned(),
             cancel: "/dashboard/settings".to_owned(),
             keep: "No, keep the warehouse".to_owned(),
+            fields: Vec::new(),
         },
     ))
 }

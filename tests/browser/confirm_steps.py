@@ -3,7 +3,7 @@
 once with JavaScript on (htmx shows the step in place of the button that asked, with the
 focus on it) and once with JavaScript off (the step is its own page, the GET of the
 action's address). For each of Revoke (a key), Remove (a member), Remove (a photo), Delete
-(a warehouse), Rotate secret, Retry every dead event and Cancel invitation:
+(a warehouse), Rotate secret, Retry every dead event, Cancel invitation and Cancel collection:
 
 - one click only asks: the record is still there;
 - "Cancel" dismisses the step and the record is kept;
@@ -14,9 +14,14 @@ action's address). For each of Revoke (a key), Remove (a member), Remove (a phot
 The inline steps are also checked at 390 px (no sideways scroll) and, with --screenshots DIR,
 saved as `confirm-inline-<action>-1280.png` / `-390.png`.
 
+Moving a collection to another day (a date field, then "Move collection") asks on its own
+page in both modes: the step names both days, "No, keep …" keeps the day, the step's button
+moves it and the list shows the new day with a notice.
+
 Usage: python3 tests/browser/confirm_steps.py [--binary target/debug/rehome] [--screenshots DIR]
 """
 
+import datetime
 import http.server
 import os
 import re
@@ -49,8 +54,27 @@ def dead(base, key):
     return call(base, "GET", "/v1/partner/webhooks/deliveries?status=dead", key)["data"]
 
 
+def scheduled(base, key):
+    """The brand's scheduled collections: {order reference: its day}."""
+    found = call(base, "GET", "/v1/partner/collections?status=scheduled&per_page=100", key)["data"]
+    return {o["order_reference"]: o["collection"]["scheduled_for"] for o in found}
+
+
+def day(n):
+    return (datetime.date.today() + datetime.timedelta(days=n)).isoformat()
+
+
 def seed(base, key, workdir, page):
     """Two of each record to destroy (one per JavaScript mode)."""
+    orders = {}
+    for n in (1, 2):
+        listing = call(base, "POST", "/v1/listings", key, {
+            "title": f"Clearance armchair {n}", "price_gbp": 300, "condition": "excellent",
+            "category": "Armchairs", "faults": ["None"], "channel": "clearance", "quantity": 2})["id"]
+        for kind in ("cancel", "move"):
+            order = call(base, "POST", "/ops/v1/orders", OPS, {"listing_id": listing, "buyer_window_start": day(1)})
+            call(base, "POST", "/v1/partner/collections", key, {"order_id": order["id"], "scheduled_for": day(2)})
+            orders[(kind, n)] = f"#{order['id']}"
     for n in (1, 2):
         call(base, "POST", "/v1/partner/settings/integrations/keys", key, {"label": f"Doomed key {n}"})
         call(base, "POST", "/v1/partner/settings/warehouses", key,
@@ -73,7 +97,7 @@ def seed(base, key, workdir, page):
         page.get_by_label("Add a photo").set_input_files(photo)
         page.get_by_role("button", name="Upload photo").click()
         page.wait_for_load_state()
-    return listing
+    return listing, orders
 
 
 def cli_member(base, workdir, n):
@@ -85,7 +109,8 @@ def photos(page):
     return page.get_by_role("img", name=re.compile("^Photo [0-9]+ of")).count()
 
 
-def run(browser, base, origin, key, listing, javascript, need):
+def run(browser, base, origin, key, seeded, javascript, need):
+    listing, orders = seeded
     mode = "with JavaScript" if javascript else "without JavaScript"
     context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -127,6 +152,10 @@ def run(browser, base, origin, key, listing, javascript, need):
         ("retry every dead event", "/dashboard/deliveries",
          lambda: page.get_by_role("button", name="Retry every dead event", exact=True),
          "Retry every dead event now", lambda: len(dead(base, key))),
+        ("cancel a collection", "/dashboard/collections",
+         lambda: page.get_by_role("row").filter(has_text=orders[("cancel", n)])
+         .get_by_role("button", name="Cancel collection", exact=True),
+         "Cancel collection", lambda: int(orders[("cancel", n)] in scheduled(base, key))),
     ]
 
     checker = context.new_page()
@@ -211,9 +240,46 @@ def run(browser, base, origin, key, listing, javascript, need):
             need(left() == after, f"{mode}, {what}: the reload changed the records")
         need(page.locator(".notice").count() == 0 and page.locator("#signing-secret").count() == 0,
              f"{mode}, {what}: the notice or secret is shown again after the reload")
+    move_collection(page, base, key, orders[("move", n)], mode, need)
     checker.close()
     context.close()
     return watch.problems
+
+
+def move_collection(page, base, key, reference, mode, need):
+    """A new day asks on its own page; kept, then moved."""
+    what = "move a collection"
+    page.goto(base + "/dashboard/collections")
+    row = page.get_by_role("row").filter(has_text=reference)
+    row.get_by_label("New date").fill(day(4))
+    row.get_by_role("button", name="Move collection", exact=True).click()
+    page.wait_for_load_state()
+    step = page.locator("section.confirm")
+    if not step.count():
+        need(False, f"{mode}, {what}: no confirmation step ({page.url}): {page.locator('main').inner_text()[:300]!r}")
+        return
+    text = step.inner_text()
+    words = lambda d: datetime.date.fromisoformat(d).strftime("%A %-d %B %Y")
+    need(words(day(2)) in text and words(day(4)) in text, f"{mode}, {what}: the step does not name both days: {text!r}")
+    need(scheduled(base, key)[reference] == day(2), f"{mode}, {what}: asking moved it")
+    step.get_by_role("link", name=f"No, keep {words(day(2))}").click()
+    page.wait_for_load_state()
+    need(scheduled(base, key)[reference] == day(2), f"{mode}, {what}: the way back moved it")
+    row = page.get_by_role("row").filter(has_text=reference)
+    row.get_by_label("New date").fill(day(4))
+    row.get_by_role("button", name="Move collection", exact=True).click()
+    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.locator("section.confirm").get_by_role("button", name="Move collection", exact=True).click()
+    page.wait_for_load_state()
+    need(scheduled(base, key)[reference] == day(4), f"{mode}, {what}: not moved")
+    need(page.locator(".notice").filter(has_text=f"Collection of order {reference} moved").count() == 1,
+         f"{mode}, {what}: no notice after the move")
+    if SHOTS:
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.screenshot(path=os.path.join(SHOTS, f"collections-moved-{width}.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 900})
 
 
 BINARY = None
@@ -249,13 +315,13 @@ def main():
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
                 seeding = browser.new_page()
-                listing = seed(base, key, workdir, seeding)
+                seeded = seed(base, key, workdir, seeding)
                 seeding.close()
                 for javascript in (True, False):
                     # Each mode finds at least one dead event to retry.
                     if not dead(base, key):
                         seed_deliveries(base, key, hook)
-                    problems += run(browser, base, origin, key, listing, javascript, need)
+                    problems += run(browser, base, origin, key, seeded, javascript, need)
                 browser.close()
         finally:
             server.terminate()

@@ -8,7 +8,7 @@ use super::finish::components;
 use crate::domain::event::EventType;
 
 /// Each event type the service emits, its `data` schema and what it means.
-fn events() -> [(EventType, &'static str, &'static str, &'static str); 6] {
+fn events() -> [(EventType, &'static str, &'static str, &'static str); 7] {
     [
         (
             EventType::Ping,
@@ -29,7 +29,18 @@ honour the credit; for `cash` it is informational.",
             "CollectionScheduledEvent",
             "Collection",
             "The collection date of a sold clearance item was confirmed (in the dashboard or with \
-`POST /v1/partner/collections`), inside the buyer's delivery window.",
+`POST /v1/partner/collections`), inside the buyer's delivery window, or moved to another day \
+(`PATCH /v1/partner/collections/{id}`): then it comes again with the same collection `id`, a later \
+`scheduled_at` and the new `scheduled_for`, which replaces the day held for that id.",
+        ),
+        (
+            EventType::CollectionCancelled,
+            "CollectionCancelledEvent",
+            "Collection",
+            "A confirmed collection was cancelled (in the dashboard or with \
+`DELETE /v1/partner/collections/{id}`): nothing is collected on its `scheduled_for`, and the order waits for a \
+date again (a new `collection.scheduled` with another collection `id` follows when one is chosen). Sent only to \
+an endpoint whose `event_types` includes it; `data` is the collection as it was.",
         ),
         (
             EventType::ListingCreated,

@@ -62,7 +62,8 @@ pub struct AuditLogEntry {
     /// `member.invitation_cancelled`, `member.joined`, `member.role_changed`, `member.removed`,
     /// `settings.updated`, `warehouses.updated`,
     /// `webhook.updated`, `webhook.secret_rotated`, `webhook.test_sent`,
-    /// `webhook.deliveries_replayed`, `collection.scheduled`, `remittance.issued`, `credit_code.redeemed`
+    /// `webhook.deliveries_replayed`, `collection.scheduled`, `collection.rescheduled`,
+    /// `collection.cancelled`, `remittance.issued`, `credit_code.redeemed`
     /// (a credit code spent, by the dashboard or the API; its target is the redemption).
     #[schema(example = "key.created")]
     pub action: String,

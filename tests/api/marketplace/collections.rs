@@ -204,3 +204,227 @@ async fn the_list_shows_clearance_orders_by_status_and_only_the_brands() {
     let theirs_list = json(app.get(COLLECTIONS, &other.key).await).await;
     assert_eq!(theirs_list["meta"]["total"], 2);
 }
+
+// ---- Moving and cancelling a scheduled collection ----
+
+/// Today (UTC, the service's clock for "passed").
+fn today() -> chrono::NaiveDate {
+    chrono::Utc::now().date_naive()
+}
+
+fn days(n: i64) -> String {
+    (today() + chrono::Duration::days(n)).to_string()
+}
+
+/// A clearance order whose window runs from yesterday to eight days ahead, scheduled for
+/// `on` (days from today); answers the order and the collection.
+async fn scheduled(app: &TestApp, partner: &Partner, on: i64) -> (i64, Value) {
+    let listing_id = listing(app, partner, json!({"channel": "clearance", "quantity": 2})).await;
+    let placed = order(app, json!({"listing_id": listing_id, "buyer_window_start": days(-1)})).await;
+    let order_id = placed["id"].as_i64().unwrap();
+    let response = schedule(app, partner, json!({"order_id": order_id, "scheduled_for": days(on)})).await;
+    assert_eq!(response.status(), 201);
+    (order_id, json(response).await)
+}
+
+fn at(collection: &Value) -> String {
+    format!("{COLLECTIONS}/{}", collection["id"].as_str().unwrap())
+}
+
+async fn audit_log(app: &TestApp, partner: &Partner) -> Vec<(String, String)> {
+    let log = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap().to_owned(), e["target"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_move_inside_the_window_sends_the_event_again_with_the_same_id_and_is_audited() {
+    let app = market_app().await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    let (order_id, first) = scheduled(&app, &partner, 2).await;
+    receiver.wait_for_hits(1, Duration::from_secs(10)).await;
+
+    let response = app.patch(&at(&first), &partner.key, &json!({"scheduled_for": days(5)})).await;
+    assert_eq!(response.status(), 200);
+    let moved = json(response).await;
+    assert_eq!(moved["id"], first["id"]);
+    assert_eq!(moved["scheduled_for"], days(5));
+    assert!(moved["scheduled_at"].as_str().unwrap() >= first["scheduled_at"].as_str().unwrap());
+    for same in ["order_id", "product_id", "buyer_window_start", "buyer_window_end", "warehouse_id"] {
+        assert_eq!(moved[same], first[same], "{same}");
+    }
+    let hits = receiver.wait_for_hits(2, Duration::from_secs(10)).await;
+    let event: Value = serde_json::from_slice(&hits[1].body).unwrap();
+    assert_eq!(event["type"], "collection.scheduled");
+    assert_eq!(event["data"], moved);
+    let listed = list(&app, &partner, "?status=scheduled").await;
+    assert_eq!(listed["data"][0]["order_id"], order_id);
+    assert_eq!(listed["data"][0]["collection"], moved);
+    let log = audit_log(&app, &partner).await;
+    let target = format!("collection:{}", first["id"].as_str().unwrap());
+    assert!(log.contains(&("collection.rescheduled".to_owned(), target)), "{log:?}");
+
+    // To the day it already has: nothing changes, nothing is sent (the next event sent is
+    // the next move's).
+    let again = app.patch(&at(&first), &partner.key, &json!({"scheduled_for": days(5)})).await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(json(again).await, moved);
+    assert_eq!(app.patch(&at(&first), &partner.key, &json!({"scheduled_for": days(6)})).await.status(), 200);
+    let hits = receiver.wait_for_hits(3, Duration::from_secs(10)).await;
+    let event: Value = serde_json::from_slice(&hits[2].body).unwrap();
+    assert_eq!(event["data"]["scheduled_for"], days(6));
+}
+
+#[tokio::test]
+async fn a_move_outside_the_days_still_open_or_to_a_bad_warehouse_is_refused_and_changes_nothing() {
+    let app = market_app().await;
+    let partner = app.partner("acme").await;
+    let (_, collection) = scheduled(&app, &partner, 2).await;
+    // Yesterday is in the window but past; the day after the window; no date; not a date.
+    for date in [days(-1), days(9), "2026-13-01".to_owned()] {
+        let response = app.patch(&at(&collection), &partner.key, &json!({"scheduled_for": date})).await;
+        let body = assert_error(response, 400, "validation_failed").await;
+        assert_eq!(body["message"], "scheduled_for_invalid", "{date}");
+    }
+    for (body, code) in [
+        (json!({}), "scheduled_for_required"),
+        (json!({"scheduled_for": days(3), "order_id": 1}), "order_id_unknown"),
+        (json!({"scheduled_for": days(3), "warehouse_id": "wh_nope"}), "warehouse_id_invalid"),
+    ] {
+        let answer =
+            assert_error(app.patch(&at(&collection), &partner.key, &body).await, 400, "validation_failed").await;
+        assert_eq!(answer["message"], code, "{body}");
+    }
+    // Today, the first day still open, is accepted.
+    let listed = list(&app, &partner, "?status=scheduled").await;
+    assert_eq!(listed["data"][0]["collection"], collection, "nothing changed");
+    let today = app.patch(&at(&collection), &partner.key, &json!({"scheduled_for": days(0)})).await;
+    assert_eq!(today.status(), 200);
+    // Another warehouse of the brand.
+    let north = new_warehouse(&app, &partner, "North").await;
+    let moved = json(
+        app.patch(&at(&collection), &partner.key, &json!({"scheduled_for": days(0), "warehouse_id": north})).await,
+    )
+    .await;
+    assert_eq!(
+        (moved["warehouse_id"].as_str(), moved["warehouse_label"].as_str()),
+        (Some(north.as_str()), Some("North"))
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_collection_sends_collection_cancelled_to_endpoints_that_ask_and_the_order_waits_again() {
+    let app = market_app().await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    let (order_id, first) = scheduled(&app, &partner, 3).await;
+    receiver.wait_for_hits(1, Duration::from_secs(10)).await;
+    // The default subscription (the spec's two) does not hear of a cancel.
+    let response = app.delete(&at(&first), &partner.key).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(json(response).await, first, "the collection as it was");
+    let unscheduled = list(&app, &partner, "?status=unscheduled").await;
+    assert_eq!(unscheduled["data"][0]["order_id"], order_id);
+    assert_error(app.delete(&at(&first), &partner.key).await, 404, "collection_not_found").await;
+    assert_error(
+        app.patch(&at(&first), &partner.key, &json!({"scheduled_for": days(4)})).await,
+        404,
+        "collection_not_found",
+    )
+    .await;
+
+    // Scheduled anew (a new id), then cancelled with the endpoint asking for cancels.
+    let events = json!({"event_types": ["redemption.created", "collection.scheduled", "collection.cancelled"]});
+    assert_eq!(app.patch("/v1/partner/settings/integrations/webhook", &partner.key, &events).await.status(), 200);
+    let second = json(schedule(&app, &partner, json!({"order_id": order_id, "scheduled_for": days(4)})).await).await;
+    assert_ne!(second["id"], first["id"]);
+    // The first cancel was never sent: the next event is the new schedule.
+    let hits = receiver.wait_for_hits(2, Duration::from_secs(10)).await;
+    let event: Value = serde_json::from_slice(&hits[1].body).unwrap();
+    assert_eq!((event["type"].as_str(), &event["data"]), (Some("collection.scheduled"), &second));
+    assert_eq!(app.delete(&at(&second), &partner.key).await.status(), 200);
+    let hits = receiver.wait_for_hits(3, Duration::from_secs(10)).await;
+    let event: Value = serde_json::from_slice(&hits[2].body).unwrap();
+    assert_eq!(event["type"], "collection.cancelled");
+    assert_eq!(event["data"], second);
+    let log = audit_log(&app, &partner).await;
+    for collection in [&first, &second] {
+        let target = format!("collection:{}", collection["id"].as_str().unwrap());
+        assert!(log.contains(&("collection.cancelled".to_owned(), target)), "{log:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_collection_whose_day_has_passed_cannot_be_moved_or_cancelled() {
+    let app = market_app().await;
+    let partner = app.partner("acme").await;
+    let (_, collection) = scheduled(&app, &partner, -1).await;
+    let moved = app.patch(&at(&collection), &partner.key, &json!({"scheduled_for": days(2)})).await;
+    assert_error(moved, 409, "collection_passed").await;
+    assert_error(app.delete(&at(&collection), &partner.key).await, 409, "collection_passed").await;
+    let listed = list(&app, &partner, "?status=scheduled").await;
+    assert_eq!(listed["data"][0]["collection"], collection);
+}
+
+#[tokio::test]
+async fn another_brands_collection_is_not_found_and_untouched() {
+    let app = market_app().await;
+    let partner = app.partner("acme").await;
+    let other = app.partner("globex").await;
+    let (_, theirs) = scheduled(&app, &other, 2).await;
+    assert_error(
+        app.patch(&at(&theirs), &partner.key, &json!({"scheduled_for": days(3)})).await,
+        404,
+        "collection_not_found",
+    )
+    .await;
+    assert_error(app.delete(&at(&theirs), &partner.key).await, 404, "collection_not_found").await;
+    assert_error(app.delete(&format!("{COLLECTIONS}/col_nope"), &partner.key).await, 404, "collection_not_found").await;
+    let listed = list(&app, &other, "?status=scheduled").await;
+    assert_eq!(listed["data"][0]["collection"], theirs);
+}
+
+/// Simultaneous moves and cancels of one collection: exactly one cancel wins, every move is
+/// either applied before it or told the collection is gone, and the order ends unscheduled
+/// with one `collection.cancelled`.
+#[tokio::test]
+async fn a_burst_of_moves_and_cancels_of_one_collection_leaves_one_cancel() {
+    let app = std::sync::Arc::new(market_app().await);
+    let partner = app.partner("acme").await;
+    let (order_id, collection) = scheduled(&app, &partner, 1).await;
+    let path = at(&collection);
+    let tasks: Vec<_> = (0..24)
+        .map(|n| {
+            let (app, key, path) = (std::sync::Arc::clone(&app), partner.key.clone(), path.clone());
+            tokio::spawn(async move {
+                let response = if n % 3 == 0 {
+                    app.delete(&path, &key).await
+                } else {
+                    app.patch(&path, &key, &json!({"scheduled_for": days(n % 7)})).await
+                };
+                (n % 3 == 0, response.status().as_u16())
+            })
+        })
+        .collect();
+    let (mut cancels, mut statuses) = (0, Vec::new());
+    for task in tasks {
+        let (cancel, status) = task.await.unwrap();
+        assert!(matches!(status, 200 | 404), "{status}");
+        if cancel && status == 200 {
+            cancels += 1;
+        }
+        statuses.push(status);
+    }
+    assert_eq!(cancels, 1, "{statuses:?}");
+    let unscheduled = list(&app, &partner, "?status=unscheduled").await;
+    assert_eq!(unscheduled["data"][0]["order_id"], order_id);
+    let log = audit_log(&app, &partner).await;
+    assert_eq!(log.iter().filter(|(action, _)| action == "collection.cancelled").count(), 1);
+}

@@ -268,5 +268,26 @@ async fn the_buyer_is_mailed_a_confirmation_with_the_orders_link() {
     assert!(booked.html.contains(&words) && booked.html.contains("Walnut sideboard"), "{}", booked.html);
     let order = page(&app, &location).await;
     assert!(order.body.contains("Collection booked") && order.body.contains(&words), "{}", order.body);
+    // Moved to another day: mailed, and the order's page says the new day.
+    let collection = crate::helpers::json(scheduled).await;
+    let at = format!("/v1/partner/collections/{}", collection["id"].as_str().unwrap());
+    let later = day + chrono::Days::new(2);
+    let moved = app.patch(&at, &partner.key, &json!({"scheduled_for": later.to_string()})).await;
+    assert_eq!(moved.status(), 200);
+    let received = smtp.wait_for(3, 20).await;
+    let mail = &received[2];
+    assert_eq!(mail.subject, format!("Collection moved: order #{order_id}"));
+    let later_words = later.format("%A %-d %B %Y").to_string();
+    assert!(mail.text.contains(&later_words) && mail.text.contains(&words), "from and to: {}", mail.text);
+    let order = page(&app, &location).await;
+    assert!(order.body.contains(&later_words), "{}", order.body);
+    // Cancelled: mailed that another day will follow.
+    assert_eq!(app.delete(&at, &partner.key).await.status(), 200);
+    let received = smtp.wait_for(4, 20).await;
+    let mail = &received[3];
+    assert_eq!(mail.subject, format!("Collection date withdrawn: order #{order_id}"));
+    assert!(mail.text.contains(&later_words) && mail.text.contains("another"), "{}", mail.text);
+    let order = page(&app, &location).await;
+    assert!(!order.body.contains(&later_words), "{}", order.body);
     app.stop().await;
 }

@@ -221,10 +221,99 @@ async fn collections_show_the_listing_and_its_warehouse_and_scheduling_redirects
     let page = ada.post("/dashboard/collections", &posted).await;
     assert_eq!(page.status, 422);
     assert!(
-        page.body.contains("This order&#39;s collection is already scheduled: only one date can be set."),
+        page.body.contains(
+            "This order&#39;s collection is already scheduled: move or cancel that collection to change its date."
+        ),
         "{}",
         page.body
     );
+}
+
+/// A scheduled collection on the dashboard: its row offers a new date and a cancel to an
+/// admin; each asks first (a page, or the step in place with htmx), then moves or cancels
+/// with a notice; refusals are sentences beside the row; a member is offered neither.
+#[tokio::test]
+async fn a_scheduled_collection_is_moved_or_cancelled_after_a_confirmation_step() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    warehouse(&app, &partner, "Leeds DC").await;
+    let today = chrono::Utc::now().date_naive();
+    let day = |n: i64| today + chrono::Duration::days(n);
+    let listing_id = listing(&app, &partner, json!({"channel": "clearance", "quantity": 2})).await;
+    let placed = order(&app, json!({"listing_id": listing_id, "buyer_window_start": day(-1).to_string()})).await;
+    let order_id = placed["id"].as_i64().unwrap();
+    let body = json!({"order_id": order_id, "scheduled_for": day(1).to_string()});
+    let collection = json(app.post("/v1/partner/collections", &partner.key, &body).await).await;
+    let id = collection["id"].as_str().unwrap().to_owned();
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains(&format!("action=\"/dashboard/collections/{id}/move\"")), "{}", page.body);
+    assert!(page.body.contains(&format!("min=\"{}\" max=\"{}\"", today, day(8))), "moves to days still open");
+    assert!(page.body.contains(&format!("hx-get=\"/dashboard/collections/{id}/cancel\"")), "{}", page.body);
+
+    // The step names both days and posts the new one; the way back keeps the day.
+    let words = |d: chrono::NaiveDate| d.format("%A %-d %B %Y").to_string();
+    let step = ada.get(&format!("/dashboard/collections/{id}/move?scheduled_for={}", day(3))).await;
+    assert_eq!(step.status, 200);
+    assert!(step.body.contains(&format!("Move the collection of order #{order_id} to {}?", words(day(3)))));
+    assert!(step.body.contains(&format!("It is booked for {} from Leeds DC now.", words(day(1)))), "{}", step.body);
+    assert!(step.body.contains(&format!("name=\"scheduled_for\" value=\"{}\"", day(3))), "{}", step.body);
+    assert!(step.body.contains(&format!("No, keep {}", words(day(1)))), "{}", step.body);
+    assert!(!step.body.contains("collection.scheduled"), "no wire names: {}", step.body);
+    let csrf = step.csrf();
+    let new_day = day(3).to_string();
+    let moved =
+        ada.post(&format!("/dashboard/collections/{id}/move"), &[("csrf", &csrf), ("scheduled_for", &new_day)]).await;
+    moved.assert_redirect("/dashboard/collections");
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains(&format!("Collection of order #{order_id} moved")), "{}", page.body);
+    assert!(page.body.contains(&format!("<td data-label=\"Collection date\">{}</td>", day(3).format("%-d %b %Y"))));
+
+    // Refused before the step: a day past, or after the window, said beside the row.
+    for date in [day(-1).to_string(), day(9).to_string(), "soon".to_owned()] {
+        let page = ada.get(&format!("/dashboard/collections/{id}/move?scheduled_for={date}")).await;
+        assert_eq!(page.status, 422, "{date}");
+        let sentence = format!(
+            "id=\"error-{order_id}\" role=\"alert\">Choose a date from {} to {}: the buyer&#39;s collection window.<",
+            today.format("%-d %b"),
+            day(8).format("%-d %b %Y")
+        );
+        assert!(page.body.contains(&sentence), "{date}: {}", page.body);
+        assert!(!page.body.contains("scheduled_for_"), "{date}: no code on the page");
+    }
+
+    // Cancel: the step in place with htmx, then the post; the order is to schedule again.
+    let fragment = ada.get_with(&format!("/dashboard/collections/{id}/cancel"), &HTMX).await;
+    assert!(!fragment.body.contains("<html"), "a fragment: {}", fragment.body);
+    assert!(fragment.body.contains(&format!("Cancel the collection of order #{order_id} on {}?", words(day(3)))));
+    assert!(fragment.body.contains("No, keep the collection"), "{}", fragment.body);
+    let cancelled = ada.post(&format!("/dashboard/collections/{id}/cancel"), &[("csrf", &csrf)]).await;
+    cancelled.assert_redirect("/dashboard/collections");
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains(&format!("Collection of order #{order_id} cancelled")), "{}", page.body);
+    assert!(page.body.contains("Nothing scheduled yet."), "{}", page.body);
+    // Gone: a second post says so in words; the step leads back to the list.
+    let again = ada.post(&format!("/dashboard/collections/{id}/cancel"), &[("csrf", &csrf)]).await;
+    assert_eq!(again.status, 422);
+    assert!(again.body.contains("No scheduled collection with this id in your brand"), "{}", again.body);
+    ada.get(&format!("/dashboard/collections/{id}/cancel")).await.assert_redirect("/dashboard/collections");
+    let actions = super::audit_actions(&app, partner.brand_id).await;
+    for action in ["collection.rescheduled", "collection.cancelled"] {
+        assert!(actions.iter().any(|a| a == action), "{action}: {actions:?}");
+    }
+
+    // A member sees the lists without the changes, and cannot ask for them.
+    let again = json(app.post("/v1/partner/collections", &partner.key, &body).await).await;
+    let again_id = again["id"].as_str().unwrap();
+    let (member_id, _) = app.user(&partner, "Mo Member", rehome::domain::user::Role::Member).await;
+    super::set_password(&app, member_id).await;
+    let mut mo = Browser::new(&app);
+    mo.sign_in("mo.member@acme.example", super::PASSWORD).await.assert_redirect("/dashboard");
+    let page = mo.get("/dashboard/collections").await;
+    assert!(!page.body.contains("/move") && !page.body.contains("/cancel"), "{}", page.body);
+    assert_eq!(mo.get(&format!("/dashboard/collections/{again_id}/cancel")).await.status, 403);
+    let csrf = mo.get("/dashboard/account").await.csrf();
+    assert_eq!(mo.post(&format!("/dashboard/collections/{again_id}/cancel"), &[("csrf", &csrf)]).await.status, 403);
 }
 
 #[tokio::test]
