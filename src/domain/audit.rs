@@ -67,6 +67,15 @@ pub enum AuditAction {
     CollectionCancelled,
     RemittanceIssued,
     CreditCodeRedeemed,
+    /// A listing created one at a time (the API or the dashboard).
+    ListingCreated,
+    /// A listing's fields changed.
+    ListingUpdated,
+    /// A photo added, removed or made the cover.
+    ListingPhotosChanged,
+    ListingDeleted,
+    /// A spreadsheet's rows saved: listings created and updated together.
+    ListingsImported,
 }
 
 wire_names!(AuditAction {
@@ -105,6 +114,11 @@ wire_names!(AuditAction {
     CollectionCancelled => "collection.cancelled",
     RemittanceIssued => "remittance.issued",
     CreditCodeRedeemed => "credit_code.redeemed",
+    ListingCreated => "listing.created",
+    ListingUpdated => "listing.updated",
+    ListingPhotosChanged => "listing.photos_changed",
+    ListingDeleted => "listing.deleted",
+    ListingsImported => "listings.imported",
 });
 
 impl AuditAction {
@@ -146,12 +160,70 @@ impl AuditAction {
             Self::CollectionCancelled => "Collection cancelled",
             Self::RemittanceIssued => "Statement issued",
             Self::CreditCodeRedeemed => "Credit code spent",
+            Self::ListingCreated => "Listing created",
+            Self::ListingUpdated => "Listing changed",
+            Self::ListingPhotosChanged => "Listing photos changed",
+            Self::ListingDeleted => "Listing deleted",
+            Self::ListingsImported => "Listings imported from a spreadsheet",
         }
     }
 
     /// The words of a stored action, or the name as it is if no code wrote it.
     pub fn words_of(name: &str) -> &str {
         name.parse::<Self>().map_or(name, |a| a.words())
+    }
+}
+
+/// The kinds of entry the dashboard's audit log filters by: groups of actions, by the
+/// start of their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditTopic {
+    SignIn,
+    Keys,
+    Team,
+    Settings,
+    Listings,
+    Money,
+}
+
+wire_names!(AuditTopic {
+    SignIn => "sign-in",
+    Keys => "keys",
+    Team => "team",
+    Settings => "settings",
+    Listings => "listings",
+    Money => "money",
+});
+
+impl AuditTopic {
+    /// The topic as the filter's choice says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::SignIn => "Sign-ins, passwords and two-step",
+            Self::Keys => "API keys",
+            Self::Team => "Team",
+            Self::Settings => "Settings, warehouses and webhook",
+            Self::Listings => "Listings and imports",
+            Self::Money => "Collections, credit codes and statements",
+        }
+    }
+
+    /// The starts of the action names the topic holds.
+    pub fn prefixes(self) -> &'static [&'static str] {
+        match self {
+            Self::SignIn => &["sign_in.", "sign_out", "password.", "two_step."],
+            Self::Keys => &["key."],
+            Self::Team => &["member."],
+            Self::Settings => &["settings.", "warehouses.", "webhook."],
+            Self::Listings => &["listing.", "listings."],
+            Self::Money => &["collection.", "credit_code.", "remittance."],
+        }
+    }
+
+    /// The topic an action belongs to.
+    pub fn of(action: AuditAction) -> Self {
+        let name = action.as_str();
+        Self::ALL.iter().copied().find(|t| t.prefixes().iter().any(|p| name.starts_with(p))).unwrap_or(Self::Settings)
     }
 }
 
@@ -200,6 +272,11 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
+    /// The same entry about `target`.
+    pub fn about(&self, target: String) -> Self {
+        Self { target: Some(target), ..self.clone() }
+    }
+
     /// An entry for what `actor` did, from their address.
     pub fn by(actor: &Actor, action: AuditAction, target: impl Into<Option<String>>) -> Self {
         Self {
@@ -215,6 +292,17 @@ impl AuditEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every action is in exactly one topic, found by its name.
+    #[test]
+    fn every_action_belongs_to_one_topic() {
+        for action in AuditAction::ALL {
+            let name = action.as_str();
+            let topics: Vec<AuditTopic> =
+                AuditTopic::ALL.iter().copied().filter(|t| t.prefixes().iter().any(|p| name.starts_with(p))).collect();
+            assert_eq!(topics, [AuditTopic::of(*action)], "{name}");
+        }
+    }
     use crate::domain::user::Role;
 
     fn actor(via: Via) -> Actor {

@@ -18,6 +18,14 @@ pub struct AuditRecord {
     pub ip: Option<String>,
 }
 
+/// Which entries a read of the audit log keeps: actions starting with one of `prefixes`
+/// (any when empty), by `actor` (anyone when `None`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditFilter {
+    pub prefixes: &'static [&'static str],
+    pub actor: Option<(crate::domain::audit::ActorType, i64)>,
+}
+
 /// Appends `entry` on `conn`: the caller's transaction, so the entry exists exactly when
 /// the change it records does.
 pub async fn record_audit(conn: Conn<'_>, entry: &AuditEntry) -> Result<(), sqlx::Error> {
@@ -76,16 +84,41 @@ impl Store {
         limit: i64,
         after: Option<i64>,
     ) -> Result<Vec<AuditRecord>, StoreError> {
+        self.audit_entries(brand_id, limit, after, &AuditFilter::default()).await
+    }
+
+    /// Up to `limit` of the brand's entries older than `after` that `filter` keeps, newest
+    /// first (the brand's entries are read newest first by their index until `limit` match).
+    pub async fn audit_entries(
+        &self,
+        brand_id: i64,
+        limit: i64,
+        after: Option<i64>,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        let mut sql = String::from(
+            "SELECT id, at, actor_type, actor_id, actor_display, action, target, ip FROM audit_log
+             WHERE brand_id = $1 AND ($2 IS NULL OR id < $2)",
+        );
+        let mut next = 4;
+        if !filter.prefixes.is_empty() {
+            let likes: Vec<String> = (0..filter.prefixes.len()).map(|n| format!("action LIKE ${}", next + n)).collect();
+            sql.push_str(&format!(" AND ({})", likes.join(" OR ")));
+            next += filter.prefixes.len();
+        }
+        if filter.actor.is_some() {
+            sql.push_str(&format!(" AND actor_type = ${} AND actor_id = ${}", next, next + 1));
+        }
+        sql.push_str(" ORDER BY id DESC LIMIT $3");
         on_pool!(self, read, |pool| {
-            Ok(sqlx::query_as(
-                "SELECT id, at, actor_type, actor_id, actor_display, action, target, ip FROM audit_log
-                 WHERE brand_id = $1 AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3",
-            )
-            .bind(brand_id)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?)
+            let mut query = sqlx::query_as(&sql).bind(brand_id).bind(after).bind(limit);
+            for prefix in filter.prefixes {
+                query = query.bind(format!("{prefix}%"));
+            }
+            if let Some((kind, id)) = filter.actor {
+                query = query.bind(kind.as_str()).bind(id);
+            }
+            Ok(query.fetch_all(pool).await?)
         })
     }
 }

@@ -168,7 +168,7 @@ impl Store {
         &self,
         brand_id: i64,
         id: i64,
-        now: Ts,
+        audit: &crate::domain::audit::AuditEntry,
         new: &[NewListing<'_>],
         edits: &[ListingEdit<'_>],
         result: R,
@@ -176,6 +176,7 @@ impl Store {
     where
         R: FnOnce(&[SavedListing], &[ListingUpdate]) -> String + Send,
     {
+        let now = Ts::now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let claimed = sqlx::query(
@@ -191,7 +192,7 @@ impl Store {
                 return Ok(None);
             }
             let saved = save_import_in((&mut *tx).into(), new, edits, now).await?;
-            self.import_events((&mut *tx).into(), &saved, now).await?;
+            self.import_events((&mut *tx).into(), &saved, now, audit).await?;
             let (created, updated) = saved;
             sqlx::query("UPDATE bulk_drafts SET result = $2 WHERE id = $1")
                 .bind(id)

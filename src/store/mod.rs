@@ -56,7 +56,7 @@ use sqlx::{PgConnection, Postgres, Sqlite, SqliteConnection};
 use pool::Pool;
 
 pub(crate) use audit::commit_audited;
-pub use audit::{record_audit, AuditRecord};
+pub use audit::{record_audit, AuditFilter, AuditRecord};
 pub use brand_orders::{BrandOrderRow, OrderFilter};
 pub use brands::{BrandInsert, BrandRecord};
 pub use bulk_drafts::{BulkDraftRecord, DraftInsert, NewBulkDraft};

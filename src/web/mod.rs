@@ -8,6 +8,7 @@
 //! ([`extract::SignedInForm`]). [`pages`] holds the layout every page shares.
 
 pub mod account;
+pub mod audit;
 pub mod bulk;
 pub mod collections;
 pub mod confirm;
@@ -77,6 +78,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(integrations::router())
         .merge(operations::router())
         .merge(collections::router())
+        .merge(audit::router())
         .merge(settings::router())
         .merge(people::router())
         .merge(records::router())

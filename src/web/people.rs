@@ -1,10 +1,10 @@
 //! Team (admins): invite (the link shown once, after a redirect), send an invitation again
 //! or cancel it, change a member's role (the brand keeps an admin), reset a member's
-//! two-step sign-in, remove a member; and the audit log (admins). Refusals show the
-//! catalogue's sentence (`domain::outcome`).
+//! two-step sign-in, remove a member. Refusals show the catalogue's sentence
+//! (`domain::outcome`).
 
 use crate::http::routing::{get, post};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Router;
@@ -22,7 +22,6 @@ use crate::domain::reader::object;
 use crate::domain::team::{MemberInvite, RoleChange, INVITE_BODY};
 use crate::domain::user::{MemberStatus, Role};
 use crate::state::AppState;
-use crate::usecases::people::audit;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::resets::{self, ResetError as LinkError, Sent};
 use crate::usecases::people::sessions::LiveSession;
@@ -41,7 +40,6 @@ pub fn router() -> Router<AppState> {
         .route("/team/{user_id}/cancel-invitation", get(confirm_cancel).merge(post(cancel_invitation)))
         .route("/team/{user_id}/make-admin", post(make_admin))
         .route("/team/{user_id}/make-member", get(confirm_make_member).merge(post(make_member)))
-        .route("/audit-log", get(audit_page))
 }
 
 pub struct MemberRow {
@@ -511,122 +509,4 @@ async fn confirm_make_member(
         })
     })
     .await
-}
-
-pub struct AuditRow {
-    pub at: String,
-    pub actor: String,
-    pub action: String,
-    pub target: String,
-    pub ip: String,
-}
-
-#[derive(askama::Template)]
-#[template(path = "dashboard/audit_log.html")]
-pub struct AuditLogPage {
-    pub chrome: Chrome,
-    pub rows: Vec<AuditRow>,
-    /// The id after which the next (older) entries start, when there are more.
-    pub older: Option<i64>,
-    /// This page starts after an entry (it is not the newest page).
-    pub walking: bool,
-}
-
-#[derive(Debug, Deserialize)]
-struct AuditQuery {
-    after: Option<String>,
-}
-
-/// Entries a page of the audit log shows, newest first.
-const AUDIT_SHOWN: u32 = 100;
-
-/// The names an audit target may point at, read once per page.
-struct TargetNames {
-    people: std::collections::HashMap<i64, String>,
-    keys: std::collections::HashMap<i64, String>,
-}
-
-impl TargetNames {
-    /// An entry's target (`user:7`, `key:12`, `settings:payouts`, …) as people read it.
-    fn words(&self, target: &str) -> String {
-        let (kind, id) = target.split_once(':').unwrap_or((target, ""));
-        let number = id.parse::<i64>().ok();
-        let named = |names: &std::collections::HashMap<i64, String>| number.and_then(|n| names.get(&n)).cloned();
-        match kind {
-            "user" => named(&self.people).unwrap_or_else(|| format!("A former member (no. {id})")),
-            "key" => match named(&self.keys).filter(|label| !label.trim().is_empty()) {
-                Some(label) => format!("API key “{label}”"),
-                None => format!("API key no. {id}"),
-            },
-            "settings" => match id {
-                "profile" => "Brand profile".to_owned(),
-                "billing" => "Billing details".to_owned(),
-                "payouts" => "Payout options".to_owned(),
-                other => format!("Settings ({})", other.replace('_', " ")),
-            },
-            "warehouse" => "A warehouse".to_owned(),
-            "warehouses" => "Warehouses".to_owned(),
-            "collection" => format!("Collection no. {id}"),
-            "event" => format!("Webhook event {id}"),
-            "events" if id == "dead" => "Dead webhook events".to_owned(),
-            "webhook" => "Webhook endpoint".to_owned(),
-            "redemption" => format!("Redemption no. {id}"),
-            "remittance" => format!("Statement (record {id})"),
-            "brand" => "The brand".to_owned(),
-            _ => target.to_owned(),
-        }
-    }
-}
-
-async fn audit_page(
-    State(state): State<AppState>,
-    SignedIn(session): SignedIn,
-    Query(query): Query<AuditQuery>,
-) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    // A position that is not an entry id shows the newest entries.
-    let after = query.after.and_then(|a| a.parse::<i64>().ok()).filter(|a| *a > 0);
-    let page = audit::page(&state.core, &session.actor(), AUDIT_SHOWN, after).await?;
-    let older = page.entries.last().filter(|_| page.has_more).map(|e| e.id);
-    // What the targets name, in words: the brand's people and keys by their names.
-    let members = team::members(&state.core, &session.actor()).await?;
-    let keys = crate::usecases::people::keys::keys(&state.core, &session.actor()).await?;
-    let names = TargetNames {
-        people: members.into_iter().map(|m| (m.id, m.name)).collect(),
-        keys: keys.into_iter().map(|k| (k.id, k.label)).collect(),
-    };
-    let rows = page
-        .entries
-        .into_iter()
-        .map(|e| AuditRow {
-            at: when(e.at.get(), session.zone()),
-            actor: e.actor_display,
-            action: crate::domain::audit::AuditAction::words_of(&e.action).to_owned(),
-            target: e.target.as_deref().map(|t| names.words(t)).unwrap_or_default(),
-            ip: e.ip.unwrap_or_default(),
-        })
-        .collect();
-    let view = AuditLogPage { chrome: Chrome::signed_in(&session), rows, older, walking: after.is_some() };
-    Ok(render(StatusCode::OK, &view))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn audit_targets_read_as_words() {
-        let names =
-            TargetNames { people: [(7, "Mo Member".to_owned())].into(), keys: [(12, "Stock sync".to_owned())].into() };
-        assert_eq!(names.words("user:7"), "Mo Member");
-        assert_eq!(names.words("user:8"), "A former member (no. 8)");
-        assert_eq!(names.words("key:12"), "API key “Stock sync”");
-        assert_eq!(names.words("settings:payouts"), "Payout options");
-        assert_eq!(names.words("events:dead"), "Dead webhook events");
-        assert_eq!(names.words("webhook"), "Webhook endpoint");
-        assert_eq!(names.words("redemption:5"), "Redemption no. 5");
-        assert_eq!(names.words("warehouses"), "Warehouses");
-        let unlabelled = TargetNames { people: Default::default(), keys: [(3, String::new())].into() };
-        assert_eq!(unlabelled.words("key:3"), "API key no. 3");
-    }
 }

@@ -59,6 +59,7 @@ async fn every_partner_change_made_with_a_key_is_audited_newest_first() {
         [
             "webhook.deliveries_replayed",
             "collection.scheduled",
+            "listing.created",
             "webhook.secret_rotated",
             "webhook.updated",
             "warehouses.updated",
@@ -70,7 +71,8 @@ async fn every_partner_change_made_with_a_key_is_audited_newest_first() {
     let targets: Vec<&str> = log.iter().filter_map(|e| e["target"].as_str()).collect();
     assert_eq!(targets[0], format!("event:{event_id}"));
     assert_eq!(targets[1], format!("collection:{}", collection["id"].as_str().unwrap_or_default()));
-    assert_eq!(&targets[5..], ["settings:payouts", "settings:billing", "settings:profile"]);
+    assert_eq!(targets[2], format!("listing:{listing_id}"));
+    assert_eq!(&targets[6..], ["settings:payouts", "settings:billing", "settings:profile"]);
     for entry in &log {
         assert_eq!(entry["actor"]["type"], "key", "{entry}");
         assert!(entry["actor"]["id"].is_i64(), "{entry}");

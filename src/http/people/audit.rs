@@ -12,7 +12,7 @@ use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::store::{AuditRecord, Ts};
+use crate::store::{AuditFilter, AuditRecord, Ts};
 use crate::usecases::people::audit;
 
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -64,7 +64,10 @@ pub struct AuditLogEntry {
     /// `webhook.updated`, `webhook.secret_rotated`, `webhook.test_sent`,
     /// `webhook.deliveries_replayed`, `collection.scheduled`, `collection.rescheduled`,
     /// `collection.cancelled`, `remittance.issued`, `credit_code.redeemed`
-    /// (a credit code spent, by the dashboard or the API; its target is the redemption).
+    /// (a credit code spent, by the dashboard or the API; its target is the redemption),
+    /// `listing.created`, `listing.updated`, `listing.photos_changed`, `listing.deleted`
+    /// (target `listing:<id>`), `listings.imported` (a bulk commit; from the dashboard its
+    /// target is `import:<id>`).
     #[schema(example = "key.created")]
     pub action: String,
     /// What it was done to, as `kind:id` (`key:12`, `user:7`), when there is one.
@@ -159,7 +162,7 @@ pub async fn audit_log(
 ) -> ApiResult<Json<AuditLogPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let query = AuditQuery::read(&pairs)?;
-    let page = audit::page(&state.core, &caller.actor, query.limit, query.after).await?;
+    let page = audit::page(&state.core, &caller.actor, query.limit, query.after, &AuditFilter::default()).await?;
     let next_after = if page.has_more { page.entries.last().map(|e| e.id) } else { None };
     Ok(Json(AuditLogPage {
         data: page.entries.into_iter().map(AuditLogEntry::from).collect(),

@@ -3,11 +3,12 @@
 
 use std::fmt::Write;
 
-use super::super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
+use super::super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
 use super::clock;
 use super::{
     ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, Removal, SavedListing,
 };
+use crate::domain::audit::AuditEntry;
 use crate::domain::listing::{ImageStatus, ListingFields};
 use crate::domain::money::Pence;
 use crate::domain::taxonomy::OTHER_BRAND;
@@ -45,12 +46,14 @@ macro_rules! bind_listing_fields {
 }
 
 impl Store {
-    /// Creates one listing (and its manufacturer brand on first use) in one transaction.
-    pub async fn create_listing(&self, new: NewListing<'_>) -> Result<SavedListing, StoreError> {
+    /// Creates one listing (and its manufacturer brand on first use) in one transaction,
+    /// with `audit` about it.
+    pub async fn create_listing(&self, new: NewListing<'_>, audit: &AuditEntry) -> Result<SavedListing, StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let mut saved = insert_listing((&mut *tx).into(), new, now).await?;
+            record_audit((&mut *tx).into(), &audit.about(format!("listing:{}", saved.record.id))).await?;
             self.listing_events((&mut *tx).into(), new.brand_id, &[saved.record.id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), new.brand_id, now, &[saved.record.id]).await?;
             tx.commit().await?;
@@ -59,12 +62,14 @@ impl Store {
     }
 
     /// Writes `fields` over `existing` if it is unchanged since it was read (same version)
-    /// and still the seller's; `images`, when given, replace the listing's images.
+    /// and still the seller's; `images`, when given, replace the listing's images. `audit`
+    /// is recorded about it with the change.
     pub async fn update_listing(
         &self,
         existing: &ListingRecord,
         fields: &ListingFields,
         images: Option<&[ImageSlot]>,
+        audit: &AuditEntry,
     ) -> Result<ListingUpdate, StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
@@ -73,6 +78,7 @@ impl Store {
             else {
                 return Ok(ListingUpdate::Stale);
             };
+            record_audit((&mut *tx).into(), &audit.about(format!("listing:{}", existing.id))).await?;
             self.listing_events((&mut *tx).into(), existing.brand_id, &[existing.id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), existing.brand_id, now, &[existing.id]).await?;
             tx.commit().await?;
@@ -92,6 +98,7 @@ impl Store {
         &self,
         brand_id: i64,
         id: i64,
+        audit: &AuditEntry,
         change: impl FnOnce(&ListingRecord) -> Result<(ListingFields, Option<Vec<ImageSlot>>, T), E> + Send,
     ) -> Result<Option<Result<(SavedListing, T), E>>, StoreError> {
         let detail = super::DETAIL_SQL.pick(self);
@@ -123,6 +130,7 @@ impl Store {
                     "listing {id} changed while its write lock was held"
                 ))));
             };
+            record_audit((&mut *tx).into(), &audit.about(format!("listing:{id}"))).await?;
             self.listing_events((&mut *tx).into(), brand_id, &[id], now).await?;
             saved.record.updated_at = clock::stamp((&mut *tx).into(), brand_id, now, &[id]).await?;
             tx.commit().await?;
@@ -132,17 +140,18 @@ impl Store {
 
     /// A bulk import's rows in one transaction: `new` created and `edits` applied (each
     /// only if unchanged since it was read: else `Stale`, and the others still saved), or,
-    /// should the database fail, none.
+    /// should the database fail, none; `audit` recorded once for the import.
     pub async fn save_listings(
         &self,
         new: &[NewListing<'_>],
         edits: &[ListingEdit<'_>],
+        audit: &AuditEntry,
     ) -> Result<(Vec<SavedListing>, Vec<ListingUpdate>), StoreError> {
         let now = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             let saved = save_import_in((&mut *tx).into(), new, edits, now).await?;
-            self.import_events((&mut *tx).into(), &saved, now).await?;
+            self.import_events((&mut *tx).into(), &saved, now, audit).await?;
             tx.commit().await?;
             Ok(saved)
         })
@@ -157,6 +166,7 @@ impl Store {
         brand_id: i64,
         ids: &[i64],
         may_delete: impl Fn(i64) -> bool + Send + Sync,
+        audit: &AuditEntry,
     ) -> Result<Vec<(i64, Removal)>, StoreError> {
         let mut distinct: Vec<i64> = Vec::with_capacity(ids.len());
         for id in ids {
@@ -205,6 +215,9 @@ impl Store {
                     delete = delete.bind(*id);
                 }
                 delete.execute(&mut *tx).await?;
+                for id in &trashed {
+                    record_audit((&mut *tx).into(), &audit.about(format!("listing:{id}"))).await?;
+                }
                 self.listing_events((&mut *tx).into(), brand_id, &trashed, now).await?;
                 clock::stamp((&mut *tx).into(), brand_id, now, &trashed).await?;
             }
@@ -215,13 +228,16 @@ impl Store {
 }
 
 impl Store {
-    /// The listing events of a bulk import's saved rows (see [`Store::listing_events`]).
+    /// The listing events of a bulk import's saved rows (see [`Store::listing_events`]),
+    /// and its `audit` entry.
     pub(in crate::store) async fn import_events(
         &self,
         mut conn: Conn<'_>,
         (created, updated): &(Vec<SavedListing>, Vec<ListingUpdate>),
         now: Ts,
+        audit: &AuditEntry,
     ) -> Result<(), StoreError> {
+        record_audit(conn.reborrow(), audit).await?;
         let saved: Vec<&ListingRecord> = created
             .iter()
             .map(|s| &s.record)

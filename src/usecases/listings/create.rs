@@ -3,12 +3,13 @@
 //! the reasons only the store can tell, the default warehouse, then one transaction.
 
 use super::wake_after_save;
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ListingInput, ValidListing};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
 use crate::store::{
     ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, SavedListing,
-    StoreError, Ts,
+    StoreError,
 };
 use crate::usecases::Core;
 
@@ -34,7 +35,8 @@ pub async fn create(core: &Core, actor: &Actor, input: &ListingInput) -> Result<
     let listing = prepare(core, actor, input, validate(input, None)).await?.map_err(CreateListingError::Invalid)?;
     let mut bodies = [listing];
     default_warehouse(core, actor, &mut bodies).await?;
-    let saved = core.store.create_listing(new_listing(actor, &bodies[0])).await?;
+    let audit = AuditEntry::by(actor, AuditAction::ListingCreated, None);
+    let saved = core.store.create_listing(new_listing(actor, &bodies[0]), &audit).await?;
     wake_after_save(core, actor, [&saved]);
     Ok(saved)
 }
@@ -113,7 +115,8 @@ pub async fn save_import(
         .iter()
         .map(|c| ListingEdit { existing: &c.existing, fields: &c.fields, images: c.images.as_deref() })
         .collect();
-    let (created, updated) = core.store.save_listings(&new, &edits).await?;
+    let audit = AuditEntry::by(actor, AuditAction::ListingsImported, None);
+    let (created, updated) = core.store.save_listings(&new, &edits, &audit).await?;
     let changed = updated.iter().filter_map(|u| match u {
         ListingUpdate::Saved(saved) => Some(&**saved),
         ListingUpdate::Stale => None,
@@ -142,7 +145,8 @@ where
         .iter()
         .map(|c| ListingEdit { existing: &c.existing, fields: &c.fields, images: c.images.as_deref() })
         .collect();
-    let saved = core.store.commit_bulk_draft(actor.brand_id, draft_id, Ts::now(), &new, &edits, result).await?;
+    let audit = AuditEntry::by(actor, AuditAction::ListingsImported, Some(format!("import:{draft_id}")));
+    let saved = core.store.commit_bulk_draft(actor.brand_id, draft_id, &audit, &new, &edits, result).await?;
     if let Some((created, updated)) = &saved {
         let changed = updated.iter().filter_map(|u| match u {
             ListingUpdate::Saved(saved) => Some(&**saved),

@@ -3,6 +3,7 @@
 
 mod create;
 
+use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, SyncPosition, ValidListing};
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{listing_etag, IfMatch};
@@ -127,14 +128,15 @@ pub async fn update(
     };
     let valid = checked(core, actor, input, merged).await?.map_err(UpdateListingError::Invalid)?;
     let images = image_sources(&valid.images, &valid.attachment_ids).map(|new| keep_images(&existing, new));
-    let saved = match core.store.update_listing(&existing, &valid.fields, images.as_deref()).await? {
+    let audit = AuditEntry::by(actor, AuditAction::ListingUpdated, None);
+    let saved = match core.store.update_listing(&existing, &valid.fields, images.as_deref(), &audit).await? {
         ListingUpdate::Saved(saved) => *saved,
         // Changed since it was read: with a condition, the tag it was checked against is gone.
         ListingUpdate::Stale if if_match.is_some() => return Err(UpdateListingError::PreconditionFailed),
         ListingUpdate::Stale => {
             let locked: Option<Result<_, UpdateListingError>> = core
                 .store
-                .update_listing_locked(actor.brand_id, id, |existing| {
+                .update_listing_locked(actor.brand_id, id, &audit, |existing| {
                     let (valid, images) = change_of(actor, existing, input, None)?;
                     Ok((valid.fields, images, ()))
                 })
@@ -225,13 +227,14 @@ pub async fn change_photos(
 ) -> Result<SavedListing, PhotoChangeError> {
     let existing = core.store.listing(actor.brand_id, id).await?.ok_or(PhotoChangeError::NotFound)?;
     let slots = photos_after(actor, &existing, change)?;
-    match core.store.update_listing(&existing, &existing.fields, Some(&slots)).await? {
+    let audit = AuditEntry::by(actor, AuditAction::ListingPhotosChanged, None);
+    match core.store.update_listing(&existing, &existing.fields, Some(&slots), &audit).await? {
         ListingUpdate::Saved(saved) => Ok(*saved),
         // Changed meanwhile: applied to the listing read under the write lock (see `update`).
         ListingUpdate::Stale => {
             let locked: Option<Result<_, PhotoChangeError>> = core
                 .store
-                .update_listing_locked(actor.brand_id, id, |existing| {
+                .update_listing_locked(actor.brand_id, id, &audit, |existing| {
                     Ok((existing.fields.clone(), Some(photos_after(actor, existing, change)?), ()))
                 })
                 .await?;
@@ -288,8 +291,9 @@ impl DeleteListingError {
 
 /// Moves one of the actor's listings to the trash.
 pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteListingError> {
+    let audit = AuditEntry::by(actor, AuditAction::ListingDeleted, None);
     let outcome =
-        core.store.delete_listings(actor.brand_id, &[id], |seller| actor.may_change_listing_of(seller)).await?;
+        core.store.delete_listings(actor.brand_id, &[id], |seller| actor.may_change_listing_of(seller), &audit).await?;
     match outcome.first().map(|(_, removal)| *removal) {
         Some(Removal::Deleted) => Ok(()),
         Some(Removal::NotOwner) => Err(DeleteListingError::NotOwner),
@@ -300,7 +304,8 @@ pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteLis
 /// Trashes each of `ids` that is the actor's listing; says per distinct id what happened,
 /// in the order given.
 pub async fn bulk_delete(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<(i64, Removal)>, StoreError> {
-    core.store.delete_listings(actor.brand_id, ids, |seller| actor.may_change_listing_of(seller)).await
+    let audit = AuditEntry::by(actor, AuditAction::ListingDeleted, None);
+    core.store.delete_listings(actor.brand_id, ids, |seller| actor.may_change_listing_of(seller), &audit).await
 }
 
 /// After new listings are saved: wake the image importer when they named URLs, and drop

@@ -2,7 +2,7 @@
 //! the changes they record.
 
 use crate::domain::user::Actor;
-use crate::store::{AuditRecord, StoreError};
+use crate::store::{AuditFilter, AuditRecord, StoreError};
 use crate::usecases::Core;
 
 /// One page, newest first.
@@ -13,9 +13,16 @@ pub struct AuditPage {
     pub has_more: bool,
 }
 
-/// Up to `limit` entries older than the entry `after` (all when `None`), newest first.
-pub async fn page(core: &Core, actor: &Actor, limit: u32, after: Option<i64>) -> Result<AuditPage, StoreError> {
-    let mut entries = core.store.audit_page(actor.brand_id, i64::from(limit) + 1, after).await?;
+/// Up to `limit` entries that `filter` keeps, older than the entry `after` (all when
+/// `None`), newest first.
+pub async fn page(
+    core: &Core,
+    actor: &Actor,
+    limit: u32,
+    after: Option<i64>,
+    filter: &AuditFilter,
+) -> Result<AuditPage, StoreError> {
+    let mut entries = core.store.audit_entries(actor.brand_id, i64::from(limit) + 1, after, filter).await?;
     let has_more = entries.len() > limit as usize;
     entries.truncate(limit as usize);
     Ok(AuditPage { entries, has_more })

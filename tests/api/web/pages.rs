@@ -926,3 +926,53 @@ async fn a_listing_is_deleted_only_after_its_confirmation_step_and_a_reload_dele
     assert_eq!(mo.post(&format!("/dashboard/listings/{kept}/delete"), &[("csrf", &mo_csrf)]).await.status, 403);
     assert_eq!(app.get(&format!("/v1/listings/{kept}"), &partner.key).await.status(), 200);
 }
+
+/// The audit log filtered by kind of action and by who acted, pages and CSV keeping the
+/// filters; listing changes made in the dashboard and with a key are in it, in words.
+#[tokio::test]
+async fn the_audit_log_filters_by_kind_and_person_and_downloads_the_same_entries_as_csv() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    // A listing created with the key, then changed and deleted in the dashboard.
+    let id = listing(&app, &partner, json!({"title": "=HYPERLINK(\"x\")"})).await;
+    let csrf = ada.get(&format!("/dashboard/listings/{id}")).await.csrf();
+    let deleted = ada.post(&format!("/dashboard/listings/{id}/delete"), &[("csrf", csrf.as_str())]).await;
+    assert_eq!(deleted.status, 303, "{}", deleted.body);
+    let boost = json!({"credit_boost_percent": 110});
+    assert_eq!(app.patch("/v1/partner/settings/payouts", &partner.key, &boost).await.status(), 200);
+
+    let all = ada.get("/dashboard/audit-log").await;
+    assert!(all.body.contains(">Listing created<") && all.body.contains(">Listing deleted<"), "{}", all.body);
+    assert!(all.body.contains(&format!(">Listing no. {id}<")), "{}", all.body);
+    let listings = ada.get("/dashboard/audit-log?topic=listings").await;
+    let rows = |body: &str| body.matches("<tr><td data-label=\"When\">").count();
+    assert_eq!(rows(&listings.body), 2, "{}", listings.body);
+    assert!(!listings.body.contains(">Settings changed<") && !listings.body.contains(">Signed in<"));
+    assert!(listings.body.contains("<option value=\"listings\" selected>"), "the choice is kept");
+    // By who: Ada (the dashboard) deleted; the key created.
+    let ada_only = ada.get(&format!("/dashboard/audit-log?topic=listings&who=user:{}", partner.user_id)).await;
+    assert_eq!(rows(&ada_only.body), 1, "{}", ada_only.body);
+    assert!(ada_only.body.contains(">Listing deleted<"));
+    let signins = ada.get(&format!("/dashboard/audit-log?topic=sign-in&who=user:{}", partner.user_id)).await;
+    assert!(signins.body.contains(">Signed in<") && rows(&signins.body) == 1, "{}", signins.body);
+    // Unknown filters show everything, never an error.
+    let odd = ada.get("/dashboard/audit-log?topic=%3Cb%3E&who=operator:x").await;
+    assert_eq!((odd.status, rows(&odd.body)), (200, rows(&all.body)));
+
+    // The CSV: the same entries, in words, with the action's name, and no formula.
+    let csv = ada.get("/dashboard/audit-log.csv?topic=listings").await;
+    assert_eq!(csv.status, 200);
+    assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
+    assert!(csv.headers["content-disposition"].to_str().unwrap().contains("audit-log-acme.csv"));
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert_eq!(lines[0], "at_utc,who,action,action_name,target,address");
+    assert_eq!(lines.len(), 3, "{}", csv.body);
+    assert!(
+        lines[1].contains(",Listing deleted,listing.deleted,") && lines[2].contains("listing.created"),
+        "{lines:?}"
+    );
+    // A member has no audit log.
+    let mut mo = member(&app, &partner).await;
+    assert_eq!(mo.get("/dashboard/audit-log.csv").await.status, 403);
+}
