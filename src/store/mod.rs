@@ -80,7 +80,9 @@ pub use payment_holds::{HoldInsert, HoldRecord, HoldSettlement};
 pub use payout_links::PayoutLinkRecord;
 pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
-pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert, RedemptionRecord};
+pub use redemptions::{
+    CodeSpend, NewRedemption, RedemptionCursor, RedemptionFilter, RedemptionInsert, RedemptionRecord, RedemptionState,
+};
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use sessions::{CodeCompletion, CodeProof, NewSession, OwnSession, SessionRecord};
@@ -88,7 +90,9 @@ pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Rese
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
 pub use time::Ts;
 pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
-pub use wallet::{Balances, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail, StatementRender};
+pub use wallet::{
+    Balances, EntryFilter, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail, StatementRender,
+};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
     insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueWindow, EndpointChange,

@@ -62,6 +62,26 @@ pub struct RedemptionRecord {
 }
 
 /// What recording a redemption did.
+/// Where a redemption stands, for the dashboard's filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedemptionState {
+    /// A credit code not spent and not expired.
+    CodeNotSpent,
+    CodeSpent,
+    /// A credit code past its expiry, never spent.
+    CodeExpired,
+    /// Credit added to the customer's existing order.
+    CreditToOrder,
+    Cash,
+}
+
+/// Which redemptions a list keeps: in a state (any when `None`), of a customer (exact id).
+#[derive(Debug, Clone, Default)]
+pub struct RedemptionFilter {
+    pub state: Option<RedemptionState>,
+    pub customer: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedemptionInsert {
     Recorded,
@@ -203,6 +223,54 @@ impl Store {
                 .bind(limit)
                 .fetch_all(pool)
                 .await?)
+        })
+    }
+
+    /// A page of the brand's redemptions that `filter` keeps, newest first, and how many it
+    /// keeps; `now` decides which codes have expired.
+    pub async fn brand_redemptions(
+        &self,
+        brand_id: i64,
+        filter: &RedemptionFilter,
+        now: Ts,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<RedemptionRecord>, i64), StoreError> {
+        let state = match filter.state {
+            None => "",
+            Some(RedemptionState::CodeNotSpent) => {
+                "AND r.code_hash IS NOT NULL AND r.redeemed_at IS NULL AND r.expires_at > $2"
+            }
+            Some(RedemptionState::CodeSpent) => "AND r.redeemed_at IS NOT NULL",
+            Some(RedemptionState::CodeExpired) => {
+                "AND r.code_hash IS NOT NULL AND r.redeemed_at IS NULL AND r.expires_at <= $2"
+            }
+            Some(RedemptionState::CreditToOrder) => "AND r.credit_destination = 'existing_order'",
+            Some(RedemptionState::Cash) => "AND r.customer_choice = 'cash'",
+        };
+        let customer = if filter.customer.is_some() { "AND r.customer_id = $3" } else { "AND $3 IS NULL" };
+        let condition = format!("r.brand_id = $1 AND ($2 IS NOT NULL) {state} {customer}");
+        let page = format!(
+            "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id WHERE {condition}
+             ORDER BY r.created_at DESC, r.id DESC LIMIT $4 OFFSET $5"
+        );
+        let count = format!("SELECT COUNT(*) FROM redemptions r WHERE {condition}");
+        on_pool!(self, read, |pool| {
+            let rows = sqlx::query_as(&page)
+                .bind(brand_id)
+                .bind(now)
+                .bind(filter.customer.as_deref())
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(pool)
+                .await?;
+            let total: i64 = sqlx::query_scalar(&count)
+                .bind(brand_id)
+                .bind(now)
+                .bind(filter.customer.as_deref())
+                .fetch_one(pool)
+                .await?;
+            Ok((rows, total))
         })
     }
 

@@ -18,7 +18,7 @@ use super::{
     enqueue_mail, on_conn, on_pool, record_audit, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT,
 };
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
-use crate::domain::wallet::{EntryType, LineMoney};
+use crate::domain::wallet::{EntryStatus, EntryType, LineMoney};
 
 /// An entry to write with what earned it.
 #[derive(Debug, Clone)]
@@ -32,6 +32,15 @@ pub struct NewLedgerEntry {
     pub money: LineMoney,
     pub delivered_at: Ts,
     pub available_at: Ts,
+}
+
+/// Which entries a list keeps: of a type, in a status (at the reading's `now`), delivered
+/// within `[from, until)` (a month); each `None` keeps all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EntryFilter {
+    pub kind: Option<EntryType>,
+    pub status: Option<EntryStatus>,
+    pub month: Option<(Ts, Ts)>,
 }
 
 /// A stored entry.
@@ -254,6 +263,57 @@ impl Store {
             format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE brand_id = $1 AND id > $2 ORDER BY id LIMIT $3");
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(&sql).bind(brand_id).bind(after).bind(limit).fetch_all(pool).await?)
+        })
+    }
+
+    /// A page of the brand's entries that `filter` keeps, newest first, and how many it
+    /// keeps; `now` tells pending entries from available ones.
+    pub async fn brand_entries(
+        &self,
+        brand_id: i64,
+        filter: &EntryFilter,
+        now: Ts,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<EntryRecord>, i64), StoreError> {
+        let status = match filter.status {
+            None => "AND ($2 IS NOT NULL)",
+            Some(EntryStatus::Pending) => "AND remittance_id IS NULL AND available_at > $2",
+            Some(EntryStatus::Available) => "AND remittance_id IS NULL AND available_at <= $2",
+            Some(EntryStatus::Paid) => "AND remittance_id IS NOT NULL AND ($2 IS NOT NULL)",
+        };
+        let kind = if filter.kind.is_some() { "AND type = $3" } else { "AND $3 IS NULL" };
+        let month = if filter.month.is_some() {
+            "AND delivered_at >= $4 AND delivered_at < $5"
+        } else {
+            "AND $4 IS NULL AND $5 IS NULL"
+        };
+        let condition = format!("brand_id = $1 {status} {kind} {month}");
+        let page =
+            format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE {condition} ORDER BY id DESC LIMIT $6 OFFSET $7");
+        let count = format!("SELECT COUNT(*) FROM ledger_entries WHERE {condition}");
+        let kind = filter.kind.map(EntryType::as_str);
+        let (from, until) = filter.month.map_or((None, None), |(from, until)| (Some(from), Some(until)));
+        on_pool!(self, read, |pool| {
+            let rows = sqlx::query_as(&page)
+                .bind(brand_id)
+                .bind(now)
+                .bind(kind)
+                .bind(from)
+                .bind(until)
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(pool)
+                .await?;
+            let total: i64 = sqlx::query_scalar(&count)
+                .bind(brand_id)
+                .bind(now)
+                .bind(kind)
+                .bind(from)
+                .bind(until)
+                .fetch_one(pool)
+                .await?;
+            Ok((rows, total))
         })
     }
 

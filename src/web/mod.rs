@@ -26,9 +26,11 @@ pub mod pages;
 pub mod people;
 pub mod qr;
 pub mod records;
+pub mod redemptions;
 pub mod reset;
 pub mod settings;
 pub mod signin;
+pub mod wallet;
 
 use std::sync::LazyLock;
 
@@ -79,6 +81,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(operations::router())
         .merge(collections::router())
         .merge(audit::router())
+        .merge(redemptions::router())
+        .merge(wallet::router())
         .merge(settings::router())
         .merge(people::router())
         .merge(records::router())

@@ -6,7 +6,7 @@ use crate::domain::money::Pence;
 use crate::domain::redemption::{Redemption, Spent, CURRENCY};
 use crate::domain::user::Actor;
 use crate::domain::FieldError;
-use crate::store::{RedemptionCursor, RedemptionRecord, Store, StoreError, Ts};
+use crate::store::{RedemptionCursor, RedemptionFilter, RedemptionRecord, Store, StoreError, Ts};
 use crate::usecases::Core;
 
 /// One page of redemptions, and where the next one starts.
@@ -78,6 +78,19 @@ pub async fn page(
     };
     let redemptions = rows.into_iter().map(|r| redemption_of(&core.store, r)).collect();
     Ok(RedemptionPage { redemptions, has_more, next_since, next_after })
+}
+
+/// A page of the brand's redemptions that `filter` keeps, newest first (the dashboard's
+/// list), and how many it keeps.
+pub async fn listed(
+    core: &Core,
+    actor: &Actor,
+    filter: &RedemptionFilter,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Redemption>, i64), StoreError> {
+    let (rows, total) = core.store.brand_redemptions(actor.brand_id, filter, Ts::now(), limit, offset).await?;
+    Ok((rows.into_iter().map(|r| redemption_of(&core.store, r)).collect(), total))
 }
 
 /// A stored redemption as the API and the dashboard show it.

@@ -84,6 +84,20 @@ pub async fn entries(
     Ok((rows.iter().map(|r| statement::entry(r, now)).collect(), has_more))
 }
 
+/// A page of the brand's entries that `filter` keeps, newest first (the dashboard's list),
+/// and how many it keeps.
+pub async fn entries_listed(
+    core: &super::Core,
+    actor: &Actor,
+    filter: &crate::store::EntryFilter,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Entry>, i64), StoreError> {
+    let now = Utc::now();
+    let (rows, total) = core.store.brand_entries(actor.brand_id, filter, Ts::from(now), limit, offset).await?;
+    Ok((rows.iter().map(|r| statement::entry(r, now)).collect(), total))
+}
+
 /// One page of the brand's statements, newest first, and how many there are.
 pub async fn remittances(
     core: &super::Core,

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{admin, set_password, Browser, Page, PASSWORD};
 use crate::helpers::{json, on_raw, TestApp};
-use crate::marketplace::{complete, listing, market_app, order};
+use crate::marketplace::{choose, complete, credit_code, listing, market_app, order, sold_exchange};
 
 const PAGES: [&str; 11] = [
     "/dashboard/listings",
@@ -975,4 +975,72 @@ async fn the_audit_log_filters_by_kind_and_person_and_downloads_the_same_entries
     // A member has no audit log.
     let mut mo = member(&app, &partner).await;
     assert_eq!(mo.get("/dashboard/audit-log.csv").await.status, 403);
+}
+
+/// Redemptions newest first, filtered by where each stands and by customer, and the same
+/// rows as CSV; the wallet's entries filtered by type, status and month, and as CSV.
+#[tokio::test]
+async fn redemptions_and_wallet_entries_filter_and_download_as_csv() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let spent = credit_code(&app, &partner, json!(100)).await;
+    let unspent = credit_code(&app, &partner, json!(40)).await;
+    let (_, cash_order) = sold_exchange(&app, &partner, json!(70)).await;
+    let cash = choose(&app, cash_order, json!({"customer_id": "=cus_cash", "customer_choice": "cash"})).await;
+    assert_eq!(cash.status(), 201);
+    let redeem = json!({"code": spent["code"]});
+    assert_eq!(app.post("/v1/partner/credits/redeem", &partner.key, &redeem).await.status(), 200);
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let rows = |body: &str| body.matches("<tr><td data-label=\"Redemption\">").count();
+
+    let all = ada.get("/dashboard/redemptions").await;
+    assert_eq!(rows(&all.body), 3);
+    assert!(all.body.contains("3 redemptions, newest first."), "{}", all.body);
+    let newest = all.body.find("=cus_cash").unwrap();
+    assert!(newest < all.body.find(spent["id"].as_str().unwrap()).unwrap(), "newest first");
+    for (state, id) in [("spent", &spent["id"]), ("not-spent", &unspent["id"])] {
+        let page = ada.get(&format!("/dashboard/redemptions?state={state}")).await;
+        assert_eq!(rows(&page.body), 1, "{state}: {}", page.body);
+        assert!(page.body.contains(id.as_str().unwrap()), "{state}");
+        assert!(page.body.contains(&format!("<option value=\"{state}\" selected>")), "{state}: the choice is kept");
+    }
+    let cash_only = ada.get("/dashboard/redemptions?state=cash").await;
+    assert_eq!(rows(&cash_only.body), 1);
+    let nobody = ada.get("/dashboard/redemptions?state=expired").await;
+    assert!(nobody.body.contains("No redemptions match"), "{}", nobody.body);
+    let by_customer = ada.get("/dashboard/redemptions?customer=cus_1").await;
+    assert_eq!(rows(&by_customer.body), 2, "{}", by_customer.body);
+
+    let csv = ada.get("/dashboard/redemptions.csv?state=cash").await;
+    assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert!(lines[0].starts_with("redemption,customer,choice,value_gbp,code"), "{}", lines[0]);
+    assert_eq!(lines.len(), 2, "{}", csv.body);
+    assert!(lines[1].contains(",'=cus_cash,Cash,70.00,"), "a formula written as text: {}", lines[1]);
+    let spent_csv = ada.get("/dashboard/redemptions.csv?state=spent").await;
+    assert!(spent_csv.body.lines().nth(1).is_some_and(|l| l.contains("Ada")), "who spent it: {}", spent_csv.body);
+
+    // The wallet: a sale delivered in November 2026 and the trade-in credits (today).
+    let listing_id = listing(&app, &partner, json!({"channel": "clearance", "price_gbp": 100})).await;
+    let order_id = order(&app, json!({"listing_id": listing_id})).await["id"].as_i64().unwrap();
+    complete(&app, order_id, json!({"completed_at": "2026-11-01T10:00:00Z"})).await;
+    let entry_rows = |body: &str| body.matches("<tr><td data-label=\"Order\">").count();
+    let wallet = ada.get("/dashboard/wallet").await;
+    let total = entry_rows(&wallet.body);
+    assert!(total >= 3, "{}", wallet.body);
+    let sales = ada.get("/dashboard/wallet?kind=sale").await;
+    assert_eq!(entry_rows(&sales.body), 1, "{}", sales.body);
+    assert!(sales.body.contains(&format!(">#{order_id}</td>")));
+    let november = ada.get("/dashboard/wallet?month=2026-11").await;
+    assert!(november.body.contains("<option value=\"2026-11\" selected>November 2026</option>"), "{}", november.body);
+    let in_november = entry_rows(&november.body);
+    assert!(in_november >= 1 && in_november <= total);
+    let paid = ada.get("/dashboard/wallet?status=paid").await;
+    assert!(paid.body.contains("No entries match"), "nothing is on a statement yet: {}", paid.body);
+    let csv = ada.get("/dashboard/wallet/entries.csv?kind=sale").await;
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert!(lines[0].starts_with("order,type,title,quantity,gross_gbp"), "{}", lines[0]);
+    assert_eq!(lines.len(), 2, "{}", csv.body);
+    assert!(lines[1].starts_with(&format!("#{order_id},Sale,")) && lines[1].contains(",100.00,"), "{}", lines[1]);
+    assert!(ada.get("/dashboard/wallet?month=2026-13&kind=%3C").await.status == 200, "odd filters show everything");
 }
