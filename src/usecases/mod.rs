@@ -18,6 +18,7 @@ pub mod options;
 pub mod overview;
 pub mod people;
 pub mod photos;
+pub mod search;
 pub mod settings;
 pub mod storefront;
 pub mod wallet;

@@ -65,6 +65,7 @@ pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) ->
         brand: r.brand_name.clone(),
         is_admin: session.is_admin(),
         view: super::home::HomeView::of(overview, session.zone()),
+        q: "",
     };
     Ok(render(StatusCode::OK, &page))
 }

@@ -23,6 +23,8 @@ pub struct HomePage {
     pub brand: String,
     pub is_admin: bool,
     pub view: HomeView,
+    /// The search box's text: empty on the home page.
+    pub q: &'static str,
 }
 
 pub struct ScheduleRow {

@@ -28,6 +28,7 @@ pub mod qr;
 pub mod records;
 pub mod redemptions;
 pub mod reset;
+pub mod search;
 pub mod settings;
 pub mod signin;
 pub mod wallet;
@@ -83,6 +84,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(audit::router())
         .merge(redemptions::router())
         .merge(wallet::router())
+        .merge(search::router())
         .merge(settings::router())
         .merge(people::router())
         .merge(records::router())

@@ -195,6 +195,11 @@ def admin_states(ids, events):
         ("cancel-invitation-confirm", visit(ids["sam"])),
         ("wallet", visit("/dashboard/wallet")),
         ("audit-log", visit("/dashboard/audit-log")),
+        ("audit-log-filtered", visit("/dashboard/audit-log?topic=sign-in")),
+        ("wallet-filtered", visit("/dashboard/wallet?kind=sale")),
+        ("redemptions-filtered", visit("/dashboard/redemptions?state=not-spent")),
+        ("search", visit("/dashboard/search?q=sofa")),
+        ("search-nothing", visit("/dashboard/search?q=nothing-matches-this")),
         ("not-found", visit("/dashboard/listings/99999", 404)),
     ]
     if ids.get("warehouse"):
@@ -215,6 +220,7 @@ def member_states(ids):
         ("member-collections", visit("/dashboard/collections")),
         ("member-wallet", visit("/dashboard/wallet")),
         ("member-account", visit("/dashboard/account")),
+        ("member-search", visit("/dashboard/search?q=sofa")),
         ("forbidden", visit("/dashboard/team", 403)),
     ]
 

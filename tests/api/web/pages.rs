@@ -1044,3 +1044,62 @@ async fn redemptions_and_wallet_entries_filter_and_download_as_csv() {
     assert!(lines[1].starts_with(&format!("#{order_id},Sale,")) && lines[1].contains(",100.00,"), "{}", lines[1]);
     assert!(ada.get("/dashboard/wallet?month=2026-13&kind=%3C").await.status == 200, "odd filters show everything");
 }
+
+/// One search box finds each kind of record by what names it, scoped to the brand; people
+/// and keys only for an admin.
+#[tokio::test]
+async fn the_search_finds_listings_orders_codes_customers_events_and_people() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let sideboard = listing(&app, &partner, json!({"title": "Walnut <sideboard>", "sku": "WAL-77"})).await;
+    let placed = order(&app, json!({"listing_id": sideboard})).await["id"].as_i64().unwrap();
+    let code = credit_code(&app, &partner, json!(40)).await;
+    let hook = json!({"url": "http://127.0.0.1:9/hook", "enabled": true});
+    assert_eq!(app.patch("/v1/partner/settings/integrations/webhook", &partner.key, &hook).await.status(), 200);
+    let sent = app.post("/v1/partner/settings/integrations/webhook/test", &partner.key, &json!({})).await;
+    let event_id = json(sent).await["event_id"].as_str().unwrap().to_owned();
+    // Another brand's listing with the same word is not found.
+    let other = app.partner("globex").await;
+    listing(&app, &other, json!({"title": "Walnut chair"})).await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let search = |q: &str| {
+        format!("/dashboard/search?q={}", url::form_urlencoded::byte_serialize(q.as_bytes()).collect::<String>())
+    };
+
+    let home = ada.get("/dashboard").await;
+    assert!(home.body.contains("action=\"/dashboard/search\" role=\"search\""), "the home page has the box");
+    let words = ada.get(&search("walnut")).await;
+    assert_eq!(words.status, 200);
+    assert!(
+        words.body.contains(&format!("href=\"/dashboard/listings/{sideboard}\">Walnut &#60;sideboard&#62;</a>")),
+        "{}",
+        words.body
+    );
+    assert!(!words.body.contains("Walnut chair"), "another brand's listing");
+    let by_sku = ada.get(&search("WAL-77")).await;
+    assert!(by_sku.body.contains(&format!("/dashboard/listings/{sideboard}")), "{}", by_sku.body);
+    let by_order = ada.get(&search(&format!("#{placed}"))).await;
+    assert!(by_order.body.contains(&format!("Order #{placed}: Walnut &#60;sideboard&#62;")), "{}", by_order.body);
+    let by_code = ada.get(&search(code["code"].as_str().unwrap())).await;
+    assert!(by_code.body.contains("£40.00 of credit, not spent yet (customer cus_1)"), "{}", by_code.body);
+    let by_customer = ada.get(&search("cus_1")).await;
+    assert!(
+        by_customer.body.contains("Customer cus_1")
+            && by_customer.body.contains("/dashboard/redemptions?customer=cus_1")
+    );
+    let by_person = ada.get(&search("ada@")).await;
+    assert!(by_person.body.contains(">People<") && by_person.body.contains("ada@acme.example"), "{}", by_person.body);
+    let by_event = ada.get(&search(&event_id)).await;
+    assert!(by_event.body.contains(&format!("href=\"/dashboard/deliveries/{event_id}\">Event {event_id}</a>")));
+    assert!(by_event.body.contains("Test event"), "{}", by_event.body);
+    assert!(ada.get(&search("evt_nope")).await.body.contains("Nothing matches"));
+    let nothing = ada.get(&search("zebra")).await;
+    assert!(nothing.body.contains("Nothing matches “zebra”"), "{}", nothing.body);
+    let long = ada.get(&search(&"x".repeat(201))).await;
+    assert!(long.body.contains("shorten it to 200 characters"), "{}", long.body);
+    // A member finds records, not people.
+    let mut mo = member(&app, &partner).await;
+    let as_member = mo.get(&search("acme")).await;
+    assert_eq!(as_member.status, 200);
+    assert!(!as_member.body.contains(">People<"), "{}", as_member.body);
+}
