@@ -3,6 +3,7 @@
 //! post to the use cases the API's `POST` and `PATCH /v1/listings` call: a refused form
 //! comes back with the values given and the API's codes beside the fields.
 
+use crate::domain::listing::MAX_ITEMS;
 use std::collections::HashMap;
 
 use crate::http::routing::{get, post};
@@ -144,6 +145,10 @@ pub struct ListingFormPage {
     /// `(id, label)` of the brand's warehouses.
     pub warehouses: Vec<(String, String)>,
     pub measurement_rows: Vec<usize>,
+    /// Photos a refused try uploaded, carried by the form (a new listing only).
+    pub kept: Vec<KeptPhoto>,
+    /// How much one post of the form may carry in all, in megabytes (the body limit).
+    pub upload_mb: usize,
 }
 
 /// Pieces the form offers to measure (a listing has up to 20; the API takes them all).
@@ -160,6 +165,7 @@ async fn form_page(
     let warehouses = warehouses::list(&state.core, &session.actor()).await?;
     let mut page = ListingFormPage::new(session, id, values, errors);
     page.warehouses = warehouses.into_iter().map(|w| (w.id, w.label)).collect();
+    page.upload_mb = state.config.max_body_bytes / (1024 * 1024);
     Ok(page)
 }
 
@@ -197,6 +203,8 @@ impl ListingFormPage {
             item_types: ITEM_TYPES,
             warehouses: Vec::new(),
             measurement_rows: (1..=MEASUREMENT_ROWS).collect(),
+            kept: Vec::new(),
+            upload_mb: 0,
         }
     }
 
@@ -257,6 +265,8 @@ pub struct ListingPage {
     /// The listing's live page on the marketplace (its `url`); `None` for a draft, which
     /// buyers cannot see.
     pub live_url: Option<String>,
+    /// How much one upload may carry in all, in megabytes (the body limit).
+    pub upload_mb: usize,
 }
 
 async fn listing_view(
@@ -312,6 +322,7 @@ async fn listing_page(state: &AppState, session: &LiveSession, id: i64) -> Resul
         csrf: session.record.csrf_token.clone(),
         live_url: (record.fields.status != crate::domain::listing::ListingStatus::Draft)
             .then(|| format!("{}/listings/{id}", state.config.marketplace_url())),
+        upload_mb: state.config.max_body_bytes / (1024 * 1024),
     };
     Ok(page)
 }
@@ -352,7 +363,19 @@ struct Posted {
     values: Values,
     faults: Vec<String>,
     exposed_to: Vec<String>,
-    photo: Option<(Vec<u8>, String)>,
+    /// Photos chosen this time: (bytes, file name), in order.
+    photos: Vec<(Vec<u8>, String)>,
+    /// Photos uploaded by an earlier try of the same new listing and kept by the form:
+    /// (attachment id, file name).
+    kept: Vec<KeptPhoto>,
+}
+
+/// A photo uploaded by a refused try of the new-listing form, carried by the form so that
+/// it need not be chosen again (the listing's use case checks it is the brand's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptPhoto {
+    pub id: i64,
+    pub name: String,
 }
 
 /// The form's one-value fields, by the API's names.
@@ -387,16 +410,20 @@ async fn read_form(multipart: Multipart) -> Result<Posted, PageError> {
         values: Values::default(),
         faults: Vec::new(),
         exposed_to: Vec::new(),
-        photo: None,
+        photos: Vec::new(),
+        kept: Vec::new(),
     };
+    let (mut kept_ids, mut kept_names) = (Vec::new(), Vec::new());
     for part in multipart_parts(multipart).await? {
         match part.name.as_str() {
             "csrf" => posted.csrf = part.text(),
             "faults" => posted.faults.push(part.text()),
             "exposed_to" => posted.exposed_to.push(part.text()),
             "photo" if !part.bytes.is_empty() => {
-                posted.photo = Some((part.bytes.to_vec(), part.filename.unwrap_or_default()))
+                posted.photos.push((part.bytes.to_vec(), part.filename.unwrap_or_default()))
             }
+            "kept_photo" => kept_ids.push(part.text()),
+            "kept_photo_name" => kept_names.push(part.text()),
             other if TEXT_FIELDS.contains(&other) || is_measurement_part(other) => {
                 posted.values.0.insert(other.to_owned(), part.text());
             }
@@ -405,6 +432,17 @@ async fn read_form(multipart: Multipart) -> Result<Posted, PageError> {
     }
     posted.values.put("faults", posted.faults.join(","));
     posted.values.put("exposed_to", posted.exposed_to.join(","));
+    // What a client sends here is only ever offered to the listing's use case, which
+    // refuses a photo that is not the brand's; a name is shown, never trusted.
+    posted.kept = kept_ids
+        .iter()
+        .zip(kept_names.iter().chain(std::iter::repeat(&String::new())))
+        .filter_map(|(id, name)| {
+            let id = id.trim().parse::<i64>().ok().filter(|id| *id > 0)?;
+            Some(KeptPhoto { id, name: name.chars().take(200).collect() })
+        })
+        .take(MAX_ITEMS)
+        .collect();
     Ok(posted)
 }
 
@@ -480,22 +518,57 @@ async fn create(
     admin_multipart(&session, &posted.csrf)?;
     let actor = session.actor();
     let mut input = input_of(&posted, false);
-    if let Some((bytes, filename)) = posted.photo.clone() {
-        match upload_photo(&state, &actor, PhotoUpload { bytes, filename: Some(filename) }).await? {
-            Ok(photo) => input.attachment_ids = Given::Set(vec![photo.id]),
+    // Each photo chosen is uploaded (and kept by the form from then on); one refused says
+    // which and why, and the listing waits until the photos are right.
+    let mut kept = posted.kept.clone();
+    let mut refusals = Vec::new();
+    for (bytes, name) in posted.photos.iter().cloned() {
+        if kept.len() >= MAX_ITEMS {
+            refusals.push(format!("{name} was not added: a listing has at most {MAX_ITEMS} photos."));
+            continue;
+        }
+        match upload_photo(&state, &actor, PhotoUpload { bytes, filename: Some(name.clone()) }).await? {
+            Ok(photo) => kept.push(KeptPhoto { id: photo.id, name }),
             Err(e) => match e.outcome() {
-                Some(outcome) => return refused(&state, &session, None, posted, outcome.on("photo")).await,
+                Some(outcome) => refusals.push(format!("{name} was not kept: {}", outcome.message())),
                 None => return Err(PageError::internal(e)),
             },
         }
     }
+    if !refusals.is_empty() {
+        let sentence = refusals.join(" ");
+        let reason =
+            FieldError { field: "photo".to_owned(), code: "photo_invalid".to_owned(), message: sentence.clone() };
+        let errors = FieldErrors::of(&LISTING_BODY, vec![reason]).worded("photo", sentence);
+        return new_form_answer(&state, &session, posted.values, errors, kept).await;
+    }
+    if !kept.is_empty() {
+        input.attachment_ids = Given::Set(kept.iter().map(|k| k.id).collect());
+    }
     match listings::create(&state.core, &actor, &input).await {
         Ok(saved) => Ok(Redirect::to(&format!("/dashboard/listings/{}", saved.record.id)).into_response()),
         Err(CreateListingError::Invalid(errors)) => {
-            form_answer(&state, &session, None, posted.values, FieldErrors::of(&LISTING_BODY, errors)).await
+            // A kept photo refused (not the brand's, or gone) is chosen again, not carried.
+            if errors.iter().any(|e| e.field == "attachment_ids") {
+                kept.clear();
+            }
+            new_form_answer(&state, &session, posted.values, FieldErrors::of(&LISTING_BODY, errors), kept).await
         }
         Err(CreateListingError::Store(e)) => Err(e.into()),
     }
+}
+
+/// The new-listing form again, 422, with the values given, the reasons, and the photos kept.
+async fn new_form_answer(
+    state: &AppState,
+    session: &LiveSession,
+    values: Values,
+    errors: FieldErrors,
+    kept: Vec<KeptPhoto>,
+) -> Result<Response, PageError> {
+    let mut page = form_page(state, session, None, values, errors).await?;
+    page.kept = kept;
+    Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
 /// The form again, 422, with the values given and one reason.
@@ -543,14 +616,14 @@ async fn change_photos(
     done: Notice,
 ) -> Result<Response, PageError> {
     let Some(change) = change else {
-        return photo_refused(state, session, id, Outcome::PhotoNotFound).await;
+        return photo_refused(state, session, id, Outcome::PhotoNotFound.message().into_owned()).await;
     };
     match listings::change_photos(&state.core, &session.actor(), id, change).await {
         Ok(_) => Ok(done.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(PhotoChangeError::NotFound) => Err(PageError::NotFound),
         Err(PhotoChangeError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
-            Some(outcome) => photo_refused(state, session, id, outcome).await,
+            Some(outcome) => photo_refused(state, session, id, outcome.message().into_owned()).await,
             None => Err(PageError::internal(e)),
         },
     }
@@ -561,13 +634,15 @@ async fn photo_refused(
     state: &AppState,
     session: &LiveSession,
     id: i64,
-    reason: Outcome,
+    reason: String,
 ) -> Result<Response, PageError> {
     let mut page = listing_page(state, session, id).await?;
-    page.photo_error = Some(reason.message().into_owned());
+    page.photo_error = Some(reason);
     Ok(render(StatusCode::UNPROCESSABLE_ENTITY, &page))
 }
 
+/// Adds the photos chosen (one or several), in order, each through the photo use case;
+/// a refused one says which and why, after those before it were added.
 async fn add_photo(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
@@ -575,27 +650,57 @@ async fn add_photo(
     multipart: Multipart,
 ) -> Result<Response, PageError> {
     let id = record_id(&id)?;
-    let (mut csrf, mut photo) = (String::new(), None);
+    let (mut csrf, mut photos) = (String::new(), Vec::new());
     for part in multipart_parts(multipart).await? {
         match part.name.as_str() {
             "csrf" => csrf = part.text(),
-            "photo" if !part.bytes.is_empty() => photo = Some((part.bytes.to_vec(), part.filename)),
+            "photo" if !part.bytes.is_empty() => photos.push((part.bytes.to_vec(), part.filename)),
             _ => {}
         }
     }
     admin_multipart(&session, &csrf)?;
-    let Some((bytes, filename)) = photo else {
-        return photo_refused(&state, &session, id, Outcome::PhotoRequired).await;
-    };
+    if photos.is_empty() {
+        return photo_refused(&state, &session, id, Outcome::PhotoRequired.message().into_owned()).await;
+    }
     let actor = session.actor();
-    let uploaded = match upload_photo(&state, &actor, PhotoUpload { bytes, filename }).await? {
-        Ok(photo) => photo,
-        Err(e) => match e.outcome() {
-            Some(outcome) => return photo_refused(&state, &session, id, outcome).await,
-            None => return Err(PageError::internal(e)),
-        },
-    };
-    change_photos(&state, &session, id, Some(PhotoChange::Add(uploaded.id)), Notice::PhotoAdded).await
+    let has = listing_of(&state, &session, id).await?.images.len();
+    let mut added = 0;
+    for (bytes, filename) in photos {
+        let name = filename.clone().unwrap_or_else(|| format!("Photo {}", added + 1));
+        let refused = |why: String| {
+            let before = match added {
+                0 => String::new(),
+                1 => " The photo before it was added.".to_owned(),
+                n => format!(" The {n} photos before it were added."),
+            };
+            format!("{name} was not added: {why}{before}")
+        };
+        if has + added >= MAX_ITEMS {
+            let why = format!("a listing has at most {MAX_ITEMS} photos; remove one first.");
+            return photo_refused(&state, &session, id, refused(why)).await;
+        }
+        let uploaded = match upload_photo(&state, &actor, PhotoUpload { bytes, filename }).await? {
+            Ok(photo) => photo,
+            Err(e) => match e.outcome() {
+                Some(outcome) => {
+                    return photo_refused(&state, &session, id, refused(outcome.message().into_owned())).await
+                }
+                None => return Err(PageError::internal(e)),
+            },
+        };
+        match listings::change_photos(&state.core, &actor, id, PhotoChange::Add(uploaded.id)).await {
+            Ok(_) => added += 1,
+            Err(PhotoChangeError::Store(e)) => return Err(e.into()),
+            Err(e) => match e.outcome() {
+                Some(outcome) => {
+                    return photo_refused(&state, &session, id, refused(outcome.message().into_owned())).await
+                }
+                None => return Err(PageError::internal(e)),
+            },
+        }
+    }
+    let notice = if added == 1 { Notice::PhotoAdded } else { Notice::PhotosAdded };
+    Ok(notice.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies()))
 }
 
 /// The confirmation step of "Remove" on a photo (decisions 9.8); "Make cover" needs none.
@@ -697,7 +802,7 @@ async fn delete(
         Err(DeleteListingError::NotFound) => Err(PageError::NotFound),
         Err(DeleteListingError::Store(e)) => Err(e.into()),
         Err(e) => match e.outcome() {
-            Some(outcome) => photo_refused(&state, &session, id, outcome).await,
+            Some(outcome) => photo_refused(&state, &session, id, outcome.message().into_owned()).await,
             None => Err(PageError::internal(e)),
         },
     }

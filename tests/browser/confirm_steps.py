@@ -94,8 +94,8 @@ def seed(base, key, workdir, page):
         f.write(PNG)
     page.goto(base + listing)
     for _ in range(3):
-        page.get_by_label("Add a photo").set_input_files(photo)
-        page.get_by_role("button", name="Upload photo").click()
+        page.get_by_label("Add photos").set_input_files(photo)
+        page.get_by_role("button", name="Upload photos").click()
         page.wait_for_load_state()
     return listing, orders
 

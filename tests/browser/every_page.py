@@ -101,8 +101,8 @@ def seed_in_pages(page, base, workdir, watch):
         f.write(PNG)
     page.goto(base + href)
     for _ in range(2):
-        page.get_by_label("Add a photo").set_input_files(photo)
-        click(page, page.get_by_role("button", name="Upload photo"))
+        page.get_by_label("Add photos").set_input_files(photo)
+        click(page, page.get_by_role("button", name="Upload photos"))
     page.goto(base + "/dashboard/integrations/keys/new")
     page.get_by_label("Label").fill("Warehouse stock sync (nightly)")
     click(page, page.get_by_role("button", name="Create", exact=True))

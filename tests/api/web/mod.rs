@@ -163,6 +163,17 @@ impl Browser {
         fields: &[(&str, &str)],
         file: Option<(&str, &str, &str, &[u8])>,
     ) -> Page {
+        self.post_files(path, fields, file.as_slice()).await
+    }
+
+    /// Posts a multipart form of `fields` and `files`, each `(field, file name, media type,
+    /// bytes)`, in order.
+    pub async fn post_files(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        files: &[(&str, &str, &str, &[u8])],
+    ) -> Page {
         let boundary = "rehome-test-boundary-7f3a";
         let mut body = Vec::new();
         for (key, value) in fields {
@@ -170,7 +181,7 @@ impl Browser {
                 format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{key}\"\r\n\r\n{value}\r\n").as_bytes(),
             );
         }
-        if let Some((field, name, kind, bytes)) = file {
+        for (field, name, kind, bytes) in files {
             let head = format!(
                 "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{name}\"\r\nContent-Type: {kind}\r\n\r\n"
             );

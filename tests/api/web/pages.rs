@@ -549,8 +549,10 @@ async fn a_listing_is_created_with_a_photo_shown_with_its_money_and_edited() {
     let bad = ada.post_multipart(&photos, &token, Some(("photo", "x.png", "image/png", b"not an image"))).await;
     assert_eq!(bad.status, 422);
     assert!(
-        bad.body
-            .contains(&format!("id=\"photo-error\" role=\"alert\">{}<", escape(&Outcome::UnsupportedImage.message()))),
+        bad.body.contains(&format!(
+            "id=\"photo-error\" role=\"alert\">x.png was not added: {}<",
+            escape(&Outcome::UnsupportedImage.message())
+        )),
         "{}",
         bad.body
     );
@@ -1102,4 +1104,110 @@ async fn the_search_finds_listings_orders_codes_customers_events_and_people() {
     let as_member = mo.get(&search("acme")).await;
     assert_eq!(as_member.status, 200);
     assert!(!as_member.body.contains(">People<"), "{}", as_member.body);
+}
+
+/// Several photos chosen at once: on a refused new listing the good ones are kept by the
+/// form (named, not chosen again) and a bad one is named with its reason; the listing is
+/// then created with them in order. Several added at once to a listing; past twenty, the
+/// one too many is named. A kept photo of another brand is refused.
+#[tokio::test]
+async fn several_photos_at_once_and_photos_kept_when_a_new_listing_is_refused() {
+    let app = market_app().await;
+    let (partner, email) = admin(&app, "acme").await;
+    let mut ada = Browser::signed_in(&app, &email).await;
+    let csrf = ada.get("/dashboard/listings/new").await.csrf();
+    let png = crate::photos::image_bytes(image::ImageFormat::Png, 60, 40);
+    let jpeg = crate::photos::image_bytes(image::ImageFormat::Jpeg, 50, 50);
+    let fields = |title: &'static str| {
+        vec![
+            ("csrf", csrf.as_str()),
+            ("title", title),
+            ("price_gbp", "120"),
+            ("channel", "clearance"),
+            ("quantity", "1"),
+            ("category", "Armchairs"),
+            ("condition", "excellent"),
+            ("faults", "None"),
+            ("status", "active"),
+        ]
+    };
+    // A bad photo beside two good ones: named, the good ones kept.
+    let files = [
+        ("photo", "front.png", "image/png", png.as_slice()),
+        ("photo", "notes.txt", "image/png", b"not an image".as_slice()),
+        ("photo", "side.jpg", "image/jpeg", jpeg.as_slice()),
+    ];
+    let refused = ada.post_files("/dashboard/listings/new", &fields("Walnut armchair"), &files).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("notes.txt was not kept: The image is not a readable"), "{}", refused.body);
+    assert!(refused.body.contains("Kept from your last try, so you need not choose them again: front.png, side.jpg."));
+    let kept: Vec<String> = refused
+        .body
+        .split("name=\"kept_photo\" value=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(kept.len(), 2, "{}", refused.body);
+    // Refused again for a missing title: still kept.
+    let mut again = fields("");
+    for id in &kept {
+        again.push(("kept_photo", id.as_str()));
+    }
+    again.push(("kept_photo_name", "front.png"));
+    again.push(("kept_photo_name", "side.jpg"));
+    let refused = ada.post_files("/dashboard/listings/new", &again, &[]).await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("front.png, side.jpg"), "{}", refused.body);
+    // Fixed: created with both photos in the order chosen.
+    let mut fixed = fields("Walnut armchair");
+    for id in &kept {
+        fixed.push(("kept_photo", id.as_str()));
+    }
+    let created = ada.post_files("/dashboard/listings/new", &fixed, &[]).await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let listings = json(app.get("/v1/listings", &partner.key).await).await;
+    let id = listings["data"][0]["id"].as_i64().unwrap();
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    let attached: Vec<String> = detail["image_imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["attachment_id"].as_i64())
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(attached, kept, "{detail}");
+
+    // Several at once on the listing's page.
+    let token = [("csrf", csrf.as_str())];
+    let photos = format!("/dashboard/listings/{id}/photos");
+    let two = [("photo", "back.png", "image/png", png.as_slice()), ("photo", "arm.jpg", "image/jpeg", jpeg.as_slice())];
+    ada.post_files(&photos, &token, &two).await.assert_redirect(&format!("/dashboard/listings/{id}"));
+    let page = ada.get(&format!("/dashboard/listings/{id}")).await;
+    assert!(page.body.contains("Photos added, in the order you chose them."), "{}", page.body);
+    let count = |detail: &serde_json::Value| detail["images"].as_array().map_or(0, Vec::len);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(count(&detail), 4);
+    // Past twenty: the one too many is named, those before it added.
+    let many: Vec<(&str, &str, &str, &[u8])> =
+        (0..17).map(|_| ("photo", "more.png", "image/png", png.as_slice())).collect();
+    let over = ada.post_files(&photos, &token, &many).await;
+    assert_eq!(over.status, 422);
+    assert!(over.body.contains("more.png was not added: a listing has at most 20 photos"), "{}", over.body);
+    assert!(over.body.contains("The 16 photos before it were added."), "{}", over.body);
+    let detail = json(app.get(&format!("/v1/listings/{id}"), &partner.key).await).await;
+    assert_eq!(count(&detail), 20);
+
+    // A kept photo that is another brand's is refused, not attached.
+    let (globex, other_email) = admin(&app, "globex").await;
+    let mut eve = Browser::signed_in(&app, &other_email).await;
+    let eve_csrf = eve.get("/dashboard/listings/new").await.csrf();
+    let mut stolen = fields("Borrowed photo");
+    stolen[0] = ("csrf", eve_csrf.as_str());
+    stolen.push(("kept_photo", kept[0].as_str()));
+    let refused = eve.post_files("/dashboard/listings/new", &stolen, &[]).await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert!(refused.body.contains("A photo of this listing is no longer available: add it again."));
+    assert!(!refused.body.contains("name=\"kept_photo\""), "a photo refused is not carried again");
+    let theirs = json(app.get("/v1/listings?status=any", &globex.key).await).await;
+    assert_eq!(theirs["meta"]["total"], 0);
 }

@@ -181,7 +181,11 @@ async fn a_refused_listing_opens_on_a_summary_linking_each_sentence_to_its_field
         assert!(refused.body.matches(sentence.as_str()).count() >= 2, "{sentence} beside its field too");
         assert!(!sentence.contains("_invalid") && !sentence.contains("_required"), "a sentence, not a code");
     }
-    assert!(refused.body.contains("aria-invalid=\"true\" aria-describedby=\"price_gbp-error\""), "{}", refused.body);
+    assert!(
+        refused.body.contains("aria-describedby=\"price_gbp-hint price_gbp-error\" aria-invalid=\"true\""),
+        "{}",
+        refused.body
+    );
     assert!(refused.body.contains("id=\"faults-error\""), "the faults' own sentence");
 }
 
