@@ -90,12 +90,24 @@ pub struct Field {
     /// What a valid value is, in words after the label ("must start with https://"), when
     /// the field's type does not say it all (`domain::words::sentence`).
     pub rule: Option<&'static str>,
+    /// What the field is for, in a sentence shown under it in forms ("The colour of buttons
+    /// and links on your marketplace pages."), when its label does not say it.
+    pub hint: Option<&'static str>,
 }
 
 impl Field {
     /// An optional field.
     pub const fn optional(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: false, nullable: !matches!(ty, FieldType::Boolean), doc, label: None, rule: None }
+        Self {
+            name,
+            ty,
+            required: false,
+            nullable: !matches!(ty, FieldType::Boolean),
+            doc,
+            label: None,
+            rule: None,
+            hint: None,
+        }
     }
 
     /// The label forms show.
@@ -108,6 +120,11 @@ impl Field {
         Self { rule: Some(rule), ..self }
     }
 
+    /// What the field is for, shown under it in forms.
+    pub const fn hinted(self, hint: &'static str) -> Self {
+        Self { hint: Some(hint), ..self }
+    }
+
     /// The field refuses `null` (`<field>_invalid`).
     pub const fn not_null(self) -> Self {
         Self { nullable: false, ..self }
@@ -115,7 +132,7 @@ impl Field {
 
     /// A required field.
     pub const fn required(name: &'static str, ty: FieldType, doc: &'static str) -> Self {
-        Self { name, ty, required: true, nullable: false, doc, label: None, rule: None }
+        Self { name, ty, required: true, nullable: false, doc, label: None, rule: None, hint: None }
     }
 }
 

@@ -248,6 +248,12 @@ mod every_form {
         let mut seen = 0;
         for spec in dashboard_specs() {
             for field in spec.fields {
+                if let Some(hint) = field.hint {
+                    for wrong in ["`", "_", "API"] {
+                        assert!(!hint.contains(wrong), "{}.{} hint: {hint}", spec.name, field.name);
+                    }
+                    assert!(hint.ends_with('.') && hint.chars().next().is_some_and(char::is_uppercase), "{hint}");
+                }
                 let mut names = vec![field.name.to_owned()];
                 if let FieldType::List { item: FieldType::Object(parts), .. } = field.ty {
                     names.extend(parts.iter().map(|p| format!("{}[0].{}", field.name, p.name)));

@@ -57,6 +57,22 @@ pub struct FormField {
     pub error: Option<String>,
     /// The body's rule: a value must be given (its label is marked).
     pub required: bool,
+    /// What the field is for, shown under it (the body table's hint).
+    pub hint: Option<&'static str>,
+}
+
+impl FormField {
+    /// The ids that describe the field: its hint and its error, when it has them.
+    pub fn described_by(&self) -> String {
+        let mut ids = Vec::new();
+        if self.hint.is_some() {
+            ids.push(format!("{}-hint", self.id));
+        }
+        if self.error.is_some() {
+            ids.push(format!("{}-error", self.id));
+        }
+        ids.join(" ")
+    }
 }
 
 /// The fields of `spec`, with `values` (the current ones, or those posted) and `errors`.
@@ -80,6 +96,7 @@ fn form(section: &str, spec: &BodySpec, values: &Map<String, Value>, errors: &Fi
             },
             error: errors.get(f.name),
             required: f.required,
+            hint: f.hint,
         })
         .collect()
 }

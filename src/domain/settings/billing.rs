@@ -64,7 +64,8 @@ pub static BILLING_BODY: BodySpec = BodySpec {
           and company number must have UK shapes, and a change of country to the United Kingdom \
           checks the values already on file.",
     fields: &[
-        Field::optional("company_name", FieldType::Text { max: NAME_MAX }, "Registered legal name."),
+        Field::optional("company_name", FieldType::Text { max: NAME_MAX }, "Registered legal name.")
+            .hinted("Your registered legal name, as statements are addressed to it."),
         Field::optional("address_1", FieldType::Text { max: ADDRESS_LINE_MAX }, "First address line.")
             .labelled("Address line 1"),
         Field::optional("address_2", FieldType::Text { max: ADDRESS_LINE_MAX }, "Second address line.")
@@ -86,7 +87,8 @@ pub static BILLING_BODY: BodySpec = BodySpec {
             FieldType::Text { max: REGISTRATION_MAX },
             "UK: 8 digits, or 2 letters and 6 digits (`company_number_invalid`).",
         )
-        .rule("must be a UK company number: 8 digits, or 2 letters and 6 digits, like SC123456"),
+        .rule("must be a UK company number: 8 digits, or 2 letters and 6 digits, like SC123456")
+        .hinted("From Companies House: 8 digits, or 2 letters and 6 digits, like SC123456."),
         Field::optional(
             "vat_number",
             FieldType::Text { max: REGISTRATION_MAX },
@@ -95,13 +97,15 @@ pub static BILLING_BODY: BodySpec = BodySpec {
              answered without spaces.",
         )
         .labelled("VAT number")
-        .rule("must be a UK VAT number whose check digits hold: GB and 9 digits, like GB999999973"),
+        .rule("must be a UK VAT number whose check digits hold: GB and 9 digits, like GB999999973")
+        .hinted("GB and 9 digits, like GB999999973; printed on your statements."),
         Field::optional(
             "invoice_email",
             FieldType::Text { max: Email::MAX_CHARS },
             "Where remittance PDFs and invoices are sent (`invoice_email_invalid`).",
         )
-        .rule(EMAIL_RULE),
+        .rule(EMAIL_RULE)
+        .hinted("Where each monthly statement is emailed as a PDF."),
     ],
     example: r#"{"company_name": "Acme Sofas Ltd", "postcode": "SW1A 1AA", "country": "United Kingdom", "company_number": "SC123456", "vat_number": "GB999999973", "invoice_email": "accounts@acme.example"}"#,
 };

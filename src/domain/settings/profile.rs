@@ -47,8 +47,10 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
             "Required on the first save (`display_name_required`); at most 80 characters \
              (`display_name_too_long`). Never null: the name cannot be cleared.",
         )
-        .not_null(),
-        Field::optional("tagline", FieldType::Text { max: TAGLINE_MAX }, "At most 160 characters."),
+        .not_null()
+        .hinted("Your brand as buyers see it on the marketplace and in their emails."),
+        Field::optional("tagline", FieldType::Text { max: TAGLINE_MAX }, "At most 160 characters.")
+            .hinted("A line under your name on your brand page, like “Sofas made in Yorkshire since 1962”."),
         Field::optional(
             "description",
             FieldType::Lines { max: DESCRIPTION_MAX },
@@ -59,7 +61,8 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
             FieldType::Text { max: Email::MAX_CHARS },
             "An email address with a public domain (`support_email_invalid`).",
         )
-        .rule(EMAIL_RULE),
+        .rule(EMAIL_RULE)
+        .hinted("Where buyers and customers write with questions; shown on your brand page."),
         Field::optional(
             "support_phone",
             FieldType::Text { max: PhoneNumber::MAX_CHARS },
@@ -67,21 +70,24 @@ pub static PROFILE_BODY: BodySpec = BodySpec {
              number starting with 0 (10 or 11 digits); spaces, dashes, dots and brackets allowed \
              (`support_phone_invalid`).",
         )
-        .rule(PHONE_RULE),
+        .rule(PHONE_RULE)
+        .hinted("Shown on your brand page; write it as people dial it, like 020 7946 0000 or +44 20 7946 0000."),
         Field::optional(
             "logo_url",
             FieldType::Text { max: PublicHttpsUrl::MAX_CHARS },
             "An `https` URL on a public host: not localhost nor a private address (`logo_url_invalid`).",
         )
         .labelled("Logo URL")
-        .rule("must be a web address starting with https:// on a public site"),
+        .rule("must be a web address starting with https:// on a public site")
+        .hinted("The address of your logo image on your own site, starting with https://; shown on your brand page."),
         Field::optional(
             "accent_color",
             FieldType::Text { max: ACCENT_COLOR_MAX },
             "`#RRGGBB` (`accent_color_invalid`); answered upper-case.",
         )
         .labelled("Accent colour")
-        .rule("must be # and six hex digits, like #1A6B4F"),
+        .rule("must be # and six hex digits, like #1A6B4F")
+        .hinted("The colour of your brand page's heading band, written # and six hex digits, like #1A6B4F."),
     ],
     example: r##"{"display_name": "Acme Sofas", "support_email": "help@acme.example", "support_phone": "+44 20 7946 0000", "logo_url": "https://cdn.acme.example/logo.png", "accent_color": "#FF8800"}"##,
 };
