@@ -53,6 +53,15 @@ impl CreditCode {
     }
 }
 
+/// The hint of every code ending in `tail` (its last four characters, any case, dashes
+/// and spaces ignored), when `tail` is that: how a person can find a code they only
+/// half remember.
+pub fn hint_of_tail(tail: &str) -> Option<String> {
+    let tail: String = tail.chars().filter(|c| !matches!(c, '-' | ' ')).collect::<String>().to_ascii_uppercase();
+    (tail.len() == 4 && tail.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then(|| format!("{PREFIX}-****-****-****-{tail}"))
+}
+
 /// A code as a partner presents it: matched ignoring case, spaces and dashes, with or
 /// without the `RH` prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +198,15 @@ mod tests {
             assert!(presented.well_formed(), "{variant}");
             assert_eq!(presented.lookup_hash(), code.lookup_hash(), "{variant}");
             assert_eq!(presented.display(), raw);
+        }
+    }
+
+    #[test]
+    fn a_tail_of_four_characters_names_the_hints_it_ends() {
+        assert_eq!(hint_of_tail("xkd9").as_deref(), Some("RH-****-****-****-XKD9"));
+        assert_eq!(hint_of_tail("-XK D9").as_deref(), Some("RH-****-****-****-XKD9"));
+        for not in ["XKD", "XKD99", "XK*9", ""] {
+            assert_eq!(hint_of_tail(not), None, "{not}");
         }
     }
 

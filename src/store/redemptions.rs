@@ -274,6 +274,22 @@ impl Store {
         })
     }
 
+    /// Up to `limit` of the brand's redemptions whose code's hint is `hint`, newest first.
+    pub async fn redemptions_by_hint(
+        &self,
+        brand_id: i64,
+        hint: &str,
+        limit: i64,
+    ) -> Result<Vec<RedemptionRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id
+             WHERE r.brand_id = $1 AND r.code_hint = $2 ORDER BY r.created_at DESC, r.id DESC LIMIT $3"
+        );
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&sql).bind(brand_id).bind(hint).bind(limit).fetch_all(pool).await?)
+        })
+    }
+
     /// When the brand's redemption `id` was created, if it exists.
     pub async fn redemption_created_at(&self, brand_id: i64, id: &str) -> Result<Option<Ts>, StoreError> {
         on_pool!(self, read, |pool| {

@@ -1,11 +1,11 @@
 //! One search across the brand's records (the dashboard's search): what a query can name,
 //! looked up where it can be. Words find listings by their title or SKU (the listings'
 //! search) and people and API keys by name, email or label; a number or `#123` finds an
-//! order; a credit code finds its redemption; a customer's id finds their redemptions;
+//! order; a credit code, or its last four characters, finds its redemption; a customer's id finds their redemptions;
 //! `evt_…` and `col_…` find a webhook event and a scheduled collection. Each lookup is one
 //! indexed read (the listings' search costs what that search costs); nothing walks a table.
 
-use crate::domain::credit_code::PresentedCode;
+use crate::domain::credit_code::{hint_of_tail, PresentedCode};
 use crate::domain::listing::{Channel, ListingQuery, ListingStatus};
 use crate::domain::order::OrderStatus;
 use crate::domain::user::Actor;
@@ -14,6 +14,8 @@ use crate::usecases::Core;
 
 /// The most listings a search shows (the total says how many there are).
 pub const LISTINGS_SHOWN: i64 = 5;
+/// The most credit codes a search by a code's last four characters shows.
+pub const CODES_SHOWN: i64 = 10;
 /// A query longer than this finds nothing (nothing the search looks for is longer).
 pub const MAX_QUERY_LEN: usize = 200;
 
@@ -109,6 +111,18 @@ pub async fn search(core: &Core, actor: &Actor, q: &str, admin: bool) -> Result<
             let expired = r.redeemed_at.is_none() && r.expires_at.is_some_and(|at| at <= Ts::now());
             found.hits.push(Hit::CreditCode {
                 code: code.display(),
+                value_pence: r.value_pence,
+                customer: r.customer_id,
+                spent: r.redeemed_at.is_some(),
+                expired,
+            });
+        }
+    }
+    if let Some(hint) = hint_of_tail(q) {
+        for r in core.store.redemptions_by_hint(actor.brand_id, &hint, CODES_SHOWN).await? {
+            let expired = r.redeemed_at.is_none() && r.expires_at.is_some_and(|at| at <= Ts::now());
+            found.hits.push(Hit::CreditCode {
+                code: hint.clone(),
                 value_pence: r.value_pence,
                 customer: r.customer_id,
                 spent: r.redeemed_at.is_some(),

@@ -104,6 +104,7 @@ const AUDIT_SHOWN: u32 = 100;
 struct TargetNames {
     people: std::collections::HashMap<i64, String>,
     keys: std::collections::HashMap<i64, String>,
+    listings: std::collections::HashMap<i64, String>,
 }
 
 impl TargetNames {
@@ -127,7 +128,10 @@ impl TargetNames {
             "warehouse" => "A warehouse".to_owned(),
             "warehouses" => "Warehouses".to_owned(),
             "collection" => format!("Collection no. {id}"),
-            "listing" => format!("Listing no. {id}"),
+            "listing" => match named(&self.listings).filter(|title| !title.trim().is_empty()) {
+                Some(title) => format!("Listing “{title}”"),
+                None => format!("Listing no. {id}"),
+            },
             "import" => format!("Spreadsheet import no. {id}"),
             "event" => format!("Webhook event {id}"),
             "events" if id == "dead" => "Dead webhook events".to_owned(),
@@ -140,8 +144,18 @@ impl TargetNames {
     }
 }
 
-/// The names targets point at, and the "Who" choices: the team and the brand's keys.
-async fn names(state: &AppState, session: &LiveSession) -> Result<(TargetNames, Vec<WhoChoice>), PageError> {
+/// The names targets point at (the team, the brand's keys, the listings `entries` name),
+/// and the "Who" choices: the team and the brand's keys.
+async fn names(
+    state: &AppState,
+    session: &LiveSession,
+    entries: &[AuditRecord],
+) -> Result<(TargetNames, Vec<WhoChoice>), PageError> {
+    let mut listing_ids: Vec<i64> =
+        entries.iter().filter_map(|e| e.target.as_deref()?.strip_prefix("listing:")?.parse().ok()).collect();
+    listing_ids.sort_unstable();
+    listing_ids.dedup();
+    let listings = crate::usecases::listings::titles(&state.core, &session.actor(), &listing_ids).await?;
     let members = team::members(&state.core, &session.actor()).await?;
     let keys = keys::keys(&state.core, &session.actor()).await?;
     let mut choices: Vec<WhoChoice> =
@@ -157,6 +171,7 @@ async fn names(state: &AppState, session: &LiveSession) -> Result<(TargetNames, 
     let names = TargetNames {
         people: members.into_iter().map(|m| (m.id, m.name)).collect(),
         keys: keys.into_iter().map(|k| (k.id, k.label)).collect(),
+        listings: listings.into_iter().collect(),
     };
     Ok((names, choices))
 }
@@ -181,7 +196,7 @@ async fn audit_page(
     let after = query.after.as_deref().and_then(|a| a.parse::<i64>().ok()).filter(|a| *a > 0);
     let page = audit::page(&state.core, &session.actor(), AUDIT_SHOWN, after, &query.filter()).await?;
     let older = page.entries.last().filter(|_| page.has_more).map(|e| e.id);
-    let (names, people) = names(&state, &session).await?;
+    let (names, people) = names(&state, &session, &page.entries).await?;
     let rows = page.entries.into_iter().map(|e| row(e, &names, &session)).collect();
     let view = AuditLogPage {
         chrome: Chrome::signed_in(&session),
@@ -206,7 +221,7 @@ async fn audit_csv(
 ) -> Result<Response, PageError> {
     require_admin(&session)?;
     let page = audit::page(&state.core, &session.actor(), CSV_ROWS, None, &query.filter()).await?;
-    let (names, _) = names(&state, &session).await?;
+    let (names, _) = names(&state, &session, &page.entries).await?;
     let mut out = csv::Writer::from_writer(Vec::new());
     let safe = |text: &str| crate::usecases::wallet::csv::spreadsheet_safe(text).unwrap_or_else(|| text.to_owned());
     out.write_record(["at_utc", "who", "action", "action_name", "target", "address"]).map_err(PageError::internal)?;
@@ -229,8 +244,11 @@ mod tests {
 
     #[test]
     fn audit_targets_read_as_words() {
-        let names =
-            TargetNames { people: [(7, "Mo Member".to_owned())].into(), keys: [(12, "Stock sync".to_owned())].into() };
+        let names = TargetNames {
+            people: [(7, "Mo Member".to_owned())].into(),
+            keys: [(12, "Stock sync".to_owned())].into(),
+            listings: [(5, "Oak sideboard".to_owned())].into(),
+        };
         assert_eq!(names.words("user:7"), "Mo Member");
         assert_eq!(names.words("user:8"), "A former member (no. 8)");
         assert_eq!(names.words("key:12"), "API key “Stock sync”");
@@ -239,9 +257,11 @@ mod tests {
         assert_eq!(names.words("webhook"), "Webhook endpoint");
         assert_eq!(names.words("redemption:5"), "Redemption no. 5");
         assert_eq!(names.words("warehouses"), "Warehouses");
-        let unlabelled = TargetNames { people: Default::default(), keys: [(3, String::new())].into() };
+        let unlabelled =
+            TargetNames { people: Default::default(), keys: [(3, String::new())].into(), listings: Default::default() };
         assert_eq!(unlabelled.words("key:3"), "API key no. 3");
         assert_eq!(names.words("listing:42"), "Listing no. 42");
+        assert_eq!(names.words("listing:5"), "Listing “Oak sideboard”");
     }
 
     #[test]

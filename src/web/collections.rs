@@ -5,8 +5,8 @@
 
 use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,7 +16,8 @@ use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
 use super::notice::{Flash, Notice};
 use super::pages::{day, render, Chrome, FieldErrors};
 use crate::domain::collection::{
-    Collection, CollectionMove, CollectionQuery, CollectionRequest, COLLECTION_BODY, COLLECTION_MOVE_BODY,
+    Collection, CollectionMove, CollectionQuery, CollectionRequest, CollectionStatus, COLLECTION_BODY,
+    COLLECTION_MOVE_BODY,
 };
 use crate::domain::order::{order_reference, BuyerWindow};
 use crate::domain::reader::object;
@@ -30,6 +31,7 @@ const COLLECTIONS: &str = "/dashboard/collections";
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/collections", get(collections_page).merge(post(schedule)))
+        .route("/collections.csv", get(collections_csv))
         .route("/collections/{id}/move", get(confirm_move).merge(post(move_collection)))
         .route("/collections/{id}/cancel", get(confirm_cancel).merge(post(cancel_collection)))
 }
@@ -69,6 +71,8 @@ pub struct CollectionsPage {
     pub chrome: Chrome,
     pub csrf: String,
     pub is_admin: bool,
+    /// The filter chosen: `""` (both lists), `unscheduled` or `scheduled`.
+    pub status: String,
     pub unscheduled: Vec<CollectionRow>,
     pub scheduled: Vec<CollectionRow>,
     /// `(id, label)`.
@@ -115,6 +119,26 @@ impl CollectionsPage {
 }
 
 const COLLECTIONS_SHOWN: i64 = 100;
+/// The most orders one CSV holds (in buyer-window order, under the filter).
+const CSV_ROWS: i64 = 10_000;
+
+/// The list's filter, as the query string carries it: `unscheduled` or `scheduled`;
+/// anything else shows both.
+#[derive(Debug, Default, Deserialize)]
+struct ListQuery {
+    #[serde(default)]
+    status: String,
+}
+
+impl ListQuery {
+    fn status(&self) -> Option<CollectionStatus> {
+        [CollectionStatus::Unscheduled, CollectionStatus::Scheduled].into_iter().find(|s| s.as_str() == self.status)
+    }
+
+    fn query(&self) -> CollectionQuery {
+        self.status().map_or(CollectionQuery::Any, CollectionQuery::Only)
+    }
+}
 
 async fn collections_view(
     state: &AppState,
@@ -123,8 +147,19 @@ async fn collections_view(
     notice: Option<String>,
     failed: Option<(i64, FieldErrors, String)>,
 ) -> Result<Response, PageError> {
+    collections_filtered(state, session, status, notice, failed, &ListQuery::default()).await
+}
+
+async fn collections_filtered(
+    state: &AppState,
+    session: &LiveSession,
+    status: StatusCode,
+    notice: Option<String>,
+    failed: Option<(i64, FieldErrors, String)>,
+    query: &ListQuery,
+) -> Result<Response, PageError> {
     let actor = session.actor();
-    let (orders, _) = collections::list(&state.core, &actor, CollectionQuery::Any, COLLECTIONS_SHOWN, 0).await?;
+    let (orders, _) = collections::list(&state.core, &actor, query.query(), COLLECTIONS_SHOWN, 0).await?;
     let warehouses = warehouses::list(&state.core, &actor).await?;
     let default = warehouses.iter().find(|w| w.is_default).map(|w| w.id.clone());
     let (mut unscheduled, mut scheduled) = (Vec::new(), Vec::new());
@@ -195,6 +230,7 @@ async fn collections_view(
         chrome: Chrome::signed_in(session),
         csrf: session.record.csrf_token.clone(),
         is_admin: session.is_admin(),
+        status: query.status().map_or("", CollectionStatus::as_str).to_owned(),
         unscheduled,
         scheduled,
         warehouses: warehouses.into_iter().map(|w| (w.id, w.label)).collect(),
@@ -208,8 +244,59 @@ async fn collections_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     flash: Flash,
+    Query(query): Query<ListQuery>,
 ) -> Result<Response, PageError> {
-    collections_view(&state, &session, StatusCode::OK, flash.said(), None).await
+    collections_filtered(&state, &session, StatusCode::OK, flash.said(), None, &query).await
+}
+
+/// The orders the filter keeps (the first [`CSV_ROWS`] in buyer-window order) as CSV: the
+/// order, its listing, the buyer's window, and the collection's day and warehouse.
+async fn collections_csv(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, PageError> {
+    let (orders, _) = collections::list(&state.core, &session.actor(), query.query(), CSV_ROWS, 0).await?;
+    let mut out = csv::Writer::from_writer(Vec::new());
+    out.write_record([
+        "order",
+        "listing_id",
+        "item",
+        "quantity",
+        "window_start",
+        "window_end",
+        "status",
+        "collection_date",
+        "warehouse",
+        "collection_id",
+    ])
+    .map_err(PageError::internal)?;
+    for order in orders {
+        let title = crate::usecases::wallet::csv::spreadsheet_safe(&order.title).unwrap_or_else(|| order.title.clone());
+        let status = match order.status() {
+            CollectionStatus::Unscheduled => "To schedule",
+            CollectionStatus::Scheduled => "Scheduled",
+        };
+        let c = order.collection.as_ref();
+        let warehouse = c.map(|c| c.warehouse_label.clone()).unwrap_or_default();
+        out.write_record([
+            order_reference(order.order_id),
+            order.listing_id.to_string(),
+            title,
+            order.quantity.to_string(),
+            order.window.start.to_string(),
+            order.window.end.to_string(),
+            status.to_owned(),
+            c.map(|c| c.scheduled_for.clone()).unwrap_or_default(),
+            crate::usecases::wallet::csv::spreadsheet_safe(&warehouse).unwrap_or(warehouse),
+            c.map(|c| c.id.clone()).unwrap_or_default(),
+        ])
+        .map_err(PageError::internal)?;
+    }
+    let csv = out.into_inner().map_err(|e| PageError::internal(e.into_error()))?;
+    let name = format!("attachment; filename=\"collections-{}.csv\"", session.record.brand_slug);
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
+        .into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -200,6 +200,7 @@ def admin_states(ids, events):
         ("redemptions-filtered", visit("/dashboard/redemptions?state=not-spent")),
         ("search", visit("/dashboard/search?q=sofa")),
         ("search-nothing", visit("/dashboard/search?q=nothing-matches-this")),
+        ("collections-scheduled", visit("/dashboard/collections?status=scheduled")),
         ("not-found", visit("/dashboard/listings/99999", 404)),
     ]
     if ids.get("warehouse"):

@@ -223,6 +223,23 @@ const NEWEST_FIRST: &str = "p.created_at DESC, p.id DESC";
 const WALK_ORDER: &str = "p.updated_at, p.id";
 
 impl Store {
+    /// The titles of the brand's listings among `ids`, trashed ones too (an audit log names
+    /// what it changed by its title).
+    pub async fn listing_titles(&self, brand_id: i64, ids: &[i64]) -> Result<Vec<(i64, String)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list: Vec<String> = (0..ids.len()).map(|n| format!("${}", n + 2)).collect();
+        let sql = format!("SELECT id, title FROM listings WHERE brand_id = $1 AND id IN ({})", list.join(", "));
+        on_pool!(self, read, |pool| {
+            let mut query = sqlx::query_as(&sql).bind(brand_id);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            Ok(query.fetch_all(pool).await?)
+        })
+    }
+
     /// A brand's listing, unless trashed: one statement, its images included.
     pub async fn listing(&self, brand_id: i64, id: i64) -> Result<Option<ListingRecord>, StoreError> {
         let sql = DETAIL_SQL.pick(self);

@@ -29,6 +29,11 @@ pub async fn list(
     core.store.list_listings(actor.brand_id, query, limit, offset).await
 }
 
+/// The titles of the actor's brand's listings among `ids`, trashed ones too.
+pub async fn titles(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<(i64, String)>, StoreError> {
+    core.store.listing_titles(actor.brand_id, ids).await
+}
+
 /// Up to `limit` of the brand's listings changed after `after`, trashed ones included, in
 /// the order a sync walk visits them (decisions 11.2).
 pub async fn sync(

@@ -302,8 +302,27 @@ async fn a_scheduled_collection_is_moved_or_cancelled_after_a_confirmation_step(
         assert!(actions.iter().any(|a| a == action), "{action}: {actions:?}");
     }
 
-    // A member sees the lists without the changes, and cannot ask for them.
+    // Filtered to one list, and the same as CSV.
     let again = json(app.post("/v1/partner/collections", &partner.key, &body).await).await;
+    let scheduled_only = ada.get("/dashboard/collections?status=scheduled").await;
+    assert!(!scheduled_only.body.contains("unscheduled-title") && scheduled_only.body.contains("scheduled-title"));
+    let unscheduled_only = ada.get("/dashboard/collections?status=unscheduled").await;
+    assert!(!unscheduled_only.body.contains("id=\"scheduled-title\""), "{}", unscheduled_only.body);
+    let csv = ada.get("/dashboard/collections.csv?status=scheduled").await;
+    assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert_eq!(
+        lines[0],
+        "order,listing_id,item,quantity,window_start,window_end,status,collection_date,warehouse,collection_id"
+    );
+    assert_eq!(lines.len(), 2, "{}", csv.body);
+    assert!(
+        lines[1].starts_with(&format!("#{order_id},{listing_id},")) && lines[1].contains(",Scheduled,"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].ends_with(again["id"].as_str().unwrap()), "{}", lines[1]);
+    // A member sees the lists without the changes, and cannot ask for them.
     let again_id = again["id"].as_str().unwrap();
     let (member_id, _) = app.user(&partner, "Mo Member", rehome::domain::user::Role::Member).await;
     super::set_password(&app, member_id).await;
