@@ -388,7 +388,7 @@ fn reasons(refused: ChangeError) -> Result<Vec<crate::domain::FieldError>, PageE
 /// The collection `id`'s order, for a refusal about it (0 when it is gone: the error then
 /// shows above the lists).
 async fn order_of(state: &AppState, session: &LiveSession, id: &str) -> Result<i64, PageError> {
-    Ok(collections::preview_cancel(&state.core, &session.actor(), id).await.map_or(0, |c| c.order_id))
+    Ok(collections::scheduled(&state.core, &session.actor(), id).await?.map_or(0, |o| o.order_id))
 }
 
 fn warehouse_words(collection: &Collection) -> String {
@@ -456,7 +456,6 @@ async fn move_collection(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, form } = posted;
     require_admin(&session)?;
-    let order_id = order_of(&state, &session, &id).await?;
     let refused = match form.read() {
         Ok(request) => match collections::move_to(&state.core, &session.actor(), &id, &request).await {
             Ok(moved) => {
@@ -467,6 +466,7 @@ async fn move_collection(
         },
         Err(errors) => errors,
     };
+    let order_id = order_of(&state, &session, &id).await?;
     refused_change(&state, &session, order_id, refused, form.scheduled_for).await
 }
 
@@ -520,12 +520,15 @@ async fn cancel_collection(
 ) -> Result<Response, PageError> {
     let SignedInForm { session, .. } = posted;
     require_admin(&session)?;
-    let order_id = order_of(&state, &session, &id).await?;
     match collections::cancel(&state.core, &session.actor(), &id).await {
         Ok(cancelled) => {
             let number = u64::try_from(cancelled.order_id).unwrap_or_default();
             Ok(Notice::CollectionCancelled.redirect_with(number, COLLECTIONS, state.config.secure_cookies()))
         }
-        Err(refused) => refused_change(&state, &session, order_id, reasons(refused)?, String::new()).await,
+        Err(refused) => {
+            let reasons = reasons(refused)?;
+            let order_id = order_of(&state, &session, &id).await?;
+            refused_change(&state, &session, order_id, reasons, String::new()).await
+        }
     }
 }

@@ -52,19 +52,24 @@ pub async fn list(
     offset: i64,
 ) -> Result<(Vec<ClearanceOrder>, i64), StoreError> {
     let (rows, total) = core.store.collections(actor.brand_id, filter, limit, offset).await?;
-    let orders = rows
-        .into_iter()
-        .map(|row| ClearanceOrder {
-            order_id: row.order_id,
-            listing_id: row.listing_id,
-            title: row.title.clone().unwrap_or_default(),
-            listing_warehouse_id: row.listing_warehouse_id.clone(),
-            quantity: row.quantity,
-            window: BuyerWindow { start: row.buyer_window_start, end: row.buyer_window_end },
-            collection: collection_of(&row),
-        })
-        .collect();
-    Ok((orders, total))
+    Ok((rows.iter().map(order_of).collect(), total))
+}
+
+/// The brand's scheduled collection `id` with its order, if there is one.
+pub async fn scheduled(core: &Core, actor: &Actor, id: &str) -> Result<Option<ClearanceOrder>, StoreError> {
+    Ok(core.store.scheduled_collection(actor.brand_id, id).await?.as_ref().map(order_of))
+}
+
+fn order_of(row: &CollectionRow) -> ClearanceOrder {
+    ClearanceOrder {
+        order_id: row.order_id,
+        listing_id: row.listing_id,
+        title: row.title.clone().unwrap_or_default(),
+        listing_warehouse_id: row.listing_warehouse_id.clone(),
+        quantity: row.quantity,
+        window: BuyerWindow { start: row.buyer_window_start, end: row.buyer_window_end },
+        collection: collection_of(row),
+    }
 }
 
 fn collection_of(row: &CollectionRow) -> Option<Collection> {

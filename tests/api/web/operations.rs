@@ -322,6 +322,18 @@ async fn a_scheduled_collection_is_moved_or_cancelled_after_a_confirmation_step(
         lines[1]
     );
     assert!(lines[1].ends_with(again["id"].as_str().unwrap()), "{}", lines[1]);
+    // A collection whose day has passed offers nothing; a post says why above the lists.
+    let past = order(&app, json!({"listing_id": listing_id, "buyer_window_start": day(-3).to_string()})).await;
+    let past_id = past["id"].as_i64().unwrap();
+    let body = json!({"order_id": past_id, "scheduled_for": day(-1).to_string()});
+    let gone_by = json(app.post("/v1/partner/collections", &partner.key, &body).await).await;
+    let page = ada.get("/dashboard/collections").await;
+    assert!(page.body.contains("Its day has passed: nothing to change."), "{}", page.body);
+    let late = ada
+        .post(&format!("/dashboard/collections/{}/cancel", gone_by["id"].as_str().unwrap()), &[("csrf", &csrf)])
+        .await;
+    assert_eq!(late.status, 422);
+    assert!(late.body.contains("role=\"alert\">This collection&#39;s day has passed"), "{}", late.body);
     // A member sees the lists without the changes, and cannot ask for them.
     let again_id = again["id"].as_str().unwrap();
     let (member_id, _) = app.user(&partner, "Mo Member", rehome::domain::user::Role::Member).await;
