@@ -66,8 +66,8 @@ pub struct AuditLogEntry {
     /// `collection.cancelled`, `remittance.issued`, `credit_code.redeemed`
     /// (a credit code spent, by the dashboard or the API; its target is the redemption),
     /// `listing.created`, `listing.updated`, `listing.photos_changed`, `listing.deleted`
-    /// (target `listing:<id>`), `listings.imported` (a bulk commit; from the dashboard its
-    /// target is `import:<id>`).
+    /// (its target the listing), `listings.imported` (a bulk commit; from the dashboard its
+    /// target is the import).
     #[schema(example = "key.created")]
     pub action: String,
     /// What it was done to, as `kind:id` (`key:12`, `user:7`), when there is one.
