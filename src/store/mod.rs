@@ -82,6 +82,7 @@ pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNA
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{
     CodeSpend, NewRedemption, RedemptionCursor, RedemptionFilter, RedemptionInsert, RedemptionRecord, RedemptionState,
+    COUNT_CAP,
 };
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};

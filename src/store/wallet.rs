@@ -267,7 +267,8 @@ impl Store {
     }
 
     /// A page of the brand's entries that `filter` keeps, newest first, and how many it
-    /// keeps; `now` tells pending entries from available ones.
+    /// keeps up to [`super::redemptions::COUNT_CAP`] (one more means more than that); `now`
+    /// tells pending entries from available ones.
     pub async fn brand_entries(
         &self,
         brand_id: i64,
@@ -291,7 +292,7 @@ impl Store {
         let condition = format!("brand_id = $1 {status} {kind} {month}");
         let page =
             format!("SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE {condition} ORDER BY id DESC LIMIT $6 OFFSET $7");
-        let count = format!("SELECT COUNT(*) FROM ledger_entries WHERE {condition}");
+        let count = format!("SELECT COUNT(*) FROM (SELECT 1 FROM ledger_entries WHERE {condition} LIMIT $6) c");
         let kind = filter.kind.map(EntryType::as_str);
         let (from, until) = filter.month.map_or((None, None), |(from, until)| (Some(from), Some(until)));
         on_pool!(self, read, |pool| {
@@ -311,6 +312,7 @@ impl Store {
                 .bind(kind)
                 .bind(from)
                 .bind(until)
+                .bind(super::redemptions::COUNT_CAP + 1)
                 .fetch_one(pool)
                 .await?;
             Ok((rows, total))

@@ -189,6 +189,22 @@ pub struct SummaryLink {
     pub message: String,
 }
 
+/// How many a filtered list holds, in words: "1 redemption", "3 redemptions", or "More than
+/// 10,000 redemptions" when its count stopped at the cap ([`crate::store::COUNT_CAP`]).
+pub fn count_words(total: i64, one: &str, many: &str) -> String {
+    let cap = crate::store::COUNT_CAP;
+    match total {
+        1 => format!("1 {one}"),
+        n if n > cap => format!("More than {} {many}", crate::domain::money::thousands(&cap.to_string())),
+        n => format!("{} {many}", crate::domain::money::thousands(&n.to_string())),
+    }
+}
+
+/// The number of pages of a filtered list of `total` (capped) in pages of `per_page`.
+pub fn pages_of(total: i64, per_page: i64) -> i64 {
+    ((total.min(crate::store::COUNT_CAP) + per_page - 1) / per_page).max(1)
+}
+
 /// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.
 pub fn page_number(text: Option<&str>, last: i64) -> i64 {
     text.and_then(|p| p.parse::<i64>().ok()).filter(|p| (1..=last).contains(p)).unwrap_or(1)
@@ -454,6 +470,16 @@ pub struct InvitePage {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_capped_count_says_more_than() {
+        use super::{count_words, pages_of};
+        assert_eq!(count_words(1, "entry", "entries"), "1 entry");
+        assert_eq!(count_words(0, "entry", "entries"), "0 entries");
+        assert_eq!(count_words(2_500, "entry", "entries"), "2,500 entries");
+        assert_eq!(count_words(10_001, "redemption", "redemptions"), "More than 10,000 redemptions");
+        assert_eq!((pages_of(0, 50), pages_of(51, 50), pages_of(10_001, 50)), (1, 2, 200));
+    }
     use super::*;
     use chrono::{TimeZone as _, Utc};
 

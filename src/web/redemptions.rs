@@ -61,8 +61,10 @@ pub struct RedemptionsPage {
     pub csrf: String,
     pub is_admin: bool,
     pub rows: Vec<RedemptionRow>,
-    /// How many the filters keep, this page and how many pages.
+    /// How many the filters keep (up to the count's cap), in words, this page and how many
+    /// pages.
     pub total: i64,
+    pub total_words: String,
     pub page: i64,
     pub pages: i64,
     /// The filters chosen (`""` for none), the state's choices, and the query string.
@@ -215,7 +217,8 @@ async fn redemptions_view(
         rows,
         total,
         page,
-        pages: ((total + PER_PAGE - 1) / PER_PAGE).max(1),
+        pages: super::pages::pages_of(total, PER_PAGE),
+        total_words: super::pages::count_words(total, "redemption", "redemptions"),
         state: query.state().map_or("", |(value, _)| value).to_owned(),
         customer: query.customer().unwrap_or_default(),
         states: STATES.iter().map(|(value, words, _)| (*value, *words)).collect(),

@@ -39,8 +39,10 @@ pub struct WalletPage {
     /// The brand's time zone, for the instants of the tables.
     pub zone: TimeZone,
     pub entries: Vec<Entry>,
-    /// How many entries the filters keep, this page and how many pages.
+    /// How many entries the filters keep (up to the count's cap), in words, this page and
+    /// how many pages.
     pub total: i64,
+    pub total_words: String,
     pub page: i64,
     pub pages: i64,
     /// The filters chosen (`""` for none), the months offered (`YYYY-MM`, words), and the
@@ -212,7 +214,8 @@ async fn wallet_page(
         entries,
         total,
         page,
-        pages: ((total + ENTRIES_PER_PAGE - 1) / ENTRIES_PER_PAGE).max(1),
+        pages: super::pages::pages_of(total, ENTRIES_PER_PAGE),
+        total_words: super::pages::count_words(total, "entry", "entries"),
         kind_filter: query.kind().map_or("", EntryType::as_str).to_owned(),
         status_filter: query.status().map_or("", EntryStatus::as_str).to_owned(),
         month: query.month(zone).map(|(first, ..)| first.format("%Y-%m").to_string()).unwrap_or_default(),

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const webhook = await api.GET("/v1/partner/settings/integrations/webhook");
   check(webhook.data, `webhook settings: ${webhook.response.status}`);
   // Event types are enums (a plain `string` would not compile here: TS2322).
-  type Listened = "redemption.created" | "collection.scheduled" | "listing.created" | "listing.updated" | "listing.deleted";
+  type Listened = "redemption.created" | "collection.scheduled" | "collection.cancelled" | "listing.created" | "listing.updated" | "listing.deleted";
   const events: Listened[] = webhook.data.event_types;
   check(events.includes("redemption.created"), "the endpoint's event types");
   const deliveries = await api.GET("/v1/partner/webhooks/deliveries");
