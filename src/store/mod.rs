@@ -82,8 +82,11 @@ pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNA
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{
     CodeSpend, NewRedemption, RedemptionCursor, RedemptionFilter, RedemptionInsert, RedemptionRecord, RedemptionState,
-    COUNT_CAP,
 };
+
+/// The most a filtered count of a brand's rows counts (the dashboard's lists say "more than"
+/// past it): a count walks what it counts, and a list's first page should not walk them all.
+pub const COUNT_CAP: i64 = 10_000;
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use sessions::{CodeCompletion, CodeProof, NewSession, OwnSession, SessionRecord};

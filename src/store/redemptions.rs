@@ -62,10 +62,6 @@ pub struct RedemptionRecord {
 }
 
 /// What recording a redemption did.
-/// The most a filtered count of a brand's rows counts (the dashboard's lists say "more than"
-/// past it): a count walks what it counts, and a list's first page should not walk them all.
-pub const COUNT_CAP: i64 = 10_000;
-
 /// Where a redemption stands, for the dashboard's filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedemptionState {
@@ -231,7 +227,7 @@ impl Store {
     }
 
     /// A page of the brand's redemptions that `filter` keeps, newest first, and how many it
-    /// keeps up to [`COUNT_CAP`] (one more means more than that); `now` decides which codes
+    /// keeps up to [`super::COUNT_CAP`] (one more means more than that); `now` decides which codes
     /// have expired.
     pub async fn brand_redemptions(
         &self,
@@ -259,7 +255,7 @@ impl Store {
             "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id WHERE {condition}
              ORDER BY r.created_at DESC, r.id DESC LIMIT $4 OFFSET $5"
         );
-        // How many, up to [`COUNT_CAP`] and one more: a count past it says "more than".
+        // How many, up to [`super::COUNT_CAP`] and one more: a count past it says "more than".
         let count = format!("SELECT COUNT(*) FROM (SELECT 1 FROM redemptions r WHERE {condition} LIMIT $4) c");
         on_pool!(self, read, |pool| {
             let rows = sqlx::query_as(&page)
@@ -274,7 +270,7 @@ impl Store {
                 .bind(brand_id)
                 .bind(now)
                 .bind(filter.customer.as_deref())
-                .bind(COUNT_CAP + 1)
+                .bind(super::COUNT_CAP + 1)
                 .fetch_one(pool)
                 .await?;
             Ok((rows, total))
