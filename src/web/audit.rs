@@ -3,8 +3,8 @@
 //! time, and the same entries as CSV.
 
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 
@@ -223,7 +223,7 @@ async fn audit_csv(
     let page = audit::page(&state.core, &session.actor(), CSV_ROWS, None, &query.filter()).await?;
     let (names, _) = names(&state, &session, &page.entries).await?;
     let mut out = csv::Writer::from_writer(Vec::new());
-    let safe = |text: &str| crate::usecases::wallet::csv::spreadsheet_safe(text).unwrap_or_else(|| text.to_owned());
+    let safe = super::pages::cell;
     out.write_record(["at_utc", "who", "action", "action_name", "target", "address"]).map_err(PageError::internal)?;
     for e in page.entries {
         let at = e.at.to_string();
@@ -233,9 +233,7 @@ async fn audit_csv(
             .map_err(PageError::internal)?;
     }
     let csv = out.into_inner().map_err(|e| PageError::internal(e.into_error()))?;
-    let name = format!("attachment; filename=\"audit-log-{}.csv\"", session.record.brand_slug);
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
-        .into_response())
+    Ok(super::pages::csv_download("audit-log", &session.record.brand_slug, csv))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 
 use crate::http::routing::{get, post};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -272,7 +272,7 @@ async fn collections_csv(
     ])
     .map_err(PageError::internal)?;
     for order in orders {
-        let title = crate::usecases::wallet::csv::spreadsheet_safe(&order.title).unwrap_or_else(|| order.title.clone());
+        let title = super::pages::cell(&order.title);
         let status = match order.status() {
             CollectionStatus::Unscheduled => "To schedule",
             CollectionStatus::Scheduled => "Scheduled",
@@ -288,15 +288,13 @@ async fn collections_csv(
             order.window.end.to_string(),
             status.to_owned(),
             c.map(|c| c.scheduled_for.clone()).unwrap_or_default(),
-            crate::usecases::wallet::csv::spreadsheet_safe(&warehouse).unwrap_or(warehouse),
+            super::pages::cell(&warehouse),
             c.map(|c| c.id.clone()).unwrap_or_default(),
         ])
         .map_err(PageError::internal)?;
     }
     let csv = out.into_inner().map_err(|e| PageError::internal(e.into_error()))?;
-    let name = format!("attachment; filename=\"collections-{}.csv\"", session.record.brand_slug);
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
-        .into_response())
+    Ok(super::pages::csv_download("collections", &session.record.brand_slug, csv))
 }
 
 #[derive(Debug, Deserialize)]

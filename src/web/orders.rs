@@ -3,8 +3,7 @@
 //! postcode district only; filters, pages and the same rows as CSV.
 
 use axum::extract::{Query, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 
@@ -143,7 +142,5 @@ async fn orders_csv(
 ) -> Result<Response, PageError> {
     let (orders, _) = orders::for_brand(&state.core, &session.actor(), &query.filter(), CSV_ROWS, 0).await?;
     let csv = orders::orders_csv(&orders).map_err(PageError::internal)?;
-    let name = format!("attachment; filename=\"orders-{}.csv\"", session.record.brand_slug);
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
-        .into_response())
+    Ok(super::pages::csv_download("orders", &session.record.brand_slug, csv))
 }

@@ -189,6 +189,22 @@ pub struct SummaryLink {
     pub message: String,
 }
 
+/// A CSV download named `<what>-<brand slug>.csv`: the bytes a list's rows were written to
+/// (its cells made spreadsheet-safe by [`cell`]).
+pub fn csv_download(what: &str, brand_slug: &str, bytes: Vec<u8>) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let name = format!("attachment; filename=\"{what}-{brand_slug}.csv\"");
+    ([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], bytes)
+        .into_response()
+}
+
+/// Text as a CSV cell a spreadsheet shows as text: one it would run as a formula gets its
+/// leading `'`.
+pub fn cell(text: &str) -> String {
+    crate::usecases::wallet::csv::spreadsheet_safe(text).unwrap_or_else(|| text.to_owned())
+}
+
 /// How many a filtered list holds, in words: "1 redemption", "3 redemptions", or "More than
 /// 10,000 redemptions" when its count stopped at the cap ([`crate::store::COUNT_CAP`]).
 pub fn count_words(total: i64, one: &str, many: &str) -> String {

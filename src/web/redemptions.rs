@@ -4,8 +4,8 @@
 
 use crate::http::routing::{get, post};
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 
@@ -251,7 +251,7 @@ async fn redemptions_csv(
 ) -> Result<Response, PageError> {
     let (listed, _) = redemptions::listed(&state.core, &session.actor(), &query.filter(), CSV_ROWS, 0).await?;
     let mut out = csv::Writer::from_writer(Vec::new());
-    let safe = |text: &str| crate::usecases::wallet::csv::spreadsheet_safe(text).unwrap_or_else(|| text.to_owned());
+    let safe = super::pages::cell;
     out.write_record([
         "redemption",
         "customer",
@@ -283,9 +283,7 @@ async fn redemptions_csv(
         .map_err(PageError::internal)?;
     }
     let csv = out.into_inner().map_err(|e| PageError::internal(e.into_error()))?;
-    let name = format!("attachment; filename=\"redemptions-{}.csv\"", session.record.brand_slug);
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
-        .into_response())
+    Ok(super::pages::csv_download("redemptions", &session.record.brand_slug, csv))
 }
 
 #[derive(Debug, Deserialize)]

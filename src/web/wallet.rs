@@ -255,7 +255,7 @@ async fn entries_csv(
     ])
     .map_err(PageError::internal)?;
     for e in entries {
-        let title = crate::usecases::wallet::csv::spreadsheet_safe(&e.title).unwrap_or_else(|| e.title.clone());
+        let title = super::pages::cell(&e.title);
         let number = e.remittance_id.and_then(|id| statements.iter().find(|s| s.id == id)).map(|s| s.number);
         let kind = EntryType::named(&e.kind).map_or_else(|| e.kind.clone(), |k| k.words().to_owned());
         let status = EntryStatus::ALL.into_iter().find(|s| s.as_str() == e.status).map_or(e.status, EntryStatus::words);
@@ -277,9 +277,7 @@ async fn entries_csv(
         .map_err(PageError::internal)?;
     }
     let csv = out.into_inner().map_err(|e| PageError::internal(e.into_error()))?;
-    let name = format!("attachment; filename=\"wallet-entries-{}.csv\"", session.record.brand_slug);
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, name)], csv)
-        .into_response())
+    Ok(super::pages::csv_download("wallet-entries", &session.record.brand_slug, csv))
 }
 
 /// The statements (newest first) as the table's rows: each one's period runs from the end
