@@ -402,6 +402,16 @@ pub fn guest_csrf(state: &AppState, visitor: &Visitor) -> Result<(String, bool),
     }
 }
 
+/// The form of a page that sets a password from a link (an invitation, a reset): the new
+/// password and its confirmation.
+#[derive(Debug, serde::Deserialize)]
+pub struct NewPasswordForm {
+    #[serde(default)]
+    pub password: String,
+    #[serde(default)]
+    pub confirm_password: String,
+}
+
 /// A page for a visitor not signed in: `make` builds it around the double-submit token its
 /// form carries ([`guest_csrf`]), and the answer sets the token's cookie when it is new.
 pub fn guest_page<T: askama::Template>(

@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Router;
-use serde::Deserialize;
 
 use super::account::{PASSWORDS_DIFFER, PASSWORD_INVALID};
 use super::extract::{guest_page, GuestForm, PageError, Visitor};
@@ -63,18 +62,10 @@ async fn invite_page(
     form_page(&state, &visitor, &token, StatusCode::OK, None, None).await
 }
 
-#[derive(Debug, Deserialize)]
-struct AcceptForm {
-    #[serde(default)]
-    password: String,
-    #[serde(default)]
-    confirm_password: String,
-}
-
 async fn accept(
     State(state): State<AppState>,
     Path(token): Path<String>,
-    posted: GuestForm<AcceptForm>,
+    posted: GuestForm<super::extract::NewPasswordForm>,
 ) -> Result<Response, PageError> {
     let GuestForm { visitor, form } = posted;
     let status = StatusCode::UNPROCESSABLE_ENTITY;

@@ -116,18 +116,10 @@ async fn reset_page(
     form_page(&state, &visitor, &token, StatusCode::OK, None, None).await
 }
 
-#[derive(Debug, Deserialize)]
-struct ResetForm {
-    #[serde(default)]
-    password: String,
-    #[serde(default)]
-    confirm_password: String,
-}
-
 async fn reset(
     State(state): State<AppState>,
     Path(token): Path<String>,
-    posted: GuestForm<ResetForm>,
+    posted: GuestForm<super::extract::NewPasswordForm>,
 ) -> Result<Response, PageError> {
     let GuestForm { visitor, form } = posted;
     let status = StatusCode::UNPROCESSABLE_ENTITY;

@@ -310,16 +310,12 @@ enum Wanted<'a> {
 }
 
 /// What a change does: the row's change, the collection it answers (the event's data), the
-/// event and audit action, and the buyer's mail (its subject, heading, opening, the day).
+/// event and the audit action.
 struct Step {
     change: CollectionChange,
     collection: Collection,
     event: EventType,
     action: AuditAction,
-    subject: String,
-    heading: String,
-    opening: String,
-    day: String,
 }
 
 /// How many times a change reads the collection again when another change got there first.
@@ -366,28 +362,41 @@ pub async fn preview_cancel(core: &Core, actor: &Actor, id: &str) -> Result<Coll
     Ok(plan(core, actor, id, &Wanted::Cancel).await?.current)
 }
 
-/// A change checked against the collection as read: the collection, its day, what the
-/// buyer's mail says in common, and the step (`None`: a move to what it already has).
+/// A change checked against the collection as read: the collection, its day, its order's
+/// title and window (for the buyer's mail), and the step (`None`: a move to what it already
+/// has).
 struct Plan {
     current: Collection,
     was: NaiveDate,
-    mail: BuyerMail,
+    title: String,
+    window: BuyerWindow,
     step: Option<Step>,
 }
 
 async fn change(core: &Core, actor: &Actor, id: &str, wanted: Wanted<'_>) -> Result<Collection, ChangeError> {
     for _ in 0..CHANGE_ATTEMPTS {
-        let Plan { current, was, mail, step } = plan(core, actor, id, &wanted).await?;
+        let Plan { current, was, title, window, step } = plan(core, actor, id, &wanted).await?;
         let Some(step) = step else { return Ok(current) };
         let data = serde_json::to_value(&step.collection).map_err(anyhow::Error::from)?;
         let event = Event::new(actor.brand_id, step.event, data).map_err(no_randomness)?;
         let audit = AuditEntry::by(actor, step.action, Some(format!("collection:{id}")));
-        let body = |name: &str| mail.compose(name, step.heading.clone(), step.opening.clone(), &step.day);
+        // The buyer's mail is worded only when mail is sent.
+        let letter = if core.config.mail_enabled() {
+            let mail = BuyerMail::of(core, actor, &current.order_reference, &title, window).await?;
+            let words = letter(&step.change, was, &mail);
+            Some((mail, words))
+        } else {
+            None
+        };
+        let body = |name: &str| match &letter {
+            Some((mail, (_, heading, opening, day))) => mail.compose(name, heading.clone(), opening.clone(), day),
+            None => MailBody { text: String::new(), html: None },
+        };
         let news = CollectionNews {
             order_id: current.order_id,
             event: &event,
             audit: &audit,
-            notice: core.config.mail_enabled().then_some(BuyerNotice { subject: &step.subject, body: &body }),
+            notice: letter.as_ref().map(|(_, (subject, ..))| BuyerNotice { subject, body: &body }),
         };
         if core.store.change_collection(actor.brand_id, id, was, &step.change, news).await? {
             core.outbox.wake();
@@ -408,7 +417,6 @@ async fn plan(core: &Core, actor: &Actor, id: &str, wanted: &Wanted<'_>) -> Resu
         return Err(ChangeError::Passed);
     }
     let title = row.title.clone().unwrap_or_default();
-    let mail = BuyerMail::of(core, actor, &current.order_reference, &title, window).await?;
     let step = match wanted {
         Wanted::Move(request) => {
             let day = request.scheduled_for;
@@ -428,7 +436,7 @@ async fn plan(core: &Core, actor: &Actor, id: &str, wanted: &Wanted<'_>) -> Resu
             };
             let (warehouse_id, warehouse_label) = warehouse.map_or((None, String::new()), |(i, l)| (Some(i), l));
             if day == was && warehouse_id == current.warehouse_id {
-                return Ok(Plan { current, was, mail, step: None });
+                return Ok(Plan { current, was, title, window, step: None });
             }
             let scheduled_at = Ts::now();
             let moved = Collection {
@@ -438,24 +446,11 @@ async fn plan(core: &Core, actor: &Actor, id: &str, wanted: &Wanted<'_>) -> Resu
                 warehouse_label: warehouse_label.clone(),
                 ..current.clone()
             };
-            let words = day_words(day);
             Step {
                 change: CollectionChange::Move { scheduled_for: day, scheduled_at, warehouse_id, warehouse_label },
                 collection: moved,
                 event: EventType::CollectionScheduled,
                 action: AuditAction::CollectionRescheduled,
-                subject: format!("Collection moved: order {}", mail.reference),
-                heading: format!("Your piece now leaves the warehouse on {words}"),
-                opening: format!(
-                    "{} has moved the collection of your order {} ({}) from {} to {words}. It is then \\
-                     delivered to you within your window, {}.",
-                    mail.brand,
-                    mail.reference,
-                    mail.title,
-                    day_words(was),
-                    mail.window
-                ),
-                day: words,
             }
         }
         Wanted::Cancel => Step {
@@ -463,19 +458,45 @@ async fn plan(core: &Core, actor: &Actor, id: &str, wanted: &Wanted<'_>) -> Resu
             collection: current.clone(),
             event: EventType::CollectionCancelled,
             action: AuditAction::CollectionCancelled,
-            subject: format!("Collection date withdrawn: order {}", mail.reference),
-            heading: "Your collection day is being rearranged".to_owned(),
-            opening: format!(
-                "{} has withdrawn the collection booked for {} of your order {} ({}). They will book another \\
-                 day, and you will be told it; delivery stays within your window, {}.",
+        },
+    };
+    Ok(Plan { current, was, title, window, step: Some(step) })
+}
+
+/// The buyer's mail about `change` of a collection booked for `was`: its subject, heading,
+/// opening and the day it names ("" for none).
+fn letter(change: &CollectionChange, was: NaiveDate, mail: &BuyerMail) -> (String, String, String, String) {
+    match change {
+        CollectionChange::Move { scheduled_for, .. } => {
+            let words = day_words(*scheduled_for);
+            (
+                format!("Collection moved: order {}", mail.reference),
+                format!("Your piece now leaves the warehouse on {words}"),
+                format!(
+                    "{} has moved the collection of your order {} ({}) from {} to {words}. It is then delivered to \
+                     you within your window, {}.",
+                    mail.brand,
+                    mail.reference,
+                    mail.title,
+                    day_words(was),
+                    mail.window
+                ),
+                words,
+            )
+        }
+        CollectionChange::Cancel => (
+            format!("Collection date withdrawn: order {}", mail.reference),
+            "Your collection day is being rearranged".to_owned(),
+            format!(
+                "{} has withdrawn the collection booked for {} of your order {} ({}). They will book another day, \
+                 and you will be told it; delivery stays within your window, {}.",
                 mail.brand,
                 day_words(was),
                 mail.reference,
                 mail.title,
                 mail.window
             ),
-            day: String::new(),
-        },
-    };
-    Ok(Plan { current, was, mail, step: Some(step) })
+            String::new(),
+        ),
+    }
 }
