@@ -201,6 +201,7 @@ pub async fn list_remittances(
         per_page: page.per_page,
         total,
         total_pages: page.total_pages(total),
+        total_is_estimate: false,
         brand_id: caller.actor.brand_slug.clone(),
     };
     Ok(Json(RemittancePage { data, meta }))

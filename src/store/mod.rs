@@ -564,6 +564,9 @@ pub(crate) fn now() -> Ts {
 }
 
 #[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

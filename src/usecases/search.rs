@@ -73,6 +73,9 @@ pub enum Hit {
 pub struct Found {
     pub hits: Vec<Hit>,
     pub listings_total: i64,
+    /// `listings_total` is an estimate (a search matching more than
+    /// [`crate::domain::listing::SEARCH_EXACT_TOTAL`] listings).
+    pub listings_total_is_estimate: bool,
 }
 
 /// Everything `q` names among the brand's records that `actor` may see: people and keys
@@ -139,6 +142,7 @@ pub async fn search(core: &Core, actor: &Actor, q: &str, admin: bool) -> Result<
         let query = ListingQuery { status: None, channel: None, sku: None, words };
         let page = core.store.list_listings(actor.brand_id, query, LISTINGS_SHOWN, 0).await?;
         found.listings_total = page.total;
+        found.listings_total_is_estimate = page.total_is_estimate;
         found.hits.extend(page.listings.into_iter().map(|l| Hit::Listing {
             id: l.id,
             title: l.title,

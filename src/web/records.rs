@@ -48,7 +48,8 @@ pub struct ListingsPage {
     pub channel: String,
     pub page: i64,
     pub pages: i64,
-    pub total: i64,
+    /// How many match, in words.
+    pub total: String,
     /// The query string of the filters, for the page links.
     pub filters: String,
     /// Why the search was refused (the API's rule for `q`), shown in place of results.
@@ -126,11 +127,22 @@ async fn listings_page(
         channel: channel.map_or("", Channel::as_str).to_owned(),
         page,
         pages: (found.total + PER_PAGE - 1) / PER_PAGE,
-        total: found.total,
+        total: listings_found(found.total, found.total_is_estimate),
         filters,
         search_error,
         statuses: ListingStatus::ALL,
         channels: Channel::ALL,
     };
     Ok(render(StatusCode::OK, &view))
+}
+
+/// How many listings a list holds, in words: "1 listing", "3 listings", or "About 4,900
+/// listings" when a search's total is an estimate.
+fn listings_found(total: i64, estimate: bool) -> String {
+    let n = crate::domain::money::thousands(&total.to_string());
+    match (total, estimate) {
+        (_, true) => format!("About {n} listings"),
+        (1, false) => "1 listing".to_owned(),
+        (_, false) => format!("{n} listings"),
+    }
 }

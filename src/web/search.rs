@@ -151,7 +151,9 @@ async fn search_page(
                 "/dashboard/listings?{}",
                 url::form_urlencoded::Serializer::new(String::new()).append_pair("q", &q).finish()
             );
-            group.more = Some((href, format!("See all {} listings that match", found.listings_total)));
+            let about = if found.listings_total_is_estimate { "about " } else { "" };
+            let n = crate::domain::money::thousands(&found.listings_total.to_string());
+            group.more = Some((href, format!("See all {about}{n} listings that match")));
         }
     }
     let page = SearchPage { chrome: Chrome::signed_in(&session), is_admin: session.is_admin(), q, too_long, groups };

@@ -362,7 +362,7 @@ async fn list_answers_summaries_newest_first_with_meta() {
     assert_eq!(ids(&page), [second, first]);
     assert_eq!(
         page["meta"],
-        json!({"paging": "page", "page": 1, "per_page": 20, "total": 2, "total_pages": 1, "brand_id": "acme"})
+        json!({"paging": "page", "page": 1, "per_page": 20, "total": 2, "total_pages": 1, "total_is_estimate": false, "brand_id": "acme"})
     );
     let summary = page["data"][0].as_object().unwrap();
     let mut keys: Vec<&str> = summary.keys().map(String::as_str).collect();

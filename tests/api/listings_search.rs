@@ -84,18 +84,7 @@ async fn the_search_index_finds_exactly_what_the_rule_finds() {
         ids.push(create_id(&app, &acme.key, json!({"title": title, "sku": sku})).await);
     }
     create_id(&app, &other.key, json!({"title": "Bouclé armchair", "sku": "BCL-1"})).await;
-    let brand_id: i64 = {
-        let raw = app.db.raw().await;
-        let id = crate::helpers::on_raw!(&raw, |pool| {
-            sqlx::query_scalar("SELECT brand_id FROM listings WHERE id = $1")
-                .bind(ids[0])
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        });
-        raw.close().await;
-        id
-    };
+    let brand_id = by_the_rule_brand(&app, ids[0]).await;
     // An edit moves a listing in the index, a deletion takes it out.
     let path = format!("/v1/listings/{}", ids[11]);
     assert_eq!(app.patch(&path, &acme.key, &json!({"title": "Oak bouclé bench"})).await.status(), 200);
@@ -149,6 +138,104 @@ async fn the_search_index_finds_exactly_what_the_rule_finds() {
         assert_eq!(page["meta"]["total"], expected.len(), "q={word}");
     }
     app.stop().await;
+}
+
+/// Copies listing `from` `n` times, titled "`title` 1" to "`title` n", in one statement:
+/// the copies share its creation time (the list orders them by id) and its brand.
+async fn copies(app: &crate::helpers::TestApp, from: i64, n: i64, title: &str) {
+    let raw = app.db.raw().await;
+    crate::helpers::on_raw!(&raw, |pool| {
+        sqlx::query(
+            "WITH RECURSIVE n(i) AS (SELECT CAST(1 AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+             INSERT INTO listings (brand_id, user_id, status, channel, title, category, condition,
+               regular_price_pence, delivery_contribution_gbp, quantity, created_at, updated_at)
+             SELECT brand_id, user_id, status, channel, CAST($3 AS TEXT) || ' ' || CAST(i AS TEXT), category,
+               condition, regular_price_pence, delivery_contribution_gbp, quantity, created_at, updated_at
+             FROM listings, n WHERE id = $1",
+        )
+        .bind(from)
+        .bind(n)
+        .bind(title)
+        .execute(pool)
+        .await
+        .unwrap();
+    });
+    raw.close().await;
+}
+
+/// Past 1,000 matches a search's total is an estimate (`total_is_estimate`), its pages are
+/// still exactly the rule's matches in list order, and a page that reaches the last match
+/// makes the total exact again; up to 1,000 the total is exact. Another brand's matches
+/// never count.
+#[tokio::test]
+async fn a_search_past_a_thousand_matches_estimates_its_total_and_pages_on_exactly() {
+    let app = spawn_app().await;
+    let acme = app.partner("acme").await;
+    let other = app.partner("other").await;
+    let oak = create_id(&app, &acme.key, json!({"title": "Oak chair", "sku": "OAK-0"})).await;
+    copies(&app, oak, 1_100, "Oak chair").await;
+    let pine = create_id(&app, &acme.key, json!({"title": "Pine desk"})).await;
+    copies(&app, pine, 29, "Pine desk").await;
+    let elsewhere = create_id(&app, &other.key, json!({"title": "Oak chair"})).await;
+    copies(&app, elsewhere, 49, "Oak chair").await;
+    let brand_id = by_the_rule_brand(&app, oak).await;
+    let rule = by_the_rule(&app, brand_id, "oak").await;
+    assert_eq!(rule.len(), 1_101);
+
+    // Many matches: the first page is the rule's first 20, the total an estimate of them.
+    let page = list(&app, &acme.key, "?q=oak").await;
+    assert_eq!(ids_of(&page), rule[..20], "{page}");
+    assert_eq!(page["meta"]["total_is_estimate"], true, "{}", page["meta"]);
+    let total = page["meta"]["total"].as_i64().unwrap();
+    assert!((1_001..=1_131).contains(&total), "between what the count saw and the brand's listings: {total}");
+    // A middle page is the rule's; the page with the last match makes the total exact; a
+    // page past it too.
+    let page = list(&app, &acme.key, "?q=oak&per_page=100&page=6").await;
+    assert_eq!(ids_of(&page), rule[500..600]);
+    assert_eq!(page["meta"]["total_is_estimate"], true);
+    for n in [12_usize, 13] {
+        let page = list(&app, &acme.key, &format!("?q=oak&per_page=100&page={n}")).await;
+        assert_eq!(ids_of(&page), rule.iter().skip((n - 1) * 100).take(100).copied().collect::<Vec<_>>());
+        assert_eq!(page["meta"]["total"], 1_101, "page {n}: {}", page["meta"]);
+        assert_eq!(page["meta"]["total_is_estimate"], false);
+        assert_eq!(page["meta"]["total_pages"], 12);
+    }
+    // A short word alone walks the brand: the same answers.
+    let chair = by_the_rule(&app, brand_id, "ch").await;
+    let page = list(&app, &acme.key, "?q=ch&per_page=50").await;
+    assert_eq!(ids_of(&page), chair[..50]);
+    assert_eq!(page["meta"]["total_is_estimate"], true);
+    // Few matches: exact, whatever the other brand has; beside a long word, short ones are
+    // checked on its matches.
+    for (q, expected) in [("pine", 30), ("oak%20ch", 1_101), ("desk%201", 12), ("oak-0", 1)] {
+        let page = list(&app, &acme.key, &format!("?q={q}&per_page=100")).await;
+        if expected <= 1_000 {
+            assert_eq!(page["meta"]["total"], expected, "q={q}: {}", page["meta"]);
+            assert_eq!(page["meta"]["total_is_estimate"], false, "q={q}");
+        } else {
+            assert_eq!(page["meta"]["total_is_estimate"], true, "q={q}");
+        }
+    }
+    let page = list(&app, &other.key, "?q=oak&per_page=100").await;
+    assert_eq!((page["meta"]["total"].as_i64(), page["data"].as_array().unwrap().len()), (Some(50), 50));
+    assert_eq!(page["meta"]["total_is_estimate"], false);
+    // Without `q` the total is the kept count, exact.
+    let page = list(&app, &acme.key, "").await;
+    assert_eq!(
+        (page["meta"]["total"].as_i64(), page["meta"]["total_is_estimate"].as_bool()),
+        (Some(1_131), Some(false))
+    );
+    app.stop().await;
+}
+
+/// The brand of a listing.
+async fn by_the_rule_brand(app: &crate::helpers::TestApp, listing: i64) -> i64 {
+    let raw = app.db.raw().await;
+    let id = crate::helpers::on_raw!(&raw, |pool| {
+        sqlx::query_scalar("SELECT brand_id FROM listings WHERE id = $1").bind(listing).fetch_one(pool).await.unwrap()
+    });
+    raw.close().await;
+    id
 }
 
 fn ids_of(page: &serde_json::Value) -> Vec<i64> {

@@ -21,7 +21,7 @@ pub use crate::domain::limits::{
 };
 pub use image::{ImageStatus, PhotoSource};
 pub use input::{Given, ListingInput};
-pub use query::{ListingQuery, MAX_Q_CHARS, MAX_Q_WORDS, MAX_SKU_CHARS};
+pub use query::{ListingQuery, MAX_Q_CHARS, MAX_Q_WORDS, MAX_SKU_CHARS, SEARCH_EXACT_TOTAL};
 pub use spec::{BulkDelete, BulkDeleteRefused, ListingPatch, LISTING_BODY, MAX_BULK_IDS, MEASUREMENT_FIELDS};
 pub use sync::SyncPosition;
 pub use validate::{referenced_ids, validate, References, ValidListing};

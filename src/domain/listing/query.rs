@@ -20,6 +20,10 @@ pub const MAX_SKU_CHARS: usize = 100;
 pub const MAX_Q_CHARS: usize = 200;
 /// Most words of a search.
 pub const MAX_Q_WORDS: usize = 10;
+/// A search's `total` is exact up to this many matches; past it, the total is an estimate
+/// (`total_is_estimate`): an exact count would read every match, so a word that a brand's
+/// every tenth listing has would cost as much as the brand is large.
+pub const SEARCH_EXACT_TOTAL: i64 = 1_000;
 
 impl ListingQuery {
     /// The words of a search text: 1 to [`MAX_Q_WORDS`] words in at most [`MAX_Q_CHARS`]

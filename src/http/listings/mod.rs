@@ -131,9 +131,15 @@ pub struct PageMeta {
     pub paging: NumberedPaging,
     pub page: u32,
     pub per_page: u32,
-    /// Listings matching the filters, on all pages.
+    /// Items matching the filters, on all pages: exact unless `total_is_estimate`.
     pub total: i64,
     pub total_pages: i64,
+    /// True when `total` and `total_pages` are an estimate: a listing search (`q`) that
+    /// matched more than 1,000 listings (an exact count would read every match; the estimate
+    /// is the share of the listings read for the page that match, times the listings the
+    /// status and channel filters keep). Page on until a page comes back shorter than
+    /// `per_page`. Always false without `q`, and for other lists.
+    pub total_is_estimate: bool,
     /// Slug of the caller's partner workspace.
     pub brand_id: String,
 }
@@ -294,6 +300,7 @@ pub async fn list_listings(
                     per_page: page.per_page,
                     total: found.total,
                     total_pages: page.total_pages(found.total),
+                    total_is_estimate: found.total_is_estimate,
                     brand_id,
                 }),
             }

@@ -75,8 +75,6 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use sqlx::Connection;
-
     use crate::store::{on_pool, Store};
 
     async fn rows(store: &Store) -> Vec<(i64, String, i64)> {
@@ -125,26 +123,15 @@ mod tests {
 
     #[tokio::test]
     async fn on_sqlite_folding_keeps_every_sum_in_one_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&format!("sqlite://{}", dir.path().join("r.db").display()), None).await.unwrap();
+        let (store, _dir) = crate::store::testing::sqlite_store().await;
         folding_keeps_every_sum_in_one_row_and_drops_the_zeros(&store).await;
     }
 
     /// On a database of its own on the server of `REHOME_TEST_POSTGRES` (CI sets it).
     #[tokio::test]
     async fn on_postgres_folding_keeps_every_sum_in_one_row() {
-        let Some(admin) = std::env::var("REHOME_TEST_POSTGRES").ok().filter(|u| !u.trim().is_empty()) else {
-            eprintln!("skipped: set REHOME_TEST_POSTGRES to a PostgreSQL URL");
-            return;
-        };
-        let name = format!("rehome_counts_{}", std::process::id());
-        let mut server = sqlx::PgConnection::connect(&admin).await.unwrap();
-        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut server).await.unwrap();
-        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut server).await.unwrap();
-        let (base, _) = admin.rsplit_once('/').unwrap();
-        let store = Store::open(&format!("{base}/{name}"), None).await.unwrap();
-        folding_keeps_every_sum_in_one_row_and_drops_the_zeros(&store).await;
-        store.close().await;
-        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut server).await.unwrap();
+        let Some(pg) = crate::store::testing::PostgresStore::new("counts").await else { return };
+        folding_keeps_every_sum_in_one_row_and_drops_the_zeros(&pg.store).await;
+        pg.finish().await;
     }
 }

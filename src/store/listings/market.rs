@@ -88,7 +88,7 @@ impl MarketFilter {
     /// The query's conditions; with `fts_candidates` (SQLite), each search word of three
     /// characters or more also narrows the rows to its trigram index's candidates, else the
     /// words are checked by the rule alone.
-    fn new(query: &CatalogueQuery, brand_id: Option<i64>, fts_candidates: bool) -> Self {
+    fn new(query: &CatalogueQuery, brand_id: Option<i64>, postgres: bool, fts_candidates: bool) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut add = |condition: &str, value: Bind| {
@@ -116,7 +116,7 @@ impl MarketFilter {
         if !query.words.is_empty() {
             // The one search rule of the partner API (decisions 11.2), and its candidates.
             let words = ListingQuery { words: query.words.clone(), ..ListingQuery::default() };
-            let filtered = FilterSql::new(&words, values.len() + 1, "k", fts_candidates);
+            let filtered = FilterSql::new(&words, values.len() + 1, "k", postgres, fts_candidates);
             predicate.push_str(&filtered.predicate);
             values.extend(filtered.values.into_iter().map(Bind::Text));
         }
@@ -227,7 +227,7 @@ impl Store {
     ) -> Result<Vec<MarketCard>, StoreError> {
         let postgres = self.is_postgres();
         let access = access(query, brand_id.is_some(), dense);
-        let filter = MarketFilter::new(query, brand_id, !postgres && access == Access::Candidates);
+        let filter = MarketFilter::new(query, brand_id, postgres, !postgres && access == Access::Candidates);
         let offset = i64::from(query.page.saturating_sub(1)) * i64::from(PAGE_SIZE);
         let hint = match (postgres, access) {
             (true, _) => String::new(),
@@ -260,7 +260,7 @@ impl Store {
     /// order for the same reason.
     pub async fn market_count_capped(&self, query: &CatalogueQuery, brand_id: Option<i64>) -> Result<i64, StoreError> {
         let postgres = self.is_postgres();
-        let filter = MarketFilter::new(query, brand_id, false);
+        let filter = MarketFilter::new(query, brand_id, postgres, false);
         let cap = COUNT_CAP + 1;
         let priced = (query.min_price.is_some() || query.max_price.is_some()) && brand_id.is_none();
         let driver = fts_driver(&query.words).filter(|_| !postgres);
@@ -505,6 +505,9 @@ mod tests {
         );
         assert_eq!(access(&q(&[], Sort::Newest, None, true), false, false), Access::Index("listings_market_price"));
         assert_eq!(access(&q(&[], Sort::Newest, None, true), false, true), Access::Index("listings_market_recent"));
-        assert_eq!(fts_driver(&["so".into(), "walnut".into(), "oak".into()]).as_deref(), Some("\"walnut\""));
+        assert_eq!(
+            fts_driver(&["so".into(), "walnut".into(), "oak".into()]).as_deref(),
+            Some("{title sku} : \"walnut\"")
+        );
     }
 }

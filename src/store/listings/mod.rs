@@ -7,6 +7,7 @@ mod counts;
 pub(crate) mod events;
 mod market;
 mod rows;
+mod search;
 mod write;
 
 use std::fmt::Write;
@@ -101,6 +102,9 @@ pub struct SyncPage {
 pub struct ListingPage {
     pub listings: Vec<ListingSummaryRecord>,
     pub total: i64,
+    /// `total` is an estimate: a search matched more than
+    /// [`crate::domain::listing::SEARCH_EXACT_TOTAL`] listings (see `search.rs`).
+    pub total_is_estimate: bool,
 }
 
 /// A listing to create.
@@ -288,7 +292,10 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<ListingPage, StoreError> {
-        let filtered = FilterSql::new(&filter, 2, "k", !self.is_postgres());
+        if !filter.words.is_empty() && filter.sku.is_none() {
+            return self.search_listings(brand_id, &filter, limit, offset).await;
+        }
+        let filtered = FilterSql::new(&filter, 2, "k", self.is_postgres(), false);
         let total = total_sql(&filter, &filtered.predicate);
         // A search is planned for its own words each time: PostgreSQL's generic plan of a
         // cached statement, chosen after five executions, does not know the pattern and
@@ -309,7 +316,7 @@ impl Store {
                     query = query.bind(value.as_str());
                 }
                 let (total, page) = query.fetch_one(pool).await?;
-                return Ok(ListingPage { listings: summaries(&page)?, total });
+                return Ok(ListingPage { listings: summaries(&page)?, total, total_is_estimate: false });
             }
             let mut tx = pool.begin().await?;
             if self.is_postgres() {
@@ -322,7 +329,7 @@ impl Store {
             let total = query.fetch_one(&mut *tx).await?;
             let Some(Window { order, take, skip }) = window(total, offset, limit) else {
                 tx.commit().await?;
-                return Ok(ListingPage { listings: Vec::new(), total });
+                return Ok(ListingPage { listings: Vec::new(), total, total_is_estimate: false });
             };
             let sql = page_sql(self, &filtered, take, order, skip > 0);
             let mut query = sqlx::query_scalar::<_, String>(&sql).persistent(cached).bind(brand_id);
@@ -334,7 +341,7 @@ impl Store {
             }
             let page = query.fetch_one(&mut *tx).await?;
             tx.commit().await?;
-            Ok(ListingPage { listings: summaries(&page)?, total })
+            Ok(ListingPage { listings: summaries(&page)?, total, total_is_estimate: false })
         })
     }
 
@@ -351,7 +358,8 @@ impl Store {
         let after_at = Ts::from_micros(after.updated_micros).ok_or_else(|| {
             StoreError::Database(sqlx::Error::Protocol("a sync position outside the calendar".into()))
         })?;
-        let filtered = FilterSql::new(&filter, 4, "l", !self.is_postgres());
+        let postgres = self.is_postgres();
+        let filtered = FilterSql::new(&filter, 4, "l", postgres, !postgres);
         let (predicate, next) = (&filtered.predicate, filtered.next);
         let page_json = PAGE_JSON.of(self).replace("{order}", WALK_ORDER);
         let sql = format!(
@@ -385,9 +393,10 @@ struct FilterSql {
 }
 
 impl FilterSql {
-    /// The conditions on the listings of alias `a`; with `fts_candidates` (SQLite), each word
-    /// of three characters or more also narrows the rows to its trigram index's candidates.
-    fn new(filter: &ListingQuery, first: usize, a: &str, fts_candidates: bool) -> Self {
+    /// The conditions on the listings of alias `a`, for PostgreSQL (`postgres`) or SQLite;
+    /// with `fts_candidates` (SQLite), each word of three characters or more also narrows
+    /// the rows to its trigram index's candidates.
+    fn new(filter: &ListingQuery, first: usize, a: &str, postgres: bool, fts_candidates: bool) -> Self {
         let mut predicate = String::new();
         let mut values = Vec::new();
         let mut next = first;
@@ -404,16 +413,25 @@ impl FilterSql {
             }
         }
         for word in &filter.words {
-            // The rule (decisions 11.2), whatever finds the candidates.
-            let _ = write!(
-                predicate,
-                " AND (lower({a}.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE({a}.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
-            );
+            // The rule (decisions 11.2), whatever finds the candidates. On PostgreSQL as one
+            // text, the title and the SKU joined by a line break, which the trigram index of
+            // `listings_words` holds: a word has no white space in it, so it is found in the
+            // joined text exactly when it is found in the title or in the SKU.
+            // A word under three characters has no trigrams: written so that no index can
+            // be asked for it (a trigram index would read its every entry).
+            if postgres && word.chars().count() >= 3 {
+                let _ = write!(predicate, " AND {} LIKE lower(${next}) ESCAPE '\\'", words_text(a));
+            } else {
+                let _ = write!(
+                    predicate,
+                    " AND (lower({a}.title) LIKE lower(${next}) ESCAPE '\\' OR lower(COALESCE({a}.sku, '')) LIKE lower(${next}) ESCAPE '\\')"
+                );
+            }
             values.push(format!("%{}%", escape_like(word)));
             next += 1;
-            // On SQLite the candidates come from the trigram index of migration 0050, which
-            // answers a superset of the rule's matches (it folds case beyond ASCII) for words
-            // of three characters or more. PostgreSQL's trigram indexes serve the rule itself.
+            // On SQLite the candidates come from the trigram index (migrations/sqlite/0044),
+            // which answers a superset of the rule's matches (it folds case beyond ASCII) for
+            // words of three characters or more.
             if fts_candidates && word.chars().count() >= 3 {
                 let _ = write!(
                     predicate,
@@ -425,6 +443,12 @@ impl FilterSql {
         }
         Self { predicate, values, next }
     }
+}
+
+/// A listing's title and SKU as the one lower-case text PostgreSQL's `listings_words` index
+/// holds (migrations/postgres/0036): the expression must be written as the index writes it.
+fn words_text(a: &str) -> String {
+    format!("(lower({a}.title) || E'\\n' || lower(COALESCE({a}.sku, '')))")
 }
 
 /// The number of the brand's live listings that `filter` matches, `$1` the brand and the
@@ -480,25 +504,30 @@ fn window(total: i64, offset: i64, limit: i64) -> Option<Window> {
 /// The page as one JSON array in newest-first order: its keys chosen from the index in
 /// `order` (`LIMIT take`, and `OFFSET $next` when `skip`), then its rows read.
 fn page_sql(store: &Store, filtered: &FilterSql, take: i64, order: Direction, skip: bool) -> String {
-    let page_json = PAGE_JSON.of(store).replace("{order}", NEWEST_FIRST);
+    let from = format!("FROM listings k WHERE k.brand_id = $1 AND k.deleted_at IS NULL{}", filtered.predicate);
     let keys_order = match order {
         Direction::NewestFirst => "k.created_at DESC, k.id DESC",
         Direction::OldestFirst => "k.created_at, k.id",
     };
-    let bounds = page_bounds(take, i64::from(skip), filtered.next);
-    let predicate = &filtered.predicate;
+    keyed_page_sql(store, &from, keys_order, &page_bounds(take, i64::from(skip), filtered.next))
+}
+
+/// A page as one JSON array in newest-first order, its keys read `from` (a `FROM … WHERE …`
+/// on alias `k`) in `keys_order` within `bounds`, then only its rows read.
+fn keyed_page_sql(store: &Store, from: &str, keys_order: &str, bounds: &str) -> String {
+    let page_json = PAGE_JSON.of(store).replace("{order}", NEWEST_FIRST);
     format!(
         "SELECT {page_json} FROM
            (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.id IN
-              (SELECT k.id FROM listings k WHERE k.brand_id = $1 AND k.deleted_at IS NULL{predicate}
-               ORDER BY {keys_order} {bounds})
+              (SELECT k.id {from} ORDER BY {keys_order} {bounds})
             ORDER BY l.created_at DESC, l.id DESC) p"
     )
 }
 
-/// `word` as an FTS5 phrase: its characters in a row, anywhere in a title or SKU.
+/// `word` as an FTS5 phrase: its characters in a row, anywhere in a title or SKU (never in
+/// the index's brand column).
 pub(super) fn fts_phrase(word: &str) -> String {
-    format!("\"{}\"", word.replace('"', "\"\""))
+    format!("{{title sku}} : \"{}\"", word.replace('"', "\"\""))
 }
 
 /// `LIMIT n [OFFSET $k]` of a page: the size written into the statement, the offset bound
