@@ -445,6 +445,10 @@ def run(args, binary):
             ("q=sofa (common word)", "/v1/listings?status=any&q=sofa&per_page=20", key),
             (f"page {deep // 2} (the middle), per_page 100, any",
              f"/v1/listings?status=any&page={deep // 2}&per_page=100", key),
+            ("q=zebra (no match)", "/v1/listings?status=any&q=zebra&per_page=20", key),
+            ("q=1999 (about 140 matches)", "/v1/listings?status=any&q=1999&per_page=20", key),
+            ("q=oak sofa (two words, 500 matches per 200,000)", "/v1/listings?status=any&q=oak%20sofa&per_page=20",
+             key),
         ]
         only = set(args.only.split(",")) if args.only else None
         scenarios = [s for i, s in enumerate(scenarios) if only is None or str(i) in only]
@@ -663,7 +667,7 @@ def main():
     parser.add_argument("--loads", type=int, default=20, help="dashboard: requests per page")
     parser.add_argument("--idle", type=int, default=30, help="idle: seconds to watch an idle node")
     parser.add_argument("--db", help="run on this database only: 100k, or the big one's label (1M, 2M…)")
-    parser.add_argument("--only", help="comma-separated scenario numbers (0-7) and/or 'walk'")
+    parser.add_argument("--only", help="comma-separated scenario numbers (0-10) and/or 'walk'")
     parser.add_argument("--python-walk", action="store_true",
                         help="walk with the Python client (parses each page with json.loads) instead of the Rust "
                              "one (examples/sync_walk.rs)")
