@@ -47,7 +47,10 @@ struct Search {
     postgres: bool,
     /// The status, channel and words, `$2` on: the status and channel first.
     rule: FilterSql,
-    /// The words' part of the rule's conditions.
+    /// The status and channel alone, numbered as in `rule`: what a walk's rows are
+    /// counted in, and what the brand's kept counts count.
+    scope: FilterSql,
+    /// The words' part of the rule's conditions (what follows the scope's).
     words: String,
     /// SQLite's FTS5 query of the long words and the brand: bound after the rule's values.
     fts: Option<String>,
@@ -73,7 +76,7 @@ impl Search {
         // The index whose leading columns the filter fixes: with a status, the brand's
         // listings of that status in list order; else all of the brand's.
         let walk_index = if filter.status.is_some() { "listings_brand_status_recent" } else { "listings_brand_recent" };
-        Self { postgres, rule, words, fts, trigrams, walk_index }
+        Self { postgres, rule, scope, words, fts, trigrams, walk_index }
     }
 
     /// The number of the first parameter after the rule's and the FTS5 query's.
@@ -98,8 +101,7 @@ impl Search {
                 "FROM (SELECT k.id, k.created_at, k.status, k.channel, k.deleted_at FROM listings k
                        WHERE (k.brand_id + 0) = $1{} OFFSET 0) k
                  WHERE k.deleted_at IS NULL{}",
-                self.words,
-                &rule[..rule.len() - self.words.len()]
+                self.words, self.scope.predicate
             ),
             (Reach::Walk, false) => format!(
                 "FROM listings k INDEXED BY {} WHERE k.brand_id = $1 AND k.deleted_at IS NULL{rule}",
@@ -136,8 +138,9 @@ impl Search {
 
     /// The rows the filter's status and channel keep in all (the brand's kept counts), and
     /// how many of them come at or before the listing at (`$n`, `$n+1`) in list order, `n`
-    /// the first parameter after the `scope`'s (status and channel from `$2`).
-    fn walked_sql(&self, scope: &FilterSql) -> String {
+    /// the first parameter after the scope's (status and channel from `$2`).
+    fn walked_sql(&self) -> String {
+        let scope = &self.scope;
         let n = scope.next;
         let hint = if self.postgres { String::new() } else { format!(" INDEXED BY {}", self.walk_index) };
         let kept = scope.predicate.replace(" AND k.", " AND c.");
@@ -206,8 +209,6 @@ impl Store {
     ) -> Result<ListingPage, StoreError> {
         let postgres = self.is_postgres();
         let search = Search::new(brand_id, filter, postgres);
-        let scope_query = ListingQuery { status: filter.status, channel: filter.channel, ..ListingQuery::default() };
-        let scope = FilterSql::new(&scope_query, 2, "k", postgres, false);
         on_pool!(self, read, |pool| {
             let mut tx = pool.begin().await?;
             if postgres {
@@ -239,9 +240,9 @@ impl Store {
                 // The walk reached the brand's end: every match was met.
                 Some(_) if (listings.len() as i64) < limit => (seen, false),
                 Some(last) => {
-                    let sql = search.walked_sql(&scope);
+                    let sql = search.walked_sql();
                     let mut query = sqlx::query_as::<_, (i64, i64)>(&sql).persistent(!postgres).bind(brand_id);
-                    for value in &scope.values {
+                    for value in &search.scope.values {
                         query = query.bind(value.as_str());
                     }
                     let (kept, walked) = query.bind(last.created_at).bind(last.id).fetch_one(&mut *tx).await?;
@@ -270,16 +271,16 @@ impl Store {
     async fn search_plans(&self, brand_id: i64, filter: &ListingQuery) -> Vec<(&'static str, Reach, String)> {
         let postgres = self.is_postgres();
         let search = Search::new(brand_id, filter, postgres);
-        let scope =
-            FilterSql::new(&ListingQuery { status: filter.status, ..ListingQuery::default() }, 2, "k", postgres, false);
         let mut statements = vec![
             ("count", search.counted(), search.count_sql()),
             ("page", Reach::Walk, search.page_sql(self, Reach::Walk, 20)),
+            ("walked", Reach::Walk, search.walked_sql()),
         ];
         if search.trigrams {
             statements.push(("page", Reach::Candidates, search.page_sql(self, Reach::Candidates, 20)));
         }
         let explain = if postgres { "EXPLAIN " } else { "EXPLAIN QUERY PLAN " };
+        let column = if postgres { 0 } else { 3 };
         let mut plans = Vec::new();
         on_pool!(self, read, |pool| {
             for (what, reach, sql) in &statements {
@@ -288,27 +289,21 @@ impl Store {
                     sqlx::query(planner(*reach)).execute(&mut *tx).await.unwrap();
                 }
                 let sql = format!("{explain}{sql}");
-                let query = bound!(sqlx::query(&sql), search, brand_id, *reach).bind(0_i64);
+                let query = if *what == "walked" {
+                    // The scope's values, then a listing's place in the list.
+                    let mut query = sqlx::query(&sql).bind(brand_id);
+                    for value in &search.scope.values {
+                        query = query.bind(value.as_str());
+                    }
+                    query.bind(crate::store::now()).bind(1_i64)
+                } else {
+                    bound!(sqlx::query(&sql), search, brand_id, *reach).bind(0_i64)
+                };
                 let rows = query.fetch_all(&mut *tx).await.unwrap();
-                let column = if postgres { 0 } else { 3 };
                 let lines: Vec<String> = rows.iter().map(|row| sqlx::Row::get::<String, _>(row, column)).collect();
                 plans.push((*what, *reach, lines.join("\n")));
                 tx.rollback().await.unwrap();
             }
-            let mut tx = pool.begin().await.unwrap();
-            if postgres {
-                sqlx::query(planner(Reach::Walk)).execute(&mut *tx).await.unwrap();
-            }
-            let sql = format!("{explain}{}", search.walked_sql(&scope));
-            let mut query = sqlx::query(&sql).bind(brand_id);
-            for value in &scope.values {
-                query = query.bind(value.as_str());
-            }
-            let rows = query.bind(crate::store::now()).bind(1_i64).fetch_all(&mut *tx).await.unwrap();
-            let column = if postgres { 0 } else { 3 };
-            let lines: Vec<String> = rows.iter().map(|row| sqlx::Row::get::<String, _>(row, column)).collect();
-            plans.push(("walked", Reach::Walk, lines.join("\n")));
-            tx.rollback().await.unwrap();
         });
         plans
     }
