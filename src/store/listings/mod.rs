@@ -509,17 +509,17 @@ fn page_sql(store: &Store, filtered: &FilterSql, take: i64, order: Direction, sk
         Direction::NewestFirst => "k.created_at DESC, k.id DESC",
         Direction::OldestFirst => "k.created_at, k.id",
     };
-    keyed_page_sql(store, &from, keys_order, &page_bounds(take, i64::from(skip), filtered.next))
+    let bounds = page_bounds(take, i64::from(skip), filtered.next);
+    keyed_page_sql(store, &format!("SELECT k.id {from} ORDER BY {keys_order} {bounds}"))
 }
 
-/// A page as one JSON array in newest-first order, its keys read `from` (a `FROM … WHERE …`
-/// on alias `k`) in `keys_order` within `bounds`, then only its rows read.
-fn keyed_page_sql(store: &Store, from: &str, keys_order: &str, bounds: &str) -> String {
+/// A page as one JSON array in newest-first order: the ids `keys` selects (a statement
+/// choosing a page's keys in order, `LIMIT` and all), then only their rows read.
+fn keyed_page_sql(store: &Store, keys: &str) -> String {
     let page_json = PAGE_JSON.of(store).replace("{order}", NEWEST_FIRST);
     format!(
         "SELECT {page_json} FROM
-           (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.id IN
-              (SELECT k.id {from} ORDER BY {keys_order} {bounds})
+           (SELECT {SUMMARY_COLUMNS} FROM listings l WHERE l.id IN ({keys})
             ORDER BY l.created_at DESC, l.id DESC) p"
     )
 }

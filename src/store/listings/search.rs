@@ -15,9 +15,10 @@
 //! - **Walk**: the brand's own index in list order, each row tested by the rule, stopping at
 //!   the page's end. SQLite: `INDEXED BY`; PostgreSQL: plain index scans only.
 //!
-//! A search first counts its matches through the candidates, stopping at one more than
-//! [`SEARCH_EXACT_TOTAL`]. Up to that, the total is exact and the page is the candidates
-//! sorted: the cost is the matches'. Past it, the matches are many, so a walk meets a page of
+//! A search first reads its matches through the candidates once, stopping at one more than
+//! [`SEARCH_EXACT_TOTAL`] (a materialised `WITH`), and that one read answers both their
+//! count and the page among them. Up to the cap, the total is exact and the page is the
+//! candidates sorted: the cost is the matches'. Past it, the matches are many, so a walk meets a page of
 //! them soon: the page is walked, and the total estimated from the walk — the share of the
 //! rows walked that matched, times the rows the filter's status and channel keep (the
 //! brand's kept counts) — and marked `total_is_estimate`. A walk that reaches the brand's
@@ -120,9 +121,24 @@ impl Search {
         }
     }
 
-    /// The matches, counted up to one more than [`SEARCH_EXACT_TOTAL`].
-    fn count_sql(&self) -> String {
-        format!("SELECT COUNT(*) FROM (SELECT 1 {} LIMIT {}) c", self.from(self.counted()), SEARCH_EXACT_TOTAL + 1)
+    /// The search's first statement: its matches read once, up to one more than
+    /// [`SEARCH_EXACT_TOTAL`], answering their count and, when the count is within the cap,
+    /// the page of `limit` after `$offset` among them (past the cap a walk reads the page, so
+    /// the matches read are not sorted: a `CASE` runs its subquery only when it is chosen).
+    fn first_sql(&self, store: &Store, limit: i64) -> String {
+        let counted = self.counted();
+        let keys = format!(
+            "SELECT f.id FROM found f ORDER BY f.created_at DESC, f.id DESC LIMIT {limit} OFFSET ${}",
+            self.next(counted)
+        );
+        format!(
+            "WITH found AS MATERIALIZED (SELECT k.id, k.created_at {} LIMIT {})
+             SELECT c.n, CASE WHEN c.n <= {} THEN ({}) END FROM (SELECT COUNT(*) AS n FROM found) c",
+            self.from(counted),
+            SEARCH_EXACT_TOTAL + 1,
+            SEARCH_EXACT_TOTAL,
+            keyed_page_sql(store, &keys)
+        )
     }
 
     /// Every match counted: only after a walk went past the last match.
@@ -130,10 +146,14 @@ impl Search {
         format!("SELECT COUNT(*) {}", self.from(Reach::Walk))
     }
 
-    /// A page of `limit` after `$offset`, read the way `reach` says.
-    fn page_sql(&self, store: &Store, reach: Reach, limit: i64) -> String {
-        let bounds = format!("LIMIT {limit} OFFSET ${}", self.next(reach));
-        keyed_page_sql(store, &self.from(reach), NEWEST_FIRST, &bounds)
+    /// A page of `limit` after `$offset` walked in list order.
+    fn walk_page_sql(&self, store: &Store, limit: i64) -> String {
+        let keys = format!(
+            "SELECT k.id {} ORDER BY {NEWEST_FIRST} LIMIT {limit} OFFSET ${}",
+            self.from(Reach::Walk),
+            self.next(Reach::Walk)
+        );
+        keyed_page_sql(store, &keys)
     }
 
     /// The rows the filter's status and channel keep in all (the brand's kept counts), and
@@ -218,23 +238,25 @@ impl Store {
             if postgres {
                 sqlx::query(planner(counted)).execute(&mut *tx).await?;
             }
-            let sql = search.count_sql();
-            let count =
-                bound!(sqlx::query_scalar::<_, i64>(&sql), search, brand_id, counted).fetch_one(&mut *tx).await?;
-            let reach = if count <= SEARCH_EXACT_TOTAL { counted } else { Reach::Walk };
-            if postgres && reach != counted {
-                sqlx::query(planner(reach)).execute(&mut *tx).await?;
+            let sql = search.first_sql(self, limit);
+            let (count, page) = bound!(sqlx::query_as::<_, (i64, Option<String>)>(&sql), search, brand_id, counted)
+                .bind(offset)
+                .fetch_one(&mut *tx)
+                .await?;
+            if let Some(page) = page.filter(|_| count <= SEARCH_EXACT_TOTAL) {
+                tx.commit().await?;
+                return Ok(ListingPage { listings: summaries(&page)?, total: count, total_is_estimate: false });
             }
-            let sql = search.page_sql(self, reach, limit);
-            let page = bound!(sqlx::query_scalar::<_, String>(&sql), search, brand_id, reach)
+            // Many matches: a walk in list order meets a page of them soon.
+            if postgres && counted != Reach::Walk {
+                sqlx::query(planner(Reach::Walk)).execute(&mut *tx).await?;
+            }
+            let sql = search.walk_page_sql(self, limit);
+            let page = bound!(sqlx::query_scalar::<_, String>(&sql), search, brand_id, Reach::Walk)
                 .bind(offset)
                 .fetch_one(&mut *tx)
                 .await?;
             let listings = summaries(&page)?;
-            if count <= SEARCH_EXACT_TOTAL {
-                tx.commit().await?;
-                return Ok(ListingPage { listings, total: count, total_is_estimate: false });
-            }
             let seen = offset + listings.len() as i64;
             let (total, total_is_estimate) = match listings.last() {
                 // The walk reached the brand's end: every match was met.
@@ -267,18 +289,16 @@ impl Store {
 #[cfg(test)]
 impl Store {
     /// The plan of each statement a search of `filter` can run, by the way it reads: the
-    /// count, the page through the candidates, the walked page and the walk's boundary count.
+    /// first (the matches counted, and their page), the walked page and the walk's boundary
+    /// count.
     async fn search_plans(&self, brand_id: i64, filter: &ListingQuery) -> Vec<(&'static str, Reach, String)> {
         let postgres = self.is_postgres();
         let search = Search::new(brand_id, filter, postgres);
-        let mut statements = vec![
-            ("count", search.counted(), search.count_sql()),
-            ("page", Reach::Walk, search.page_sql(self, Reach::Walk, 20)),
+        let statements = vec![
+            ("first", search.counted(), search.first_sql(self, 20)),
+            ("page", Reach::Walk, search.walk_page_sql(self, 20)),
             ("walked", Reach::Walk, search.walked_sql()),
         ];
-        if search.trigrams {
-            statements.push(("page", Reach::Candidates, search.page_sql(self, Reach::Candidates, 20)));
-        }
         let explain = if postgres { "EXPLAIN " } else { "EXPLAIN QUERY PLAN " };
         let column = if postgres { 0 } else { 3 };
         let mut plans = Vec::new();
@@ -412,7 +432,12 @@ mod tests {
                                 assert!(!plan.contains("Bitmap"), "{what}");
                             }
                         }
-                        assert!(!plan.contains("Seq Scan on listings k") && !plan.contains("SCAN k"), "{what}");
+                        assert!(
+                            !plan.contains("Seq Scan on listings ")
+                                && !plan.contains("SCAN k")
+                                && !plan.contains("SCAN l"),
+                            "{what}"
+                        );
                     }
                 }
             }
