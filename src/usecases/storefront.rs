@@ -76,16 +76,22 @@ pub async fn catalogue(core: &Core, query: CatalogueQuery) -> Result<Catalogue, 
         None => None,
     };
     let brand_id = brand.as_ref().map(|face| face.id);
-    let (count, facets) = if query.counted_exactly() {
+    let (count, facets, found) = if query.counted_exactly() {
         let kept = core.store.market_counts(brand_id).await?;
         let (total, facets) = facets(&kept, &query);
-        (Count::Exact(total), Some(facets))
+        (Count::Exact(total), Some(facets), None)
+    } else if let Some((count, found)) = core.store.market_search(&query, brand_id).await? {
+        // A search's matches read once: its count, and its page unless they are many.
+        (Count::capped(count), None, found)
     } else {
-        (Count::capped(core.store.market_count_capped(&query, brand_id).await?), None)
+        (Count::capped(core.store.market_count_capped(&query, brand_id).await?), None, None)
     };
     let dense = matches!(count, Count::AtLeast(_));
-    let cards =
-        if count == Count::Exact(0) { Vec::new() } else { core.store.market_page(&query, brand_id, dense).await? };
+    let cards = match found {
+        Some(cards) => cards,
+        None if count == Count::Exact(0) => Vec::new(),
+        None => core.store.market_page(&query, brand_id, dense).await?,
+    };
     Ok(Catalogue { query, cards, count, facets, brand, unknown_brand: false })
 }
 

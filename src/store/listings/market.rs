@@ -253,6 +253,57 @@ impl Store {
         })
     }
 
+    /// A search's count, at most [`COUNT_CAP`] + 1, and its page when the count is within the
+    /// cap, from one read of its matches: on SQLite, through the trigram index of its longest
+    /// word. `None` where that read does not apply (PostgreSQL, or no word of three
+    /// characters or more): count with [`Store::market_count_capped`] and read the page apart.
+    /// Past the cap the page is `None`: matches are many, and [`Store::market_page`] walks an
+    /// index in the page's order (`dense`).
+    pub async fn market_search(
+        &self,
+        query: &CatalogueQuery,
+        brand_id: Option<i64>,
+    ) -> Result<Option<(i64, Option<Vec<MarketCard>>)>, StoreError> {
+        let Some(driver) = fts_driver(&query.words).filter(|_| !self.is_postgres()) else {
+            return Ok(None);
+        };
+        let filter = MarketFilter::new(query, brand_id, false, false);
+        let offset = i64::from(query.page.saturating_sub(1)) * i64::from(PAGE_SIZE);
+        // The matches read once (a materialised `WITH`); the page sorted among them only when
+        // the count is within the cap (a `CASE` runs its subquery only when it is chosen).
+        let found = format!(
+            "WITH found AS MATERIALIZED (
+               SELECT k.id, k.created_at, k.sale_price_pence, k.regular_price_pence
+               FROM listings_search s CROSS JOIN listings k
+               WHERE s.listings_search MATCH ${} AND k.id = s.rowid AND {VISIBLE}{} LIMIT {})
+             SELECT c.n, CASE WHEN c.n <= {COUNT_CAP} THEN
+               (SELECT json_group_array(p.id) FROM
+                  (SELECT f.id FROM found f ORDER BY {} LIMIT {PAGE_SIZE} OFFSET {offset}) p) END
+             FROM (SELECT COUNT(*) AS n FROM found) c",
+            filter.values.len() + 1,
+            filter.predicate,
+            COUNT_CAP + 1,
+            order(query.sort, "f"),
+        );
+        let cards = format!(
+            "SELECT {CARD_COLUMNS} FROM listings l JOIN brands b ON b.id = l.brand_id
+               LEFT JOIN brand_profiles bp ON bp.brand_id = l.brand_id
+             WHERE l.id IN (SELECT value FROM json_each($1)) ORDER BY {}",
+            order(query.sort, "l")
+        );
+        on_pool!(self, read, |pool| {
+            let mut tx = pool.begin().await?;
+            let (count, ids): (i64, Option<String>) =
+                bind_all!(sqlx::query_as(&found), &filter.values).bind(driver.as_str()).fetch_one(&mut *tx).await?;
+            let Some(ids) = ids.filter(|_| count <= COUNT_CAP) else {
+                return Ok(Some((count, None)));
+            };
+            let rows: Vec<CardRow> = sqlx::query_as(&cards).bind(ids).fetch_all(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(Some((count, Some(rows.into_iter().map(card).collect::<Result<_, _>>()?))))
+        })
+    }
+
     /// How many listings match, counting at most [`COUNT_CAP`] + 1: for a search or a price
     /// range, where no kept count applies. On SQLite a search is driven by the trigram index
     /// of its longest word and a price range by the price index, so the count stops at the
@@ -470,6 +521,10 @@ mod tests {
                                     .unwrap_or_else(|e| panic!("{what}: {e}")),
                                 0
                             );
+                            let searched =
+                                store.market_search(&query, brand).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+                            let expected = fts_driver(&query.words).map(|_| (0, Some(0)));
+                            assert_eq!(searched.map(|(n, cards)| (n, cards.map(|c| c.len()))), expected, "{what}");
                         }
                     }
                 }

@@ -142,6 +142,12 @@ async fn pages_of_the_catalogue_hold_24_and_link_to_each_other() {
     assert!(second.body.contains("rel=\"prev\""));
     assert!(second.body.contains("<meta name=\"robots\" content=\"noindex\">"), "paged views are not indexed");
     assert_eq!(page(&app, "/marketplace?page=3").await.listing_ids(), Vec::<i64>::new());
+    // A search's pages are its matches in the same order, read from one search.
+    assert_eq!(page(&app, "/marketplace?q=sofa").await.listing_ids(), ids[..24]);
+    assert_eq!(page(&app, "/marketplace?q=sofa&page=2").await.listing_ids(), ids[24..]);
+    let mut by_price = ids.clone();
+    by_price.sort_unstable();
+    assert_eq!(page(&app, "/marketplace?q=sofa&sort=price_asc").await.listing_ids(), by_price[..24]);
 }
 
 #[tokio::test]
