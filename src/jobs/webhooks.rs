@@ -23,7 +23,8 @@
 //! server restarted with the right key delivers it, and it is dead once its window closes.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{TimeDelta, Utc};
@@ -40,7 +41,7 @@ use crate::domain::webhook::{
 };
 use crate::metrics::{Delivery, Metrics};
 use crate::net::{ClientSettings, Outbound, Redirects};
-use crate::store::{AttemptResult, ClaimedEvent, DueDelivery, Sealer, Store, StoreError};
+use crate::store::{AttemptResult, ClaimedEvent, DueDelivery, DueKey, Sealer, Store, StoreError};
 
 /// The `User-Agent` of every delivery.
 pub const USER_AGENT: &str = "rehome-webhooks/1.0";
@@ -52,12 +53,37 @@ const DRAIN_LIMIT: usize = 64 * 1024;
 /// Wakes the delivery worker. Call [`Outbox::wake`] after committing a transaction that
 /// emitted events; without it they still go out at the next poll.
 #[derive(Debug, Clone, Default)]
-pub struct Outbox(Arc<Notify>);
+pub struct Outbox(Arc<Signal>);
+
+#[derive(Debug, Default)]
+struct Signal {
+    notify: Notify,
+    /// The next look starts at the head of the outbox rather than where the last began.
+    from_the_head: AtomicBool,
+}
 
 impl Outbox {
     pub fn wake(&self) {
-        self.0.notify_one();
+        self.0.notify.notify_one();
     }
+
+    /// Wakes the worker and has it look from the head of the outbox: for events already
+    /// waiting that have just become deliverable (their brand's endpoint enabled), which
+    /// may lie before where the worker's last look began.
+    pub fn rescan(&self) {
+        self.0.from_the_head.store(true, Ordering::Relaxed);
+        self.wake();
+    }
+}
+
+/// Where the worker's next look at the outbox starts ([`Store::due_webhooks_window`]): where
+/// the last look found its first deliverable event, and at the head of the outbox at least
+/// once a poll interval, so that events behind it (a lease run out on a stopped node, an
+/// event written by a node whose clock is behind) wait no longer than the poll.
+#[derive(Debug, Default)]
+struct WindowStart {
+    from: Option<DueKey>,
+    head_read_at: Option<Instant>,
 }
 
 #[derive(Debug, Clone)]
@@ -98,6 +124,11 @@ impl WorkerSettings {
 /// How many times in a row the loop looks again at once after losing events to another
 /// worker, before it waits as usual.
 const MAX_RACES_IN_A_ROW: u32 = 3;
+
+/// After a claim lost events to another node, how many of this node's next claims take
+/// from a random place of the window rather than its oldest events: nodes reading the same
+/// head then seldom choose the same events. A node alone keeps the strict due order.
+const CONTENDED_CLAIMS: u32 = 32;
 
 /// The jobs a claim took, and whether some events it was offered went to another worker.
 struct Claimed {
@@ -169,8 +200,12 @@ pub struct Deliverer {
     sealer: Option<Sealer>,
     /// This worker's lease owner id.
     owner: String,
-    /// Counts the outcomes of the attempts it records.
+    /// Counts the outcomes of the attempts it records, and the claims lost to other nodes.
     metrics: Option<Arc<Metrics>>,
+    window: Mutex<WindowStart>,
+    /// Claims left that start at a random place of the window: set after a claim lost
+    /// events to another node ([`CONTENDED_CLAIMS`]).
+    contended: AtomicU32,
 }
 
 impl Deliverer {
@@ -184,7 +219,17 @@ impl Deliverer {
         })?;
         let owner = format!("worker-{}", uuid::Uuid::new_v4().simple());
         let sealer = store.sealer().ok().cloned();
-        Ok(Self { store, outbound, settings, outbox, sealer, owner, metrics: None })
+        Ok(Self {
+            store,
+            outbound,
+            settings,
+            outbox,
+            sealer,
+            owner,
+            metrics: None,
+            window: Mutex::default(),
+            contended: AtomicU32::new(0),
+        })
     }
 
     /// Counts each recorded attempt's outcome (`rehome_webhook_deliveries_total`) in `metrics`.
@@ -276,7 +321,7 @@ impl Deliverer {
                     since_claim += 1;
                     by_a_delivery = true;
                 }
-                () = self.outbox.0.notified() => {}
+                () = self.outbox.0.notify.notified() => {}
                 () = tokio::time::sleep_until(wake_at) => {}
                 // A dropped sender (the server failed) stops the worker too.
                 changed = stop.changed() => stopping = changed.is_err(),
@@ -383,8 +428,19 @@ impl Deliverer {
         let now = Utc::now();
         let mut picked = Picked::new(in_flight, self.settings.per_endpoint, free, now);
         let window = (4 * (free + busy)).max(64);
-        let head = self.store.due_webhooks_window(now, window as i64).await?;
-        picked.offer(head.due);
+        let head = self.store.due_webhooks_window(now, window as i64, self.window_from()).await?;
+        if let Some(first) = head.first {
+            self.window.lock().unwrap_or_else(PoisonError::into_inner).from = Some(first);
+        }
+        let mut due = head.due;
+        let contended = || self.contended.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        if due.len() > free && contended().is_ok() {
+            // Every candidate is still offered, from the random place round to it again.
+            let last = due.len() - 1;
+            let place = (random_unit() * (due.len() - free + 1) as f64) as usize;
+            due.rotate_left(place.min(last));
+        }
+        picked.offer(due);
         if !picked.full() && !head.complete {
             // Each event in flight or picked can hide at most one candidate (its brand's slot
             // is taken), so asking for that many more always shows the usable ones there are.
@@ -394,7 +450,13 @@ impl Deliverer {
         }
         let Picked { seqs, mut targets, .. } = picked;
         let claimed = self.store.claim_webhooks(&seqs, &self.owner, now, now + self.settings.lease()).await?;
-        let lost = claimed.len() < seqs.len();
+        let lost = seqs.len().saturating_sub(claimed.len());
+        if lost > 0 {
+            self.contended.store(CONTENDED_CLAIMS, Ordering::Relaxed);
+            if let Some(metrics) = &self.metrics {
+                metrics.webhook_claims_lost(lost as u64);
+            }
+        }
         let jobs = claimed
             .into_iter()
             .filter_map(|event| {
@@ -402,7 +464,18 @@ impl Deliverer {
                 Some(Job { event, url, secrets })
             })
             .collect();
-        Ok(Claimed { jobs, lost })
+        Ok(Claimed { jobs, lost: lost > 0 })
+    }
+
+    /// Where this look at the outbox starts: where the last one found its first deliverable
+    /// event, or the head once a poll interval and when [`Outbox::rescan`] asked.
+    fn window_from(&self) -> Option<DueKey> {
+        let mut start = self.window.lock().unwrap_or_else(PoisonError::into_inner);
+        let rescan = self.outbox.0.from_the_head.swap(false, Ordering::Relaxed);
+        if rescan || start.head_read_at.is_none_or(|at| at.elapsed() >= self.settings.poll) {
+            *start = WindowStart { from: None, head_read_at: Some(Instant::now()) };
+        }
+        start.from
     }
 
     /// Delivers everything due now and waits for the results, repeating until nothing is due.

@@ -76,6 +76,7 @@ pub struct Metrics {
     /// The series of requests that reached no route, by [`method_index`].
     unmatched: [OnceLock<RouteSeries>; http::METHODS.len()],
     webhook_deliveries: [IntCounter; 3],
+    webhook_claims_lost: IntCounter,
     rate_limited: [IntCounter; 3],
     sign_ins: [IntCounter; 3],
     retention_deleted: IntCounterVec,
@@ -132,6 +133,13 @@ impl Metrics {
             "rehome_webhook_deliveries_total",
             "Webhook delivery attempts by outcome: delivered, retried (failed, another attempt scheduled), dead (given up).",
             &["outcome"],
+        );
+        let webhook_claims_lost = register(
+            &registry,
+            IntCounter::new(
+                "rehome_webhook_claims_lost_total",
+                "Due webhook events this node chose to send that another node had just claimed (a race between nodes; the event is sent once, by the other).",
+            ),
         );
         let limited = counter_vec(
             &registry,
@@ -202,6 +210,7 @@ impl Metrics {
         let by = |family: &IntCounterVec, label: &str| family.with_label_values(&[label]);
         Self {
             webhook_deliveries: ["delivered", "retried", "dead"].map(|o| by(&deliveries, o)),
+            webhook_claims_lost,
             rate_limited: ["key", "address", "sign_in"].map(|k| by(&limited, k)),
             sign_ins: ["succeeded", "failed", "locked"].map(|o| by(&sign_ins, o)),
             registry,
@@ -230,6 +239,11 @@ impl Metrics {
 
     pub fn webhook_deliveries(&self, outcome: Delivery, count: u64) {
         self.webhook_deliveries[outcome as usize].inc_by(count);
+    }
+
+    /// Events a claim chose that another node had taken first.
+    pub fn webhook_claims_lost(&self, count: u64) {
+        self.webhook_claims_lost.inc_by(count);
     }
 
     pub fn rate_limited(&self, kind: RateLimit) {
@@ -331,6 +345,7 @@ mod tests {
         };
         for series in [
             "rehome_webhook_deliveries_total{outcome=\"dead\"} 0",
+            "rehome_webhook_claims_lost_total 0",
             "rehome_rate_limited_total{kind=\"sign_in\"} 0",
             "rehome_sign_ins_total{outcome=\"locked\"} 0",
             "rehome_build_info{version=\"",

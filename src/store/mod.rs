@@ -99,8 +99,8 @@ pub use wallet::{
 };
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueWindow, EndpointChange,
-    EndpointInsert, WebhookEndpointRecord,
+    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueKey, DueWindow,
+    EndpointChange, EndpointInsert, WebhookEndpointRecord,
 };
 
 /// Failures of the storage layer. Business outcomes (a taken slug, a listing not on sale, an

@@ -24,7 +24,7 @@ use crate::domain::event::Event;
 use crate::domain::precondition::Precondition;
 use crate::domain::webhook::{after_rotation, read_previous, DeliveryStatus, FailureClass};
 use crate::domain::wire::UnknownValue;
-pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueWindow};
+pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey, DueWindow};
 
 /// `status = 'pending'` for `column`, with the status written into the SQL text rather than
 /// bound, so that the partial indexes on pending events (`WHERE status = 'pending'`) apply.

@@ -143,9 +143,17 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
 struct WindowRow {
     seq: i64,
     brand_id: i64,
+    next_attempt_at: Ts,
     url: Option<String>,
     signing_secret: Option<String>,
     previous_secrets: Option<String>,
+}
+
+/// An event's place in the due order: its `next_attempt_at`, then its `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DueKey {
+    pub at: DateTime<Utc>,
+    pub seq: i64,
 }
 
 /// The due events at the head of the outbox ([`Store::due_webhooks_window`]).
@@ -153,7 +161,11 @@ struct WindowRow {
 pub struct DueWindow {
     /// Those of the window whose brand has an enabled endpoint, oldest first.
     pub due: Vec<DueDelivery>,
-    /// Whether the window held every due, unleased event (it was not full).
+    /// The place of the first of `due` (the first event that has somewhere to go), where the
+    /// next window may start.
+    pub first: Option<DueKey>,
+    /// Whether the window held every due, unleased event from where it started (it was
+    /// not full).
     pub complete: bool,
 }
 
@@ -240,41 +252,65 @@ impl Store {
         })
     }
 
-    /// The `window` oldest due, unleased events, those whose brand has an enabled endpoint
-    /// with where they go. Its cost depends on the window, not on the backlog or the number
-    /// of endpoints, so the worker looks here first and asks [`Store::due_webhooks`] (a probe
-    /// per endpoint) only when the window's events cannot fill its free slots: one brand's
-    /// backlog ahead of everyone else's, or events whose endpoint is paused.
-    pub async fn due_webhooks_window(&self, at: DateTime<Utc>, window: i64) -> Result<DueWindow, StoreError> {
+    /// The `window` oldest due, unleased events from `from` on (the head of the outbox when
+    /// `None`), those whose brand has an enabled endpoint with where they go. Its cost
+    /// depends on the window, not on the backlog or the number of endpoints, so the worker
+    /// looks here first and asks [`Store::due_webhooks`] (a probe per endpoint) only when the
+    /// window's events cannot fill its free slots: one brand's backlog ahead of everyone
+    /// else's, or events whose endpoint is paused.
+    ///
+    /// Starting from where the last window found its first event skips the head of the due
+    /// index that PostgreSQL keeps until a vacuum: the entries of events delivered since,
+    /// which every read from the head would walk again.
+    pub async fn due_webhooks_window(
+        &self,
+        at: DateTime<Utc>,
+        window: i64,
+        from: Option<DueKey>,
+    ) -> Result<DueWindow, StoreError> {
         // A bounded scan of the due index, whatever the backlog: at most `window` rows past
-        // the leased ones.
+        // the leased ones, from `from` (the epoch and seq 0 when reading from the head).
         let sql = format!(
-            "SELECT e.seq, e.brand_id, ep.url, ep.signing_secret, ep.previous_secrets
+            "SELECT e.seq, e.brand_id, e.next_attempt_at, ep.url, ep.signing_secret, ep.previous_secrets
              FROM (SELECT d.seq, d.brand_id, d.next_attempt_at FROM webhook_events d {}
                    WHERE {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                     AND d.next_attempt_at >= $3 AND (d.next_attempt_at > $3 OR d.seq >= $4)
                    ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
              LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id AND ep.enabled
              ORDER BY e.next_attempt_at, e.seq",
             self.indexed_by("webhook_events_due"),
             pending("d.status")
         );
+        let from = from.unwrap_or(DueKey { at: DateTime::UNIX_EPOCH, seq: 0 });
         let rows: Vec<WindowRow> = on_pool!(self, read, |pool| {
-            Ok::<_, StoreError>(sqlx::query_as(&sql).bind(Ts::from(at)).bind(window).fetch_all(pool).await?)
+            Ok::<_, StoreError>(
+                sqlx::query_as(&sql)
+                    .bind(Ts::from(at))
+                    .bind(window)
+                    .bind(Ts::from(from.at))
+                    .bind(from.seq)
+                    .fetch_all(pool)
+                    .await?,
+            )
         })?;
         let complete = (rows.len() as i64) < window;
+        let mut first = None;
         let due = rows
             .into_iter()
             .filter_map(|row| {
-                Some(DueDelivery {
+                let key = DueKey { at: row.next_attempt_at.get(), seq: row.seq };
+                let due = DueDelivery {
                     seq: row.seq,
                     brand_id: row.brand_id,
                     url: row.url?,
                     signing_secret: row.signing_secret?,
                     previous_secrets: row.previous_secrets?,
-                })
+                };
+                first.get_or_insert(key);
+                Some(due)
             })
             .collect();
-        Ok(DueWindow { due, complete })
+        Ok(DueWindow { due, first, complete })
     }
 
     /// Takes the lease of those `seqs` that are still pending and unleased; returns the

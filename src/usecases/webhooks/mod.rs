@@ -114,8 +114,9 @@ pub async fn configure(
         }
         (Some(_), url) => update(core, actor, url, patch, guard).await?,
     };
+    // Events emitted while the endpoint was off or paused lie behind where the worker looks.
     if configured.endpoint.enabled {
-        core.outbox.wake();
+        core.outbox.rescan();
     }
     Ok(configured)
 }

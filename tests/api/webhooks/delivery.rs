@@ -12,6 +12,9 @@ use super::receiver::{BlackHole, Receiver, Reply};
 use super::{configure, emit, redemption, settled, wait_for_attempts, wait_for_status, webhook_app, DELIVERIES};
 use crate::helpers::{json, on_raw, open_store, TestDb};
 
+/// Sends a test event (`ping`), which wakes the worker as any emission through the API does.
+const TEST_EVENT: &str = "/v1/partner/settings/integrations/webhook/test";
+
 fn free_addr() -> std::net::SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
 }
@@ -388,4 +391,122 @@ async fn a_batch_of_results_is_recorded_each_to_its_event_and_a_lost_lease_keeps
         assert_eq!(leased, vec![(seqs[2], "worker-b".to_owned())]);
     });
     raw.close().await;
+}
+
+/// Events of a paused endpoint wait at the head of the outbox while the worker, looking
+/// from where it last found something to send, moves past them; enabling the endpoint has
+/// it look from the head again at once, not at its next poll (here ten minutes).
+#[tokio::test]
+async fn an_endpoint_enabled_again_gets_the_events_that_waited_behind_the_workers_place_at_once() {
+    let app = webhook_app(|c| c.webhook_poll_ms = 600_000).await;
+    let paused = app.partner("paused-sofas").await;
+    let other = app.partner("other-sofas").await;
+    let paused_receiver = Receiver::start().await;
+    let other_receiver = Receiver::start().await;
+    configure(&app, &paused, &paused_receiver.url()).await;
+    configure(&app, &other, &other_receiver.url()).await;
+    assert_eq!(app.patch(super::WEBHOOK, &paused.key, &json!({"enabled": false})).await.status(), 200);
+
+    let waiting = emit(&app, &paused, 1).await;
+    // The worker sends the other brand's later events (test events, which wake it) and looks
+    // past the waiting one.
+    for n in 1..=3 {
+        assert_eq!(app.post(TEST_EVENT, &other.key, &json!({})).await.status(), 200);
+        other_receiver.wait_for_hits(n, Duration::from_secs(5)).await;
+    }
+    assert!(paused_receiver.hits().is_empty());
+
+    assert_eq!(app.patch(super::WEBHOOK, &paused.key, &json!({"enabled": true})).await.status(), 200);
+    let hits = paused_receiver.wait_for_hits(1, Duration::from_secs(5)).await;
+    assert_eq!(hits[0].event_id(), waiting.id);
+}
+
+/// An event left leased by a node that stopped lies behind where the worker looks once the
+/// lease runs out; the worker still finds it, at its next look from the head (once a poll).
+#[tokio::test]
+async fn an_event_whose_lease_ran_out_behind_the_workers_place_is_sent_by_the_next_poll() {
+    use chrono::{TimeDelta, Utc};
+
+    let app = webhook_app(|c| c.webhook_poll_ms = 1_000).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    // Written with another node's lease, for a little longer.
+    let raw = app.db.raw().await;
+    let sealer = app.store.sealer().unwrap();
+    let leased = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    on_raw!(&raw, |pool| {
+        let mut tx = pool.begin().await.unwrap();
+        insert_event((&mut *tx).into(), sealer, &leased).await.unwrap();
+        sqlx::query("UPDATE webhook_events SET lease_owner = 'worker-gone', lease_until = $1 WHERE id = $2")
+            .bind(rehome::store::Ts::from(Utc::now() + TimeDelta::milliseconds(1_500)))
+            .bind(&leased.id)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    });
+    raw.close().await;
+    // A later event goes at once: the worker's place moves past the leased one.
+    assert_eq!(app.post(TEST_EVENT, &partner.key, &json!({})).await.status(), 200);
+    let hits = receiver.wait_for_hits(1, Duration::from_secs(5)).await;
+    assert_ne!(hits[0].event_id(), leased.id);
+
+    let hits = receiver.wait_for_hits(2, Duration::from_secs(10)).await;
+    assert_eq!(hits[1].event_id(), leased.id);
+}
+
+/// A claim skips events another node is claiming (their rows locked) and counts them lost,
+/// in `rehome_webhook_claims_lost_total`. PostgreSQL only: SQLite has one writer, so two
+/// claims never overlap there.
+#[tokio::test]
+async fn events_another_node_is_claiming_are_skipped_and_counted_as_lost_claims() {
+    use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
+    use rehome::metrics::Metrics;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = TestDb::create_named(dir.path(), "lost.db").await;
+    if !db.is_postgres() {
+        return;
+    }
+    let store = open_store(&db.url).await;
+    let brand = rehome::usecases::accounts::create_brand(&store, "acme", "Acme").await.unwrap();
+    let receiver = Receiver::start().await;
+    let audit = super::operator_configured(brand.id);
+    store.create_webhook_endpoint(brand.id, &receiver.url(), true, "whsec_test", None, &audit).await.unwrap();
+    let mut events = Vec::new();
+    for n in 0..3 {
+        let event = Event::new(brand.id, EventType::RedemptionCreated, json!({ "n": n })).unwrap();
+        store.emit_event(&event).await.unwrap();
+        events.push(event);
+    }
+    let config = rehome::config::Config { allow_private_network: true, ..Default::default() };
+    let metrics = Arc::new(Metrics::new());
+    let deliverer = Deliverer::new(store.clone(), WorkerSettings::from_config(&config), Outbox::default())
+        .unwrap()
+        .counting_into(metrics.clone());
+
+    // Another node is in the middle of claiming the first event: its row is locked.
+    let raw = db.raw().await;
+    let crate::helpers::RawPool::Postgres(pool) = &raw else { unreachable!("PostgreSQL only") };
+    let mut other = pool.begin().await.unwrap();
+    sqlx::query("SELECT seq FROM webhook_events WHERE id = $1 FOR UPDATE")
+        .bind(&events[0].id)
+        .fetch_one(&mut *other)
+        .await
+        .unwrap();
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 2, "the two unlocked events are sent");
+    let ids: Vec<String> = receiver.hits().iter().map(|hit| hit.event_id()).collect();
+    assert!(!ids.contains(&events[0].id), "{ids:?}");
+    // Each of its claims found the event taken: the one with the others, and the one after,
+    // which found nothing else to send.
+    let lost = |text: String| {
+        text.lines().find_map(|line| line.strip_prefix("rehome_webhook_claims_lost_total ")?.parse::<u64>().ok())
+    };
+    assert_eq!(lost(metrics.render(&store).await), Some(2));
+    other.rollback().await.unwrap();
+
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 1, "the other node let it go");
+    assert_eq!(lost(metrics.render(&store).await), Some(2));
 }
