@@ -290,6 +290,7 @@ async fn serve(database_url: &str, config: Config, demo: Option<Demo>) -> anyhow
         tracing::info!(%addr, "rehome metrics listening");
     }
     tracing::info!(%addr, "rehome listening");
+    crate::residency::spawn_release();
     server.run_until(shutdown_signal()).await
 }
 

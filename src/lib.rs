@@ -29,6 +29,8 @@ pub mod metrics;
 pub mod net;
 /// Taking buyers' payments: the gateway port and its Stripe adapter.
 pub mod payments;
+/// Giving back the executable's pages the start touched, so an idle node holds only what it uses.
+pub mod residency;
 /// What every handler reaches: the use cases' core and the HTTP edge's own parts.
 pub mod state;
 /// The storage boundary.
