@@ -618,9 +618,20 @@ def idle(args, binary):
             # What the end's RSS is made of: the heap and stacks (anonymous) against the binary's
             # own pages mapped from the page cache (file-backed: shared and reclaimable).
             parts = {k: kib / 1024 for k, kib in server.status_kib("RssAnon", "RssFile", "RssShmem").items()}
+            # Then woken: a readiness probe, a listing's detail and a page of 20, ten of each
+            # (the node pages in what they run), and idle again for a second.
+            first = None
+            for n in range(10):
+                for path in ("/readyz", f"/v1/listings/{state['samples'][0]}", "/v1/listings?per_page=20"):
+                    started = time.perf_counter()
+                    hb.get_json(server.base + path, state["key"])
+                    first = first or (time.perf_counter() - started) * 1e3
+            time.sleep(1)
+            woken = server.rss_kib() / 1024
             print(f"| {label} | idle {args.idle} s | RSS at start {samples[0]:.1f} MiB | at the end {samples[-1]:.1f} MiB "
                   f"(anonymous {parts.get('RssAnon', 0):.1f}, file-backed {parts.get('RssFile', 0):.1f}, "
-                  f"shared memory {parts.get('RssShmem', 0):.1f}) | peak {max(samples):.1f} MiB |")
+                  f"shared memory {parts.get('RssShmem', 0):.1f}) | peak {max(samples):.1f} MiB "
+                  f"| after 30 requests {woken:.1f} MiB (the first {first:.1f} ms) |")
         finally:
             server.stop()
 

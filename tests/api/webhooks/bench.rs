@@ -22,6 +22,8 @@
 //! at that receiver instead (another process: the figures in docs/performance.md used nginx
 //! answering `return 200`), the drain is counted in the database, and the trickle is not run:
 //! the process's memory through the drain is then the nodes' own, beside an idle emitter.
+//! `REHOME_BENCH_DROP_INDEXES` (names, comma-separated) drops those indexes of the outbox
+//! before the drain: an experiment measuring what writing them costs, never a setting.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +45,13 @@ use crate::helpers::{on_raw, open_store, TestDb};
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The bytes this process has caused to be written to storage (`write_bytes` of
+/// `/proc/self/io`, counted as pages are dirtied; 0 where it cannot be read).
+fn written_bytes() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    io.lines().find_map(|line| line.strip_prefix("write_bytes: ")?.trim().parse().ok()).unwrap_or(0)
 }
 
 /// This process's resident memory now, in KiB (0 where it cannot be read).
@@ -73,6 +82,7 @@ async fn webhook_delivery_throughput_and_latency() {
     let mut stops = Vec::new();
     let mut servings = Vec::new();
     let mut outboxes = Vec::new();
+    let mut node_metrics = Vec::new();
     let mut base = String::new();
     for node in 0..nodes {
         let node_store = if node == 0 { store.clone() } else { open_store(&db.url).await };
@@ -81,6 +91,7 @@ async fn webhook_delivery_throughput_and_latency() {
             base = format!("http://{}", server.local_addr());
         }
         outboxes.push(server.state().outbox.clone());
+        node_metrics.push(server.state().metrics.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         servings.push(tokio::spawn(server.run_until(async move {
             let _ = stopped.await;
@@ -122,6 +133,14 @@ async fn webhook_delivery_throughput_and_latency() {
             tx.commit().await.unwrap();
         });
     }
+    // An experiment, not a configuration: indexes dropped before the drain, to measure what
+    // the writes to them cost it (the queries the drain runs do not need them).
+    if let Ok(dropped) = std::env::var("REHOME_BENCH_DROP_INDEXES") {
+        for index in dropped.split(',').filter(|name| !name.is_empty()) {
+            raw.execute(&format!("DROP INDEX {index}")).await;
+            println!("  (experiment: index {index} dropped before the drain)");
+        }
+    }
     raw.close().await;
     let emit_rate = backlog as f64 / emitted.elapsed().as_secs_f64();
     let rss_at_release = resident_kib();
@@ -135,6 +154,7 @@ async fn webhook_delivery_throughput_and_latency() {
             }
         })
     };
+    let written_at_release = written_bytes();
     let started = Instant::now();
     for (_, key) in &brands {
         let response =
@@ -151,7 +171,17 @@ async fn webhook_delivery_throughput_and_latency() {
     let received = started.elapsed();
     crate::helpers::poll(Duration::from_secs(3_600), recorded).await.expect("every delivery recorded");
     let recorded = started.elapsed();
+    let written = written_bytes().saturating_sub(written_at_release);
     let rss_drain_peak = rss_peak.load(Ordering::Relaxed);
+    let mut claims_lost = 0;
+    for metrics in &node_metrics {
+        claims_lost += metrics
+            .render(&store)
+            .await
+            .lines()
+            .find_map(|line| line.strip_prefix("rehome_webhook_claims_lost_total ")?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
     let backend = if db.is_postgres() { "PostgreSQL" } else { "SQLite" };
     println!(
         "webhook bench on {backend}, {nodes} node(s), {} in flight per node: {brand_count} brands, {}",
@@ -175,6 +205,16 @@ async fn webhook_delivery_throughput_and_latency() {
             received.as_secs_f64(),
             backlog as f64 / received.as_secs_f64(),
         ),
+    }
+    println!("  claims lost to another node: {claims_lost}");
+    if !db.is_postgres() {
+        // SQLite writes in this process: its WAL frames and the checkpoints' copies of them.
+        println!(
+            "  written to storage through the drain: {:.0} MiB, {:.1} KiB a delivery ({:.1} pages of 4 KiB)",
+            written as f64 / 1048576.0,
+            written as f64 / 1024.0 / backlog as f64,
+            written as f64 / 4096.0 / backlog as f64,
+        );
     }
     println!(
         "  resident memory of the process: {:.1} MiB when the backlog was released, peak {:.1} MiB through the drain",
