@@ -77,9 +77,10 @@ impl Outbox {
 }
 
 /// Where the worker's next look at the outbox starts ([`Store::due_webhooks_window`]): where
-/// the last look found its first deliverable event, and at the head of the outbox at least
-/// once a poll interval, so that events behind it (a lease run out on a stopped node, an
-/// event written by a node whose clock is behind) wait no longer than the poll.
+/// the last look found its first deliverable event, less [`LATE_COMMITS`], and at the head
+/// of the outbox at least once a poll interval, so that events behind it (a lease run out on
+/// a stopped node, an event written by a node whose clock is behind) wait no longer than
+/// the poll.
 #[derive(Debug, Default)]
 struct WindowStart {
     from: Option<DueKey>,
@@ -124,6 +125,12 @@ impl WorkerSettings {
 /// How many times in a row the loop looks again at once after losing events to another
 /// worker, before it waits as usual.
 const MAX_RACES_IN_A_ROW: u32 = 3;
+
+/// How far behind its place each look reaches back. An event is due from the instant it was
+/// made, inside its transaction, and appears when that commits: after events made later
+/// whose transactions committed first. Reaching back this far finds it at once; PostgreSQL
+/// then walks at most this long a stretch of delivered events' index entries.
+const LATE_COMMITS: TimeDelta = TimeDelta::seconds(1);
 
 /// After a claim lost events to another node, how many of this node's next claims take
 /// from a random place of the window rather than its oldest events: nodes reading the same
@@ -475,7 +482,7 @@ impl Deliverer {
         if rescan || start.head_read_at.is_none_or(|at| at.elapsed() >= self.settings.poll) {
             *start = WindowStart { from: None, head_read_at: Some(Instant::now()) };
         }
-        start.from
+        start.from.map(|from| DueKey { at: from.at - LATE_COMMITS, seq: 0 })
     }
 
     /// Delivers everything due now and waits for the results, repeating until nothing is due.

@@ -407,7 +407,10 @@ async fn an_endpoint_enabled_again_gets_the_events_that_waited_behind_the_worker
     configure(&app, &other, &other_receiver.url()).await;
     assert_eq!(app.patch(super::WEBHOOK, &paused.key, &json!({"enabled": false})).await.status(), 200);
 
-    let waiting = emit(&app, &paused, 1).await;
+    // Made well before the other brand's events (further back than any look reaches).
+    let mut waiting = Event::new(paused.brand_id, EventType::RedemptionCreated, redemption(&paused, 1)).unwrap();
+    waiting.created_at -= chrono::TimeDelta::seconds(30);
+    app.store.emit_event(&waiting).await.unwrap();
     // The worker sends the other brand's later events (test events, which wake it) and looks
     // past the waiting one.
     for n in 1..=3 {
@@ -434,7 +437,9 @@ async fn an_event_whose_lease_ran_out_behind_the_workers_place_is_sent_by_the_ne
     // Written with another node's lease, for a little longer.
     let raw = app.db.raw().await;
     let sealer = app.store.sealer().unwrap();
-    let leased = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    // Made well before the later event (further back than any look reaches).
+    let mut leased = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    leased.created_at -= TimeDelta::seconds(30);
     on_raw!(&raw, |pool| {
         let mut tx = pool.begin().await.unwrap();
         insert_event((&mut *tx).into(), sealer, &leased).await.unwrap();
@@ -509,4 +514,26 @@ async fn events_another_node_is_claiming_are_skipped_and_counted_as_lost_claims(
 
     assert_eq!(deliverer.deliver_due().await.unwrap(), 1, "the other node let it go");
     assert_eq!(lost(metrics.render(&store).await), Some(2));
+}
+
+/// An event made before another but committed after it (a longer transaction) lies behind
+/// where the worker last looked; each look reaches back far enough to send it at once, not
+/// at the next poll (here ten minutes).
+#[tokio::test]
+async fn an_event_committed_after_a_later_one_is_sent_at_once() {
+    let app = webhook_app(|c| c.webhook_poll_ms = 600_000).await;
+    let partner = app.partner("acme").await;
+    let receiver = Receiver::start().await;
+    configure(&app, &partner, &receiver.url()).await;
+    // The worker sends a test event and its place moves to it.
+    assert_eq!(app.post(TEST_EVENT, &partner.key, &json!({})).await.status(), 200);
+    receiver.wait_for_hits(1, Duration::from_secs(5)).await;
+    // An event made a moment before that one commits now, and the next test event wakes
+    // the worker.
+    let mut late = Event::new(partner.brand_id, EventType::RedemptionCreated, redemption(&partner, 1)).unwrap();
+    late.created_at -= chrono::TimeDelta::milliseconds(300);
+    app.store.emit_event(&late).await.unwrap();
+    assert_eq!(app.post(TEST_EVENT, &partner.key, &json!({})).await.status(), 200);
+    let hits = receiver.wait_for_hits(3, Duration::from_secs(5)).await;
+    assert!(hits.iter().any(|hit| hit.event_id() == late.id), "the late event was not sent");
 }
