@@ -16,7 +16,7 @@ use axum::http::{header, HeaderMap, Method};
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::PresentedKey;
-use crate::domain::user::{Actor, Role, Scopes, Via};
+use crate::domain::user::{Actor, Admin, NotAdmin, Scopes, Via};
 use crate::error::ApiError;
 use crate::store::{KeyOwner, Store};
 
@@ -55,8 +55,9 @@ impl Deref for CallerInfo {
 #[derive(Debug, Clone)]
 pub struct Caller {
     info: Arc<CallerInfo>,
-    /// The key's actor with this request's client address: what the use cases act for.
-    pub actor: Actor,
+    /// The key's user with this request's client address, as the admin the use cases act
+    /// for: the API's authorisation check ([`authorize`]) is the only place that makes it.
+    pub admin: Admin,
 }
 
 impl Deref for Caller {
@@ -72,10 +73,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         match parts.extensions.get::<Identity>() {
             Some(Identity::Key(info)) => {
-                authorize(info, &parts.method)?;
                 let mut actor = info.actor.clone();
                 actor.ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
-                Ok(Caller { info: info.clone(), actor })
+                let admin = authorize(actor, info.scopes, &parts.method)?;
+                Ok(Caller { info: info.clone(), admin })
             }
             Some(Identity::Anonymous) => Err(ApiError::missing_bearer_token()),
             Some(Identity::Invalid) => Err(ApiError::invalid_token()),
@@ -89,19 +90,18 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// Partner admins only; `read` for safe methods, `write` for the rest.
-fn authorize(info: &CallerInfo, method: &Method) -> Result<(), ApiError> {
-    if info.role != Role::Admin {
-        return Err(ApiError::forbidden("Only partner admins may use the API."));
-    }
+/// The API's authorisation check: partner admins only; `read` for safe methods, `write`
+/// for the rest.
+fn authorize(actor: Actor, scopes: Scopes, method: &Method) -> Result<Admin, ApiError> {
+    let admin = Admin::check(actor).map_err(|NotAdmin| ApiError::forbidden("Only partner admins may use the API."))?;
     let reading = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    if reading && !info.scopes.read {
+    if reading && !scopes.read {
         return Err(ApiError::forbidden("This API key does not have the read scope."));
     }
-    if !reading && !info.scopes.write {
+    if !reading && !scopes.write {
         return Err(ApiError::forbidden("This API key does not have the write scope."));
     }
-    Ok(())
+    Ok(admin)
 }
 
 const MAX_CACHED_KEYS: usize = 10_000;

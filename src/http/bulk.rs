@@ -239,7 +239,7 @@ delivery_contribution_gbp and status; an Instructions sheet with an example row;
     )
 )]
 pub async fn bulk_template(caller: Caller, State(state): State<AppState>, request: HeaderMap) -> ApiResult<Response> {
-    let bytes = bulk::template(&state.core, &caller.actor).await?;
+    let bytes = bulk::template(&state.core, &caller.admin).await?;
     Ok(files::attachment(&request, import::XLSX_CONTENT_TYPE, import::TEMPLATE_FILENAME, bytes))
 }
 
@@ -361,7 +361,7 @@ async fn validate(
     params.finish()?;
     let read = body.read()?;
     let mode = mode(read.mode, query_mode)?;
-    Ok(bulk::validate_file(&state.core, &caller.actor, read.upload, mode).await?)
+    Ok(bulk::validate_file(&state.core, &caller.admin, read.upload, mode).await?)
 }
 
 /// The error workbook of a validation, as a file answer.
@@ -471,7 +471,7 @@ pub async fn bulk_commit(
     params.finish()?;
     let read = body.read()?;
     let mode = mode(read.mode, query_mode)?;
-    let report = bulk::commit_file(&state.core, &caller.actor, read.upload, mode).await?;
+    let report = bulk::commit_file(&state.core, &caller.admin, read.upload, mode).await?;
     let cx = listings::context(&state, &caller);
     let rows: Vec<CommittedRow> = report
         .rows

@@ -153,7 +153,7 @@ pub async fn list_collections(
     let query = CollectionQuery::read(&pairs)?;
     let (status, filter) = query.status;
     let page = Page { page: query.page, per_page: query.per_page };
-    let (orders, total) = collections::list(&state.core, &caller.actor, filter, page.limit(), page.offset()).await?;
+    let (orders, total) = collections::list(&state.core, &caller.admin, filter, page.limit(), page.offset()).await?;
     Ok(Json(CollectionPage {
         data: orders.into_iter().map(CollectionOrder::from).collect(),
         meta: CollectionMeta {
@@ -191,7 +191,7 @@ pub async fn schedule_collection(
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<Collection>)> {
     let request = CollectionRequest::parse(&body).map_err(ApiError::validation)?;
-    let collection = collections::schedule(&state.core, &caller.actor, &request).await?;
+    let collection = collections::schedule(&state.core, &caller.admin, &request).await?;
     Ok((StatusCode::CREATED, Json(collection)))
 }
 
@@ -225,7 +225,7 @@ pub async fn move_collection(
 ) -> ApiResult<Json<Collection>> {
     let id = path.map(|Path(id)| id).map_err(|_| ApiError::from(Outcome::CollectionNotFound))?;
     let request = CollectionMove::parse(&body).map_err(ApiError::validation)?;
-    Ok(Json(collections::move_to(&state.core, &caller.actor, &id, &request).await?))
+    Ok(Json(collections::move_to(&state.core, &caller.admin, &id, &request).await?))
 }
 
 /// Cancels a confirmed collection: the order waits for a date again (schedule it anew with
@@ -250,7 +250,7 @@ pub async fn cancel_collection(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Collection>> {
     let id = path.map(|Path(id)| id).map_err(|_| ApiError::from(Outcome::CollectionNotFound))?;
-    Ok(Json(collections::cancel(&state.core, &caller.actor, &id).await?))
+    Ok(Json(collections::cancel(&state.core, &caller.admin, &id).await?))
 }
 
 impl From<ChangeError> for ApiError {

@@ -86,7 +86,7 @@ pub async fn redeem_credit(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<CreditRedemption>> {
     let request = RedeemRequest::parse(&body).map_err(ApiError::validation)?;
-    let checked = credits::redeem(&state.core, &caller.actor, &request).await?;
+    let checked = credits::redeem(&state.core, &caller.admin, &request).await?;
     Ok(Json(checked.into()))
 }
 

@@ -31,6 +31,6 @@ pub fn router() -> Router<AppState> {
     )
 )]
 pub async fn options(caller: Caller, State(state): State<AppState>) -> ApiResult<impl IntoResponse> {
-    let options = options::options(&state.core, &caller.actor).await?;
+    let options = options::options(&state.core, &caller.admin).await?;
     Ok(Json(options))
 }

@@ -58,7 +58,7 @@ pub struct PayoutSettings {
     )
 )]
 pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<PayoutSettings>> {
-    let options = payouts::options(&state.core, &caller.actor).await?;
+    let options = payouts::options(&state.core, &caller.admin).await?;
     Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }
 
@@ -93,6 +93,6 @@ pub async fn patch_payouts(
     });
     let check = |current: &PayoutOptions| guard.holds(current);
     let check: Option<Precondition<'_, PayoutOptions>> = guard.is_set().then_some(&check);
-    let options = payouts::change_options(&state.core, &caller.actor, &patch, check).await?;
+    let options = payouts::change_options(&state.core, &caller.admin, &patch, check).await?;
     Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }

@@ -299,7 +299,7 @@ pub async fn upload_photo(
         None => None,
     };
     let photo =
-        photos::upload(&state.core, &caller.actor, upload).await.map_err(|e| ApiError::from(e).into_response())?;
+        photos::upload(&state.core, &caller.admin, upload).await.map_err(|e| ApiError::from(e).into_response())?;
     Ok((StatusCode::CREATED, Json(render(&photo, state.config.media_url()))))
 }
 
@@ -356,7 +356,7 @@ pub async fn get_photo(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<PhotoResult>> {
     let id: i64 = path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(photo_not_found)?;
-    let photo = photos::get(&state.core, &caller.actor, id).await?;
+    let photo = photos::get(&state.core, &caller.admin, id).await?;
     Ok(Json(render(&photo, state.config.media_url())))
 }
 

@@ -98,7 +98,7 @@ pub async fn list_redemptions(
 ) -> ApiResult<Json<RedemptionPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let query = RedemptionQuery::read(&pairs)?;
-    let page = redemptions::page(&state.core, &caller.actor, query.since, query.after, query.limit).await?;
+    let page = redemptions::page(&state.core, &caller.admin, query.since, query.after, query.limit).await?;
     Ok(Json(RedemptionPage {
         data: page.redemptions,
         meta: RedemptionMeta {

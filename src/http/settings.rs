@@ -67,7 +67,7 @@ impl From<PatchError> for ApiError {
     )
 )]
 pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BrandProfileResponse>> {
-    let profile = settings::profile(&state.core, &caller.actor).await?;
+    let profile = settings::profile(&state.core, &caller.admin).await?;
     Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
@@ -99,7 +99,7 @@ pub async fn patch_brand(
     });
     let check = |current: &BrandProfile| guard.holds(current);
     let check: Option<Precondition<'_, BrandProfile>> = guard.is_set().then_some(&check);
-    let profile = settings::update_profile(&state.core, &caller.actor, ProfileEdit::parse(&body), check).await?;
+    let profile = settings::update_profile(&state.core, &caller.admin, ProfileEdit::parse(&body), check).await?;
     Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
@@ -116,7 +116,7 @@ pub async fn patch_brand(
     )
 )]
 pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<BillingResponse>> {
-    let billing = settings::billing(&state.core, &caller.actor).await?;
+    let billing = settings::billing(&state.core, &caller.admin).await?;
     Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 
@@ -148,7 +148,7 @@ pub async fn patch_billing(
     });
     let check = |current: &Billing| guard.holds(current);
     let check: Option<Precondition<'_, Billing>> = guard.is_set().then_some(&check);
-    let billing = settings::update_billing(&state.core, &caller.actor, BillingEdit::parse(&body), check).await?;
+    let billing = settings::update_billing(&state.core, &caller.admin, BillingEdit::parse(&body), check).await?;
     Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 

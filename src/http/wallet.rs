@@ -77,10 +77,10 @@ pub struct WalletView {
     responses((status = 200, description = "The balances", body = WalletView))
 )]
 pub async fn get_wallet(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WalletView>> {
-    let wallet = wallet::wallet(&state.core, &caller.actor).await?;
+    let wallet = wallet::wallet(&state.core, &caller.admin).await?;
     let b = wallet.balances;
     Ok(Json(WalletView {
-        brand_id: caller.actor.brand_slug.clone(),
+        brand_id: caller.admin.brand_slug.clone(),
         currency: CURRENCY,
         available_pence: b.available,
         available: Pence::new(b.available).gbp(),
@@ -158,7 +158,7 @@ pub async fn list_entries(
 ) -> ApiResult<Json<EntryPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let EntryQuery { limit, after } = EntryQuery::read(&pairs)?;
-    let (data, has_more) = wallet::entries(&state.core, &caller.actor, after, limit).await?;
+    let (data, has_more) = wallet::entries(&state.core, &caller.admin, after, limit).await?;
     let next_after = data.last().map(|e| e.id);
     Ok(Json(EntryPage { data, meta: EntryMeta { limit, has_more, next_after } }))
 }
@@ -194,7 +194,7 @@ pub async fn list_remittances(
     let mut params = QueryParams::new(&pairs);
     let page = params.page();
     params.finish()?;
-    let (data, total) = wallet::remittances(&state.core, &caller.actor, page.limit(), page.offset()).await?;
+    let (data, total) = wallet::remittances(&state.core, &caller.admin, page.limit(), page.offset()).await?;
     let meta = PageMeta {
         paging: NumberedPaging::Page,
         page: page.page,
@@ -202,7 +202,7 @@ pub async fn list_remittances(
         total,
         total_pages: page.total_pages(total),
         total_is_estimate: false,
-        brand_id: caller.actor.brand_slug.clone(),
+        brand_id: caller.admin.brand_slug.clone(),
     };
     Ok(Json(RemittancePage { data, meta }))
 }
@@ -211,7 +211,7 @@ pub async fn list_remittances(
 async fn find(state: &AppState, caller: &Caller, id: Result<Path<String>, PathRejection>) -> ApiResult<Statement> {
     let id = id.ok().and_then(|Path(id)| id.parse::<i64>().ok());
     let found = match id {
-        Some(id) => wallet::statement(&state.core, &caller.actor, id).await?,
+        Some(id) => wallet::statement(&state.core, &caller.admin, id).await?,
         None => None,
     };
     found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))
@@ -293,7 +293,7 @@ async fn download(
 ) -> ApiResult<Response> {
     let id = id.ok().and_then(|Path(id)| id.parse::<i64>().ok());
     let found = match id {
-        Some(id) => wallet::download(&state.core, &caller.actor, id, format).await.map_err(|e| match e {
+        Some(id) => wallet::download(&state.core, &caller.admin, id, format).await.map_err(|e| match e {
             wallet::DownloadError::Store(e) => ApiError::from(e),
             csv => ApiError::Internal(anyhow::Error::from(csv)),
         })?,

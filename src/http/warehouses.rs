@@ -119,7 +119,7 @@ impl From<ChangeError> for ApiError {
     )
 )]
 pub async fn list_warehouses(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<WarehouseList>> {
-    let warehouses = warehouses::list(&state.core, &caller.actor).await?;
+    let warehouses = warehouses::list(&state.core, &caller.admin).await?;
     Ok(Json(WarehouseList { brand_id: caller.brand_slug.clone(), warehouses }))
 }
 
@@ -145,7 +145,7 @@ pub async fn create_warehouse(
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<WarehouseResponse>)> {
     let new = NewWarehouse::parse(&body).map_err(CreateError::Invalid)?;
-    let warehouse = warehouses::create(&state.core, &caller.actor, &new).await?;
+    let warehouse = warehouses::create(&state.core, &caller.admin, &new).await?;
     Ok((StatusCode::CREATED, Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse })))
 }
 
@@ -174,7 +174,7 @@ pub async fn update_warehouse(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<WarehouseResponse>> {
     let edit = WarehouseEdit::parse(&body);
-    let warehouse = warehouses::update(&state.core, &caller.actor, &path_id(id), edit).await?;
+    let warehouse = warehouses::update(&state.core, &caller.admin, &path_id(id), edit).await?;
     Ok(Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse }))
 }
 
@@ -197,7 +197,7 @@ pub async fn delete_warehouse(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<WarehouseDeleted>> {
-    let id = warehouses::delete(&state.core, &caller.actor, &path_id(id)).await?;
+    let id = warehouses::delete(&state.core, &caller.admin, &path_id(id)).await?;
     Ok(Json(WarehouseDeleted { deleted: true, id: id.to_string() }))
 }
 
@@ -219,7 +219,7 @@ pub async fn set_default_warehouse(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<WarehouseList>> {
-    let warehouses = warehouses::set_default(&state.core, &caller.actor, &path_id(id)).await?;
+    let warehouses = warehouses::set_default(&state.core, &caller.admin, &path_id(id)).await?;
     Ok(Json(WarehouseList { brand_id: caller.brand_slug.clone(), warehouses }))
 }
 

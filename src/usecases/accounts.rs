@@ -6,7 +6,7 @@ use crate::domain::apikey::{random_base62, NewKey};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::key_request::key_label;
 use crate::domain::team::normalise_email;
-use crate::domain::user::{valid_slug, Actor, Role, Scopes, Via};
+use crate::domain::user::{valid_slug, Admin, Role, Scopes};
 use crate::store::{
     BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
 };
@@ -167,7 +167,7 @@ pub struct DemoAccess {
     /// an existing demo was reused as it was.
     pub credentials: Option<(CreatedKey, String)>,
     /// The demo admin, to seed the sample data as.
-    pub admin: Actor,
+    pub admin: Admin,
 }
 
 /// The label of the key `serve --demo` makes.
@@ -195,15 +195,7 @@ pub async fn demo_access(store: &Store, reset: bool) -> Result<DemoAccess, DemoE
     } else {
         None
     };
-    let admin = Actor {
-        brand_id: brand.id,
-        brand_slug: DEMO_BRAND.to_owned(),
-        user_id: user.id,
-        user_name: user.name,
-        role: Role::Admin,
-        via: Via::Operator,
-        ip: None,
-    };
+    let admin = Admin::operator(brand.id, DEMO_BRAND.to_owned(), user.id, user.name);
     Ok(DemoAccess { email: DEMO_EMAIL, credentials, admin })
 }
 

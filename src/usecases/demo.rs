@@ -22,10 +22,10 @@ use crate::domain::listing::{ListingInput, ListingQuery};
 use crate::domain::order::{BuyerWindow, Completion, OrderRequest};
 use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice};
 use crate::domain::settings::{NewWarehouse, ProfileEdit};
-use crate::domain::user::{Actor, Role, Via};
+use crate::domain::user::{Admin, Role};
 
 /// Seeds the sample data once: a brand that has listings is left as it is.
-pub async fn sample_data(core: &Core, admin: &Actor) -> anyhow::Result<()> {
+pub async fn sample_data(core: &Core, admin: &Admin) -> anyhow::Result<()> {
     if listings::list(core, admin, ListingQuery::default(), 1, 0).await?.total > 0 {
         return Ok(());
     }
@@ -229,15 +229,7 @@ async fn other_brand(core: &Core, brand: &OtherBrand) -> anyhow::Result<()> {
     let record = accounts::create_brand(&core.store, brand.slug, brand.name).await?;
     let email = format!("admin@{}.example", brand.slug);
     let user = accounts::create_user(&core.store, brand.slug, "Demo Admin", &email, Role::Admin).await?;
-    let admin = Actor {
-        brand_id: record.id,
-        brand_slug: brand.slug.to_owned(),
-        user_id: user.id,
-        user_name: user.name,
-        role: Role::Admin,
-        via: Via::Operator,
-        ip: None,
-    };
+    let admin = Admin::operator(record.id, brand.slug.to_owned(), user.id, user.name);
     profile(core, &admin, (brand.profile)()).await?;
     for (colours, body) in (brand.listings)() {
         photographed_listing(core, &admin, &[colours], body).await?;
@@ -245,7 +237,7 @@ async fn other_brand(core: &Core, brand: &OtherBrand) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn profile(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<()> {
+async fn profile(core: &Core, admin: &Admin, body: Value) -> anyhow::Result<()> {
     settings::update_profile(core, admin, ProfileEdit::parse(&object(body)), None)
         .await
         .map_err(|e| anyhow::anyhow!("demo profile: {e:?}"))?;
@@ -255,7 +247,7 @@ async fn profile(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<()> 
 /// A listing with a generated photo of each of `shots`' colours.
 async fn photographed_listing(
     core: &Core,
-    admin: &Actor,
+    admin: &Admin,
     shots: &[SofaColours],
     mut body: Value,
 ) -> anyhow::Result<i64> {
@@ -271,7 +263,7 @@ async fn photographed_listing(
     listing(core, admin, body).await
 }
 
-async fn listing(core: &Core, admin: &Actor, body: Value) -> anyhow::Result<i64> {
+async fn listing(core: &Core, admin: &Admin, body: Value) -> anyhow::Result<i64> {
     let saved = listings::create(core, admin, &ListingInput::from_json(&object(body)))
         .await
         .map_err(|e| anyhow::anyhow!("demo listing: {e:?}"))?;

@@ -11,7 +11,7 @@ use super::people::{keys, team};
 use super::{listings, wallet, webhooks, Core};
 use crate::domain::collection::{CollectionQuery, CollectionStatus};
 use crate::domain::listing::{ListingQuery, ListingStatus};
-use crate::domain::user::{Actor, Role};
+use crate::domain::user::{Actor, Admin};
 use crate::domain::webhook::DeliveryStatus;
 use crate::store::{Balances, StoreError, Ts};
 
@@ -94,10 +94,10 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
         .collect();
     let dead_deliveries = webhooks::count(core, actor, DeliveryStatus::Dead).await?;
     let buyer_orders_waiting = core.store.buyer_orders_waiting(actor.brand_id).await?;
-    let (pending_invitations, keys) = if actor.role == Role::Admin {
-        let members = team::members(core, actor).await?;
+    let (pending_invitations, keys) = if let Ok(admin) = Admin::check(actor.clone()) {
+        let members = team::members(core, &admin).await?;
         let invited = members.into_iter().filter(|m| m.status == "invited").map(|m| (m.name, m.email)).collect();
-        let notes = keys::keys(core, actor).await?.into_iter().filter_map(|k| key_note(k, now)).collect();
+        let notes = keys::keys(core, &admin).await?.into_iter().filter_map(|k| key_note(k, now)).collect();
         (invited, notes)
     } else {
         (Vec::new(), Vec::new())

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use super::Core;
 use crate::domain::listing::PhotoSource;
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::media::original::{self, Refusal};
 use crate::media::{sanitize_filename, MediaName};
 use crate::store::{NewPhoto, PhotoRecord, StoreError};
@@ -48,7 +48,7 @@ impl UploadPhotoError {
 /// Stores a photo of the actor's brand, typed from its bytes (not its name), decoded,
 /// turned upright and re-encoded without its metadata ([`original::prepare`]): the bytes
 /// uploaded are never served back. Its thumbnails are made in the background.
-pub async fn upload(core: &Core, actor: &Actor, upload: PhotoUpload) -> Result<PhotoRecord, UploadPhotoError> {
+pub async fn upload(core: &Core, actor: &Admin, upload: PhotoUpload) -> Result<PhotoRecord, UploadPhotoError> {
     let PhotoUpload { bytes, filename } = upload;
     // Decoding and encoding are CPU work: off the async threads.
     let prepared = tokio::task::spawn_blocking(move || original::prepare(&bytes)).await?;

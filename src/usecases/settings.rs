@@ -5,7 +5,7 @@ use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingEdit, BrandProfile, ProfileEdit, TimeZone};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::StoreError;
 
@@ -31,7 +31,7 @@ pub async fn profile(core: &Core, actor: &Actor) -> Result<BrandProfile, StoreEr
 /// must name the display name.
 pub async fn update_profile(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     edit: ProfileEdit,
     guard: Option<Precondition<'_, BrandProfile>>,
 ) -> Result<BrandProfile, PatchError> {
@@ -51,7 +51,7 @@ pub async fn billing(core: &Core, actor: &Actor) -> Result<Billing, StoreError> 
 /// it stands.
 pub async fn update_billing(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     edit: BillingEdit,
     guard: Option<Precondition<'_, Billing>>,
 ) -> Result<Billing, PatchError> {
@@ -63,11 +63,11 @@ pub async fn update_billing(
 
 /// Sets the time zone the brand's dashboard pages write instants in (audited as
 /// `settings:time_zone` when it changes). Answers whether it changed.
-pub async fn change_time_zone(core: &Core, actor: &Actor, zone: TimeZone) -> Result<bool, StoreError> {
+pub async fn change_time_zone(core: &Core, actor: &Admin, zone: TimeZone) -> Result<bool, StoreError> {
     core.store.set_time_zone(actor.brand_id, zone, &settings_audit(actor, "time_zone")).await
 }
 
 /// The audit entry of a change to one settings section (`settings:profile`).
-fn settings_audit(actor: &Actor, section: &str) -> AuditEntry {
+fn settings_audit(actor: &Admin, section: &str) -> AuditEntry {
     AuditEntry::by(actor, AuditAction::SettingsUpdated, Some(format!("settings:{section}")))
 }

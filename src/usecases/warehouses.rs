@@ -3,7 +3,7 @@
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseEdit, WarehouseId};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::{StoreError, WarehouseWriteError};
 
@@ -78,13 +78,13 @@ pub async fn list(core: &Core, actor: &Actor) -> Result<Vec<Warehouse>, StoreErr
 
 /// Adds a warehouse. The brand's first becomes the default; one asked
 /// to be the default demotes the previous one.
-pub async fn create(core: &Core, actor: &Actor, new: &NewWarehouse) -> Result<Warehouse, CreateError> {
+pub async fn create(core: &Core, actor: &Admin, new: &NewWarehouse) -> Result<Warehouse, CreateError> {
     Ok(core.store.create_warehouse(actor.brand_id, new, &warehouse_audit(actor, None)).await?)
 }
 
 /// Applies a change to the warehouse `id` (any text; one that is not a UUID names no
 /// warehouse). The default cannot be un-set.
-pub async fn update(core: &Core, actor: &Actor, id: &str, edit: WarehouseEdit) -> Result<Warehouse, UpdateError> {
+pub async fn update(core: &Core, actor: &Admin, id: &str, edit: WarehouseEdit) -> Result<Warehouse, UpdateError> {
     let id = WarehouseId::parse(id).ok_or(UpdateError::NotFound)?;
     let current = core.store.warehouse(actor.brand_id, id).await?.ok_or(UpdateError::NotFound)?;
     let patch = edit.of(current.is_default).map_err(UpdateError::Invalid)?;
@@ -98,7 +98,7 @@ pub async fn update(core: &Core, actor: &Actor, id: &str, edit: WarehouseEdit) -
 
 /// Deletes the warehouse `id`; deleting the default promotes the first remaining one.
 /// Answers the deleted warehouse's id.
-pub async fn delete(core: &Core, actor: &Actor, id: &str) -> Result<WarehouseId, ChangeError> {
+pub async fn delete(core: &Core, actor: &Admin, id: &str) -> Result<WarehouseId, ChangeError> {
     let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
     match core.store.delete_warehouse(actor.brand_id, id, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(()) => Ok(id),
@@ -107,7 +107,7 @@ pub async fn delete(core: &Core, actor: &Actor, id: &str) -> Result<WarehouseId,
 }
 
 /// Makes the warehouse `id` the default and answers every warehouse after the change.
-pub async fn set_default(core: &Core, actor: &Actor, id: &str) -> Result<Vec<Warehouse>, ChangeError> {
+pub async fn set_default(core: &Core, actor: &Admin, id: &str) -> Result<Vec<Warehouse>, ChangeError> {
     let id = WarehouseId::parse(id).ok_or(ChangeError::NotFound)?;
     match core.store.set_default_warehouse(actor.brand_id, id, &warehouse_audit(actor, Some(id))).await? {
         WarehouseChange::Done(warehouses) => Ok(warehouses),
@@ -117,7 +117,7 @@ pub async fn set_default(core: &Core, actor: &Actor, id: &str) -> Result<Vec<War
 
 /// The audit entry of a change to the brand's warehouses (`warehouse:<id>`, or the list for
 /// a new one, whose id is made by the store).
-fn warehouse_audit(actor: &Actor, id: Option<WarehouseId>) -> AuditEntry {
+fn warehouse_audit(actor: &Admin, id: Option<WarehouseId>) -> AuditEntry {
     let target = id.map_or_else(|| "warehouses".to_owned(), |id| format!("warehouse:{id}"));
     AuditEntry::by(actor, AuditAction::WarehousesUpdated, Some(target))
 }

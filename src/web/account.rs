@@ -14,7 +14,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::cookies;
-use super::extract::{PageError, SessionForm, SignedIn, SignedInForm, Visitor};
+use super::extract::{AdminForm, PageError, SessionForm, SignedIn, SignedInForm, Visitor};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{
@@ -28,7 +28,7 @@ use crate::state::AppState;
 use crate::usecases::overview::overview;
 use crate::usecases::people::enrolment::{
     confirm_enrolment, offer, recovery_codes_left, renew_recovery_codes, set_totp_requirement, turn_off, EnrolError,
-    Offer, RequirementError, TwoStepChangeError,
+    Offer, TwoStepChangeError,
 };
 use crate::usecases::people::password_pool::HashingError;
 use crate::usecases::people::passwords::{change_password, PasswordChangeError, PasswordCheckError};
@@ -391,16 +391,15 @@ struct RequirementForm {
 
 async fn require_two_step(
     State(state): State<AppState>,
-    posted: SignedInForm<RequirementForm>,
+    posted: AdminForm<RequirementForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
+    let AdminForm { admin, form, .. } = posted;
     let on = form.require_two_step.is_some();
-    match set_totp_requirement(&state.core, &session.actor(), on).await {
+    match set_totp_requirement(&state.core, &admin, on).await {
         Ok(()) => {
             let notice = if on { Notice::RequirementOn } else { Notice::RequirementOff };
             Ok(notice.redirect(ACCOUNT, state.config.secure_cookies()))
         }
-        Err(RequirementError::Forbidden) => Err(PageError::AdminOnly),
-        Err(RequirementError::Store(e)) => Err(e.into()),
+        Err(e) => Err(e.into()),
     }
 }

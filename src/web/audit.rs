@@ -8,9 +8,10 @@ use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 
-use super::extract::{require_admin, PageError, SignedIn};
+use super::extract::{PageError, SignedInAdmin};
 use super::pages::{render, when, Chrome};
 use crate::domain::audit::{ActorType, AuditAction, AuditTopic};
+use crate::domain::user::Admin;
 use crate::http::routing::get;
 use crate::state::AppState;
 use crate::store::{AuditFilter, AuditRecord};
@@ -149,6 +150,7 @@ impl TargetNames {
 async fn names(
     state: &AppState,
     session: &LiveSession,
+    admin: &Admin,
     entries: &[AuditRecord],
 ) -> Result<(TargetNames, Vec<WhoChoice>), PageError> {
     let mut listing_ids: Vec<i64> =
@@ -156,8 +158,8 @@ async fn names(
     listing_ids.sort_unstable();
     listing_ids.dedup();
     let listings = crate::usecases::listings::titles(&state.core, &session.actor(), &listing_ids).await?;
-    let members = team::members(&state.core, &session.actor()).await?;
-    let keys = keys::keys(&state.core, &session.actor()).await?;
+    let members = team::members(&state.core, admin).await?;
+    let keys = keys::keys(&state.core, admin).await?;
     let mut choices: Vec<WhoChoice> =
         members.iter().map(|m| WhoChoice { value: format!("user:{}", m.id), words: m.name.clone() }).collect();
     choices.extend(keys.iter().map(|k| WhoChoice {
@@ -188,15 +190,14 @@ fn row(e: AuditRecord, names: &TargetNames, session: &LiveSession) -> AuditRow {
 
 async fn audit_page(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     Query(query): Query<AuditQuery>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     // A position that is not an entry id shows the newest entries.
     let after = query.after.as_deref().and_then(|a| a.parse::<i64>().ok()).filter(|a| *a > 0);
-    let page = audit::page(&state.core, &session.actor(), AUDIT_SHOWN, after, &query.filter()).await?;
+    let page = audit::page(&state.core, &admin, AUDIT_SHOWN, after, &query.filter()).await?;
     let older = page.entries.last().filter(|_| page.has_more).map(|e| e.id);
-    let (names, people) = names(&state, &session, &page.entries).await?;
+    let (names, people) = names(&state, &session, &admin, &page.entries).await?;
     let rows = page.entries.into_iter().map(|e| row(e, &names, &session)).collect();
     let view = AuditLogPage {
         chrome: Chrome::signed_in(&session),
@@ -216,12 +217,11 @@ async fn audit_page(
 /// the time in UTC (RFC 3339) and the action's name beside its words for a program.
 async fn audit_csv(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     Query(query): Query<AuditQuery>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let page = audit::page(&state.core, &session.actor(), CSV_ROWS, None, &query.filter()).await?;
-    let (names, _) = names(&state, &session, &page.entries).await?;
+    let page = audit::page(&state.core, &admin, CSV_ROWS, None, &query.filter()).await?;
+    let (names, _) = names(&state, &session, &admin, &page.entries).await?;
     let mut out = csv::Writer::from_writer(Vec::new());
     let safe = super::pages::cell;
     out.write_record(["at_utc", "who", "action", "action_name", "target", "address"]).map_err(PageError::internal)?;

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde::Deserialize;
 
-use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, record_id, AdminForm, PageError, SignedIn, SignedInAdmin};
 use super::notice::{Flash, Notice};
 use super::pages::{render, when, Chrome, MessagePage};
 use crate::import::{ImportError, Mode, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
@@ -64,8 +64,8 @@ async fn upload_page(
     notice: Option<&'static str>,
     error: Option<String>,
 ) -> Result<Response, PageError> {
-    let waiting = if session.is_admin() {
-        drafts::waiting(&state.core, &session.actor())
+    let waiting = if let Some(admin) = session.admin() {
+        drafts::waiting(&state.core, &admin)
             .await?
             .into_iter()
             .map(|d| Waiting {
@@ -138,14 +138,13 @@ async fn upload(
     multipart: Multipart,
 ) -> Result<Response, PageError> {
     let posted = read_form(multipart).await?;
-    admin_multipart(&session, &posted.csrf)?;
+    let admin = admin_multipart(&session, &posted.csrf)?;
     let refused = |text: String| upload_page(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, None, Some(text));
     if posted.file.is_empty() {
         return refused("Choose a file (XLSX or CSV) to upload.".to_owned()).await;
     }
     let mode = if posted.mode == "upsert" { Mode::Upsert } else { Mode::Create };
-    let kept =
-        drafts::upload(&state.core, &session.actor(), &posted.filename, posted.file, mode, posted.replaces).await;
+    let kept = drafts::upload(&state.core, &admin, &posted.filename, posted.file, mode, posted.replaces).await;
     match kept {
         Ok(id) => Ok(Redirect::to(&format!("{BULK}/drafts/{id}")).into_response()),
         Err(DraftError::Bulk(BulkError::File(ImportError::TooManyRows))) => {
@@ -302,12 +301,11 @@ fn draft_error(e: DraftError) -> PageError {
 
 async fn review_page(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     Path(id): Path<String>,
     flash: Flash,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    match drafts::review(&state.core, &session.actor(), record_id(&id)?).await {
+    match drafts::review(&state.core, &admin, record_id(&id)?).await {
         Ok(review) => Ok(review_view(&session, StatusCode::OK, review, flash.text(), None)),
         Err(DraftError::Expired) => Ok(expired(&session)),
         Err(e) => Err(draft_error(e)),
@@ -328,17 +326,16 @@ struct ImportForm {
 async fn import(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<ImportForm>,
+    posted: AdminForm<ImportForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let id = record_id(&id)?;
     let (Ok(rows), Ok(skipped)) = (form.rows.trim().parse(), form.skipped.trim().parse()) else {
         return Err(PageError::BadForm);
     };
     let here = format!("{BULK}/drafts/{id}");
     let secure = state.config.secure_cookies();
-    match drafts::commit(&state.core, &session.actor(), id, Accepted { rows, skipped }).await {
+    match drafts::commit(&state.core, &admin, id, Accepted { rows, skipped }).await {
         Ok(Committed::Imported(_)) => Ok(Notice::BulkImported.redirect(&here, secure)),
         Ok(Committed::AlreadyImported) => Ok(Notice::BulkAlreadyImported.redirect(&here, secure)),
         Err(DraftError::Changed(review)) => Ok(review_view(
@@ -363,12 +360,11 @@ struct Empty {}
 async fn discard(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { admin, .. } = posted;
     let id = record_id(&id)?;
-    match drafts::discard(&state.core, &session.actor(), id).await? {
+    match drafts::discard(&state.core, &admin, id).await? {
         Discard::Discarded => Ok(Notice::BulkDiscarded.redirect(BULK, state.config.secure_cookies())),
         Discard::AlreadyImported => Ok(Redirect::to(&format!("{BULK}/drafts/{id}")).into_response()),
         Discard::NotFound => Err(PageError::NotFound),

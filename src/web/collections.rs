@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::confirm::{self, Asked, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{AdminForm, PageError, SignedIn, SignedInAdmin};
 use super::notice::{Flash, Notice};
 use super::pages::{day, render, Chrome, FieldErrors};
 use crate::domain::collection::{
@@ -307,16 +307,15 @@ struct ScheduleForm {
     warehouse_id: String,
 }
 
-async fn schedule(State(state): State<AppState>, posted: SignedInForm<ScheduleForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn schedule(State(state): State<AppState>, posted: AdminForm<ScheduleForm>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, form } = posted;
     let order_id = form.order_id.trim().parse::<i64>().map_err(|_| PageError::BadForm)?;
     let mut body = object(json!({"order_id": order_id, "scheduled_for": form.scheduled_for}));
     if !form.warehouse_id.is_empty() {
         body.insert("warehouse_id".to_owned(), Value::String(form.warehouse_id));
     }
     let errors = match CollectionRequest::parse(&body) {
-        Ok(request) => match collections::schedule(&state.core, &session.actor(), &request).await {
+        Ok(request) => match collections::schedule(&state.core, &admin, &request).await {
             Ok(c) => {
                 let number = u64::try_from(c.order_id).unwrap_or_default();
                 return Ok(Notice::CollectionScheduled.redirect_with(
@@ -400,12 +399,11 @@ fn warehouse_words(collection: &Collection) -> String {
 /// The step before a move: the new day checked (as the move would check it), then asked.
 async fn confirm_move(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
     Path(id): Path<String>,
     Query(form): Query<MoveForm>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let request = match form.read() {
         Ok(request) => request,
         Err(errors) => {
@@ -413,7 +411,7 @@ async fn confirm_move(
             return refused_change(&state, &session, order_id, errors, form.scheduled_for).await;
         }
     };
-    let (now, after) = match collections::preview_move(&state.core, &session.actor(), &id, &request).await {
+    let (now, after) = match collections::preview_move(&state.core, &admin, &id, &request).await {
         Ok(both) => both,
         Err(ChangeError::NotFound) => return Ok(confirm::elsewhere(asked, COLLECTIONS)),
         Err(refused) => {
@@ -450,12 +448,11 @@ async fn confirm_move(
 async fn move_collection(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<MoveForm>,
+    posted: AdminForm<MoveForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let refused = match form.read() {
-        Ok(request) => match collections::move_to(&state.core, &session.actor(), &id, &request).await {
+        Ok(request) => match collections::move_to(&state.core, &admin, &id, &request).await {
             Ok(moved) => {
                 let number = u64::try_from(moved.order_id).unwrap_or_default();
                 return Ok(Notice::CollectionMoved.redirect_with(number, COLLECTIONS, state.config.secure_cookies()));
@@ -471,12 +468,11 @@ async fn move_collection(
 /// The step before a cancel.
 async fn confirm_cancel(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let now = match collections::preview_cancel(&state.core, &session.actor(), &id).await {
+    let now = match collections::preview_cancel(&state.core, &admin, &id).await {
         Ok(now) => now,
         Err(ChangeError::NotFound) => return Ok(confirm::elsewhere(asked, COLLECTIONS)),
         Err(refused) => {
@@ -514,11 +510,10 @@ async fn confirm_cancel(
 async fn cancel_collection(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<super::integrations::Empty>,
+    posted: AdminForm<super::integrations::Empty>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, .. } = posted;
-    require_admin(&session)?;
-    match collections::cancel(&state.core, &session.actor(), &id).await {
+    let AdminForm { session, admin, .. } = posted;
+    match collections::cancel(&state.core, &admin, &id).await {
         Ok(cancelled) => {
             let number = u64::try_from(cancelled.order_id).unwrap_or_default();
             Ok(Notice::CollectionCancelled.redirect_with(number, COLLECTIONS, state.config.secure_cookies()))

@@ -21,6 +21,7 @@ use super::cookies;
 use super::pages::{render, Chrome, MessagePage};
 use super::LOGIN;
 use crate::domain::session::Stage;
+use crate::domain::user::Admin;
 use crate::error::OUTAGE_RETRY_AFTER_SECS;
 use crate::state::AppState;
 use crate::store::{outage, Outage, StoreError};
@@ -274,22 +275,38 @@ pub fn record_id(text: &str) -> Result<i64, PageError> {
     text.parse::<i64>().ok().filter(|id| *id > 0).ok_or(PageError::NotFound)
 }
 
-/// Admin actions (decisions 9.4): a member who posts one anyway is refused.
-pub fn require_admin(session: &LiveSession) -> Result<(), PageError> {
-    if session.is_admin() {
-        Ok(())
-    } else {
-        Err(PageError::AdminOnly)
+/// The dashboard's one authorisation check (decisions 9.4): the session's user as an
+/// [`Admin`], or the 403 "For admins" page for a member. The extractors below call it, and
+/// the use cases of admin actions take the `Admin` it makes, so a page cannot forget it.
+fn admin_of(session: &LiveSession) -> Result<Admin, PageError> {
+    session.admin().ok_or(PageError::AdminOnly)
+}
+
+/// A signed-in admin: what an admin's page extracts. A member is refused before the
+/// handler runs.
+#[derive(Debug, Clone)]
+pub struct SignedInAdmin {
+    pub session: LiveSession,
+    pub admin: Admin,
+}
+
+impl FromRequestParts<AppState> for SignedInAdmin {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let SignedIn(session) = SignedIn::from_request_parts(parts, state).await?;
+        let admin = admin_of(&session)?;
+        Ok(Self { session, admin })
     }
 }
 
 /// A multipart form's check (its token is a field among the others): the session's token,
-/// then an admin's action (decisions 9.2, 9.4).
-pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<(), PageError> {
+/// then the admin it is posted by (decisions 9.2, 9.4).
+pub fn admin_multipart(session: &LiveSession, presented: &str) -> Result<Admin, PageError> {
     if !tokens_match(presented, &session.record.csrf_token) {
         return Err(PageError::Forbidden);
     }
-    require_admin(session)
+    admin_of(session)
 }
 
 /// The origin (`scheme://host[:port]`) of a URL, as browsers write it in `Origin`.
@@ -350,6 +367,25 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SignedInForm<T> {
         let SignedIn(session) = SignedIn::from_request_parts(&mut parts, state).await?;
         let form = checked_form(parts, body, &session.record.csrf_token, state).await?;
         Ok(Self { session, form })
+    }
+}
+
+/// A form posted by a signed-in admin, its CSRF token checked; a member's is refused
+/// (403) and changes nothing.
+#[derive(Debug)]
+pub struct AdminForm<T> {
+    pub session: LiveSession,
+    pub admin: Admin,
+    pub form: T,
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for AdminForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, PageError> {
+        let SignedInForm { session, form } = SignedInForm::from_request(request, state).await?;
+        let admin = admin_of(&session)?;
+        Ok(Self { session, admin, form })
     }
 }
 

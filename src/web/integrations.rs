@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::domain::reader::object;
 
 use super::confirm::{self, Asked, Confirm};
-use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{record_id, AdminForm, PageError, SignedInAdmin};
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
 use super::pages::{render, start_of_day, today, when, when_or_never, Chrome, FieldErrors, SummaryLink};
@@ -26,7 +26,7 @@ use crate::domain::key_request::{
 };
 use crate::domain::outcome::Outcome;
 use crate::domain::settings::TimeZone;
-use crate::domain::user::MemberStatus;
+use crate::domain::user::{Admin, MemberStatus};
 use crate::domain::webhook::{SecretRotation, WebhookPatch, ROTATION_BODY, WEBHOOK_BODY};
 use crate::state::AppState;
 use crate::store::KeyRecord;
@@ -170,17 +170,17 @@ fn key_active(key: &KeyRecord, now: chrono::DateTime<Utc>) -> bool {
 async fn integrations(
     state: &AppState,
     session: &LiveSession,
+    admin: &Admin,
     status: StatusCode,
     shown: Shown,
 ) -> Result<Response, PageError> {
-    let actor = session.actor();
     let now = Utc::now();
-    let members = team::members(&state.core, &actor).await?;
+    let members = team::members(&state.core, admin).await?;
     let owner = |user_id: i64| {
         members.iter().find(|m| m.id == user_id).map_or_else(|| "a former member".to_owned(), |m| m.name.clone())
     };
     let zone = session.zone();
-    let keys = keys::keys(&state.core, &actor)
+    let keys = keys::keys(&state.core, admin)
         .await?
         .into_iter()
         .map(|k| KeyRow {
@@ -198,7 +198,7 @@ async fn integrations(
             label: k.label,
         })
         .collect();
-    let endpoint = webhooks::endpoint(&state.core, &actor).await?;
+    let endpoint = webhooks::endpoint(&state.core, admin).await?;
     let stored = || match &endpoint {
         Some(e) => WebhookForm {
             url: e.url.clone(),
@@ -231,11 +231,10 @@ async fn integrations(
 /// The page; after a key was created or rolled, its secret this once (`web::once`).
 async fn page(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     flash: Flash,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let secret = Once::take(state.core.store.sealer()?, &session, &headers)
         .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled | Made::SigningSecret));
     let shown = match secret {
@@ -251,7 +250,7 @@ async fn page(
         },
         None => Shown { notice: flash.text().map(str::to_owned), ..Shown::default() },
     };
-    let mut response = integrations(&state, &session, StatusCode::OK, shown).await?;
+    let mut response = integrations(&state, &session, &admin, StatusCode::OK, shown).await?;
     if once::carried(&headers) {
         once::spend(&mut response);
     }
@@ -259,10 +258,10 @@ async fn page(
 }
 
 /// The brand's active key `id` names, if any.
-async fn active_key(state: &AppState, session: &LiveSession, id: &str) -> Result<Option<KeyRecord>, PageError> {
+async fn active_key(state: &AppState, admin: &Admin, id: &str) -> Result<Option<KeyRecord>, PageError> {
     let Ok(id) = record_id(id) else { return Ok(None) };
     let now = Utc::now();
-    Ok(keys::keys(&state.core, &session.actor()).await?.into_iter().find(|k| k.id == id && key_active(k, now)))
+    Ok(keys::keys(&state.core, admin).await?.into_iter().find(|k| k.id == id && key_active(k, now)))
 }
 
 /// “Label”, or the prefix of a key without one.
@@ -277,11 +276,10 @@ fn key_name(key: &KeyRecord) -> String {
 async fn confirm_revoke(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let Some(key) = active_key(&state, &session, &id).await? else {
+    let Some(key) = active_key(&state, &admin, &id).await? else {
         return Ok(confirm::elsewhere(asked, PAGE));
     };
     Ok(confirm::page(
@@ -306,8 +304,7 @@ async fn confirm_revoke(
     ))
 }
 
-async fn confirm_rotate(SignedIn(session): SignedIn, asked: Asked) -> Result<Response, PageError> {
-    require_admin(&session)?;
+async fn confirm_rotate(SignedInAdmin { session, .. }: SignedInAdmin, asked: Asked) -> Result<Response, PageError> {
     Ok(confirm::page(
         &session,
         asked,
@@ -392,11 +389,12 @@ impl KeyForm {
 async fn key_form(
     state: &AppState,
     session: &LiveSession,
+    admin: &Admin,
     status: StatusCode,
     form: KeyForm,
     errors: FieldErrors,
 ) -> Result<Response, PageError> {
-    let owners = team::members(&state.core, &session.actor())
+    let owners = team::members(&state.core, admin)
         .await?
         .into_iter()
         .filter(|m| m.status == MemberStatus::Active.as_str())
@@ -418,33 +416,42 @@ async fn key_form(
     Ok(render(status, &page))
 }
 
-async fn new_key_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    require_admin(&session)?;
+async fn new_key_page(
+    State(state): State<AppState>,
+    SignedInAdmin { session, admin }: SignedInAdmin,
+) -> Result<Response, PageError> {
     let blank = KeyForm::blank(&session);
-    key_form(&state, &session, StatusCode::OK, blank, FieldErrors::default()).await
+    key_form(&state, &session, &admin, StatusCode::OK, blank, FieldErrors::default()).await
 }
 
 /// Creates the key and answers 303 to the page, which shows its secret once.
 async fn create_key(
     State(state): State<AppState>,
-    posted: SignedInForm<Vec<(String, String)>>,
+    posted: AdminForm<Vec<(String, String)>>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let form = KeyForm::read(&form);
     let created = match KeyRequest::parse(&form.body(session.zone()), Utc::now()) {
-        Ok(request) => keys::create(&state.core, &session.actor(), &request).await,
+        Ok(request) => keys::create(&state.core, &admin, &request).await,
         Err(errors) => Err(CreateKeyError::Invalid(errors)),
     };
     match created {
         Ok(issued) => show_once(&state, &session, Made::KeyCreated, issued.key.label, issued.secret),
         Err(CreateKeyError::Invalid(errors)) => {
-            key_form(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, form, FieldErrors::of(&KEY_BODY, errors)).await
+            key_form(
+                &state,
+                &session,
+                &admin,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                form,
+                FieldErrors::of(&KEY_BODY, errors),
+            )
+            .await
         }
         Err(CreateKeyError::Store(e)) => Err(e.into()),
         Err(CreateKeyError::TooFrequent) => {
             let errors = vec![Outcome::KeysTooFrequent.on("label")];
-            key_form(&state, &session, StatusCode::CONFLICT, form, FieldErrors::of(&KEY_BODY, errors)).await
+            key_form(&state, &session, &admin, StatusCode::CONFLICT, form, FieldErrors::of(&KEY_BODY, errors)).await
         }
         Err(e @ CreateKeyError::Random(_)) => Err(PageError::internal(e)),
     }
@@ -467,12 +474,11 @@ fn show_once(
 async fn revoke_key(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { admin, .. } = posted;
     let id = record_id(&id)?;
-    match keys::revoke(&state.core, &session.actor(), id).await {
+    match keys::revoke(&state.core, &admin, id).await {
         Ok(_) => Ok(Notice::KeyRevoked.redirect(PAGE, state.config.secure_cookies())),
         Err(RevokeKeyError::NotFound) => Err(PageError::NotFound),
         Err(RevokeKeyError::Store(e)) => Err(e.into()),
@@ -504,10 +510,9 @@ fn roll_form(
 async fn roll_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let Some(key) = active_key(&state, &session, &id).await? else {
+    let Some(key) = active_key(&state, &admin, &id).await? else {
         return Ok(Redirect::to(PAGE).into_response());
     };
     Ok(roll_form(&session, &key, StatusCode::OK, DEFAULT_ROLL_HOURS.to_string(), FieldErrors::default()))
@@ -524,10 +529,9 @@ struct RollForm {
 async fn roll_key(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<RollForm>,
+    posted: AdminForm<RollForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let id = record_id(&id)?;
     let hours = form.expires_in_hours.unwrap_or_default().trim().to_owned();
     let mut body = Map::new();
@@ -536,12 +540,12 @@ async fn roll_key(
         body.insert("expires_in_hours".to_owned(), value);
     }
     let rolled = match RollRequest::parse(&body) {
-        Ok(request) => keys::roll(&state.core, &session.actor(), id, &request).await,
+        Ok(request) => keys::roll(&state.core, &admin, id, &request).await,
         Err(errors) => Err(RollKeyError::Invalid(errors)),
     };
     match rolled {
         Ok(issued) => show_once(&state, &session, Made::KeyRolled, issued.key.label, issued.secret),
-        Err(RollKeyError::Invalid(errors)) => match active_key(&state, &session, &id.to_string()).await? {
+        Err(RollKeyError::Invalid(errors)) => match active_key(&state, &admin, &id.to_string()).await? {
             Some(key) => Ok(roll_form(
                 &session,
                 &key,
@@ -556,7 +560,7 @@ async fn roll_key(
         Err(RollKeyError::NotFound) => Err(PageError::NotFound),
         Err(refused @ RollKeyError::Inactive) => {
             let notice = refused.outcome().map(|o| o.message().into_owned());
-            integrations(&state, &session, StatusCode::CONFLICT, Shown { notice, ..Shown::default() }).await
+            integrations(&state, &session, &admin, StatusCode::CONFLICT, Shown { notice, ..Shown::default() }).await
         }
     }
 }
@@ -593,14 +597,13 @@ impl WebhookForm {
 
 async fn save_webhook(
     State(state): State<AppState>,
-    posted: SignedInForm<Vec<(String, String)>>,
+    posted: AdminForm<Vec<(String, String)>>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let form = WebhookForm::read(&form);
     let body = object(json!({"url": form.url, "enabled": form.enabled, "event_types": form.event_types}));
     let configured = match WebhookPatch::parse(&body, state.core.config.webhook_allow_http) {
-        Ok(patch) => webhooks::configure(&state.core, &session.actor(), &patch, None).await,
+        Ok(patch) => webhooks::configure(&state.core, &admin, &patch, None).await,
         Err(errors) => Err(ConfigureError::Invalid(errors)),
     };
     match configured {
@@ -613,7 +616,7 @@ async fn save_webhook(
         Err(ConfigureError::Invalid(errors)) => {
             let shown =
                 Shown { errors: FieldErrors::of(&WEBHOOK_BODY, errors), posted: Some(form), ..Shown::default() };
-            integrations(&state, &session, StatusCode::UNPROCESSABLE_ENTITY, shown).await
+            integrations(&state, &session, &admin, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
         Err(ConfigureError::Store(e)) => Err(e.into()),
         // The form names no condition, so none can fail.
@@ -636,12 +639,11 @@ fn signing_secret_shown(
     Ok(response)
 }
 
-async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+async fn rotate_secret(State(state): State<AppState>, posted: AdminForm<Empty>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, .. } = posted;
     // The API's defaults: an empty body.
     let rotated = match SecretRotation::parse(&Map::new()) {
-        Ok(rotation) => webhooks::rotate_secret(&state.core, &session.actor(), &rotation).await,
+        Ok(rotation) => webhooks::rotate_secret(&state.core, &admin, &rotation).await,
         Err(errors) => Err(RotateError::Invalid(errors)),
     };
     let shown = match rotated {
@@ -656,18 +658,17 @@ async fn rotate_secret(State(state): State<AppState>, posted: SignedInForm<Empty
         Err(RotateError::Store(e)) => return Err(e.into()),
         Err(e @ RotateError::Randomness(_)) => return Err(PageError::internal(e)),
     };
-    integrations(&state, &session, StatusCode::OK, shown).await
+    integrations(&state, &session, &admin, StatusCode::OK, shown).await
 }
 
-async fn send_test(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
-    let notice = match webhooks::send_test_event(&state.core, &session.actor()).await {
+async fn send_test(State(state): State<AppState>, posted: AdminForm<Empty>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, .. } = posted;
+    let notice = match webhooks::send_test_event(&state.core, &admin).await {
         // Post/redirect/get: a reload sends no second event.
         Ok(_) => return Ok(Notice::TestEventQueued.redirect(PAGE, state.config.secure_cookies())),
         Err(TestEventError::NotConfigured) => Outcome::WebhookNotConfigured.message().into_owned(),
         Err(TestEventError::Store(e)) => return Err(e.into()),
         Err(e @ TestEventError::Randomness(_)) => return Err(PageError::internal(e)),
     };
-    integrations(&state, &session, StatusCode::OK, Shown { notice: Some(notice), ..Shown::default() }).await
+    integrations(&state, &session, &admin, StatusCode::OK, Shown { notice: Some(notice), ..Shown::default() }).await
 }

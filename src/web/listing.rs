@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Router;
 use serde_json::Value;
 
-use super::extract::{admin_multipart, multipart_parts, record_id, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{admin_multipart, multipart_parts, record_id, AdminForm, PageError, SignedIn, SignedInAdmin};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
@@ -23,7 +23,7 @@ use crate::domain::listing::{
 use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
-use crate::domain::user::Actor;
+use crate::domain::user::Admin;
 use crate::domain::FieldError;
 use crate::state::AppState;
 use crate::store::{ListingRecord, PhotoRecord};
@@ -336,8 +336,10 @@ async fn detail(
     listing_view(&state, &session, record_id(&id)?, flash.text()).await
 }
 
-async fn new_page(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    require_admin(&session)?;
+async fn new_page(
+    State(state): State<AppState>,
+    SignedInAdmin { session, .. }: SignedInAdmin,
+) -> Result<Response, PageError> {
     let mut values = Values::default();
     values.0.insert("channel".into(), "clearance".into());
     values.0.insert("quantity".into(), "1".into());
@@ -348,10 +350,9 @@ async fn new_page(State(state): State<AppState>, SignedIn(session): SignedIn) ->
 
 async fn edit_page(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, .. }: SignedInAdmin,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let id = record_id(&id)?;
     let record = listing_of(&state, &session, id).await?;
     form_answer(&state, &session, Some(id), Values::of(&record), FieldErrors::default()).await
@@ -498,7 +499,7 @@ fn input_of(posted: &Posted, editing: bool) -> ListingInput {
 /// uploads (`503` "Busy" when it stays taken for the whole wait).
 async fn upload_photo(
     state: &AppState,
-    actor: &Actor,
+    admin: &Admin,
     upload: PhotoUpload,
 ) -> Result<Result<PhotoRecord, UploadPhotoError>, PageError> {
     // An image refused by its header is refused without a decode, and needs no room.
@@ -506,7 +507,7 @@ async fn upload_photo(
         Some(cost) => Some(state.decodes.admit(cost).await.map_err(|_| PageError::Busy)?),
         None => None,
     };
-    Ok(photos::upload(&state.core, actor, upload).await)
+    Ok(photos::upload(&state.core, admin, upload).await)
 }
 
 async fn create(
@@ -515,8 +516,7 @@ async fn create(
     multipart: Multipart,
 ) -> Result<Response, PageError> {
     let posted = read_form(multipart).await?;
-    admin_multipart(&session, &posted.csrf)?;
-    let actor = session.actor();
+    let admin = admin_multipart(&session, &posted.csrf)?;
     let mut input = input_of(&posted, false);
     // Each photo chosen is uploaded (and kept by the form from then on); one refused says
     // which and why, and the listing waits until the photos are right.
@@ -527,7 +527,7 @@ async fn create(
             refusals.push(format!("{name} was not added: a listing has at most {MAX_ITEMS} photos."));
             continue;
         }
-        match upload_photo(&state, &actor, PhotoUpload { bytes, filename: Some(name.clone()) }).await? {
+        match upload_photo(&state, &admin, PhotoUpload { bytes, filename: Some(name.clone()) }).await? {
             Ok(photo) => kept.push(KeptPhoto { id: photo.id, name }),
             Err(e) => match e.outcome() {
                 Some(outcome) => refusals.push(format!("{name} was not kept: {}", outcome.message())),
@@ -545,7 +545,7 @@ async fn create(
     if !kept.is_empty() {
         input.attachment_ids = Given::Set(kept.iter().map(|k| k.id).collect());
     }
-    match listings::create(&state.core, &actor, &input).await {
+    match listings::create(&state.core, &admin, &input).await {
         Ok(saved) => Ok(Redirect::to(&format!("/dashboard/listings/{}", saved.record.id)).into_response()),
         Err(CreateListingError::Invalid(errors)) => {
             // A kept photo refused (not the brand's, or gone) is chosen again, not carried.
@@ -590,9 +590,9 @@ async fn update(
 ) -> Result<Response, PageError> {
     let id = record_id(&id)?;
     let posted = read_form(multipart).await?;
-    admin_multipart(&session, &posted.csrf)?;
+    let admin = admin_multipart(&session, &posted.csrf)?;
     let input = input_of(&posted, true);
-    match listings::update(&state.core, &session.actor(), id, &input, None).await {
+    match listings::update(&state.core, &admin, id, &input, None).await {
         Ok(_) => Ok(Notice::ListingSaved.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(UpdateListingError::Invalid(errors)) => {
             form_answer(&state, &session, Some(id), posted.values, FieldErrors::of(&LISTING_BODY, errors)).await
@@ -611,6 +611,7 @@ async fn update(
 async fn change_photos(
     state: &AppState,
     session: &LiveSession,
+    admin: &Admin,
     id: i64,
     change: Option<PhotoChange>,
     done: Notice,
@@ -618,7 +619,7 @@ async fn change_photos(
     let Some(change) = change else {
         return photo_refused(state, session, id, Outcome::PhotoNotFound.message().into_owned()).await;
     };
-    match listings::change_photos(&state.core, &session.actor(), id, change).await {
+    match listings::change_photos(&state.core, admin, id, change).await {
         Ok(_) => Ok(done.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(PhotoChangeError::NotFound) => Err(PageError::NotFound),
         Err(PhotoChangeError::Store(e)) => Err(e.into()),
@@ -658,11 +659,10 @@ async fn add_photo(
             _ => {}
         }
     }
-    admin_multipart(&session, &csrf)?;
+    let admin = admin_multipart(&session, &csrf)?;
     if photos.is_empty() {
         return photo_refused(&state, &session, id, Outcome::PhotoRequired.message().into_owned()).await;
     }
-    let actor = session.actor();
     let has = listing_of(&state, &session, id).await?.images.len();
     let mut added = 0;
     for (bytes, filename) in photos {
@@ -679,7 +679,7 @@ async fn add_photo(
             let why = format!("a listing has at most {MAX_ITEMS} photos; remove one first.");
             return photo_refused(&state, &session, id, refused(why)).await;
         }
-        let uploaded = match upload_photo(&state, &actor, PhotoUpload { bytes, filename }).await? {
+        let uploaded = match upload_photo(&state, &admin, PhotoUpload { bytes, filename }).await? {
             Ok(photo) => photo,
             Err(e) => match e.outcome() {
                 Some(outcome) => {
@@ -688,7 +688,7 @@ async fn add_photo(
                 None => return Err(PageError::internal(e)),
             },
         };
-        match listings::change_photos(&state.core, &actor, id, PhotoChange::Add(uploaded.id)).await {
+        match listings::change_photos(&state.core, &admin, id, PhotoChange::Add(uploaded.id)).await {
             Ok(_) => added += 1,
             Err(PhotoChangeError::Store(e)) => return Err(e.into()),
             Err(e) => match e.outcome() {
@@ -705,11 +705,10 @@ async fn add_photo(
 
 /// The confirmation step of "Remove" on a photo (decisions 9.8); "Make cover" needs none.
 async fn confirm_photo_action(
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, .. }: SignedInAdmin,
     asked: super::confirm::Asked,
     Path((id, position, action)): Path<(String, String, String)>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let id = record_id(&id)?;
     let back = format!("/dashboard/listings/{id}");
     let (Some(index), "remove") = (photo_position(&position), action.as_str()) else {
@@ -739,17 +738,16 @@ async fn confirm_photo_action(
 async fn photo_action(
     State(state): State<AppState>,
     Path((id, position, action)): Path<(String, String, String)>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let (id, position) = (record_id(&id)?, photo_position(&position));
     let (change, done): (fn(usize) -> PhotoChange, _) = match action.as_str() {
         "remove" => (PhotoChange::Remove, Notice::PhotoRemoved),
         "cover" => (PhotoChange::Cover, Notice::CoverChanged),
         _ => return Err(PageError::NotFound),
     };
-    change_photos(&state, &session, id, position.map(change), done).await
+    change_photos(&state, &session, &admin, id, position.map(change), done).await
 }
 
 /// A photo's 1-based number on the page as a 0-based position; `None` if it is not one.
@@ -760,11 +758,10 @@ fn photo_position(text: &str) -> Option<usize> {
 /// The confirmation step of "Delete" on a listing (decisions 9.8).
 async fn confirm_delete(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, .. }: SignedInAdmin,
     asked: super::confirm::Asked,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let id = record_id(&id)?;
     let listing = listing_of(&state, &session, id).await?;
     let back = format!("/dashboard/listings/{id}");
@@ -791,12 +788,11 @@ async fn confirm_delete(
 async fn delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let id = record_id(&id)?;
-    match listings::delete(&state.core, &session.actor(), id).await {
+    match listings::delete(&state.core, &admin, id).await {
         Ok(()) => Ok(Notice::ListingDeleted.redirect("/dashboard/listings", state.config.secure_cookies())),
         // Gone already (deleted in another tab, or this POST sent again): the 404 page.
         Err(DeleteListingError::NotFound) => Err(PageError::NotFound),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::confirm::{self, Asked, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{AdminForm, PageError, SignedIn, SignedInAdmin};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::pages::{page_number, render, when, Chrome, FieldErrors};
@@ -214,14 +214,12 @@ async fn replay(
     State(state): State<AppState>,
     Path(event_id): Path<String>,
     headers: HeaderMap,
-    posted: SignedInForm<ReplayForm>,
+    posted: AdminForm<ReplayForm>,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
-    let actor = session.actor();
+    let AdminForm { session, admin, form } = posted;
     let status = status_filter(Some(form.status.as_str()));
     let page = page_number(Some(form.page.as_str()), LAST_PAGE);
-    let replayed = webhooks::replay(&state.core, &actor, &event_id).await;
+    let replayed = webhooks::replay(&state.core, &admin, &event_id).await;
     let refused = match replayed {
         Ok(record) if from_htmx(&headers) => {
             let mut row = delivery_row(record, session.zone());
@@ -242,7 +240,7 @@ async fn replay(
     let sentence = refusal_sentence(&refused)?;
     if from_htmx(&headers) {
         // The row as it stands, saying why it was not queued (200, so htmx swaps it in).
-        let (record, _) = match webhooks::delivery(&state.core, &actor, &event_id).await {
+        let (record, _) = match webhooks::delivery(&state.core, &admin, &event_id).await {
             Ok(found) => found,
             Err(webhooks::DeliveryError::EventNotFound) => return Err(PageError::NotFound),
             Err(webhooks::DeliveryError::Store(e)) => return Err(e.into()),
@@ -284,8 +282,10 @@ fn row_partial(session: &LiveSession, status: Option<DeliveryStatus>, page: i64,
     response
 }
 
-async fn confirm_replay_dead(SignedIn(session): SignedIn, asked: Asked) -> Result<Response, PageError> {
-    require_admin(&session)?;
+async fn confirm_replay_dead(
+    SignedInAdmin { session, .. }: SignedInAdmin,
+    asked: Asked,
+) -> Result<Response, PageError> {
     Ok(confirm::page(
         &session,
         asked,
@@ -305,12 +305,11 @@ async fn confirm_replay_dead(SignedIn(session): SignedIn, asked: Asked) -> Resul
     ))
 }
 
-async fn replay_dead(State(state): State<AppState>, posted: SignedInForm<Empty>) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+async fn replay_dead(State(state): State<AppState>, posted: AdminForm<Empty>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, .. } = posted;
     let body = object(serde_json::json!({"status": "dead"}));
     let replayed = match DeadReplay::parse(&body) {
-        Ok(request) => webhooks::replay_dead(&state.core, &session.actor(), &request).await,
+        Ok(request) => webhooks::replay_dead(&state.core, &admin, &request).await,
         Err(errors) => Err(ReplayError::Invalid(errors)),
     };
     let secure = state.config.secure_cookies();

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::confirm::{self, Asked, Confirm};
-use super::extract::{record_id, require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{record_id, AdminForm, PageError, SignedInAdmin};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::once::{self, Made, Shown as Once};
@@ -20,7 +20,7 @@ use super::pages::{render, when, when_or_never, Chrome, FieldErrors, SummaryLink
 use crate::domain::outcome::Outcome;
 use crate::domain::reader::object;
 use crate::domain::team::{MemberInvite, RoleChange, INVITE_BODY};
-use crate::domain::user::{MemberStatus, Role};
+use crate::domain::user::{Admin, MemberStatus, Role};
 use crate::state::AppState;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::resets::{self, ResetError as LinkError, Sent};
@@ -108,10 +108,11 @@ struct TeamShown {
 async fn team_view(
     state: &AppState,
     session: &LiveSession,
+    admin: &Admin,
     status: StatusCode,
     shown: TeamShown,
 ) -> Result<Response, PageError> {
-    let members = team::members(&state.core, &session.actor())
+    let members = team::members(&state.core, admin)
         .await?
         .into_iter()
         .map(|m| MemberRow {
@@ -140,23 +141,27 @@ async fn team_view(
 }
 
 /// The team page refusing an action with the catalogue's sentence.
-async fn refused(state: &AppState, session: &LiveSession, outcome: Outcome) -> Result<Response, PageError> {
+async fn refused(
+    state: &AppState,
+    session: &LiveSession,
+    admin: &Admin,
+    outcome: Outcome,
+) -> Result<Response, PageError> {
     let status = match outcome.kind() {
         crate::domain::outcome::Kind::NotFound => StatusCode::NOT_FOUND,
         _ => StatusCode::CONFLICT,
     };
     let shown = TeamShown { error: Some(outcome.message().into_owned()), ..TeamShown::default() };
-    team_view(state, session, status, shown).await
+    team_view(state, session, admin, status, shown).await
 }
 
 /// The page; after an invitation was made or sent again, its link this once (`web::once`).
 async fn team_page(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     flash: Flash,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
     let link = Once::take(state.core.store.sealer()?, &session, &headers)
         .filter(|s| matches!(s.made, Made::Invited | Made::InvitationResent | Made::ResetLink));
     let shown = match link {
@@ -168,7 +173,7 @@ async fn team_page(
         },
         None => TeamShown { notice: flash.text().map(str::to_owned), ..TeamShown::default() },
     };
-    let mut response = team_view(&state, &session, StatusCode::OK, shown).await?;
+    let mut response = team_view(&state, &session, &admin, StatusCode::OK, shown).await?;
     if once::carried(&headers) {
         once::spend(&mut response);
     }
@@ -201,8 +206,7 @@ fn invite_form(session: &LiveSession, status: StatusCode, form: InviteForm, erro
     render(status, &page)
 }
 
-async fn invite_page(SignedIn(session): SignedIn) -> Result<Response, PageError> {
-    require_admin(&session)?;
+async fn invite_page(SignedInAdmin { session, .. }: SignedInAdmin) -> Result<Response, PageError> {
     let blank = InviteForm { email: String::new(), name: String::new(), role: "member".to_owned() };
     Ok(invite_form(&session, StatusCode::OK, blank, FieldErrors::default()))
 }
@@ -217,12 +221,11 @@ struct InviteForm {
     role: String,
 }
 
-async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn invite(State(state): State<AppState>, posted: AdminForm<InviteForm>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, form } = posted;
     let body = object(json!({"email": form.email, "display_name": form.name, "role": form.role}));
     let invited = match MemberInvite::parse(&body) {
-        Ok(request) => team::invite(&state.core, &session.actor(), &request).await,
+        Ok(request) => team::invite(&state.core, &admin, &request).await,
         Err(errors) => Err(InviteError::Invalid(errors)),
     };
     let errors = match invited {
@@ -242,11 +245,11 @@ async fn invite(State(state): State<AppState>, posted: SignedInForm<InviteForm>)
 /// The member `user_id` names, among the brand's (for a confirmation page).
 async fn member_named(
     state: &AppState,
-    session: &LiveSession,
+    admin: &Admin,
     user_id: &str,
 ) -> Result<Option<crate::store::MemberRecord>, PageError> {
     let Ok(user_id) = record_id(user_id) else { return Ok(None) };
-    let members = team::members(&state.core, &session.actor()).await?;
+    let members = team::members(&state.core, admin).await?;
     Ok(members.into_iter().find(|m| m.id == user_id))
 }
 
@@ -254,14 +257,13 @@ async fn member_named(
 /// `None` when the action does not apply to them (the 404 page).
 async fn confirm_member(
     state: &AppState,
-    session: &LiveSession,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
     user_id: &str,
     ask: impl FnOnce(&crate::store::MemberRecord) -> Option<Confirm>,
 ) -> Result<Response, PageError> {
-    require_admin(session)?;
-    match member_named(state, session, user_id).await?.as_ref().and_then(ask) {
-        Some(confirm) => Ok(confirm::page(session, asked, confirm)),
+    match member_named(state, &admin, user_id).await?.as_ref().and_then(ask) {
+        Some(confirm) => Ok(confirm::page(&session, asked, confirm)),
         None => Err(PageError::NotFound),
     }
 }
@@ -269,10 +271,10 @@ async fn confirm_member(
 async fn confirm_remove(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    SignedIn(session): SignedIn,
+    signed_in: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, asked, &user_id, |member| {
+    confirm_member(&state, signed_in, asked, &user_id, |member| {
         Some(Confirm {
             title: format!("Remove {} from the team?", member.name),
             lines: vec![
@@ -293,10 +295,10 @@ async fn confirm_remove(
 async fn confirm_reset(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    SignedIn(session): SignedIn,
+    signed_in: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, asked, &user_id, |member| {
+    confirm_member(&state, signed_in, asked, &user_id, |member| {
         Some(Confirm {
             title: format!("Reset two-step sign-in for {}?", member.name),
             lines: vec![
@@ -317,37 +319,34 @@ async fn confirm_reset(
 async fn reset_two_step(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(&user_id)?;
-    let outcome = match reset_member(&state.core, &session.actor(), user_id).await {
+    let outcome = match reset_member(&state.core, &admin, user_id).await {
         Ok(()) => return Ok(Notice::TwoStepReset.redirect(TEAM, state.config.secure_cookies())),
-        Err(ResetError::Forbidden) => return Err(PageError::AdminOnly),
         Err(ResetError::Store(e)) => return Err(e.into()),
         Err(ResetError::OwnAccount) => Outcome::ResetOwnTwoStep,
         Err(ResetError::NotFound) => Outcome::TwoStepNotSet,
     };
-    refused(&state, &session, outcome).await
+    refused(&state, &session, &admin, outcome).await
 }
 
 async fn remove(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(&user_id)?;
-    match team::remove(&state.core, &session.actor(), user_id, None).await {
+    match team::remove(&state.core, &admin, user_id, None).await {
         Ok(_) => Ok(Notice::MemberRemoved.redirect(TEAM, state.config.secure_cookies())),
         Err(RemoveError::Store(e)) => Err(e.into()),
         // The dashboard gives their listings to the caller, an active member.
         Err(e @ RemoveError::TransferInvalid) => Err(PageError::internal(e)),
         Err(e @ (RemoveError::NotFound | RemoveError::CannotRemoveSelf | RemoveError::LastAdmin)) => {
             let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
-            refused(&state, &session, outcome).await
+            refused(&state, &session, &admin, outcome).await
         }
     }
 }
@@ -357,12 +356,11 @@ async fn remove(
 async fn resend_invitation(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(&user_id)?;
-    match team::resend_invitation(&state.core, &session.actor(), user_id).await {
+    match team::resend_invitation(&state.core, &admin, user_id).await {
         Ok(resent) => {
             let (email, link, until) = (resent.member.email, resent.invite_url, resent.invite_expires_at);
             show_link(&state, &session, Made::InvitationResent, email, link, until)
@@ -377,7 +375,7 @@ async fn resend_invitation(
                 StatusCode::NOT_FOUND
             };
             let shown = TeamShown { error: Some(outcome.message().into_owned()), ..TeamShown::default() };
-            team_view(&state, &session, status, shown).await
+            team_view(&state, &session, &admin, status, shown).await
         }
     }
 }
@@ -387,13 +385,12 @@ async fn resend_invitation(
 async fn send_reset_link(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(&user_id)?;
     let secure = state.config.secure_cookies();
-    match resets::send_reset_link(&state.core, &session, user_id).await {
+    match resets::send_reset_link(&state.core, &admin, user_id).await {
         Ok(Sent::Mailed { .. }) => Ok(Notice::ResetLinkSent.redirect(TEAM, secure)),
         Ok(Sent::Link { email, url, until }) => show_link(&state, &session, Made::ResetLink, email, url, until),
         Ok(Sent::TooFrequent) => Ok(Notice::ResetLinkTooFrequent.redirect(TEAM, secure)),
@@ -406,10 +403,10 @@ async fn send_reset_link(
 async fn confirm_cancel(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    SignedIn(session): SignedIn,
+    signed_in: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    confirm_member(&state, &session, asked, &user_id, |member| {
+    confirm_member(&state, signed_in, asked, &user_id, |member| {
         (member.status == MemberStatus::Invited.as_str()).then(|| Confirm {
             title: format!("Cancel the invitation for {}?", member.name),
             lines: vec![
@@ -429,27 +426,31 @@ async fn confirm_cancel(
 async fn cancel_invitation(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(&user_id)?;
-    match team::cancel_invitation(&state.core, &session.actor(), user_id).await {
+    match team::cancel_invitation(&state.core, &admin, user_id).await {
         Ok(_) => Ok(Notice::InvitationCancelled.redirect(TEAM, state.config.secure_cookies())),
         Err(InvitationError::Store(e)) => Err(e.into()),
         Err(e) => {
             let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
-            refused(&state, &session, outcome).await
+            refused(&state, &session, &admin, outcome).await
         }
     }
 }
 
 /// Sets a member's role through the API's use case (the brand keeps an active admin).
-async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: Role) -> Result<Response, PageError> {
-    require_admin(session)?;
+async fn set_role(
+    state: &AppState,
+    posted: AdminForm<Empty>,
+    user_id: &str,
+    role: Role,
+) -> Result<Response, PageError> {
+    let AdminForm { session, admin, .. } = posted;
     let user_id = record_id(user_id)?;
     let change = RoleChange { role };
-    match team::change_role(&state.core, &session.actor(), user_id, &change).await {
+    match team::change_role(&state.core, &admin, user_id, &change).await {
         // Who made themself a member can no longer open the team page.
         Ok(_) if user_id == session.record.user_id => {
             Ok(Notice::YouAreMember.redirect(super::ACCOUNT, state.config.secure_cookies()))
@@ -458,7 +459,7 @@ async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: 
         Err(RoleError::Store(e)) => Err(e.into()),
         Err(e) => {
             let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
-            refused(state, session, outcome).await
+            refused(state, &session, &admin, outcome).await
         }
     }
 }
@@ -466,28 +467,28 @@ async fn set_role(state: &AppState, session: &LiveSession, user_id: &str, role: 
 async fn make_admin(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    set_role(&state, &posted.session, &user_id, Role::Admin).await
+    set_role(&state, posted, &user_id, Role::Admin).await
 }
 
 async fn make_member(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    set_role(&state, &posted.session, &user_id, Role::Member).await
+    set_role(&state, posted, &user_id, Role::Member).await
 }
 
 /// Making oneself a member takes a confirmation: the team, keys and audit pages close.
 async fn confirm_make_member(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
-    SignedIn(session): SignedIn,
+    signed_in: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    let me = session.record.user_id;
-    confirm_member(&state, &session, asked, &user_id, |member| {
+    let me = signed_in.session.record.user_id;
+    confirm_member(&state, signed_in, asked, &user_id, |member| {
         let own = member.id == me;
         Some(Confirm {
             title: if own { "Make yourself a member?".to_owned() } else { format!("Make {} a member?", member.name) },

@@ -9,7 +9,7 @@ use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{AdminForm, PageError, SignedIn};
 use super::notice::{Flash, Notice};
 use super::pages::{page_number, render, when_text, Chrome, FieldErrors};
 use crate::domain::credit_code::{RedeemRequest, REDEEM_BODY};
@@ -299,9 +299,8 @@ struct RedeemForm {
 
 /// Looks a credit code up without spending it: its value, its expiry, and whether (when, by
 /// whom, on which order) it was spent; an unspent one comes with the button that spends it.
-async fn check_code(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn check_code(State(state): State<AppState>, posted: AdminForm<RedeemForm>) -> Result<Response, PageError> {
+    let AdminForm { session, form, .. } = posted;
     checked_view(&state, &session, form).await
 }
 
@@ -338,9 +337,8 @@ async fn checked_view(state: &AppState, session: &LiveSession, form: RedeemForm)
 /// Spends a credit code once its check was confirmed (post/redirect/get with the value
 /// spent); a post without the confirmation shows the check instead. A refused code comes
 /// back with its sentence beside its field.
-async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn redeem(State(state): State<AppState>, posted: AdminForm<RedeemForm>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, form } = posted;
     if form.confirm != "yes" {
         return checked_view(&state, &session, form).await;
     }
@@ -350,7 +348,7 @@ async fn redeem(State(state): State<AppState>, posted: SignedInForm<RedeemForm>)
     }
     let errors = match RedeemRequest::parse(&body) {
         Err(errors) => errors,
-        Ok(request) => match credits::redeem(&state.core, &session.actor(), &request).await {
+        Ok(request) => match credits::redeem(&state.core, &admin, &request).await {
             Ok(checked) => {
                 let pence = u64::try_from(checked.redemption.value_pence).unwrap_or_default();
                 let secure = state.config.secure_cookies();

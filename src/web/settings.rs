@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::confirm::{self, Asked, Confirm};
-use super::extract::{require_admin, PageError, SignedIn, SignedInForm};
+use super::extract::{AdminForm, PageError, SignedIn, SignedInAdmin};
 use super::integrations::Empty;
 use super::notice::{Flash, Notice};
 use super::pages::{form_number, render, when, Chrome, FieldErrors, SummaryLink};
@@ -308,9 +308,8 @@ struct PayoutsForm {
     code_validity_days: String,
 }
 
-async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<PayoutsForm>) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn save_payouts(State(state): State<AppState>, posted: AdminForm<PayoutsForm>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, form } = posted;
     let body = object(json!({
         "credit_enabled": form.credit_enabled.is_some(),
         "cash_enabled": form.cash_enabled.is_some(),
@@ -324,7 +323,7 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
         validity: form.code_validity_days,
     };
     let errors = match PayoutOptionsPatch::parse(&body) {
-        Ok(patch) => match payouts::change_options(&state.core, &session.actor(), &patch, None).await {
+        Ok(patch) => match payouts::change_options(&state.core, &admin, &patch, None).await {
             Ok(_) => return Ok(saved(&state, Notice::PayoutsSaved)),
             Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
             Err(no_choice @ OptionsChangeError::NoChoice) => no_choice.field_error().into_iter().collect(),
@@ -338,24 +337,20 @@ async fn save_payouts(State(state): State<AppState>, posted: SignedInForm<Payout
 }
 
 /// A settings section's form: the CSRF token and the section's fields.
-type SectionForm = SignedInForm<HashMap<String, String>>;
+type SectionForm = AdminForm<HashMap<String, String>>;
 
 async fn save_profile(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let body = body(&PROFILE_BODY, &form);
-    let outcome =
-        settings::update_profile(&state.core, &session.actor(), ProfileEdit::parse(&body), None).await.map(drop);
+    let outcome = settings::update_profile(&state.core, &admin, ProfileEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { brand: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, (&PROFILE_BODY, body), back, Notice::BrandSaved).await
 }
 
 async fn save_billing(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     let body = body(&BILLING_BODY, &form);
-    let outcome =
-        settings::update_billing(&state.core, &session.actor(), BillingEdit::parse(&body), None).await.map(drop);
+    let outcome = settings::update_billing(&state.core, &admin, BillingEdit::parse(&body), None).await.map(drop);
     let back = |refused| Refused { billing: Some(refused), ..Refused::default() };
     section_saved(&state, &session, outcome, (&BILLING_BODY, body), back, Notice::BillingSaved).await
 }
@@ -366,15 +361,11 @@ struct TimeZoneForm {
     time_zone: String,
 }
 
-async fn save_time_zone(
-    State(state): State<AppState>,
-    posted: SignedInForm<TimeZoneForm>,
-) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+async fn save_time_zone(State(state): State<AppState>, posted: AdminForm<TimeZoneForm>) -> Result<Response, PageError> {
+    let AdminForm { session, admin, form } = posted;
     match TimeZone::parse(&form.time_zone) {
         Ok(zone) => {
-            settings::change_time_zone(&state.core, &session.actor(), zone).await?;
+            settings::change_time_zone(&state.core, &admin, zone).await?;
             // The page it leads to is written in the zone just saved (read with the session).
             Ok(saved(&state, Notice::TimeZoneSaved))
         }
@@ -415,13 +406,12 @@ async fn section_saved(
 }
 
 async fn add_warehouse(State(state): State<AppState>, posted: SectionForm) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     // Blank fields are left out: the warehouse is new.
     let mut body = body(&WAREHOUSE_BODY, &form);
     body.retain(|_, v| !matches!(v, Value::String(s) if s.trim().is_empty()));
     let created = match NewWarehouse::parse(&body) {
-        Ok(new) => warehouses::create(&state.core, &session.actor(), &new).await,
+        Ok(new) => warehouses::create(&state.core, &admin, &new).await,
         Err(errors) => Err(CreateError::Invalid(errors)),
     };
     match created {
@@ -448,12 +438,11 @@ async fn update_warehouse(
     Path(id): Path<String>,
     posted: SectionForm,
 ) -> Result<Response, PageError> {
-    let SignedInForm { session, form } = posted;
-    require_admin(&session)?;
+    let AdminForm { session, admin, form } = posted;
     // Every field is given (a blank one clears it); the default is changed by its own button.
     let mut body = body(&WAREHOUSE_BODY, &form);
     body.remove("is_default");
-    match warehouses::update(&state.core, &session.actor(), &id, WarehouseEdit::parse(&body)).await {
+    match warehouses::update(&state.core, &admin, &id, WarehouseEdit::parse(&body)).await {
         Ok(_) => Ok(saved(&state, Notice::WarehouseSaved)),
         Err(UpdateError::Invalid(errors)) => {
             let refused = Refused {
@@ -471,23 +460,20 @@ async fn update_warehouse(
 async fn make_default(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
-    let outcome =
-        warehouses::set_default(&state.core, &session.actor(), &id).await.map(|_| Notice::DefaultWarehouseChanged);
+    let AdminForm { session, admin, .. } = posted;
+    let outcome = warehouses::set_default(&state.core, &admin, &id).await.map(|_| Notice::DefaultWarehouseChanged);
     changed(&state, &session, outcome).await
 }
 
 async fn confirm_delete_warehouse(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    SignedIn(session): SignedIn,
+    SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
 ) -> Result<Response, PageError> {
-    require_admin(&session)?;
-    let found = warehouses::list(&state.core, &session.actor()).await?.into_iter().find(|w| w.id == id);
+    let found = warehouses::list(&state.core, &admin).await?.into_iter().find(|w| w.id == id);
     let Some(warehouse) = found else {
         return Ok(confirm::elsewhere(asked, "/dashboard/settings"));
     };
@@ -512,11 +498,10 @@ async fn confirm_delete_warehouse(
 async fn delete_warehouse(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    posted: SignedInForm<Empty>,
+    posted: AdminForm<Empty>,
 ) -> Result<Response, PageError> {
-    let session = posted.session;
-    require_admin(&session)?;
-    match warehouses::delete(&state.core, &session.actor(), &id).await {
+    let AdminForm { session, admin, .. } = posted;
+    match warehouses::delete(&state.core, &admin, &id).await {
         Ok(_) => Ok(saved(&state, Notice::WarehouseDeleted)),
         Err(e) => changed(&state, &session, Err(e)).await,
     }

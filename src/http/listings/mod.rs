@@ -291,7 +291,7 @@ pub async fn list_listings(
     let brand_id = caller.brand_slug.clone();
     let page = match params.paging {
         Paging::Numbered(page) => {
-            let found = listings::list(&state.core, &caller.actor, params.filter, page.limit(), page.offset()).await?;
+            let found = listings::list(&state.core, &caller.admin, params.filter, page.limit(), page.offset()).await?;
             ListingPage {
                 data: found.listings.iter().map(|l| render::summary(l, &cx)).collect(),
                 meta: ListMeta::Numbered(PageMeta {
@@ -306,7 +306,7 @@ pub async fn list_listings(
             }
         }
         Paging::Walk { after, per_page } => {
-            let found = listings::sync(&state.core, &caller.actor, params.filter, after, i64::from(per_page)).await?;
+            let found = listings::sync(&state.core, &caller.admin, params.filter, after, i64::from(per_page)).await?;
             let next_cursor = match found.listings.last() {
                 Some(last) if found.has_more => {
                     Some(SyncPosition { updated_micros: last.updated_at.micros(), id: last.id }.cursor())
@@ -349,7 +349,7 @@ pub async fn get_listing(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<([(HeaderName, String); 1], Json<ListingDetail>)> {
     let id = listing_id(path)?;
-    let record = listings::get(&state.core, &caller.actor, id).await?;
+    let record = listings::get(&state.core, &caller.admin, id).await?;
     let etag = listing_etag(record.version);
     Ok(([(ETAG, etag)], Json(render::detail(record, &context(&state, &caller)))))
 }
@@ -375,7 +375,7 @@ pub async fn create_listing(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, [(HeaderName, String); 1], Json<ListingDetail>)> {
-    let saved = listings::create(&state.core, &caller.actor, &ListingInput::from_json(&body)).await?;
+    let saved = listings::create(&state.core, &caller.admin, &ListingInput::from_json(&body)).await?;
     let etag = listing_etag(saved.record.version);
     Ok((StatusCode::CREATED, [(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
@@ -413,7 +413,7 @@ pub async fn update_listing(
     let id = listing_id(path)?;
     let condition = if_match(&headers);
     let input = ListingInput::from_json(&body);
-    let saved = listings::update(&state.core, &caller.actor, id, &input, condition.as_ref()).await?;
+    let saved = listings::update(&state.core, &caller.admin, id, &input, condition.as_ref()).await?;
     let etag = listing_etag(saved.record.version);
     Ok(([(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
@@ -437,7 +437,7 @@ pub async fn delete_listing(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Deleted>> {
     let id = listing_id(path)?;
-    listings::delete(&state.core, &caller.actor, id).await?;
+    listings::delete(&state.core, &caller.admin, id).await?;
     Ok(Json(Deleted { deleted: true, id }))
 }
 
@@ -460,7 +460,7 @@ pub async fn bulk_delete_listings(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<BulkDeleteResult>> {
     let BulkDelete { ids } = BulkDelete::parse(&body)?;
-    let outcomes = listings::bulk_delete(&state.core, &caller.actor, &ids).await?;
+    let outcomes = listings::bulk_delete(&state.core, &caller.admin, &ids).await?;
     let results: Vec<BulkDeleteOutcome> = outcomes
         .into_iter()
         .map(|(id, removal)| {

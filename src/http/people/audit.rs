@@ -162,7 +162,7 @@ pub async fn audit_log(
 ) -> ApiResult<Json<AuditLogPage>> {
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let query = AuditQuery::read(&pairs)?;
-    let page = audit::page(&state.core, &caller.actor, query.limit, query.after, &AuditFilter::default()).await?;
+    let page = audit::page(&state.core, &caller.admin, query.limit, query.after, &AuditFilter::default()).await?;
     let next_after = if page.has_more { page.entries.last().map(|e| e.id) } else { None };
     Ok(Json(AuditLogPage {
         data: page.entries.into_iter().map(AuditLogEntry::from).collect(),

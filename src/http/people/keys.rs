@@ -125,7 +125,7 @@ fn key_not_found() -> ApiError {
     responses((status = 200, description = "The keys", body = ApiKeyList))
 )]
 pub async fn list_keys(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<ApiKeyList>> {
-    let keys = keys::keys(&state.core, &caller.actor).await?;
+    let keys = keys::keys(&state.core, &caller.admin).await?;
     let limit = state.config.rate_limit;
     Ok(Json(ApiKeyList { data: keys.into_iter().map(|k| ApiKey::new(k, limit)).collect() }))
 }
@@ -153,7 +153,7 @@ pub async fn create_key(
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let request = KeyRequest::parse(&body, Utc::now()).map_err(CreateKeyError::Invalid)?;
-    let issued = keys::create(&state.core, &caller.actor, &request).await?;
+    let issued = keys::create(&state.core, &caller.admin, &request).await?;
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
 
@@ -184,7 +184,7 @@ pub async fn roll_key(
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let key_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(key_not_found)?;
     let request = RollRequest::parse(&body).map_err(RollKeyError::Invalid)?;
-    let issued = keys::roll(&state.core, &caller.actor, key_id, &request).await?;
+    let issued = keys::roll(&state.core, &caller.admin, key_id, &request).await?;
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
 
@@ -207,7 +207,7 @@ pub async fn revoke_key(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<ApiKey>> {
     let key_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(key_not_found)?;
-    let key = keys::revoke(&state.core, &caller.actor, key_id).await?;
+    let key = keys::revoke(&state.core, &caller.admin, key_id).await?;
     Ok(Json(ApiKey::new(key, state.config.rate_limit)))
 }
 

@@ -152,7 +152,7 @@ fn member_not_found() -> ApiError {
     responses((status = 200, description = "The team", body = Team))
 )]
 pub async fn list_team(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<Team>> {
-    let members = team::members(&state.core, &caller.actor).await?;
+    let members = team::members(&state.core, &caller.admin).await?;
     Ok(Json(Team {
         brand_id: caller.brand_slug.clone(),
         caller_id: caller.user_id,
@@ -184,7 +184,7 @@ pub async fn invite_member(
     JsonObject(body): JsonObject,
 ) -> ApiResult<(StatusCode, Json<InvitedMember>)> {
     let request = MemberInvite::parse(&body).map_err(InviteError::Invalid)?;
-    let invited = team::invite(&state.core, &caller.actor, &request).await?;
+    let invited = team::invite(&state.core, &caller.admin, &request).await?;
     Ok((
         StatusCode::CREATED,
         Json(InvitedMember {
@@ -219,7 +219,7 @@ pub async fn change_role(
 ) -> ApiResult<Json<Member>> {
     let user_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(member_not_found)?;
     let change = RoleChange::parse(&body).map_err(RoleError::Invalid)?;
-    let member = team::change_role(&state.core, &caller.actor, user_id, &change).await?;
+    let member = team::change_role(&state.core, &caller.admin, user_id, &change).await?;
     Ok(Json(member.into()))
 }
 
@@ -250,7 +250,7 @@ pub async fn remove_member(
     let Query(pairs) = query.map_err(|_| ApiError::field("query", "query_invalid"))?;
     let user_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(member_not_found)?;
     let query = RemovalQuery::read(&pairs)?;
-    let listings_transferred = team::remove(&state.core, &caller.actor, user_id, query.transfer_to).await?;
+    let listings_transferred = team::remove(&state.core, &caller.admin, user_id, query.transfer_to).await?;
     Ok(Json(Removed { removed: true, id: user_id, listings_transferred }))
 }
 

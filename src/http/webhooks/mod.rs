@@ -205,7 +205,7 @@ pub struct DeliveryPage {
     )
 )]
 pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiResult<Tagged<WebhookSettings>> {
-    let endpoint = webhooks::endpoint(&state.core, &caller.actor).await?;
+    let endpoint = webhooks::endpoint(&state.core, &caller.admin).await?;
     Ok(Tagged(WebhookSettings::new(&caller.brand_slug, endpoint.as_ref())))
 }
 
@@ -239,7 +239,7 @@ pub async fn patch_webhook(
     let check = |current: &Option<WebhookEndpointRecord>| guard.holds(current);
     let check: Option<Precondition<'_, Option<WebhookEndpointRecord>>> = guard.is_set().then_some(&check);
     let Configured { endpoint, secret_created } =
-        webhooks::configure(&state.core, &caller.actor, &patch, check).await?;
+        webhooks::configure(&state.core, &caller.admin, &patch, check).await?;
     // The tag is the GET's (which shows the secret as a hint only), also when this answer
     // reveals a new secret.
     let tag = serde_json::to_vec(&WebhookSettings::new(&caller.brand_slug, Some(&endpoint)))
@@ -283,7 +283,7 @@ pub async fn rotate_secret(
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> ApiResult<Json<WebhookSettings>> {
     let rotation = SecretRotation::parse(&body).map_err(RotateError::Invalid)?;
-    let endpoint = webhooks::rotate_secret(&state.core, &caller.actor, &rotation).await?;
+    let endpoint = webhooks::rotate_secret(&state.core, &caller.admin, &rotation).await?;
     let overlap = chrono::TimeDelta::hours(rotation.expire_previous_in_hours);
     Ok(Json(WebhookSettings {
         previous_expires_at: Some(endpoint.secret_rotated_at + overlap),
@@ -312,7 +312,7 @@ pub struct TestEvent {
     )
 )]
 pub async fn send_test_event(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<TestEvent>> {
-    let event_id = webhooks::send_test_event(&state.core, &caller.actor).await?;
+    let event_id = webhooks::send_test_event(&state.core, &caller.admin).await?;
     Ok(Json(TestEvent { event_id }))
 }
 
@@ -345,7 +345,7 @@ pub async fn replay_dead(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Json<Replayed>> {
     let request = DeadReplay::parse(&body).map_err(ReplayError::Invalid)?;
-    let replayed = webhooks::replay_dead(&state.core, &caller.actor, &request).await?;
+    let replayed = webhooks::replay_dead(&state.core, &caller.admin, &request).await?;
     Ok(Json(Replayed { replayed }))
 }
 
@@ -370,7 +370,7 @@ pub async fn list_deliveries(
     let params = DeliveryParams::parse(&pairs)?;
     let page = params.page;
     let webhooks::DeliveryPage { deliveries, total } =
-        webhooks::deliveries(&state.core, &caller.actor, params.status, page.limit(), page.offset()).await?;
+        webhooks::deliveries(&state.core, &caller.admin, params.status, page.limit(), page.offset()).await?;
     Ok(Json(DeliveryPage {
         data: deliveries.into_iter().map(Delivery::from).collect(),
         meta: DeliveryMeta {
@@ -402,7 +402,7 @@ pub async fn get_delivery(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<DeliveryDetail>> {
     let event_id = path.map(|Path(id)| id).map_err(|_| event_not_found())?;
-    let (delivery, attempts) = webhooks::delivery(&state.core, &caller.actor, &event_id).await?;
+    let (delivery, attempts) = webhooks::delivery(&state.core, &caller.admin, &event_id).await?;
     Ok(Json(DeliveryDetail {
         delivery: delivery.into(),
         attempt_log: attempts.into_iter().map(Attempt::from).collect(),
@@ -429,7 +429,7 @@ pub async fn replay_delivery(
     path: Result<Path<String>, PathRejection>,
 ) -> ApiResult<Json<Delivery>> {
     let event_id = path.map(|Path(id)| id).map_err(|_| event_not_found())?;
-    let delivery = webhooks::replay(&state.core, &caller.actor, &event_id).await?;
+    let delivery = webhooks::replay(&state.core, &caller.admin, &event_id).await?;
     Ok(Json(delivery.into()))
 }
 

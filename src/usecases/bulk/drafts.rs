@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{planned, read, BulkError, Plan, RowError, SkuCheck};
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::Admin;
 use crate::import::{Mode, Upload};
 use crate::store::{BulkDraftRecord, DraftInsert, ListingUpdate, NewBulkDraft, SavedListing, StoreError, Ts};
 use crate::usecases::listings::{self, ListingChange, NewListingBody};
@@ -177,7 +177,7 @@ pub enum Committed {
 /// `replaces`, a draft of the brand not yet imported, is deleted (a corrected file).
 pub async fn upload(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     filename: &str,
     bytes: Vec<u8>,
     mode: Mode,
@@ -220,12 +220,12 @@ pub async fn upload(
 }
 
 /// The brand's files waiting for review, newest first.
-pub async fn waiting(core: &Core, actor: &Actor) -> Result<Vec<BulkDraftRecord>, StoreError> {
+pub async fn waiting(core: &Core, actor: &Admin) -> Result<Vec<BulkDraftRecord>, StoreError> {
     core.store.live_bulk_drafts(actor.brand_id, Ts::now()).await
 }
 
 /// The draft with every row's outcome: what importing it would do now, or what its import did.
-pub async fn review(core: &Core, actor: &Actor, id: i64) -> Result<Review, DraftError> {
+pub async fn review(core: &Core, actor: &Admin, id: i64) -> Result<Review, DraftError> {
     // Twice at most: a draft imported between reading it and reading its file is shown imported.
     for _ in 0..2 {
         let draft = core.store.bulk_draft(actor.brand_id, id).await?.ok_or(DraftError::NotFound)?;
@@ -257,7 +257,7 @@ fn stored_rows(result: Option<&str>) -> Vec<DraftRow> {
 
 /// Where a draft that could not be imported now stands: imported (by a concurrent
 /// request), expired, or gone.
-async fn settled(core: &Core, actor: &Actor, id: i64) -> Result<Committed, DraftError> {
+async fn settled(core: &Core, actor: &Admin, id: i64) -> Result<Committed, DraftError> {
     match core.store.bulk_draft(actor.brand_id, id).await? {
         Some(d) if d.committed_at.is_some() => Ok(Committed::AlreadyImported),
         Some(_) => Err(DraftError::Expired),
@@ -268,7 +268,7 @@ async fn settled(core: &Core, actor: &Actor, id: i64) -> Result<Committed, Draft
 /// Imports the draft as reviewed: its valid rows in one transaction, the draft claimed in it
 /// so that it is imported at most once. Refused rows are skipped only when `accepted` says
 /// so; if the file now checks to other numbers than `accepted`, nothing is saved.
-pub async fn commit(core: &Core, actor: &Actor, id: i64, accepted: Accepted) -> Result<Committed, DraftError> {
+pub async fn commit(core: &Core, actor: &Admin, id: i64, accepted: Accepted) -> Result<Committed, DraftError> {
     let draft = core.store.bulk_draft(actor.brand_id, id).await?.ok_or(DraftError::NotFound)?;
     if draft.committed_at.is_some() {
         return Ok(Committed::AlreadyImported);
@@ -323,7 +323,7 @@ pub enum Discard {
 }
 
 /// Deletes a draft not yet imported.
-pub async fn discard(core: &Core, actor: &Actor, id: i64) -> Result<Discard, StoreError> {
+pub async fn discard(core: &Core, actor: &Admin, id: i64) -> Result<Discard, StoreError> {
     if core.store.discard_bulk_draft(actor.brand_id, id).await? {
         return Ok(Discard::Discarded);
     }
@@ -337,7 +337,7 @@ pub async fn discard(core: &Core, actor: &Actor, id: i64) -> Result<Discard, Sto
 /// row's plan (`None` for a refused row).
 async fn check(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     draft: BulkDraftRecord,
     mode: Mode,
 ) -> Result<(Review, Vec<Option<Plan>>), DraftError> {

@@ -13,7 +13,7 @@ use super::Core;
 use crate::domain::listing::{validate, Channel, Given, ListingInput, ValidListing, LISTING_BODY};
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::Options;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::words;
 use crate::domain::FieldError;
 use crate::import::{self, CellRef, ImportError, Mode, Sheet, SheetRow, Upload};
@@ -102,7 +102,7 @@ pub struct BulkReport<T> {
 /// what it would do.
 pub async fn validate_file(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     upload: Upload,
     mode: Mode,
 ) -> Result<BulkReport<Action>, BulkError> {
@@ -120,7 +120,7 @@ pub async fn validate_file(
 /// Each saved row's outcome is its listing's id and what was done.
 pub async fn commit_file(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     upload: Upload,
     mode: Mode,
 ) -> Result<BulkReport<(i64, Action)>, BulkError> {
@@ -202,7 +202,7 @@ enum SkuCheck {
 /// as for a single create (or, for a row updating a listing, a PATCH of it).
 async fn planned(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     sheet: &Sheet,
     reads: Vec<ReadRow>,
     mode: Mode,

@@ -5,7 +5,7 @@
 use super::wake_after_save;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ListingInput, ValidListing};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::{
     ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, SavedListing,
@@ -31,7 +31,7 @@ pub enum CreateListingError {
 }
 
 /// Creates one listing sold by the actor.
-pub async fn create(core: &Core, actor: &Actor, input: &ListingInput) -> Result<SavedListing, CreateListingError> {
+pub async fn create(core: &Core, actor: &Admin, input: &ListingInput) -> Result<SavedListing, CreateListingError> {
     let listing = prepare(core, actor, input, validate(input, None)).await?.map_err(CreateListingError::Invalid)?;
     let mut bodies = [listing];
     default_warehouse(core, actor, &mut bodies).await?;
@@ -46,7 +46,7 @@ pub async fn create(core: &Core, actor: &Actor, input: &ListingInput) -> Result<
 /// lists every reason it is refused (the validator's and the store's).
 pub async fn prepare(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     input: &ListingInput,
     validated: Result<ValidListing, Vec<FieldError>>,
 ) -> Result<Result<NewListingBody, Vec<FieldError>>, StoreError> {
@@ -85,7 +85,7 @@ impl ListingChange {
 /// is refused.
 pub async fn prepare_change(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     existing: ListingRecord,
     input: &ListingInput,
 ) -> Result<Result<ListingChange, Vec<FieldError>>, StoreError> {
@@ -102,7 +102,7 @@ pub async fn prepare_change(
 /// unchanged since: else [`ListingUpdate::Stale`]), in order.
 pub async fn save_import(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     mut bodies: Vec<NewListingBody>,
     changes: &[ListingChange],
 ) -> Result<(Vec<SavedListing>, Vec<ListingUpdate>), StoreError> {
@@ -130,7 +130,7 @@ pub async fn save_import(
 /// was saved on it. `None` when it could not be claimed: nothing was saved.
 pub async fn save_draft_import<R>(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     draft_id: i64,
     mut bodies: Vec<NewListingBody>,
     changes: &[ListingChange],

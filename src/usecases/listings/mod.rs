@@ -7,7 +7,7 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, SyncPosition, ValidListing};
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{listing_etag, IfMatch};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::{
     ImageSlot, ImageSource, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError, SyncPage,
@@ -118,7 +118,7 @@ impl UpdateListingError {
 /// when saved (the save is conditional on the version read), else nothing changes.
 pub async fn update(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     id: i64,
     input: &ListingInput,
     if_match: Option<&IfMatch>,
@@ -226,7 +226,7 @@ impl PhotoChangeError {
 /// is read again and the change applied to it (three attempts).
 pub async fn change_photos(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     id: i64,
     change: PhotoChange,
 ) -> Result<SavedListing, PhotoChangeError> {
@@ -295,7 +295,7 @@ impl DeleteListingError {
 }
 
 /// Moves one of the actor's listings to the trash.
-pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteListingError> {
+pub async fn delete(core: &Core, actor: &Admin, id: i64) -> Result<(), DeleteListingError> {
     let audit = AuditEntry::by(actor, AuditAction::ListingDeleted, None);
     let outcome =
         core.store.delete_listings(actor.brand_id, &[id], |seller| actor.may_change_listing_of(seller), &audit).await?;
@@ -308,7 +308,7 @@ pub async fn delete(core: &Core, actor: &Actor, id: i64) -> Result<(), DeleteLis
 
 /// Trashes each of `ids` that is the actor's listing; says per distinct id what happened,
 /// in the order given.
-pub async fn bulk_delete(core: &Core, actor: &Actor, ids: &[i64]) -> Result<Vec<(i64, Removal)>, StoreError> {
+pub async fn bulk_delete(core: &Core, actor: &Admin, ids: &[i64]) -> Result<Vec<(i64, Removal)>, StoreError> {
     let audit = AuditEntry::by(actor, AuditAction::ListingDeleted, None);
     core.store.delete_listings(actor.brand_id, ids, |seller| actor.may_change_listing_of(seller), &audit).await
 }

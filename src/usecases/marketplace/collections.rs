@@ -11,7 +11,7 @@ use crate::domain::collection::{Collection, CollectionMove, CollectionQuery, Col
 use crate::domain::event::{Event, EventType};
 use crate::domain::order::{order_reference, BuyerWindow};
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::{
     BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, CollectionRow, MailBody, NewCollection,
@@ -132,7 +132,7 @@ impl ScheduleError {
 /// Confirms the collection date of a sold clearance item and emits `collection.scheduled`
 /// in the same transaction, then wakes the webhook worker. The warehouse is the one given,
 /// else the listing's, else the brand's default, else none with an empty label.
-pub async fn schedule(core: &Core, actor: &Actor, request: &CollectionRequest) -> Result<Collection, ScheduleError> {
+pub async fn schedule(core: &Core, actor: &Admin, request: &CollectionRequest) -> Result<Collection, ScheduleError> {
     let order = core
         .store
         .order(request.order_id, Some(actor.brand_id))
@@ -327,7 +327,7 @@ const CHANGE_ATTEMPTS: usize = 5;
 /// sends nothing. Refused once the collection's day has passed.
 pub async fn move_to(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     id: &str,
     request: &CollectionMove,
 ) -> Result<Collection, ChangeError> {
@@ -338,7 +338,7 @@ pub async fn move_to(
 /// be scheduled anew), `collection.cancelled` carries the collection as it was, and the buyer
 /// is told a new day will follow. Refused once the collection's day has passed. Answers the
 /// collection as it was.
-pub async fn cancel(core: &Core, actor: &Actor, id: &str) -> Result<Collection, ChangeError> {
+pub async fn cancel(core: &Core, actor: &Admin, id: &str) -> Result<Collection, ChangeError> {
     change(core, actor, id, Wanted::Cancel).await
 }
 
@@ -347,7 +347,7 @@ pub async fn cancel(core: &Core, actor: &Actor, id: &str) -> Result<Collection, 
 /// refusal the move would meet now.
 pub async fn preview_move(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     id: &str,
     request: &CollectionMove,
 ) -> Result<(Collection, Collection), ChangeError> {
@@ -358,7 +358,7 @@ pub async fn preview_move(
 
 /// The brand's collection `id` as cancelling it would withdraw it, without doing it (the
 /// dashboard's confirmation step), or the refusal a cancel would meet now.
-pub async fn preview_cancel(core: &Core, actor: &Actor, id: &str) -> Result<Collection, ChangeError> {
+pub async fn preview_cancel(core: &Core, actor: &Admin, id: &str) -> Result<Collection, ChangeError> {
     Ok(plan(core, actor, id, &Wanted::Cancel).await?.current)
 }
 
@@ -373,7 +373,7 @@ struct Plan {
     step: Option<Step>,
 }
 
-async fn change(core: &Core, actor: &Actor, id: &str, wanted: Wanted<'_>) -> Result<Collection, ChangeError> {
+async fn change(core: &Core, actor: &Admin, id: &str, wanted: Wanted<'_>) -> Result<Collection, ChangeError> {
     for _ in 0..CHANGE_ATTEMPTS {
         let Plan { current, was, title, window, step } = plan(core, actor, id, &wanted).await?;
         let Some(step) = step else { return Ok(current) };
@@ -407,7 +407,7 @@ async fn change(core: &Core, actor: &Actor, id: &str, wanted: Wanted<'_>) -> Res
     Err(anyhow::anyhow!("collection {id} kept changing during {CHANGE_ATTEMPTS} attempts").into())
 }
 
-async fn plan(core: &Core, actor: &Actor, id: &str, wanted: &Wanted<'_>) -> Result<Plan, ChangeError> {
+async fn plan(core: &Core, actor: &Admin, id: &str, wanted: &Wanted<'_>) -> Result<Plan, ChangeError> {
     let row = core.store.scheduled_collection(actor.brand_id, id).await?.ok_or(ChangeError::NotFound)?;
     let current = collection_of(&row).ok_or(ChangeError::NotFound)?;
     let was = row.scheduled_for.ok_or(ChangeError::NotFound)?;

@@ -3,7 +3,7 @@
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::credit_code::{PresentedCode, RedeemRequest};
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::store::{CodeSpend, RedemptionRecord, StoreError, Ts};
 use crate::usecases::Core;
 
@@ -46,7 +46,7 @@ impl RedeemError {
 /// Checks a code and, unless `dry_run`, spends it. Spending is one conditional update: of
 /// many concurrent redeems of one code exactly one succeeds; the others are
 /// `AlreadyRedeemed`. A dry run answers the same errors and spends nothing.
-pub async fn redeem(core: &Core, actor: &Actor, request: &RedeemRequest) -> Result<CheckedCode, RedeemError> {
+pub async fn redeem(core: &Core, actor: &Admin, request: &RedeemRequest) -> Result<CheckedCode, RedeemError> {
     if !request.code.well_formed() {
         return Err(RedeemError::NotFound);
     }

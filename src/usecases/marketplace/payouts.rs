@@ -12,7 +12,7 @@ use crate::domain::money::Pence;
 use crate::domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
 use crate::domain::precondition::Precondition;
 use crate::domain::redemption::{Redemption, CURRENCY};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::OrderRecord;
 use crate::store::{NewRedemption, RedemptionInsert, StoreError, Ts};
@@ -28,7 +28,7 @@ pub async fn options(core: &Core, actor: &Actor) -> Result<PayoutOptions, StoreE
 /// Only if `guard` (checked in the write's transaction) accepts the options as they stand.
 pub async fn change_options(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     patch: &PayoutOptionsPatch,
     guard: Option<Precondition<'_, PayoutOptions>>,
 ) -> Result<PayoutOptions, OptionsChangeError> {

@@ -1,7 +1,7 @@
 //! Reading the brand's audit log (decisions 8.7). Entries are written by the use cases of
 //! the changes they record.
 
-use crate::domain::user::Actor;
+use crate::domain::user::Admin;
 use crate::store::{AuditFilter, AuditRecord, StoreError};
 use crate::usecases::Core;
 
@@ -17,7 +17,7 @@ pub struct AuditPage {
 /// `None`), newest first.
 pub async fn page(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     limit: u32,
     after: Option<i64>,
     filter: &AuditFilter,

@@ -11,7 +11,7 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::recovery::{RecoveryCode, RECOVERY_CODES};
 use crate::domain::session::Stage;
 use crate::domain::totp::{accepted_step, step_of, TotpSecret};
-use crate::domain::user::{Actor, Role};
+use crate::domain::user::Admin;
 use crate::store::{SealError, StoreError};
 use crate::usecases::Core;
 
@@ -208,9 +208,6 @@ pub async fn turn_off(
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResetError {
-    /// Only a partner admin may reset a member's two-step sign-in.
-    #[error("only partner admins may do this")]
-    Forbidden,
     /// Their own is turned off on their account page, with a code.
     #[error("reset your own two-step sign-in from your account page")]
     OwnAccount,
@@ -225,10 +222,7 @@ pub enum ResetError {
 /// secret and recovery codes go and every session of the member ends; they set two-step
 /// up again after their next sign-in (at once when the brand requires it). Audited
 /// `two_step.reset` with the member as target.
-pub async fn reset_member(core: &Core, actor: &Actor, user_id: i64) -> Result<(), ResetError> {
-    if actor.role != Role::Admin {
-        return Err(ResetError::Forbidden);
-    }
+pub async fn reset_member(core: &Core, actor: &Admin, user_id: i64) -> Result<(), ResetError> {
     if actor.user_id == user_id {
         return Err(ResetError::OwnAccount);
     }
@@ -239,21 +233,9 @@ pub async fn reset_member(core: &Core, actor: &Actor, user_id: i64) -> Result<()
     Ok(())
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RequirementError {
-    /// Only a partner admin may change the brand's rule.
-    #[error("only partner admins may change this")]
-    Forbidden,
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
 /// Turns the brand's rule that everyone signs in with a two-step code on or off. Members
 /// without two-step enrol at their next sign-in.
-pub async fn set_totp_requirement(core: &Core, actor: &Actor, on: bool) -> Result<(), RequirementError> {
-    if actor.role != Role::Admin {
-        return Err(RequirementError::Forbidden);
-    }
+pub async fn set_totp_requirement(core: &Core, actor: &Admin, on: bool) -> Result<(), StoreError> {
     let target = Some(format!("brand:{}", actor.brand_slug));
     let audit = AuditEntry::by(actor, AuditAction::TotpRequirementChanged, target);
     core.store.set_require_totp(actor.brand_id, on, &audit).await?;

@@ -9,7 +9,7 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::key_request::{KeyRequest, RollRequest};
 use crate::domain::limits::KEYS_PER_HOUR;
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::Admin;
 use crate::domain::user::MemberStatus;
 use crate::domain::FieldError;
 use crate::store::{KeyRecord, KeySecret, NewKeyRecord, RollOutcome, StoreError, Ts};
@@ -87,12 +87,12 @@ impl RevokeKeyError {
 }
 
 /// The keys of the brand's users, newest first, revoked ones included.
-pub async fn keys(core: &Core, actor: &Actor) -> Result<Vec<KeyRecord>, StoreError> {
+pub async fn keys(core: &Core, actor: &Admin) -> Result<Vec<KeyRecord>, StoreError> {
     core.store.brand_keys(actor.brand_id).await
 }
 
 /// Creates a key for the caller's user or another active member of the brand.
-pub async fn create(core: &Core, actor: &Actor, request: &KeyRequest) -> Result<IssuedKey, CreateKeyError> {
+pub async fn create(core: &Core, actor: &Admin, request: &KeyRequest) -> Result<IssuedKey, CreateKeyError> {
     let user_id = match request.user_id {
         None => actor.user_id,
         Some(id) => {
@@ -125,7 +125,7 @@ pub async fn create(core: &Core, actor: &Actor, request: &KeyRequest) -> Result<
 
 /// Replaces a live key with a new one; the old one works for `expires_in_hours` more at
 /// most (its own expiry, if sooner, stays).
-pub async fn roll(core: &Core, actor: &Actor, key_id: i64, request: &RollRequest) -> Result<IssuedKey, RollKeyError> {
+pub async fn roll(core: &Core, actor: &Admin, key_id: i64, request: &RollRequest) -> Result<IssuedKey, RollKeyError> {
     let secret = NewKey::generate().map_err(RollKeyError::Random)?;
     // The target is the key rolled over from; the answer names the new one.
     let entry = |old: i64, _new: i64| AuditEntry::by(actor, AuditAction::KeyRolled, Some(format!("key:{old}")));
@@ -147,7 +147,7 @@ pub async fn roll(core: &Core, actor: &Actor, key_id: i64, request: &RollRequest
 }
 
 /// Revokes a key of the brand (again: no change, no new audit entry).
-pub async fn revoke(core: &Core, actor: &Actor, key_id: i64) -> Result<KeyRecord, RevokeKeyError> {
+pub async fn revoke(core: &Core, actor: &Admin, key_id: i64) -> Result<KeyRecord, RevokeKeyError> {
     let entry = AuditEntry::by(actor, AuditAction::KeyRevoked, Some(format!("key:{key_id}")));
     core.store.revoke_brand_key(actor.brand_id, key_id, entry).await?.ok_or(RevokeKeyError::NotFound)
 }

@@ -13,8 +13,8 @@ use super::password_pool::HashingError;
 use crate::domain::apikey::{hash_secret, random_base62};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::password::Password;
+use crate::domain::user::Admin;
 use crate::store::{NewMail, NewReset, ResetIssue, ResetTarget, StoreError, Ts};
-use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::Core;
 
 /// How long a link works.
@@ -79,16 +79,16 @@ pub enum Sent {
 }
 
 /// An admin sends a member of their brand a link to choose a new password.
-pub async fn send_reset_link(core: &Core, admin: &LiveSession, user_id: i64) -> Result<Sent, ResetError> {
+pub async fn send_reset_link(core: &Core, admin: &Admin, user_id: i64) -> Result<Sent, ResetError> {
     let Some(account) = core.store.account_by_id(user_id).await? else {
         return Ok(Sent::NoSuchMember);
     };
-    if account.brand_id != admin.record.brand_id || account.status != "active" || user_id == admin.record.user_id {
+    if account.brand_id != admin.brand_id || account.status != "active" || user_id == admin.user_id {
         return Ok(Sent::NoSuchMember);
     }
     let target = ResetTarget { user_id, brand_id: account.brand_id, name: account.name, email: account.email };
-    let actor = AuditActor::user(admin.record.user_id, &admin.record.name);
-    let Some(url) = issue(core, &target, actor, Some(admin.record.user_id), Some(admin.ip)).await? else {
+    let actor = AuditActor::user(admin.user_id, &admin.user_name);
+    let Some(url) = issue(core, &target, actor, Some(admin.user_id), admin.ip).await? else {
         return Ok(Sent::TooFrequent);
     };
     Ok(if core.config.mail_enabled() {

@@ -10,7 +10,7 @@ use chrono::Utc;
 use crate::domain::apikey::{hash_secret, random_base62};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::session::{is_live, needs_touch, Stage, TOUCH_EVERY};
-use crate::domain::user::{Actor, MemberStatus, Role, Via};
+use crate::domain::user::{Actor, Admin, MemberStatus, Role, Via};
 use crate::store::{OwnSession, SessionRecord, StoreError, Ts};
 use crate::usecases::Core;
 
@@ -89,6 +89,12 @@ impl LiveSession {
 
     pub fn is_admin(&self) -> bool {
         self.role() == Role::Admin
+    }
+
+    /// This (signed-in) session's user as an admin, if they are one: for a page that
+    /// shows an admin more than a member.
+    pub fn admin(&self) -> Option<Admin> {
+        Admin::check(self.actor()).ok()
     }
 
     fn role(&self) -> Role {

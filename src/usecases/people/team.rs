@@ -9,7 +9,7 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::limits::INVITATION_LINKS_PER_DAY;
 use crate::domain::outcome::Outcome;
 use crate::domain::team::{MemberInvite, RoleChange};
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::FieldError;
 use crate::store::{
     InvitationChange, InvitationResend, MemberInsert, MemberRecord, MemberRemoval, NewMail, NewMember, RemovalOutcome,
@@ -123,13 +123,13 @@ impl RemoveError {
 }
 
 /// The brand's invited and active members, in order of creation.
-pub async fn members(core: &Core, actor: &Actor) -> Result<Vec<MemberRecord>, StoreError> {
+pub async fn members(core: &Core, actor: &Admin) -> Result<Vec<MemberRecord>, StoreError> {
     core.store.members(actor.brand_id, false).await
 }
 
 /// Invites someone: the user (status `invited`), a 72-hour link, the audit entry and, when
 /// mail is configured, the email carrying the link, all in one transaction.
-pub async fn invite(core: &Core, actor: &Actor, request: &MemberInvite) -> Result<Invited, InviteError> {
+pub async fn invite(core: &Core, actor: &Admin, request: &MemberInvite) -> Result<Invited, InviteError> {
     let invitation = Invitation::generate(core.config.public_url(), Utc::now()).map_err(InviteError::Random)?;
     let brand_name = brand_name(core, actor).await?;
     let (subject, text) = invitation_mail(&brand_name, &actor.user_name, &invitation.url, invitation.expires_at);
@@ -182,7 +182,7 @@ pub struct Resent {
 /// working, the mail goes out through the outbox (when mail is configured), and the entry
 /// `member.invitation_resent` is written, in one transaction. At most
 /// [`INVITATION_LINKS_PER_DAY`] links (the first included) go to one person in 24 hours.
-pub async fn resend_invitation(core: &Core, actor: &Actor, user_id: i64) -> Result<Resent, InvitationError> {
+pub async fn resend_invitation(core: &Core, actor: &Admin, user_id: i64) -> Result<Resent, InvitationError> {
     let Some(member) = core.store.member(actor.brand_id, user_id).await? else {
         return Err(InvitationError::NotPending);
     };
@@ -221,7 +221,7 @@ pub async fn resend_invitation(core: &Core, actor: &Actor, user_id: i64) -> Resu
 /// Cancels the invitation of a member who has not joined: their links stop working and
 /// they are no longer on the team (their email may be invited again); the entry
 /// `member.invitation_cancelled` is written in the same transaction.
-pub async fn cancel_invitation(core: &Core, actor: &Actor, user_id: i64) -> Result<MemberRecord, InvitationError> {
+pub async fn cancel_invitation(core: &Core, actor: &Admin, user_id: i64) -> Result<MemberRecord, InvitationError> {
     let entry = AuditEntry::by(actor, AuditAction::InvitationCancelled, Some(format!("user:{user_id}")));
     match core.store.cancel_invitation(actor.brand_id, user_id, &entry).await? {
         InvitationChange::Done(member) => Ok(member),
@@ -232,7 +232,7 @@ pub async fn cancel_invitation(core: &Core, actor: &Actor, user_id: i64) -> Resu
 /// Sets a member's role; refused when the brand would be left without an active admin.
 pub async fn change_role(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     user_id: i64,
     change: &RoleChange,
 ) -> Result<MemberRecord, RoleError> {
@@ -246,7 +246,7 @@ pub async fn change_role(
 
 /// Takes a member off the team: their sessions end, their keys are revoked and their
 /// listings go to `transfer_to` (default: the caller's user). Answers how many listings moved.
-pub async fn remove(core: &Core, actor: &Actor, user_id: i64, transfer_to: Option<i64>) -> Result<u64, RemoveError> {
+pub async fn remove(core: &Core, actor: &Admin, user_id: i64, transfer_to: Option<i64>) -> Result<u64, RemoveError> {
     if user_id == actor.user_id {
         return Err(RemoveError::CannotRemoveSelf);
     }

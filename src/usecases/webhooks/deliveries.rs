@@ -3,7 +3,7 @@
 use super::Core;
 use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::outcome::Outcome;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 
 use crate::domain::webhook::{DeadReplay, DeliveryStatus};
 use crate::domain::FieldError;
@@ -87,7 +87,7 @@ pub async fn payload(core: &Core, actor: &Actor, event_id: &str) -> Result<Optio
 
 /// Queues the event again for immediate delivery (same id and bytes, a fresh retry window)
 /// and answers it as the log now shows it.
-pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<DeliveryRecord, ReplayError> {
+pub async fn replay(core: &Core, actor: &Admin, event_id: &str) -> Result<DeliveryRecord, ReplayError> {
     // The event is looked up first so that another brand's id is not found whatever the
     // caller's endpoint state.
     if core.store.webhook_delivery(actor.brand_id, event_id).await?.is_none() {
@@ -116,7 +116,7 @@ pub async fn replay(core: &Core, actor: &Actor, event_id: &str) -> Result<Delive
 /// Queues every dead event of the brand (created at or after `since`, when given) again,
 /// each with a fresh retry window; answers how many. Refused, like one replay, without an
 /// enabled endpoint.
-pub async fn replay_dead(core: &Core, actor: &Actor, request: &DeadReplay) -> Result<u64, ReplayError> {
+pub async fn replay_dead(core: &Core, actor: &Admin, request: &DeadReplay) -> Result<u64, ReplayError> {
     if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
         return Err(ReplayError::NotConfigured);
     }

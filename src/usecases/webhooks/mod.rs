@@ -13,7 +13,7 @@ use crate::domain::audit::{AuditAction, AuditEntry};
 use crate::domain::event::{Event, EventType};
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::Precondition;
-use crate::domain::user::Actor;
+use crate::domain::user::{Actor, Admin};
 use crate::domain::webhook::{SecretRotation, WebhookPatch};
 use crate::domain::FieldError;
 use crate::jobs::signature::generate_secret;
@@ -76,7 +76,7 @@ pub async fn endpoint(core: &Core, actor: &Actor) -> Result<Option<WebhookEndpoi
 /// change) satisfies it, checked where nothing can change it before the write.
 pub async fn configure(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     patch: &WebhookPatch,
     guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
 ) -> Result<Configured, ConfigureError> {
@@ -123,7 +123,7 @@ pub async fn configure(
 
 async fn update(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     url: Option<&str>,
     patch: &WebhookPatch,
     guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
@@ -142,7 +142,7 @@ async fn update(
 /// (`expire_previous_in_hours` > 0) deliveries are signed with both secrets until then.
 pub async fn rotate_secret(
     core: &Core,
-    actor: &Actor,
+    actor: &Admin,
     rotation: &SecretRotation,
 ) -> Result<WebhookEndpointRecord, RotateError> {
     let previous_until = (rotation.expire_previous_in_hours > 0)
@@ -179,7 +179,7 @@ impl TestEventError {
 
 /// Sends a `ping` event (`data: {brand_id}`) through the delivery queue, so it is signed,
 /// retried and logged like any other; answers its id.
-pub async fn send_test_event(core: &Core, actor: &Actor) -> Result<String, TestEventError> {
+pub async fn send_test_event(core: &Core, actor: &Admin) -> Result<String, TestEventError> {
     if !core.store.webhook_endpoint(actor.brand_id).await?.is_some_and(|e| e.enabled) {
         return Err(TestEventError::NotConfigured);
     }
@@ -192,7 +192,7 @@ pub async fn send_test_event(core: &Core, actor: &Actor) -> Result<String, TestE
 }
 
 /// An entry about the brand's webhook endpoint.
-fn webhook_audit(actor: &Actor, action: AuditAction) -> AuditEntry {
+fn webhook_audit(actor: &Admin, action: AuditAction) -> AuditEntry {
     AuditEntry::by(actor, action, Some("webhook".to_owned()))
 }
 

@@ -114,6 +114,126 @@ async fn admin_forms_without_a_token_or_from_a_member_are_refused_and_change_not
     assert!(keys["data"].as_array().unwrap().iter().all(|k| k["label"] == ""), "no key made by a form: {keys}");
 }
 
+/// Every admin page and action of the dashboard, with the records they name: a member who
+/// asks for one with a valid token is refused (403) whatever the form holds. The pages
+/// extract the admin the use cases need, so a page that forgot to ask would not compile;
+/// this list proves the extractors answer as decisions 9.4 says.
+#[tokio::test]
+async fn every_admin_page_and_action_refuses_a_member_and_changes_nothing() {
+    let app = market_app().await;
+    let (partner, _) = admin(&app, "acme").await;
+    let id = listing(&app, &partner, json!({})).await;
+    let warehouse = json(app.get("/v1/partner/settings/warehouses", &partner.key).await).await;
+    let warehouse = warehouse["data"][0]["id"].as_str().unwrap_or("wh_unknown").to_owned();
+    let mut mo = member(&app, &partner).await;
+    let me = "1";
+    let before = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+
+    let pages = [
+        "/dashboard/integrations".to_owned(),
+        "/dashboard/integrations/keys/new".to_owned(),
+        "/dashboard/integrations/keys/1/revoke".to_owned(),
+        "/dashboard/integrations/keys/1/roll".to_owned(),
+        "/dashboard/integrations/webhook/rotate".to_owned(),
+        "/dashboard/team".to_owned(),
+        "/dashboard/team/invite".to_owned(),
+        format!("/dashboard/team/{me}/remove"),
+        format!("/dashboard/team/{me}/reset-two-step"),
+        format!("/dashboard/team/{me}/cancel-invitation"),
+        format!("/dashboard/team/{me}/make-member"),
+        "/dashboard/audit-log".to_owned(),
+        "/dashboard/audit-log.csv".to_owned(),
+        "/dashboard/listings/new".to_owned(),
+        format!("/dashboard/listings/{id}/edit"),
+        format!("/dashboard/listings/{id}/delete"),
+        format!("/dashboard/listings/{id}/photos/1/remove"),
+        "/dashboard/deliveries/replay-dead".to_owned(),
+        "/dashboard/collections/1/move?scheduled_for=2030-01-01".to_owned(),
+        "/dashboard/collections/1/cancel".to_owned(),
+        format!("/dashboard/settings/warehouses/{warehouse}/delete"),
+    ];
+    for path in &pages {
+        let page = mo.get(path).await;
+        assert_eq!(page.status, 403, "GET {path}: {}", page.body);
+        assert!(page.body.contains("For admins"), "GET {path}");
+    }
+
+    let csrf = mo.get("/dashboard/settings").await.csrf();
+    let forms = [
+        "/dashboard/account/require-two-step".to_owned(),
+        "/dashboard/bulk-import/drafts/1/import".to_owned(),
+        "/dashboard/bulk-import/drafts/1/discard".to_owned(),
+        "/dashboard/collections".to_owned(),
+        "/dashboard/collections/1/move".to_owned(),
+        "/dashboard/collections/1/cancel".to_owned(),
+        "/dashboard/integrations/keys".to_owned(),
+        "/dashboard/integrations/keys/1/revoke".to_owned(),
+        "/dashboard/integrations/keys/1/roll".to_owned(),
+        "/dashboard/integrations/webhook".to_owned(),
+        "/dashboard/integrations/webhook/rotate".to_owned(),
+        "/dashboard/integrations/webhook/test".to_owned(),
+        format!("/dashboard/listings/{id}/delete"),
+        format!("/dashboard/listings/{id}/photos/1/remove"),
+        "/dashboard/deliveries/replay-dead".to_owned(),
+        "/dashboard/deliveries/evt_1/replay".to_owned(),
+        "/dashboard/redemptions/check".to_owned(),
+        "/dashboard/redemptions/redeem".to_owned(),
+        "/dashboard/settings/payouts".to_owned(),
+        "/dashboard/settings/brand".to_owned(),
+        "/dashboard/settings/billing".to_owned(),
+        "/dashboard/settings/time-zone".to_owned(),
+        "/dashboard/settings/warehouses".to_owned(),
+        format!("/dashboard/settings/warehouses/{warehouse}"),
+        format!("/dashboard/settings/warehouses/{warehouse}/default"),
+        format!("/dashboard/settings/warehouses/{warehouse}/delete"),
+        "/dashboard/team/invite".to_owned(),
+        format!("/dashboard/team/{me}/remove"),
+        format!("/dashboard/team/{me}/reset-two-step"),
+        format!("/dashboard/team/{me}/resend-invitation"),
+        format!("/dashboard/team/{me}/reset-password"),
+        format!("/dashboard/team/{me}/cancel-invitation"),
+        format!("/dashboard/team/{me}/make-admin"),
+        format!("/dashboard/team/{me}/make-member"),
+    ];
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("label", "x"),
+        ("email", "sam@acme.example"),
+        ("name", "Sam"),
+        ("role", "admin"),
+        ("url", "https://example.com/hook"),
+        ("order_id", "1"),
+        ("scheduled_for", "2030-01-01"),
+        ("code", "RH-AAAA-BBBB"),
+        ("confirm", "yes"),
+        ("status", "dead"),
+        ("page", "1"),
+        ("time_zone", "Europe/Paris"),
+    ];
+    for path in &forms {
+        let page = mo.post(path, &fields).await;
+        assert_eq!(page.status, 403, "POST {path}: {}", page.body);
+    }
+    // The multipart forms check their token and the admin in one step.
+    let multipart = [
+        "/dashboard/listings/new".to_owned(),
+        format!("/dashboard/listings/{id}"),
+        format!("/dashboard/listings/{id}/photos"),
+        "/dashboard/bulk-import".to_owned(),
+    ];
+    for path in &multipart {
+        let page = mo.post_multipart(path, &[("csrf", csrf.as_str()), ("title", "Changed")], None).await;
+        assert_eq!(page.status, 403, "POST {path}: {}", page.body);
+    }
+
+    let after = json(app.get("/v1/partner/audit-log?limit=100", &partner.key).await).await;
+    let changes = |log: &serde_json::Value| {
+        let entries = log["data"].as_array().cloned().unwrap_or_default();
+        entries.into_iter().filter(|e| !e["action"].as_str().unwrap_or("").starts_with("sign_in.")).count()
+    };
+    assert_eq!(changes(&after), changes(&before), "nothing a member asked for was done: {after}");
+}
+
 #[tokio::test]
 async fn payouts_are_saved_and_a_bad_value_is_shown_beside_its_field() {
     let app = market_app().await;
