@@ -18,6 +18,9 @@ use crate::media;
 use crate::state::AppState;
 use crate::store::Store;
 
+/// How long shutdown waits for the work requests began and did not wait for.
+const UNAWAITED_GRACE: Duration = Duration::from_secs(10);
+
 /// The one router: the API's routes, the dashboard under `/dashboard` (outside the `/v1`
 /// gate, so its pages never count against the API's per-address limit, decisions 9.6) and
 /// the storefront under `/marketplace` (with a limit of its own, decisions 14.7), with the
@@ -158,6 +161,11 @@ impl Server {
             if let Err(e) = handle.await {
                 tracing::error!(error = %e, "rate limit upkeep failed");
             }
+        }
+        // A reset link asked for just before the signal is still made and mailed.
+        self.state.unawaited.close();
+        if tokio::time::timeout(UNAWAITED_GRACE, self.state.unawaited.wait()).await.is_err() {
+            tracing::warn!("work begun by requests did not finish before shutdown");
         }
         self.state.store.close().await;
         Ok(())

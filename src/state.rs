@@ -6,7 +6,10 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::task::TaskTracker;
+
 use crate::config::Config;
+use crate::domain::clock::Clock;
 use crate::http::auth::KeyCache;
 use crate::http::body::large::LargeBodies;
 use crate::http::body::memory::BodyMemory;
@@ -66,7 +69,8 @@ impl AppState {
         media: Arc<dyn MediaStore>,
         payments: Option<Arc<dyn crate::payments::Gateway>>,
     ) -> Self {
-        let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms));
+        let clock = Clock::default();
+        let keys = KeyCache::new(store.clone(), Duration::from_millis(config.key_cache_ms), clock.clone());
         // Nodes sharing a PostgreSQL database share every quota through it.
         let limiter = Limiter::for_store(&store);
         let idempotency = IdempotencyLog::new(store.clone());
@@ -95,6 +99,8 @@ impl AppState {
             passwords,
             metrics: Arc::new(Metrics::new()),
             storefront: Default::default(),
+            clock,
+            unawaited: TaskTracker::new(),
         };
         Self(Arc::new(Shared {
             core,

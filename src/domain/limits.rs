@@ -12,6 +12,8 @@ pub const CODE_VALIDITY_DAYS: RangeInclusive<i64> = 1..=1095;
 pub const MAX_OVERLAP_HOURS: i64 = 72;
 /// How long a rolled key keeps working, at most (a week), and by default.
 pub const MAX_ROLL_HOURS: i64 = 168;
+/// Data rows per bulk file (the spec's `max_rows`).
+pub const MAX_ROWS: usize = 200;
 /// Most units one clearance listing may hold.
 pub const MAX_CLEARANCE_QUANTITY: i64 = 10_000;
 

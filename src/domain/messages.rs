@@ -3,13 +3,18 @@
 //! `<field>_<suffix>` (`required`, `invalid`, `too_long`, `unknown`) or one of a few codes
 //! of their own; a sentence names the field as the request spelled it.
 
-use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS, MAX_CLEARANCE_QUANTITY, MAX_OVERLAP_HOURS, MAX_ROLL_HOURS};
+use super::limits::{
+    BOOST_PERCENT, CODE_VALIDITY_DAYS, MAX_CLEARANCE_QUANTITY, MAX_OVERLAP_HOURS, MAX_ROLL_HOURS, MAX_ROWS,
+};
 use super::listing::{MAX_Q_CHARS, MAX_Q_WORDS};
 use super::money::{thousands, MAX_PRICE};
 use super::text::{FIRST_YEAR, LAST_YEAR};
 
 /// The sentence for reason `code` on `field`.
 pub fn reason_message(field: &str, code: &str) -> String {
+    if code == "too_many_rows" {
+        return format!("Send at most {MAX_ROWS} data rows in one file: split the file and send each part.");
+    }
     if let Some(sentence) = own_code(code) {
         return sentence.to_owned();
     }
@@ -34,7 +39,6 @@ pub fn choose_from(field: &str, values: &[&str]) -> String {
 fn own_code(code: &str) -> Option<&'static str> {
     Some(match code {
         "listing_sold_out" => "Give the listing stock (`quantity`) to make it active again: it sold out.",
-        "too_many_rows" => "Send at most 200 data rows in one file: split the file and send each part.",
         "email_taken" => "Use another email: a user of this or another brand already has it.",
         "payout_choice_required" => {
             "Keep `credit_enabled` or `cash_enabled` (or both) true: customers must have a way to be paid."

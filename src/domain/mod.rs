@@ -6,6 +6,7 @@ pub mod audit;
 pub mod body;
 pub mod channel;
 pub mod checkout;
+pub mod clock;
 pub mod collection;
 pub mod credit_code;
 pub mod event;

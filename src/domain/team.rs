@@ -30,7 +30,7 @@ pub static INVITE_BODY: BodySpec = BodySpec {
         Field::required(
             "display_name",
             FieldType::Text { max: MAX_NAME_LEN },
-            "The name shown in the dashboard and as a listing's `seller.display_name`, 1 to 120 characters \
+            "The name shown in the dashboard and as a listing's `seller.display_name` \
              (`display_name_required`, `display_name_invalid`, `display_name_too_long`).",
         )
         .labelled("Name"),

@@ -16,6 +16,7 @@ use axum::http::{header, HeaderMap, Method};
 use chrono::{DateTime, Utc};
 
 use crate::domain::apikey::PresentedKey;
+use crate::domain::clock::Clock;
 use crate::domain::user::{Actor, Admin, NotAdmin, Scopes, Via};
 use crate::error::ApiError;
 use crate::store::{KeyOwner, Store};
@@ -118,12 +119,14 @@ struct Cached {
 pub struct KeyCache {
     store: Store,
     ttl: Duration,
+    /// What an expiry is compared with.
+    clock: Clock,
     entries: Mutex<HashMap<[u8; 32], Cached>>,
 }
 
 impl KeyCache {
-    pub fn new(store: Store, ttl: Duration) -> Self {
-        Self { store, ttl, entries: Mutex::new(HashMap::new()) }
+    pub fn new(store: Store, ttl: Duration, clock: Clock) -> Self {
+        Self { store, ttl, clock, entries: Mutex::new(HashMap::new()) }
     }
 
     pub async fn identify(&self, headers: &HeaderMap, client: IpAddr) -> Identity {
@@ -145,7 +148,7 @@ impl KeyCache {
             },
         };
         match caller {
-            Some(c) if c.expires_at.is_none_or(|at| at > Utc::now()) => Identity::Key(c),
+            Some(c) if c.expires_at.is_none_or(|at| at > self.clock.now()) => Identity::Key(c),
             _ => Identity::Invalid,
         }
     }

@@ -27,8 +27,7 @@ pub use marked::{error_workbook, RowMarks, ERRORS_FILENAME, ERRORS_HEADER};
 pub use template::{template, TEMPLATE_FILENAME, XLSX_CONTENT_TYPE};
 pub use xlsx::LISTINGS_SHEET;
 
-/// Data rows per file (the spec's `max_rows`).
-pub const MAX_ROWS: usize = 200;
+pub use crate::domain::limits::MAX_ROWS;
 
 /// Largest file accepted, decoded: 5 MiB. A 200-row workbook is tens of kilobytes; a CSV of
 /// 200 rows with long descriptions under a megabyte.

@@ -9,6 +9,7 @@ use super::recovery::replace_recovery_codes;
 use super::sessions::{end_user_sessions, insert_session, mark_login, promote, NewSession};
 use super::{now, on_pool, record_audit, Store, StoreError, Ts};
 use crate::domain::audit::AuditEntry;
+use crate::domain::clock::Clock;
 use crate::domain::session::{stage_after_password, Stage};
 
 /// A live (not removed) user found by email, with what signing in decides on.
@@ -106,7 +107,8 @@ impl Store {
     /// Counts one attempt (a password, a two-step code, or the current password on the
     /// password form) before it is checked, if `allow` (given the instant, and the
     /// failures since `since` of the email and of the address, attempts in flight
-    /// included) lets it be checked; else counts nothing. The read and the write are one
+    /// included; the instant read from `clock` once the locks are held) lets it be checked;
+    /// else counts nothing. The read and the write are one
     /// decision for every node: under the single write connection on SQLite, and on
     /// PostgreSQL under transaction-scoped advisory locks on the email's and the address's
     /// keys. A checked attempt's row stays as its failure, or is deleted by
@@ -116,6 +118,7 @@ impl Store {
         attempt: &AttemptKeys<'_>,
         since: Ts,
         since_in_flight: Ts,
+        clock: &Clock,
         allow: impl FnOnce(Ts, &[Ts], &[Ts]) -> bool,
     ) -> Result<Reservation, StoreError> {
         let mut locks = [advisory_key("email", attempt.email_key), advisory_key("address", attempt.ip)];
@@ -140,7 +143,7 @@ impl Store {
                 .bind(since)
                 .fetch_all(&mut *tx)
                 .await?;
-            let at = now();
+            let at = Ts::from(clock.now());
             if !allow(at, &email, &address) {
                 let in_flight: Option<i64> = sqlx::query_scalar(
                     "SELECT id FROM sign_in_failures

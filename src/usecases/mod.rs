@@ -27,7 +27,10 @@ pub mod webhooks;
 
 use std::sync::Arc;
 
+use tokio_util::task::TaskTracker;
+
 use crate::config::Config;
+use crate::domain::clock::Clock;
 use crate::jobs::{MailJobs, Outbox, PhotoJobs};
 use crate::media::MediaStore;
 use crate::metrics::Metrics;
@@ -59,4 +62,10 @@ pub struct Core {
     /// Today's storefront visitors already counted by this node (decisions 14.2), and the
     /// storefront's anti-forgery secret.
     pub storefront: storefront::Memory,
+    /// What time it is for the rules that expire (keys, idempotency keys).
+    pub clock: Clock,
+    /// Work a request began and did not wait for (a password reset link is made after the
+    /// page answered, so the answer takes as long for an account as for none): shutdown
+    /// lets it finish, and tests wait for it rather than for time.
+    pub unawaited: TaskTracker,
 }

@@ -66,7 +66,7 @@ async fn forgot(State(state): State<AppState>, posted: GuestForm<ForgotForm>) ->
         return forgot_form(&state, &visitor, StatusCode::SERVICE_UNAVAILABLE, form.email, None);
     }
     let (asking, email, ip) = (state.clone(), form.email.clone(), visitor.ip);
-    tokio::spawn(async move {
+    state.core.unawaited.spawn(async move {
         match request_reset(&asking.core, &email, ip).await {
             Ok(()) | Err(ResetError::MailOff) => {}
             Err(error) => tracing::error!(%error, "cannot make a password reset link"),

@@ -64,7 +64,7 @@ async fn a_key_stops_working_at_its_expiry_even_while_cached() {
     let expires = chrono::Utc::now() + chrono::TimeDelta::milliseconds(1500);
     let key = app.key(partner.user_id, "read", None, Some(expires)).await;
     assert_eq!(app.get(OPTIONS, &key).await.status(), 200);
-    tokio::time::sleep(Duration::from_millis(1700)).await;
+    app.advance_clock(Duration::from_millis(1700));
     assert_error(app.get(OPTIONS, &key).await, 401, "invalid_token").await;
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,13 +35,14 @@ async fn a_backup_taken_during_a_burst_of_writes_is_whole_and_a_server_on_it_ser
     // A credit code: in full only in the `redemption.created` event waiting in the outbox
     // (no endpoint yet), sealed there with the data key.
     // Writers create listings until the backup is done.
-    let Busy { code, before, stop, writers } = busy(&app, &partner).await;
+    let busy = busy(&app, &partner).await;
+    let (code, before) = (busy.code.clone(), busy.before.clone());
     let restored_dir = tempfile::tempdir().unwrap();
     let copy = restored_dir.path().join("restored.db");
     let (url, to) = (app.db.url.clone(), copy.clone());
     let (ok, out, err) = tokio::task::spawn_blocking(move || backup(&url, &to)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let during = stop_writers(&stop, writers).await;
+    busy.written(4).await;
+    let during = busy.stop().await;
     assert!(ok, "backup failed: {out}\n{err}");
     assert!(during > 0, "no write ran alongside the backup");
     let key_file = app.dir.path().join("rehome.key");
@@ -92,7 +93,28 @@ struct Busy {
     code: String,
     before: Vec<i64>,
     stop: Arc<AtomicBool>,
+    /// Listings the writers have had acknowledged so far.
+    made: Arc<AtomicUsize>,
     writers: Vec<tokio::task::JoinHandle<usize>>,
+}
+
+impl Busy {
+    /// Waits until the writers have had `more` listings acknowledged from now on.
+    async fn written(&self, more: usize) {
+        let until = self.made.load(Ordering::Relaxed) + more;
+        let done = || async { (self.made.load(Ordering::Relaxed) >= until).then_some(()) };
+        crate::helpers::poll(Duration::from_secs(30), done).await.expect("the writers kept writing");
+    }
+
+    /// Stops the writers; how many listings they made.
+    async fn stop(self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut during = 0;
+        for writer in self.writers {
+            during += writer.await.unwrap();
+        }
+        during
+    }
 }
 
 async fn busy(app: &TestApp, partner: &Partner) -> Busy {
@@ -102,17 +124,23 @@ async fn busy(app: &TestApp, partner: &Partner) -> Busy {
     for n in 0..20 {
         before.push(create_id(app, &partner.key, json!({"title": format!("Before {n}")})).await);
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers = start_writers(app, partner, &stop);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    Busy { code, before, stop, writers }
+    let (stop, made) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let writers = start_writers(app, partner, &stop, &made);
+    let busy = Busy { code, before, stop, made, writers };
+    busy.written(4).await;
+    busy
 }
 
-fn start_writers(app: &TestApp, partner: &Partner, stop: &Arc<AtomicBool>) -> Vec<tokio::task::JoinHandle<usize>> {
+fn start_writers(
+    app: &TestApp,
+    partner: &Partner,
+    stop: &Arc<AtomicBool>,
+    made: &Arc<AtomicUsize>,
+) -> Vec<tokio::task::JoinHandle<usize>> {
     (0..4)
         .map(|w| {
-            let (client, url, key, stop) =
-                (app.client.clone(), app.url("/v1/listings"), partner.key.clone(), stop.clone());
+            let (client, url, key, stop, made) =
+                (app.client.clone(), app.url("/v1/listings"), partner.key.clone(), stop.clone(), made.clone());
             tokio::spawn(async move {
                 let mut created = 0;
                 while !stop.load(Ordering::Relaxed) {
@@ -120,20 +148,12 @@ fn start_writers(app: &TestApp, partner: &Partner, stop: &Arc<AtomicBool>) -> Ve
                     let response = client.post(&url).bearer_auth(&key).json(&body).send().await.unwrap();
                     assert_eq!(response.status(), 201);
                     created += 1;
+                    made.fetch_add(1, Ordering::Relaxed);
                 }
                 created
             })
         })
         .collect()
-}
-
-async fn stop_writers(stop: &AtomicBool, writers: Vec<tokio::task::JoinHandle<usize>>) -> usize {
-    stop.store(true, Ordering::Relaxed);
-    let mut during = 0;
-    for writer in writers {
-        during += writer.await.unwrap();
-    }
-    during
 }
 
 /// PostgreSQL 15's client tools (CI's server is 15; a dump restores with the same major
@@ -180,15 +200,16 @@ async fn a_pg_dump_taken_while_the_server_writes_restores_into_a_new_database_wi
     // (in the `redemption.created` event and the redemption's own row).
     let receiver = Receiver::start().await;
     let secret = configure(&app, &partner, &receiver.url()).await;
-    let Busy { code, before, stop, writers } = busy(&app, &partner).await;
+    let busy = busy(&app, &partner).await;
+    let (code, before) = (busy.code.clone(), busy.before.clone());
     let dump_dir = tempfile::tempdir().unwrap();
     let dump = dump_dir.path().join("rehome.dump");
     let (source, file) = (libpq_url(&app.db.url), dump.display().to_string());
     tokio::task::spawn_blocking(move || run_tool("pg_dump", &["--format=custom", "--file", &file, &source]))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let during = stop_writers(&stop, writers).await;
+    busy.written(4).await;
+    let during = busy.stop().await;
     assert!(during > 0, "no write ran alongside the dump");
     app.stop().await;
 

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -27,8 +28,15 @@ async fn held_open_from(app: &TestApp, from: [u8; 4], key: &str, length: usize) 
          Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n{{\"title\": "
     );
     stream.write_all(head.as_bytes()).await.unwrap();
-    // The server has read the head and charged the body once it waits for the rest.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The server has read the head once it has charged the body (what it announces) or
+    // refused it.
+    let peer = std::net::IpAddr::from(from);
+    let read = || async {
+        let charged = app.state.body_memory.held(peer).1 >= length as u64;
+        let answered = matches!(stream.peek(&mut [0u8; 1]).now_or_never(), Some(Ok(n)) if n > 0);
+        (charged || answered).then_some(())
+    };
+    crate::helpers::poll(Duration::from_secs(10), read).await.expect("the held body was charged or refused");
     stream
 }
 
@@ -64,7 +72,8 @@ async fn a_network_holds_at_most_its_budget_of_bodies_and_gets_it_back() {
     assert_eq!(status, 400, "{answer}");
     // The held body's connection closes: its charge is given back.
     drop(open);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let given_back = || async { (app.state.body_memory.held([127, 0, 0, 1].into()).1 == 0).then_some(()) };
+    crate::helpers::poll(Duration::from_secs(10), given_back).await.expect("the charge was given back");
     let (status, _, answer) = send(&app, &partner.key, 700_000).await;
     assert_eq!(status, 400, "{answer}");
 }

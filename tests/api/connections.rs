@@ -180,8 +180,9 @@ async fn shutdown_closes_idle_connections_and_answers_the_request_in_progress() 
     busy.write_all(create_head(&partner.key, STEADY_BODY.len(), "").as_bytes()).await.unwrap();
     let (first, rest) = STEADY_BODY.split_at(STEADY_BODY.len() / 2);
     busy.write_all(first).await.unwrap();
-    // Let the server take the head in and start on the body.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The server has taken the head in and started on the body once it charged it.
+    let reading = || async { (app.state.body_memory.held([127, 0, 0, 1].into()).1 > 0).then_some(()) };
+    crate::helpers::poll(Duration::from_secs(10), reading).await.expect("the body is being read");
     let stopping = tokio::spawn(app.stop());
     assert!(until_closed(&mut idle, Duration::from_secs(5)).await.is_some(), "the idle connection is closed");
     assert!(!stopping.is_finished(), "a request is still in progress");

@@ -35,6 +35,8 @@ pub struct TestApp {
     pub dir: TempDir,
     /// The server's queue runners (thumbnails, image imports, mail).
     pub queues: rehome::jobs::Queues,
+    /// The server's state: its clock, its body budgets, the work its requests left running.
+    pub state: rehome::state::AppState,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<anyhow::Result<()>>>,
 }
@@ -293,6 +295,21 @@ impl TestApp {
     /// waiting for a later retry is left to its time); answers how many rows were worked.
     pub async fn run_pending(&self) -> usize {
         self.queues.run_pending().await
+    }
+
+    /// Waits until the work the server's requests began and did not wait for is done (a
+    /// password reset link made after its page answered).
+    pub async fn settle(&self) {
+        let unawaited = &self.state.unawaited;
+        unawaited.close();
+        unawaited.wait().await;
+        unawaited.reopen();
+    }
+
+    /// Moves the server's clock `by` ahead: what expires (keys, idempotency keys) expires
+    /// without the test waiting for it.
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        self.state.clock.advance(by);
     }
 
     pub async fn stop(mut self) {
@@ -624,6 +641,7 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
     let addr = server.local_addr();
     let metrics_addr = server.metrics_addr();
     let queues = server.state().queues.clone();
+    let state = server.state().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(server.run_until(async move {
         let _ = rx.await;
@@ -643,6 +661,7 @@ pub async fn spawn_app_on(db: TestDb, dir: TempDir, adjust: impl FnOnce(&mut Con
         db,
         dir,
         queues,
+        state,
         shutdown: Some(tx),
         server: Some(handle),
     }

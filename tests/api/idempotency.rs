@@ -124,7 +124,7 @@ async fn keys_belong_to_one_api_key_and_expire() {
     assert!(by_other.headers().get("idempotent-replayed").is_none(), "another API key's request runs anew");
     assert_eq!(listing_count(&app, &partner.key).await, 2);
 
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.advance_clock(Duration::from_millis(1500));
     let after = post_keyed(&app, &app.base, &partner.key, "shared", &body).await;
     assert_eq!(after.status(), 201);
     assert!(after.headers().get("idempotent-replayed").is_none(), "an expired key runs anew");

@@ -210,7 +210,8 @@ async fn large_bodies_past_their_places_are_answered_503() {
     let mut first = tokio::net::TcpStream::connect(app.addr).await.unwrap();
     first.write_all(head(2 * 1024 * 1024).as_bytes()).await.unwrap();
     first.write_all(b"{\"title\": \"").await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let held = || async { (app.state.large_bodies.free() == 0).then_some(()) };
+    crate::helpers::poll(std::time::Duration::from_secs(10), held).await.expect("the first body took the place");
     assert_eq!(app.post("/v1/listings", &partner.key, &json!({})).await.status(), 400, "small bodies pass");
     // The second announces 2 MiB too; it is answered from its head, before any of it is read.
     let mut second = tokio::net::TcpStream::connect(app.addr).await.unwrap();

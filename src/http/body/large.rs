@@ -18,6 +18,11 @@ impl LargeBodies {
         Self(Arc::new(Semaphore::new(at_once.max(1))))
     }
 
+    /// Places free at this moment (for tests and metrics).
+    pub fn free(&self) -> usize {
+        self.0.available_permits()
+    }
+
     /// A place, or `None` when none frees up within [`LARGE_BODY_WAIT`].
     pub(super) async fn enter(&self) -> Option<OwnedSemaphorePermit> {
         tokio::time::timeout(LARGE_BODY_WAIT, self.0.clone().acquire_owned()).await.ok()?.ok()

@@ -76,7 +76,7 @@ where
         None => None,
     };
     let print = fingerprint(parts.method.as_str(), &path, form.as_deref().unwrap_or(&bytes));
-    let now = Ts::now();
+    let now = Ts::from(state.core.clock.now());
     let ttl = TimeDelta::seconds(i64::try_from(state.config.idempotency_ttl_s).unwrap_or(i64::MAX));
     let lease_until = Ts::from(now.get() + TimeDelta::from_std(LEASE).unwrap_or_default());
     let expires_at = Ts::from(now.get() + ttl);

@@ -59,18 +59,18 @@ impl Attempt {
         let ip = ip.to_string();
         let keys = AttemptKeys { email_key, user_id, ip: &ip };
         // Two windows back: a lock begun by failures up to a window old lasts a window.
-        let since = Ts::from(Utc::now() - window * 2);
+        let since = Ts::from(core.clock.now() - window * 2);
         let instants = |failures: &[Ts]| failures.iter().map(|t| t.get()).collect::<Vec<_>>();
         // Refused while an attempt counted in the last moments may still be being checked
         // (a right one is then taken back): wait for it, a little at a time, rather than
         // refuse a right password sent at the same moment as others.
         let waited_from = tokio::time::Instant::now();
         loop {
-            let since_in_flight = Ts::from(Utc::now() - IN_FLIGHT);
+            let since_in_flight = Ts::from(core.clock.now() - IN_FLIGHT);
             let mut until = None;
             let decided = core
                 .store
-                .reserve_sign_in_attempt(&keys, since, since_in_flight, |at, email, address| {
+                .reserve_sign_in_attempt(&keys, since, since_in_flight, &core.clock, |at, email, address| {
                     until = refused_until(&instants(email), &instants(address), at.get(), window, limit);
                     until.is_none()
                 })

@@ -2,8 +2,6 @@
 //! reloading the page shows the same one), confirming it with a code, and the brand's rule
 //! that everyone signs in with a code.
 
-use chrono::Utc;
-
 use super::passwords::{check_password, PasswordCheckError};
 use super::sessions::{new_token, LiveSession, RandomFailure};
 use super::sign_in::{enrolled_secret, CodeError, Signed};
@@ -96,7 +94,7 @@ pub async fn confirm_enrolment(core: &Core, session: &LiveSession, code: &str) -
     let Some((sealed, secret)) = pending(core, session).await? else {
         return Err(EnrolError::Stale);
     };
-    let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
+    let now_step = step_of(u64::try_from(core.clock.now().timestamp()).unwrap_or(0));
     let step = accepted_step(&secret, code, now_step, None).ok_or(EnrolError::WrongCode)?;
     let step = i64::try_from(step).map_err(|_| EnrolError::WrongCode)?;
     let mut audit = vec![session.audit(AuditAction::TotpEnrolled)];
@@ -189,7 +187,7 @@ pub async fn turn_off(
                 attempt.uncount(core).await?;
                 return Err(TwoStepChangeError::NotEnrolled);
             };
-            let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
+            let now_step = step_of(u64::try_from(core.clock.now().timestamp()).unwrap_or(0));
             accepted_step(&secret, code, now_step, last_step.and_then(|s| u64::try_from(s).ok())).is_some()
         }
     };

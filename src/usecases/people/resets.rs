@@ -13,6 +13,7 @@ use super::password_pool::HashingError;
 use crate::domain::apikey::{hash_secret, random_base62};
 use crate::domain::audit::{AuditAction, AuditActor, AuditEntry};
 use crate::domain::password::Password;
+use crate::domain::team::MAX_EMAIL_LEN;
 use crate::domain::user::Admin;
 use crate::store::{NewMail, NewReset, ResetIssue, ResetTarget, StoreError, Ts};
 use crate::usecases::Core;
@@ -25,8 +26,6 @@ pub const PER_USER_PER_HOUR: i64 = 3;
 pub const PER_ADDRESS_PER_HOUR: i64 = 10;
 /// Characters of a token (about 256 bits).
 const TOKEN_LEN: usize = 43;
-/// The longest email looked up (RFC 5321's path limit).
-const MAX_EMAIL: usize = 254;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResetError {
@@ -46,7 +45,7 @@ pub async fn request_reset(core: &Core, email: &str, ip: IpAddr) -> Result<(), R
         return Err(ResetError::MailOff);
     }
     let email = email.trim();
-    if email.is_empty() || email.len() > MAX_EMAIL {
+    if email.is_empty() || email.len() > MAX_EMAIL_LEN {
         return Ok(());
     }
     let Some(account) = core.store.account_by_email(email).await? else {

@@ -188,7 +188,7 @@ pub async fn verify_code(core: &Core, session: &LiveSession, code: &str) -> Resu
     let proof = match &recovery {
         Some(hash) => Some(CodeProof::Recovery(hash)),
         None => {
-            let now_step = step_of(u64::try_from(Utc::now().timestamp()).unwrap_or(0));
+            let now_step = step_of(u64::try_from(core.clock.now().timestamp()).unwrap_or(0));
             let last = last_step.and_then(|s| u64::try_from(s).ok());
             accepted_step(&secret, code, now_step, last).and_then(|s| i64::try_from(s).ok()).map(CodeProof::Step)
         }

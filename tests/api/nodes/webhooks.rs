@@ -4,20 +4,19 @@
 use super::*;
 
 /// Waits until the receiver has had no new request for `quiet` (a duplicate still in flight
-/// would arrive within it); returns the hits.
+/// would arrive within it: only time shows that one does not come); returns the hits.
 async fn settle(receiver: &Receiver, quiet: Duration) -> Vec<Hit> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (mut seen, mut since) = (receiver.hits().len(), Instant::now());
-    loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let last = std::cell::Cell::new((receiver.hits().len(), Instant::now()));
+    let quieted = || async {
+        let (seen, since) = last.get();
         let now = receiver.hits().len();
         if now != seen {
-            (seen, since) = (now, Instant::now());
-        } else if since.elapsed() >= quiet {
-            return receiver.hits();
+            last.set((now, Instant::now()));
+            return None;
         }
-        assert!(Instant::now() < deadline, "the receiver never went quiet");
-    }
+        (since.elapsed() >= quiet).then(|| receiver.hits())
+    };
+    crate::helpers::poll(Duration::from_secs(30), quieted).await.expect("the receiver never went quiet")
 }
 
 /// Hits per event id.

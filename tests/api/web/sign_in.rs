@@ -75,7 +75,7 @@ async fn five_failures_lock_the_account_right_password_or_not_until_the_window_p
     super::set_password(&app, other.user_id).await;
     Browser::signed_in(&app, "ada@other.example").await;
 
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    app.advance_clock(std::time::Duration::from_millis(2100));
     browser.sign_in(&email, PASSWORD).await.assert_redirect("/dashboard");
     let actions = audit_actions(&app, partner.brand_id).await;
     assert_eq!(actions.iter().filter(|a| *a == "sign_in.failed").count(), 5);

@@ -2,7 +2,7 @@
 //! secret shown on the page (RFC 6238 with totp-rs), each accepted once, the previous step
 //! accepted and two steps ago refused, wrong codes, expiry, and the brand's requirement.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use rehome::domain::user::Role;
@@ -19,15 +19,14 @@ fn code(secret: &str, step: u64) -> String {
     TOTP::new(Algorithm::SHA1, 6, 1, 30, bytes, None, String::new()).expect("totp").generate(step * 30)
 }
 
-/// The current step, waiting first if it ends within 4 seconds (so a code computed now is
-/// still of the same step when the server checks it).
-async fn fresh_step() -> u64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
-    let left = 30.0 - now % 30.0;
-    if left < 4.0 {
-        tokio::time::sleep(Duration::from_secs_f64(left + 0.2)).await;
-    }
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 30
+/// The step the server's clock is in after moving it to the middle of its next step: a
+/// code computed for it is still of that step when the server checks it (for 15 s).
+fn fresh_step(app: &TestApp) -> u64 {
+    const STEP_MS: i64 = 30_000;
+    let now = app.state.clock.now().timestamp_millis();
+    let middle_of_next = (now / STEP_MS + 1) * STEP_MS + STEP_MS / 2;
+    app.advance_clock(Duration::from_millis(u64::try_from(middle_of_next - now).unwrap_or(0)));
+    u64::try_from(middle_of_next / STEP_MS).unwrap_or(0)
 }
 
 /// Enrols the signed-in `browser`; answers the secret. The last used step is then forgotten
@@ -41,7 +40,7 @@ pub async fn enrol_with_codes(app: &TestApp, browser: &mut Browser, user_id: i64
     let page = browser.get("/dashboard/account/two-step").await;
     assert_eq!(page.status, 200, "{}", page.body);
     let secret = page.text_of("totp-secret");
-    let step = fresh_step().await;
+    let step = fresh_step(app);
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
     let shown = shown_once(browser, &done).await;
@@ -117,7 +116,7 @@ async fn enrolment_shows_a_qr_code_the_secret_and_the_otpauth_url_and_confirms_w
     assert!(wrong.body.contains("The code is incorrect."));
     assert!(browser.get("/dashboard/account").await.body.contains("Two-step sign-in is off."));
 
-    let step = fresh_step().await;
+    let step = fresh_step(&app);
     let done =
         browser.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
     assert_eq!(recovery_codes(&shown_once(&mut browser, &done).await).len(), 10);
@@ -150,7 +149,7 @@ async fn codes_are_accepted_once_the_previous_step_too_but_not_two_steps_ago() {
     let (mut browser, csrf) = to_code_stage(&app, &email).await;
     browser.get("/dashboard").await.assert_redirect("/dashboard/login");
     let waiting_token = browser.session().unwrap();
-    let now = fresh_step().await;
+    let now = fresh_step(&app);
     let old = browser.post(CODE_PAGE, &[("code", &code(&secret, now - 2)), ("csrf", &csrf)]).await;
     assert_eq!(old.status, 401, "two steps ago");
     assert!(old.body.contains("The code is incorrect."));
@@ -178,7 +177,7 @@ async fn two_concurrent_uses_of_one_code_cannot_both_pass() {
     let secret = enrol(&app, &mut first, partner.user_id).await;
     let (mut a, csrf_a) = to_code_stage(&app, &email).await;
     let (mut b, csrf_b) = to_code_stage(&app, &email).await;
-    let now = fresh_step().await;
+    let now = fresh_step(&app);
     let code = code(&secret, now);
     let (fa, fb) = ([("code", code.as_str()), ("csrf", &csrf_a)], [("code", code.as_str()), ("csrf", &csrf_b)]);
     let (ra, rb) = tokio::join!(a.post(CODE_PAGE, &fa), b.post(CODE_PAGE, &fb));
@@ -258,7 +257,7 @@ async fn a_brand_requiring_two_step_makes_members_enrol_before_signing_in() {
     let page = member.get("/dashboard/account/two-step").await;
     assert!(page.body.contains("requires two-step"));
     let secret = page.text_of("totp-secret");
-    let step = fresh_step().await;
+    let step = fresh_step(&app);
     let done =
         member.post("/dashboard/account/two-step", &[("code", &code(&secret, step)), ("csrf", &page.csrf())]).await;
     assert_eq!(done.status, 200, "the recovery codes, shown once, with the new session");
@@ -278,7 +277,7 @@ async fn a_burst_of_wrong_codes_checks_at_most_five() {
     let mut first = Browser::signed_in(&app, &email).await;
     let secret = enrol(&app, &mut first, partner.user_id).await;
     let (browser, csrf) = to_code_stage(&app, &email).await;
-    let step = fresh_step().await;
+    let step = fresh_step(&app);
     let field = |code: String| vec![("code", code), ("csrf", csrf.clone())];
     let valid: Vec<_> = (step - 1..=step + 1).map(|s| code(&secret, s)).collect();
     let mut forms: Vec<_> =

@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use rehome::domain::event::{Event, EventType};
@@ -232,7 +232,7 @@ async fn bodies_stored_in_clear_before_the_data_key_are_sealed_at_start_and_sent
 
 /// Runs `rehome serve` on `url` expecting it to refuse to start; returns its stderr.
 fn refused_start(url: &str, env: &[(&str, &str)]) -> String {
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env_remove("REHOME_DATA_KEY")
         .env_remove("REHOME_DATA_KEY_FILE")
@@ -243,20 +243,22 @@ fn refused_start(url: &str, env: &[(&str, &str)]) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start rehome");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(!status.success());
-            let mut stderr = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-            return stderr;
+    // Waits for it to exit (reading all it wrote); one that serves instead is killed.
+    let pid = child.id().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(output) => {
+            let output = output.expect("rehome serve's output");
+            assert!(!output.status.success());
+            String::from_utf8_lossy(&output.stderr).into_owned()
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
             panic!("rehome serve started with {env:?}");
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::receiver::Receiver;
-use super::{configure, emit, webhook_app, WEBHOOK};
+use super::{configure, emit, settled, webhook_app, WEBHOOK};
 use crate::helpers::{assert_error, json as body_json, poll, TestApp};
 use crate::listings::create_id;
 
@@ -35,7 +35,7 @@ async fn listing_events_are_off_by_default_and_the_settings_show_the_spec_types(
     create_id(&app, &partner.key, json!({"title": "Oak sofa"})).await;
     emit(&app, &partner, 1).await;
     let bodies = received(&receiver, 1).await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    settled(&app).await;
     assert_eq!(receiver.hits().len(), 1, "only the spec's event");
     assert_eq!(bodies[0]["type"], "redemption.created");
 }
@@ -112,7 +112,7 @@ async fn a_type_left_out_is_not_sent_and_unknown_types_are_refused_with_the_choi
     let patched = app.patch(&format!("/v1/listings/{id}"), &partner.key, &json!({"title": "Elm chair, waxed"})).await;
     assert_eq!(patched.status(), 200);
     let bodies = received(&receiver, 1).await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    settled(&app).await;
     assert_eq!(receiver.hits().len(), 1, "{bodies:?}");
     assert_eq!(bodies[0]["type"], "listing.updated");
     assert_eq!(bodies[0]["data"]["title"], "Elm chair, waxed");

@@ -85,7 +85,6 @@ pub async fn delivery(app: &TestApp, partner: &Partner, event_id: &str) -> Value
     json(response).await
 }
 
-/// Waits until the event's log entry has `status`; returns it.
 /// Waits until no event is due now or later (every one delivered, dead or held back by a
 /// disabled endpoint, and none leased), so that the deliverer has nothing more to send:
 /// what a receiver has had by then is all it will get.
