@@ -7,8 +7,9 @@ pub mod app;
 pub mod cli;
 /// Settings from flags and `REHOME_*` environment variables.
 pub mod config;
-/// Marketplace types and rules, free of HTTP and SQL.
-pub mod domain;
+/// Marketplace types and rules, free of HTTP and SQL: the `rehome-domain` crate.
+pub use rehome_domain as domain;
+pub use rehome_domain::{documented_body, documented_patch_body, wire_names};
 /// The API error type and its JSON rendering.
 pub mod error;
 /// Router, middleware and one module per resource.
@@ -33,8 +34,8 @@ pub mod payments;
 pub mod residency;
 /// What every handler reaches: the use cases' core and the HTTP edge's own parts.
 pub mod state;
-/// The storage boundary.
-pub mod store;
+/// The storage boundary, SQLite and PostgreSQL behind one `Store`: the `rehome-store` crate.
+pub use rehome_store as store;
 /// The marketplace's public pages under `/marketplace`: catalogue, listings, brands, sitemap.
 pub mod storefront;
 /// The operations every edge (API, dashboard, bulk import, CLI) calls, one module per capability.

@@ -1,0 +1,494 @@
+//! Webhook endpoints, the event outbox and the record of delivery attempts.
+//!
+//! An event row is written by [`insert_event`] on the caller's connection, inside the
+//! transaction of the change that causes it: it commits or rolls back with that change.
+//! Workers claim due rows with a lease (`lease_owner`, `lease_until`) through a
+//! conditional UPDATE, so two workers (or processes) never both own a row, and a row
+//! whose owner died becomes claimable again when its lease runs out.
+//!
+//! Event bodies are stored sealed (`body_sealed`, see [`super::Sealer`]) with the event id
+//! as associated data; `body` stays empty. Rows from before migration 0008 held the clear
+//! `body`: [`Store::open`] seals them, and [`ClaimedEvent::envelope`] reads either form.
+
+mod outbox;
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+
+use super::settings::BRAND_LOCK;
+use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, Undecryptable, READ_SNAPSHOT};
+pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey, DueWindow};
+use rehome_domain::audit::AuditEntry;
+use rehome_domain::event::Event;
+use rehome_domain::precondition::Precondition;
+use rehome_domain::webhook::{after_rotation, read_previous, DeliveryStatus, FailureClass};
+use rehome_domain::wire::UnknownValue;
+
+/// `status = 'pending'` for `column`, with the status written into the SQL text rather than
+/// bound, so that the partial indexes on pending events (`WHERE status = 'pending'`) apply.
+fn pending(column: &str) -> String {
+    format!("{column} = '{}'", DeliveryStatus::Pending.as_str())
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct WebhookEndpointRecord {
+    pub brand_id: i64,
+    pub url: String,
+    pub enabled: bool,
+    pub signing_secret: String,
+    pub secret_rotated_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// The event types it receives, comma-separated (decisions 15.3).
+    pub event_types: String,
+}
+
+impl WebhookEndpointRecord {
+    /// The event types it receives, in the order chosen.
+    pub fn event_types(&self) -> Vec<&str> {
+        self.event_types.split(',').filter(|t| !t.is_empty()).collect()
+    }
+}
+
+/// The event types of an endpoint as stored when none were chosen: the spec's two.
+pub const DEFAULT_EVENT_TYPES: &str = "redemption.created,collection.scheduled";
+
+/// The outcome of creating a brand's endpoint.
+#[derive(Debug)]
+pub enum EndpointInsert {
+    Created(WebhookEndpointRecord),
+    /// The brand has one already (another request may have created it meanwhile).
+    AlreadyExists,
+}
+
+/// What a conditional change of the endpoint found.
+#[derive(Debug)]
+pub enum EndpointChange {
+    Changed(WebhookEndpointRecord),
+    /// The brand has no endpoint.
+    Missing,
+    /// The guard refused the endpoint as it stood (`If-Match`): nothing changed.
+    PreconditionFailed,
+}
+
+const ENDPOINT_COLUMNS: &str =
+    "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at, event_types";
+
+/// One event as the delivery log shows it.
+#[derive(Debug, Clone)]
+pub struct DeliveryRecord {
+    pub event_id: String,
+    pub event_type: String,
+    pub status: DeliveryStatus,
+    pub attempts: i64,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<FailureClass>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub seq: i64,
+}
+
+#[derive(FromRow)]
+struct DeliveryRow {
+    event_id: String,
+    #[sqlx(rename = "type")]
+    event_type: String,
+    status: String,
+    attempts: i64,
+    last_status_code: Option<i64>,
+    last_error: Option<String>,
+    next_attempt_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+    delivered_at: Option<DateTime<Utc>>,
+    seq: i64,
+}
+
+impl TryFrom<DeliveryRow> for DeliveryRecord {
+    type Error = StoreError;
+
+    fn try_from(r: DeliveryRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            event_id: r.event_id,
+            event_type: r.event_type,
+            status: r.status.parse().map_err(undecodable)?,
+            attempts: r.attempts,
+            last_status_code: r.last_status_code,
+            last_error: r.last_error.map(|e| e.parse()).transpose().map_err(undecodable)?,
+            next_attempt_at: r.next_attempt_at,
+            created_at: r.created_at,
+            delivered_at: r.delivered_at,
+            seq: r.seq,
+        })
+    }
+}
+
+/// A stored status or failure class this build does not know.
+fn undecodable(e: UnknownValue) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(Box::new(e)))
+}
+
+/// A pending event with no enabled endpoint is not being tried: the log says so
+/// (`no_endpoint`, no next attempt) instead of showing a due time that will not be kept.
+static DELIVERY_SELECT: LazyLock<String> = LazyLock::new(|| {
+    let waiting = format!("{} AND NOT COALESCE(ep.enabled, FALSE)", pending("e.status"));
+    format!(
+        "SELECT e.seq, e.id AS event_id, e.type, e.status, e.attempts, e.last_status_code,
+            CASE WHEN {waiting} THEN '{no_endpoint}' ELSE e.last_error END AS last_error,
+            CASE WHEN {waiting} THEN NULL ELSE e.next_attempt_at END AS next_attempt_at,
+            e.created_at, e.delivered_at
+         FROM webhook_events e LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id",
+        no_endpoint = FailureClass::NoEndpoint.as_str()
+    )
+});
+
+/// One attempt of the delivery log.
+#[derive(Debug, Clone)]
+pub struct AttemptRecord {
+    pub attempted_at: DateTime<Utc>,
+    pub url: String,
+    pub status_code: Option<i64>,
+    pub error: Option<FailureClass>,
+    pub duration_ms: i64,
+    /// The start of what the endpoint answered (at most 1 KiB), when it answered a body.
+    pub response_excerpt: Option<String>,
+}
+
+#[derive(FromRow)]
+struct AttemptRow {
+    attempted_at: DateTime<Utc>,
+    url: String,
+    status_code: Option<i64>,
+    error: Option<String>,
+    duration_ms: i64,
+    response_excerpt: Option<String>,
+}
+
+impl TryFrom<AttemptRow> for AttemptRecord {
+    type Error = StoreError;
+
+    fn try_from(r: AttemptRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            attempted_at: r.attempted_at,
+            url: r.url,
+            status_code: r.status_code,
+            error: r.error.map(|e| e.parse()).transpose().map_err(undecodable)?,
+            duration_ms: r.duration_ms,
+            response_excerpt: r.response_excerpt,
+        })
+    }
+}
+
+impl Store {
+    pub async fn webhook_endpoint(&self, brand_id: i64) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_as(&format!("SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE brand_id = $1"))
+                .bind(brand_id)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// Creates the brand's endpoint, unless it has one.
+    pub async fn create_webhook_endpoint(
+        &self,
+        brand_id: i64,
+        url: &str,
+        enabled: bool,
+        secret: &str,
+        event_types: Option<&str>,
+        audit: &AuditEntry,
+    ) -> Result<EndpointInsert, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let created = sqlx::query_as(&format!(
+                "INSERT INTO webhook_endpoints
+                     (brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at, event_types)
+                 VALUES ($1, $2, $3, $4, $5, $5, $5, $6) RETURNING {ENDPOINT_COLUMNS}"
+            ))
+            .bind(brand_id)
+            .bind(url)
+            .bind(enabled)
+            .bind(secret)
+            .bind(now())
+            .bind(event_types.unwrap_or(DEFAULT_EVENT_TYPES))
+            .fetch_one(&mut *tx)
+            .await;
+            match created {
+                Ok(endpoint) => {
+                    record_audit((&mut *tx).into(), audit).await?;
+                    tx.commit().await?;
+                    Ok(EndpointInsert::Created(endpoint))
+                }
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(EndpointInsert::AlreadyExists),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// Changes the URL and/or the enabled flag of the brand's endpoint. With a `guard`, the
+    /// endpoint as it stands is read in the same transaction, under the brand's row lock on
+    /// PostgreSQL (SQLite has one writer), and nothing changes unless the guard accepts it.
+    pub async fn update_webhook_endpoint(
+        &self,
+        brand_id: i64,
+        url: Option<&str>,
+        enabled: Option<bool>,
+        event_types: Option<&str>,
+        guard: Option<Precondition<'_, Option<WebhookEndpointRecord>>>,
+        audit: &AuditEntry,
+    ) -> Result<EndpointChange, StoreError> {
+        let lock = BRAND_LOCK.of(self);
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            if let Some(guard) = guard {
+                sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
+                let current: Option<WebhookEndpointRecord> =
+                    sqlx::query_as(&format!("SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE brand_id = $1"))
+                        .bind(brand_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if !guard(&current) {
+                    return Ok(EndpointChange::PreconditionFailed);
+                }
+            }
+            let updated = sqlx::query_as(&format!(
+                "UPDATE webhook_endpoints SET url = COALESCE($2, url), enabled = COALESCE($3, enabled), updated_at = $4,
+                     event_types = COALESCE($5, event_types)
+                 WHERE brand_id = $1 RETURNING {ENDPOINT_COLUMNS}"
+            ))
+            .bind(brand_id)
+            .bind(url)
+            .bind(enabled)
+            .bind(now())
+            .bind(event_types)
+            .fetch_optional(&mut *tx)
+            .await?;
+            Ok(commit_audited(tx, updated, audit).await?.map_or(EndpointChange::Missing, EndpointChange::Changed))
+        })
+    }
+
+    /// Replaces the signing secret; deliveries signed from now on use the new one, and the
+    /// previous ones [`after_rotation`] keeps. `None` when the brand has no endpoint.
+    pub async fn rotate_webhook_secret(
+        &self,
+        brand_id: i64,
+        secret: &str,
+        previous_until: Option<Ts>,
+        audit: &AuditEntry,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        on_pool!(self, write, |pool| {
+            // Read, then write only if the secret is still the one read (another rotation
+            // may run at once): the loser reads again.
+            for _ in 0..5 {
+                let mut tx = pool.begin().await?;
+                let row: Option<(String, String)> = sqlx::query_as(
+                    "SELECT signing_secret, previous_secrets FROM webhook_endpoints WHERE brand_id = $1",
+                )
+                .bind(brand_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((current, stored)) = row else { return Ok(None) };
+                let now = chrono::Utc::now();
+                let kept = after_rotation(read_previous(&stored), current.clone(), previous_until.map(Ts::get), now);
+                let kept = serde_json::to_string(&kept).unwrap_or_else(|_| "[]".to_owned());
+                let rotated: Option<WebhookEndpointRecord> = sqlx::query_as(&format!(
+                    "UPDATE webhook_endpoints
+                     SET previous_secrets = $4, signing_secret = $2, secret_rotated_at = $3, updated_at = $3
+                     WHERE brand_id = $1 AND signing_secret = $5 RETURNING {ENDPOINT_COLUMNS}"
+                ))
+                .bind(brand_id)
+                .bind(secret)
+                .bind(Ts::from(now))
+                .bind(kept)
+                .bind(&current)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if rotated.is_some() {
+                    return commit_audited(tx, rotated, audit).await;
+                }
+            }
+            Err(StoreError::Database(sqlx::Error::RowNotFound))
+        })
+    }
+
+    /// One page of the brand's delivery log (of one status, or all), newest first, and the
+    /// number of matches.
+    pub async fn webhook_deliveries(
+        &self,
+        brand_id: i64,
+        status: Option<DeliveryStatus>,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<DeliveryRecord>, i64), StoreError> {
+        // One statement shape per filter, so each is served by its own index: a brand's log
+        // of a million events holds a handful of dead ones, which `(status, brand_id, seq)`
+        // finds and counts without reading the rest (issue 34).
+        let (matching, n) = match status {
+            Some(_) => ("e.brand_id = $1 AND e.status = $2", 3),
+            None => ("e.brand_id = $1", 2),
+        };
+        let select = format!("{} WHERE {matching} ORDER BY e.seq DESC LIMIT ${n} OFFSET ${}", *DELIVERY_SELECT, n + 1);
+        let count = format!("SELECT COUNT(*) FROM webhook_events e WHERE {matching}");
+        let status = status.map(DeliveryStatus::as_str);
+        let snapshot = READ_SNAPSHOT.of(self);
+        on_pool!(self, read, |pool| {
+            // One snapshot: the worker moves events between statuses all the time.
+            let mut tx = pool.begin().await?;
+            sqlx::query(snapshot).execute(&mut *tx).await?;
+            let mut rows = sqlx::query_as::<_, DeliveryRow>(&select).bind(brand_id);
+            let mut total = sqlx::query_scalar::<_, i64>(&count).bind(brand_id);
+            if let Some(status) = status {
+                rows = rows.bind(status);
+                total = total.bind(status);
+            }
+            let rows = rows.bind(limit).bind(offset).fetch_all(&mut *tx).await?;
+            let total = total.fetch_one(&mut *tx).await?;
+            tx.commit().await?;
+            let rows = rows.into_iter().map(DeliveryRecord::try_from).collect::<Result<_, _>>()?;
+            Ok((rows, total))
+        })
+    }
+
+    /// How many of the brand's events have `status`: the few dead ones of a million are
+    /// counted from `(status, brand_id, seq)` alone.
+    pub async fn webhook_event_count(&self, brand_id: i64, status: DeliveryStatus) -> Result<i64, StoreError> {
+        let sql = "SELECT COUNT(*) FROM webhook_events WHERE status = $1 AND brand_id = $2";
+        on_pool!(self, read, |pool| {
+            Ok(sqlx::query_scalar(sql).bind(status.as_str()).bind(brand_id).fetch_one(pool).await?)
+        })
+    }
+
+    /// One event of the brand's log with its attempts, oldest first; `None` when the brand
+    /// has no such event.
+    pub async fn webhook_delivery(
+        &self,
+        brand_id: i64,
+        event_id: &str,
+    ) -> Result<Option<(DeliveryRecord, Vec<AttemptRecord>)>, StoreError> {
+        let select = format!("{} WHERE e.brand_id = $1 AND e.id = $2", *DELIVERY_SELECT);
+        on_pool!(self, read, |pool| {
+            let row: Option<DeliveryRow> =
+                sqlx::query_as(&select).bind(brand_id).bind(event_id).fetch_optional(pool).await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let delivery = DeliveryRecord::try_from(row)?;
+            let attempts: Vec<AttemptRow> = sqlx::query_as(
+                "SELECT attempted_at, url, status_code, error, duration_ms, response_excerpt FROM webhook_attempts
+                 WHERE event_seq = $1 ORDER BY id",
+            )
+            .bind(delivery.seq)
+            .fetch_all(pool)
+            .await?;
+            let attempts = attempts.into_iter().map(AttemptRecord::try_from).collect::<Result<_, _>>()?;
+            Ok(Some((delivery, attempts)))
+        })
+    }
+
+    /// The bytes the brand's event sends (its envelope), opened with the data key: `None`
+    /// when the brand has no such event, `Some(Err(_))` when its body does not open here.
+    pub async fn webhook_event_envelope(
+        &self,
+        brand_id: i64,
+        event_id: &str,
+    ) -> Result<Option<Result<Vec<u8>, Undecryptable>>, StoreError> {
+        let sealer = self.sealer.as_ref();
+        on_pool!(self, read, |pool| {
+            let event: Option<ClaimedEvent> = sqlx::query_as(
+                "SELECT seq, id, brand_id, type, body, body_sealed, window_attempts, window_start
+                 FROM webhook_events WHERE brand_id = $1 AND id = $2",
+            )
+            .bind(brand_id)
+            .bind(event_id)
+            .fetch_optional(pool)
+            .await?;
+            Ok(event.map(|e| e.envelope(sealer)))
+        })
+    }
+
+    /// Queues the brand's event again for immediate delivery, same id and bytes, and opens a
+    /// new retry window. An attempt in flight keeps running but no longer decides the state.
+    /// False when the brand has no such event.
+    pub async fn replay_webhook(&self, brand_id: i64, event_id: &str, audit: &AuditEntry) -> Result<bool, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE webhook_events
+                 SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
+                     lease_owner = NULL, lease_until = NULL
+                 WHERE brand_id = $1 AND id = $2",
+            )
+            .bind(brand_id)
+            .bind(event_id)
+            .bind(now())
+            .bind(DeliveryStatus::Pending.as_str())
+            .execute(&mut *tx)
+            .await?;
+            let replayed = (done.rows_affected() > 0).then_some(());
+            Ok(commit_audited(tx, replayed, audit).await?.is_some())
+        })
+    }
+}
+
+impl Store {
+    /// Queues every dead event of the brand (created at or after `since`) again for
+    /// immediate delivery, with a fresh retry window, in one statement; the audit entry is
+    /// written with them when there was any. Answers how many.
+    pub async fn replay_dead_webhooks(
+        &self,
+        brand_id: i64,
+        since: Option<Ts>,
+        audit: &AuditEntry,
+    ) -> Result<u64, StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE webhook_events
+                 SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
+                     lease_owner = NULL, lease_until = NULL
+                 WHERE brand_id = $1 AND status = $5 AND ($2 IS NULL OR created_at >= $2)",
+            )
+            .bind(brand_id)
+            .bind(since)
+            .bind(now())
+            .bind(DeliveryStatus::Pending.as_str())
+            .bind(DeliveryStatus::Dead.as_str())
+            .execute(&mut *tx)
+            .await?;
+            let replayed = (done.rows_affected() > 0).then_some(done.rows_affected());
+            Ok(commit_audited(tx, replayed, audit).await?.unwrap_or(0))
+        })
+    }
+
+    /// Records `event` and its audit entry in one transaction (a test event).
+    pub async fn emit_audited_event(&self, event: &Event, audit: &AuditEntry) -> Result<(), StoreError> {
+        on_pool!(self, write, |pool| {
+            let mut tx = pool.begin().await?;
+            self.insert_event((&mut *tx).into(), event).await?;
+            record_audit((&mut *tx).into(), audit).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statuses the schema allows are exactly the enum's wire names, on both backends.
+    #[test]
+    fn the_schema_allows_exactly_the_delivery_statuses() {
+        let allowed = DeliveryStatus::ALL.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
+        let check = format!("status IN ({allowed})");
+        for schema in [
+            include_str!("../../../../migrations/sqlite/0005_webhooks.sql"),
+            include_str!("../../../../migrations/postgres/0001_schema.sql"),
+        ] {
+            assert!(schema.contains(&check), "{check}");
+        }
+    }
+}
