@@ -7,11 +7,8 @@
 use sqlx::FromRow;
 
 use super::listings::save_import_in;
-use super::{on_pool, Dialect, Store, StoreError, Ts};
+use super::{on_pool, Store, StoreError, Ts, BRAND_LOCK};
 use crate::{ListingEdit, ListingUpdate, NewListing, SavedListing};
-
-/// Held until commit: serialises the brand's draft uploads across nodes.
-const LOCK_BRAND: Dialect = Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR UPDATE" };
 
 const DRAFT_COLUMNS: &str = "d.id, d.brand_id, d.user_id, u.name AS uploader, d.filename, d.mode, d.row_count, \
                              d.created_at, d.expires_at, d.committed_at, d.result";
@@ -63,7 +60,7 @@ impl Store {
     /// Keeps a draft unless the brand has `cap` live ones (not imported, not expired);
     /// first deletes the brand's expired drafts and the one it replaces.
     pub async fn insert_bulk_draft(&self, new: NewBulkDraft<'_>, cap: i64) -> Result<DraftInsert, StoreError> {
-        let lock = LOCK_BRAND.of(self);
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query(lock).bind(new.brand_id).execute(&mut *tx).await?;

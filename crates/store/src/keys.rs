@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::settings::BRAND_LOCK;
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
+use crate::BRAND_LOCK;
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::key_request::{key_active, rolled_expiry};
 use rehome_domain::user::Scopes;

@@ -177,9 +177,11 @@ macro_rules! on_conn {
 }
 pub(crate) use on_conn;
 
-/// SQL text that differs between the backends, picked with [`Dialect::of`]: written out
-/// (`&'static str`), or built once from other pieces (`String`).
-pub(crate) struct Dialect<T = &'static str> {
+/// What differs between the backends, picked for a store with [`Dialect::pick`]: SQL text
+/// written out (`&'static str`, [`Dialect::of`]) or built once from other pieces
+/// (`String`), or a setting (how many brands a transaction takes). The one way to say
+/// "which database" above the store, which cannot ask the store which it is.
+pub struct Dialect<T = &'static str> {
     pub sqlite: T,
     pub postgres: T,
 }
@@ -205,6 +207,11 @@ impl Dialect {
         self.pick(store)
     }
 }
+
+/// Held until commit: serialises one brand's changes of a kind (its team, its settings,
+/// its keys, its drafts) across nodes. On SQLite the one writer serialises them already.
+pub(crate) const BRAND_LOCK: Dialect =
+    Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR UPDATE" };
 
 /// The first statement of a read transaction that must see one snapshot (a page and its
 /// count): PostgreSQL's default (read committed) takes one per statement; a SQLite
@@ -261,8 +268,9 @@ impl Store {
         Ok(store)
     }
 
-    /// True when the database is PostgreSQL (several nodes may share it).
-    pub fn is_postgres(&self) -> bool {
+    /// True when the database is PostgreSQL (several nodes may share it). Inside the store
+    /// only: above it a difference is a [`Dialect`].
+    pub(crate) fn is_postgres(&self) -> bool {
         matches!(self.db, Db::Postgres { .. })
     }
 

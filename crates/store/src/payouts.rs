@@ -3,8 +3,8 @@
 
 use sqlx::FromRow;
 
-use super::settings::BRAND_LOCK;
 use super::{now, on_pool, record_audit, Store, StoreError};
+use crate::BRAND_LOCK;
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::payout::{PayoutOptions, PayoutOptionsPatch};
 use rehome_domain::precondition::Precondition;

@@ -5,7 +5,7 @@
 
 use sqlx::FromRow;
 
-use super::{now, on_pool, record_audit, Dialect, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError, BRAND_LOCK};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::precondition::Precondition;
 use rehome_domain::settings::{Billing, BillingPatch, BrandProfile, ProfilePatch};
@@ -247,9 +247,6 @@ impl Store {
 /// Holds a brand's row until the transaction ends, so that a conditional change of a
 /// settings section reads the section as no concurrent change can alter it before the write.
 /// SQLite runs one writer at a time: there the transaction alone suffices.
-pub(crate) const BRAND_LOCK: Dialect =
-    Dialect { sqlite: "SELECT $1", postgres: "SELECT id FROM brands WHERE id = $1 FOR UPDATE" };
-
 #[cfg(test)]
 mod tests {
     use super::*;

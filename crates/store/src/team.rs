@@ -4,12 +4,9 @@
 
 use super::listings::tick_listing_clock;
 use super::users::{MemberRecord, MEMBER_COLUMNS};
-use super::{now, on_pool, record_audit, Store, StoreError};
+use super::{now, on_pool, record_audit, Store, StoreError, BRAND_LOCK};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::user::Role;
-
-/// Held until commit: serialises the brand's team changes across nodes.
-const LOCK_BRAND: &str = "SELECT id FROM brands WHERE id = $1 FOR UPDATE";
 
 /// Active admins of the brand other than one user.
 const OTHER_ACTIVE_ADMINS: &str =
@@ -55,12 +52,10 @@ impl Store {
         role: Role,
         entry: AuditEntry,
     ) -> Result<RoleUpdate, StoreError> {
-        let postgres = self.is_postgres();
+        let lock = BRAND_LOCK.of(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            if postgres {
-                sqlx::query(LOCK_BRAND).bind(brand_id).execute(&mut *tx).await?;
-            }
+            sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
             let member: Option<MemberRecord> = sqlx::query_as(&format!(
                 "SELECT {MEMBER_COLUMNS} FROM users WHERE id = $1 AND brand_id = $2 AND status <> 'removed'"
             ))
@@ -97,13 +92,11 @@ impl Store {
     /// deleted ones) given to `transfer_to`, and `entry` recorded.
     pub async fn remove_member(&self, removal: MemberRemoval, entry: AuditEntry) -> Result<RemovalOutcome, StoreError> {
         let MemberRemoval { brand_id, user_id, transfer_to } = removal;
-        let postgres = self.is_postgres();
+        let lock = BRAND_LOCK.of(self);
         let at = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            if postgres {
-                sqlx::query(LOCK_BRAND).bind(brand_id).execute(&mut *tx).await?;
-            }
+            sqlx::query(lock).bind(brand_id).execute(&mut *tx).await?;
             let role: Option<String> =
                 sqlx::query_scalar("SELECT role FROM users WHERE id = $1 AND brand_id = $2 AND status <> 'removed'")
                     .bind(user_id)

@@ -14,8 +14,8 @@ use crate::domain::user::Actor;
 use crate::domain::wallet::{next_run, EntryType, Hold, LineMoney};
 use crate::jobs::MailJobs;
 use crate::store::{
-    Balances, EntryRecord, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, StatementRender, Store,
-    StoreError, Ts,
+    Balances, Dialect, EntryRecord, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, StatementRender,
+    Store, StoreError, Ts,
 };
 use futures_util::{stream, StreamExt, TryStreamExt};
 use statement::{pounds, Statement};
@@ -257,7 +257,7 @@ pub async fn run(
 ) -> Result<Vec<RemittanceRecord>, RunError> {
     let as_of = Ts::from(as_of);
     let brands = store.brands_with_available_entries(as_of).await?;
-    let batch = if store.is_postgres() { 1 } else { SQLITE_BATCH };
+    let batch = *BRANDS_PER_TRANSACTION.pick(store);
     // In brand order whatever finishes first; the first error stops the run (the batches in
     // flight roll back: their statements are issued by the next run).
     let batches: Vec<Vec<i64>> = brands.chunks(batch).map(<[i64]>::to_vec).collect();
@@ -281,6 +281,10 @@ pub async fn run(
 /// gigabytes (issue 34). The other writers of the node wait for the batch, a few hundred
 /// milliseconds on the seeded ledger.
 pub const SQLITE_BATCH: usize = 32;
+
+/// Brands per transaction of a run: on PostgreSQL one (several transactions at once), on
+/// SQLite [`SQLITE_BATCH`] (one writer, one transaction after another).
+const BRANDS_PER_TRANSACTION: Dialect<usize> = Dialect { sqlite: SQLITE_BATCH, postgres: 1 };
 
 /// The statements of `brands` as of `as_of` (those with anything left to pay), in one
 /// transaction; with `mail`, each queued to its brand's `invoice_email` (if it has one).

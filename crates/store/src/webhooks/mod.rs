@@ -17,8 +17,8 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::settings::BRAND_LOCK;
 use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, Undecryptable, READ_SNAPSHOT};
+use crate::BRAND_LOCK;
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey, DueWindow};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::event::Event;
