@@ -30,7 +30,7 @@ use crate::store::PhotoRecord;
 use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUpload, PhotoForm, PhotoResult, PhotoSizes)))]
+#[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUploadBody, PhotoForm, PhotoResult, PhotoSizes)))]
 pub struct PhotosApi;
 
 /// The `/v1` routes.
@@ -67,7 +67,11 @@ optional, whitespace ignored, a `data:image/...;base64,` prefix accepted.",
 /// for line breaks (the decoded size is what is enforced).
 const MAX_IMAGE_BASE64: usize = MAX_IMAGE_BYTES / 3 * 4 + MAX_IMAGE_BYTES / 38;
 
-crate::documented_body!(PhotoUpload, PHOTO_UPLOAD_BODY);
+/// The JSON body of `upload-photo` as the document shows it ([`PHOTO_UPLOAD_BODY`]); it is
+/// read into the use case's [`PhotoUpload`].
+pub struct PhotoUploadBody;
+
+crate::documented_body!(PhotoUploadBody, PHOTO_UPLOAD_BODY);
 
 /// The photo upload as a form (`multipart/form-data`): what `curl -F file=@sofa.jpg` sends.
 #[derive(Debug, ToSchema)]
@@ -266,7 +270,7 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     tag = "Listings",
     security(("bearer" = [])),
     request_body(content(
-        (PhotoUpload = "application/json"),
+        (PhotoUploadBody = "application/json"),
         (PhotoForm = "multipart/form-data"),
     )),
     responses(

@@ -58,7 +58,7 @@ async fn requests_are_answered_while_nobody_reads_the_log() {
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(answered, 4000, "a request was not answered: {failed:?}");
-    // Dropping and counting, once the queue is full too, is the unit test's in src/logging.rs
+    // Dropping and counting, once the queue is full too, is the unit test's in crates/core/src/logging.rs
     // (filling 16k lines here would take a minute of requests).
     let dropped: f64 = dropped.expect("the dropped lines counter").parse().unwrap();
     assert!(dropped >= 0.0);

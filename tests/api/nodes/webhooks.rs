@@ -94,7 +94,7 @@ async fn with_both_nodes_delivering_a_receiver_sees_every_event_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_killed_mid_delivery_leaves_its_events_to_the_other_node() {
-    // A 2 s timeout makes a lease 2 × 2 s + 1 s = 5 s (src/jobs/webhooks.rs), longer than
+    // A 2 s timeout makes a lease 2 × 2 s + 1 s = 5 s (crates/core/src/jobs/webhooks.rs), longer than
     // the receiver's 1.5 s answers; 4 deliveries at a time make the work last a while.
     let env = [("REHOME_WEBHOOK_TIMEOUT_MS", "2000"), ("REHOME_WEBHOOK_CONCURRENCY_PER_ENDPOINT", "4")];
     // A starts alone, so that it certainly holds leases when it dies: with both running,

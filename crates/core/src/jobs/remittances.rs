@@ -1,0 +1,59 @@
+//! The monthly remittance run (decisions 10.4): at 00:00 UTC on the 1st, every node's
+//! scheduler tries to take the month's lease in `remittance_runs`; the one that gets it
+//! runs [`wallet::run`] as of that instant and marks the month done. A node that dies
+//! mid-run leaves the lease to run out ([`LEASE`]); another node (or the restarted one)
+//! then runs the month again, which issues only what the first did not (each brand's
+//! statement is one transaction, and paid entries are not paid twice).
+//!
+//! A node that was down at midnight runs the month when it comes back. On the very first
+//! start of a deployment the current month is recorded as done (nothing was running on
+//! its 1st): the first statements come on the next 1st, or when the operator runs one.
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::MailJobs;
+use crate::usecases::wallet;
+use rehome_domain::wallet::{month_start, next_run};
+use rehome_store::{Store, Ts};
+
+/// How long a node holds a month's run before another may take it over.
+pub const LEASE: TimeDelta = TimeDelta::minutes(15);
+
+/// The scheduler: checks every `poll` (and at each 1st, 00:00 UTC) whether the month's run
+/// is due and unclaimed. With `mail`, statements are mailed (the run wakes its worker).
+pub fn spawn(store: Store, mail: Option<MailJobs>, poll: Duration, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
+    let owner = format!("remittances-{}", uuid::Uuid::new_v4().simple());
+    tokio::spawn(async move {
+        if let Err(e) = store.start_remittance_schedule(Ts::from(month_start(Utc::now()))).await {
+            tracing::warn!(error = %e, "cannot record the remittance schedule's start");
+        }
+        loop {
+            let now = Utc::now();
+            let period = month_start(now);
+            match store.claim_remittance_run(Ts::from(period), &owner, Ts::from(now), Ts::from(now + LEASE)).await {
+                Ok(true) => match wallet::run(&store, period, mail.as_ref()).await {
+                    Ok(issued) => {
+                        tracing::info!(period = %period, statements = issued.len(), "monthly remittance run done");
+                        if let Err(e) = store.finish_remittance_run(Ts::from(period), &owner).await {
+                            tracing::warn!(error = %e, "cannot mark the remittance run done; it will run again");
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, period = %period, "the remittance run failed; retried when its lease ends")
+                    }
+                },
+                Ok(false) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot claim the remittance run"),
+            }
+            let until_next = (next_run(Utc::now()) - Utc::now()).to_std().unwrap_or_default();
+            tokio::select! {
+                _ = stop.changed() => return,
+                () = tokio::time::sleep(poll.min(until_next)) => {}
+            }
+        }
+    })
+}

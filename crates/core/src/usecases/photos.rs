@@ -1,0 +1,98 @@
+//! Photos: uploading one for listings, and reading it back with its thumbnails.
+
+use bytes::Bytes;
+
+use super::Core;
+use crate::media::original::{self, Refusal};
+use crate::media::{sanitize_filename, MediaName};
+use rehome_domain::listing::PhotoSource;
+use rehome_domain::outcome::Outcome;
+use rehome_domain::user::{Actor, Admin};
+use rehome_store::{NewPhoto, PhotoRecord, StoreError};
+
+/// A photo as uploaded: its bytes (decoded, within the size limit) and the name given.
+#[derive(Debug)]
+pub struct PhotoUpload {
+    pub bytes: Vec<u8>,
+    pub filename: Option<String>,
+}
+
+/// Why a photo was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadPhotoError {
+    /// Not a readable JPEG, PNG, WebP or GIF (by its header, or its pixels).
+    #[error("not a readable image")]
+    UnsupportedImage,
+    /// More pixels than [`crate::media::sniff::MAX_PIXELS`], by its header: never decoded.
+    #[error("{width}×{height} pixels is over the budget")]
+    TooManyPixels { width: u32, height: u32 },
+    #[error("cannot store a photo: {0}")]
+    Media(#[from] std::io::Error),
+    #[error("preparing a photo failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl UploadPhotoError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::UnsupportedImage => Some(Outcome::UnsupportedImage),
+            Self::TooManyPixels { width, height } => Some(Outcome::TooManyPixels { width: *width, height: *height }),
+            Self::Media(_) | Self::Task(_) | Self::Store(_) => None,
+        }
+    }
+}
+
+/// Stores a photo of the actor's brand, typed from its bytes (not its name), decoded,
+/// turned upright and re-encoded without its metadata ([`original::prepare`]): the bytes
+/// uploaded are never served back. Its thumbnails are made in the background.
+pub async fn upload(core: &Core, actor: &Admin, upload: PhotoUpload) -> Result<PhotoRecord, UploadPhotoError> {
+    let PhotoUpload { bytes, filename } = upload;
+    // Decoding and encoding are CPU work: off the async threads.
+    let prepared = tokio::task::spawn_blocking(move || original::prepare(&bytes)).await?;
+    let photo = prepared.map_err(|refusal| match refusal {
+        Refusal::TooManyPixels { width, height } => UploadPhotoError::TooManyPixels { width, height },
+        Refusal::Unsupported | Refusal::Undecodable(_) => UploadPhotoError::UnsupportedImage,
+    })?;
+    let name = MediaName::original(photo.kind);
+    let byte_size = photo.bytes.len() as i64;
+    core.media.put(&name, Bytes::from(photo.bytes)).await?;
+    let photo = core
+        .store
+        .insert_photo(NewPhoto {
+            brand_id: actor.brand_id,
+            user_id: Some(actor.user_id),
+            source: PhotoSource::Upload,
+            name: name.as_str(),
+            mime: photo.kind.mime(),
+            filename: &sanitize_filename(filename.as_deref()),
+            byte_size,
+            width: i64::from(photo.width),
+            height: i64::from(photo.height),
+        })
+        .await?;
+    core.photo_jobs.wake_thumbnails();
+    Ok(photo)
+}
+
+/// Why a photo was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum GetPhotoError {
+    /// No such photo in the actor's brand.
+    #[error("no such photo")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One of the brand's photos, with its thumbnails once ready.
+pub async fn get(core: &Core, actor: &Actor, id: i64) -> Result<PhotoRecord, GetPhotoError> {
+    core.store.photo(actor.brand_id, id).await?.ok_or(GetPhotoError::NotFound)
+}
+
+/// A stored photo or thumbnail, by the name the service gave it.
+pub async fn media(core: &Core, name: &MediaName) -> std::io::Result<Option<Bytes>> {
+    core.media.get(name).await
+}
