@@ -52,6 +52,8 @@ async fn an_invitation_sets_the_password_signs_in_and_works_once() {
         assert!(form.body.contains(label), "{label}");
     }
     assert!(form.body.contains(">Set password</button>") && form.body.contains("ivy.new@acme.example"));
+    // The password rule as the server checks it (decisions 8.1), read from one place.
+    assert!(form.body.contains("12 to 128 characters") && form.body.contains(r#"minlength="12" maxlength="128""#));
 
     let mismatch = accept(&mut browser, &token, "a good long password", "a good long passwore").await;
     assert_eq!(mismatch.status, 422);

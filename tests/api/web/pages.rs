@@ -239,7 +239,11 @@ async fn payouts_are_saved_and_a_bad_value_is_shown_beside_its_field() {
     let app = market_app().await;
     let (partner, email) = admin(&app, "acme").await;
     let mut ada = Browser::signed_in(&app, &email).await;
-    let csrf = ada.get("/dashboard/settings").await.csrf();
+    let page = ada.get("/dashboard/settings").await;
+    // The fields' ranges are the API's (decisions 10), read from one place.
+    assert!(page.body.contains(r#"type="number" min="100" max="200""#), "{}", page.body);
+    assert!(page.body.contains(r#"type="number" min="1" max="1095""#), "{}", page.body);
+    let csrf = page.csrf();
     let bad = [
         ("csrf", csrf.as_str()),
         ("credit_enabled", "on"),
