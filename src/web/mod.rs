@@ -13,19 +13,19 @@ pub mod bulk;
 pub mod collections;
 pub mod confirm;
 pub mod cookies;
+pub mod deliveries;
 pub mod extract;
 pub mod home;
 pub mod integrations;
 pub mod invite;
 pub mod listing;
+pub mod listings;
 pub mod notice;
 pub mod once;
-pub mod operations;
 pub mod orders;
 pub mod pages;
 pub mod people;
 pub mod qr;
-pub mod records;
 pub mod redemptions;
 pub mod reset;
 pub mod search;
@@ -79,7 +79,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(invite::router())
         .merge(reset::router())
         .merge(integrations::router())
-        .merge(operations::router())
+        .merge(deliveries::router())
         .merge(collections::router())
         .merge(audit::router())
         .merge(redemptions::router())
@@ -87,7 +87,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(search::router())
         .merge(settings::router())
         .merge(people::router())
-        .merge(records::router())
+        .merge(listings::router())
         .merge(orders::router())
         .merge(bulk::router())
         .merge(listing::router())

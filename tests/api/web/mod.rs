@@ -4,10 +4,10 @@
 mod account;
 mod bulk_drafts;
 mod bursts;
+mod deliveries;
+mod deliveries;
 mod failures;
 mod headers;
-mod invite_accept;
-mod operations;
 mod orders;
 mod pages;
 mod resets;
