@@ -31,7 +31,7 @@ const WAREHOUSES: &str = "/v1/partner/settings/warehouses";
 const COLLECTIONS: &str = "/v1/partner/collections";
 const REDEEM: &str = "/v1/partner/credits/redeem";
 /// Node logs: the access log, and each webhook attempt with its event id (debug).
-const LOG_FILTER: &str = "info,sqlx=warn,rehome::jobs::webhooks=debug";
+const LOG_FILTER: &str = "info,sqlx=warn,rehome_core::jobs::webhooks=debug";
 
 /// False (and says so) when there is no PostgreSQL server to run on.
 fn on_postgres_or_skip(test: &str) -> bool {
