@@ -308,7 +308,7 @@ struct Known(AppState);
 
 impl Vouch for Known {
     async fn vouches(&self, headers: &axum::http::HeaderMap, peer: std::net::IpAddr) -> bool {
-        if matches!(self.0.keys.identify(headers, peer).await, Identity::Key(_)) {
+        if matches!(crate::http::auth::identify(&self.0.keys, headers, peer).await, Identity::Key(_)) {
             return true;
         }
         let Some(token) = crate::web::cookies::get(headers, crate::web::cookies::SESSION) else {

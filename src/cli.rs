@@ -10,11 +10,12 @@ use clap::{Parser, Subcommand};
 use crate::app::{shutdown_signal, Server};
 use crate::config::{Config, LogFormat, Secret, DEFAULT_DATABASE_URL};
 use crate::domain::key_request::key_prefix;
+use crate::domain::time::Ts;
 use crate::domain::user::{Role, Scopes};
 use crate::logging;
 use crate::store::{
     copy_sqlite_to_postgres, default_key_path, is_postgres_url, limit_sqlite_memory, PostgresStore, Sealer,
-    SqliteStore, Store, Ts, DEFAULT_SQLITE_MEMORY_MIB,
+    SqliteStore, Store, DEFAULT_SQLITE_MEMORY_MIB,
 };
 use crate::usecases::accounts;
 use crate::usecases::people::invitations;

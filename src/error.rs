@@ -1,4 +1,5 @@
-//! The one error type of the HTTP API and its JSON rendering: `{code, message}`.
+//! The one error type of the HTTP API and its JSON rendering: `{code, message}`; and where a
+//! store failure becomes an answer, of the API and of the dashboard's pages.
 
 use std::borrow::Cow;
 
@@ -11,6 +12,7 @@ use crate::domain::outcome::{Kind, Outcome};
 use crate::domain::FieldError;
 use crate::http::json::{self, Json};
 use crate::store::{outage, Outage, StoreError};
+use crate::web::extract::PageError;
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -94,6 +96,16 @@ impl ApiError {
         Self::client(StatusCode::FORBIDDEN, "forbidden", message)
     }
 
+    /// The database did not answer (503 with `Retry-After`); `cause` is logged, never answered.
+    pub fn unavailable(cause: impl Into<String>) -> Self {
+        Self::Outage { kind: Outage::Unavailable, cause: cause.into() }
+    }
+
+    /// The server's storage is full (507 with `Retry-After`); `cause` is logged, never answered.
+    pub fn storage_full(cause: impl Into<String>) -> Self {
+        Self::Outage { kind: Outage::StorageFull, cause: cause.into() }
+    }
+
     pub fn not_found(code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
         Self::client(StatusCode::NOT_FOUND, code, message)
     }
@@ -125,8 +137,7 @@ impl ApiError {
             Self::Client { status, .. } => *status,
             Self::Validation(_) => StatusCode::BAD_REQUEST,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Outage { kind: Outage::StorageFull, .. } => StatusCode::INSUFFICIENT_STORAGE,
-            Self::Outage { kind: Outage::Unavailable, .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Outage { kind, .. } => outage_status(*kind),
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -197,8 +208,7 @@ impl ApiError {
     }
 }
 
-/// `Retry-After` of a 507 or 503 answered for a database outage.
-pub const OUTAGE_RETRY_AFTER_SECS: u64 = 5;
+pub use crate::domain::limits::OUTAGE_RETRY_AFTER_SECS;
 
 /// A reason whose field name (which may be a client's key, echoed in the code as
 /// `<key>_unknown`) is cut to [`MAX_ECHOED_NAME`] characters.
@@ -267,6 +277,28 @@ impl From<StoreError> for ApiError {
             StoreError::Database(e) => e.into(),
             e @ StoreError::Sealing(_) => Self::Internal(e.into()),
         }
+    }
+}
+
+/// A store failure as a dashboard page: an outage is answered as one (507 or 503, "nothing
+/// was saved"), anything else as the 500 page (the cause logged, never shown).
+impl From<StoreError> for PageError {
+    fn from(e: StoreError) -> Self {
+        match &e {
+            StoreError::Database(db) => match outage(db) {
+                Some(kind) => Self::Outage(outage_status(kind), e.to_string()),
+                None => Self::internal(e),
+            },
+            StoreError::Sealing(_) => Self::internal(e),
+        }
+    }
+}
+
+/// The status of an answer to a database outage: the API's and the dashboard's.
+fn outage_status(kind: Outage) -> StatusCode {
+    match kind {
+        Outage::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+        Outage::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
     }
 }
 

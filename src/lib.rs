@@ -18,7 +18,7 @@ pub mod residency;
 pub mod state;
 /// The use cases and the work behind them (the `rehome-core` crate): settings, bulk import
 /// files, background jobs, rate limits, the log, media, metrics, outbound HTTP, payments.
-pub use rehome_core::{config, import, jobs, limit, logging, media, metrics, net, payments, usecases};
+pub use rehome_core::{config, idempotency, import, jobs, limit, logging, media, metrics, net, payments, usecases};
 /// The storage boundary, SQLite and PostgreSQL behind one `Store`: the `rehome-store` crate.
 pub use rehome_store as store;
 /// The marketplace's public pages under `/marketplace`: catalogue, listings, brands, sitemap.

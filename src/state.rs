@@ -10,10 +10,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::domain::clock::Clock;
-use crate::http::auth::KeyCache;
 use crate::http::body::large::LargeBodies;
 use crate::http::body::memory::BodyMemory;
-use crate::http::idempotency::log::IdempotencyLog;
+use crate::idempotency::IdempotencyLog;
 use crate::jobs::{MailJobs, Outbox, PhotoJobs, Queues};
 use crate::limit::Limiter;
 use crate::media::pool::DecodePool;
@@ -21,6 +20,7 @@ use crate::media::MediaStore;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::usecases::options::OptionsCache;
+use crate::usecases::people::callers::KeyCache;
 use crate::usecases::people::password_pool::PasswordPool;
 use crate::usecases::Core;
 

@@ -197,3 +197,62 @@ fn paths_are_read_whole_and_groups_expanded() {
     ]);
     assert_eq!(cycles(&graph), [BTreeSet::from(["a".to_owned(), "b".to_owned()])]);
 }
+
+/// Every `.rs` file under `dir` with its code (see [`code`]).
+fn files(dir: &Path, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "html" || e == "txt") {
+            out.push((path.display().to_string(), code(&std::fs::read_to_string(&path).unwrap_or_default())));
+        }
+    }
+}
+
+/// The edges (API, dashboard, storefront and their templates) show what the use cases answer,
+/// the domain's read models (`domain::view`), and never name a type of the store: a store
+/// change then stops at the use cases.
+#[test]
+fn no_store_type_reaches_an_edge() {
+    let mut found = Vec::new();
+    for dir in ["src/http", "src/web", "src/storefront", "templates"] {
+        files(Path::new(dir), &mut found);
+    }
+    assert!(found.len() > 50, "the edges were not found: {}", found.len());
+    let named: Vec<String> = found
+        .iter()
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| line.contains("store::") || line.contains("rehome_store"))
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(
+        named.is_empty(),
+        "store types named at an edge (answer a domain view from a use case):\n{}",
+        named.join("\n")
+    );
+}
+
+/// The domain writes no SQL: it names sqlx only in its `stored.rs` modules (the timestamp's
+/// two encodings, a read model's column decoding) and, on its read models, to derive the row
+/// mapping, each behind the `sqlx` feature (which only the store turns on).
+#[test]
+fn the_domain_names_sqlx_only_behind_its_feature() {
+    let mut found = Vec::new();
+    files(Path::new("crates/domain/src"), &mut found);
+    assert!(found.len() > 30, "the domain was not found: {}", found.len());
+    let named: Vec<String> = found
+        .iter()
+        .filter(|(path, _)| !path.ends_with("/stored.rs"))
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| line.contains("sqlx") && !line.trim_start().starts_with("#[cfg_attr(feature = \"sqlx\""))
+                .filter(|line| line.trim() != "#[cfg(feature = \"sqlx\")]")
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(named.is_empty(), "sqlx named in the domain outside its feature's derives:\n{}", named.join("\n"));
+}

@@ -177,7 +177,7 @@ where
     S::Future: Send + 'static,
 {
     let client = client_ip(&request);
-    let identity = state.keys.identify(request.headers(), client).await;
+    let identity = auth::identify(&state.keys, request.headers(), client).await;
     let (limit_key, quota) = match &identity {
         Identity::Key(caller) => (LimitKey::Key(caller.key_id), caller.rate_limit.unwrap_or(state.config.rate_limit)),
         _ => (LimitKey::Addr(client), state.config.rate_limit),

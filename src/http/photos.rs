@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::outcome::Outcome;
+use crate::domain::view::PhotoRecord;
 use crate::domain::FieldError;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -26,7 +27,6 @@ use crate::media::base64::{self, DecodeError};
 use crate::media::pool;
 use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
 use crate::state::AppState;
-use crate::store::PhotoRecord;
 use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
 
 #[derive(utoipa::OpenApi)]
@@ -318,10 +318,9 @@ impl From<UploadPhotoError> for ApiError {
             UploadPhotoError::UnsupportedImage => Outcome::UnsupportedImage.into(),
             UploadPhotoError::TooManyPixels { width, height } => Outcome::TooManyPixels { width, height }.into(),
             // The media directory's disk is full: nothing was stored, as a full database.
-            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => ApiError::Outage {
-                kind: crate::store::Outage::StorageFull,
-                cause: format!("cannot store a photo: {e}"),
-            },
+            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                ApiError::storage_full(format!("cannot store a photo: {e}"))
+            }
             UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
             UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),
             UploadPhotoError::Store(e) => e.into(),

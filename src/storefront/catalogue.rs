@@ -11,8 +11,8 @@ use crate::domain::storefront::{
     channel_words, price_param, Accent, CatalogueParams, CatalogueQuery, Count, Sort, MAX_PAGE,
 };
 use crate::domain::taxonomy::CATEGORIES;
+use crate::domain::view::MarketCard;
 use crate::state::AppState;
-use crate::store::MarketCard;
 use crate::usecases::storefront::{self, Catalogue, Facets};
 
 /// A listing's card in a grid.

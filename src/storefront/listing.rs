@@ -13,8 +13,8 @@ use crate::domain::listing::ListingFields;
 use crate::domain::money::Pence;
 use crate::domain::storefront::{channel_words, exposure_labels, CatalogueQuery, PageState};
 use crate::domain::taxonomy::{CONDITIONS, FAULTS, NONE_VALUE};
+use crate::domain::view::{MarketListing, MarketPhoto};
 use crate::state::AppState;
-use crate::store::{MarketListing, MarketPhoto};
 use crate::usecases::marketplace::checkout::{self, CheckoutError, Placed};
 use crate::usecases::storefront::{self, BrandFace, ListingPage};
 
@@ -236,7 +236,7 @@ pub async fn checkout_post(
                 "Nothing was bought. Go back to the item, reload its page and order again.",
             )
         }
-        Err(e) => return unavailable(&e),
+        Err(page) => return page,
     }
     let (status, form) = match fields.parse() {
         Err(errors) => (StatusCode::BAD_REQUEST, CheckoutForm { errors, ..CheckoutForm::default() }),
@@ -309,18 +309,15 @@ pub async fn checkout_post(
 
 /// True unless the post carries the anti-forgery cookie and the same token in its form, of
 /// today or yesterday, and comes from this site (the browser's `Sec-Fetch-Site`, when sent).
-pub(super) async fn forged(
-    state: &AppState,
-    headers: &HeaderMap,
-    token: &str,
-) -> Result<bool, crate::store::StoreError> {
+pub(super) async fn forged(state: &AppState, headers: &HeaderMap, token: &str) -> Result<bool, Response> {
     use subtle::ConstantTimeEq;
     let cross_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site");
     let cookie = crate::web::cookies::get(headers, CSRF_COOKIE).unwrap_or_default();
     if cross_site || token.is_empty() || !bool::from(cookie.as_bytes().ct_eq(token.as_bytes())) {
         return Ok(true);
     }
-    Ok(!checkout::anti_forgery_holds(&state.core, token, Utc::now()).await?)
+    let holds = checkout::anti_forgery_holds(&state.core, token, Utc::now()).await.map_err(|e| unavailable(&e))?;
+    Ok(!holds)
 }
 
 fn view(

@@ -304,8 +304,9 @@ async fn not_found() -> Response {
     not_found_page()
 }
 
-/// A database failure, as a page: nothing was shown, try again.
-pub fn unavailable(error: &crate::store::StoreError) -> Response {
+/// A failure of the service (a database that did not answer), as a page: nothing was shown,
+/// try again. `error` goes to the log only.
+pub fn unavailable(error: &dyn std::fmt::Display) -> Response {
     tracing::error!(%error, "storefront read failed");
     message(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -10,8 +10,8 @@ use super::{cached, not_found_page, private, stylesheet_path, unavailable, Head,
 use crate::domain::checkout::HoldStatus;
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, OrderStatus};
+use crate::domain::view::HoldRecord;
 use crate::state::AppState;
-use crate::store::HoldRecord;
 use crate::usecases::marketplace::checkout::{self, BuyerPage};
 
 #[derive(Template)]

@@ -152,7 +152,7 @@ pub async fn choose(
                 "Nothing was chosen. Open the link again and choose once more.",
             ))
         }
-        Err(e) => return unavailable(&e),
+        Err(page) => return page,
     }
     let errors = match parse(&fields) {
         Ok(choice) => match payout_links::redeem(&state.core, &token, choice, Utc::now()).await {

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use super::{cached_bytes, not_found_page, unavailable, BASE};
 use crate::domain::listing::{Channel, Condition, ListingFields};
+use crate::domain::view::SitemapEntry;
 use crate::state::AppState;
-use crate::store::SitemapEntry;
 use crate::usecases::storefront::{self, Sitemap};
 
 /// What a listing's JSON-LD says.

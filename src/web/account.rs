@@ -176,7 +176,7 @@ fn show_codes(
 ) -> Result<Response, PageError> {
     let codes: Vec<String> = codes.iter().map(RecoveryCode::display).collect();
     Once::new(made, String::new(), codes.join("\n"), String::new())
-        .redirect(state.core.store.sealer()?, session, CODES, state.config.secure_cookies())
+        .redirect(&state.core, session, CODES, state.config.secure_cookies())
         .map_err(PageError::internal)
 }
 
@@ -187,7 +187,7 @@ async fn recovery_codes_page(
     SignedIn(session): SignedIn,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let shown = Once::take(state.core.store.sealer()?, &session, &headers)
+    let shown = Once::take(&state.core, &session, &headers)?
         .filter(|s| matches!(s.made, Made::TwoStepOn | Made::RecoveryCodes));
     let mut response = match shown {
         Some(shown) => {

@@ -12,9 +12,9 @@ use super::extract::{PageError, SignedInAdmin};
 use super::pages::{render, when, Chrome};
 use crate::domain::audit::{ActorType, AuditAction, AuditTopic};
 use crate::domain::user::Admin;
+use crate::domain::view::{AuditFilter, AuditRecord};
 use crate::http::routing::get;
 use crate::state::AppState;
-use crate::store::{AuditFilter, AuditRecord};
 use crate::usecases::people::{audit, keys, sessions::LiveSession, team};
 
 pub const AUDIT_LOG: &str = "/dashboard/audit-log";

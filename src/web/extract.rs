@@ -20,11 +20,10 @@ use subtle::ConstantTimeEq;
 use super::cookies;
 use super::pages::{render, Chrome, MessagePage};
 use super::LOGIN;
+use crate::domain::limits::OUTAGE_RETRY_AFTER_SECS;
 use crate::domain::session::Stage;
 use crate::domain::user::Admin;
-use crate::error::OUTAGE_RETRY_AFTER_SECS;
 use crate::state::AppState;
-use crate::store::{outage, Outage, StoreError};
 use crate::usecases::people::password_pool::RETRY_AFTER_SECONDS;
 use crate::usecases::people::sessions::{self, form_token_valid, issue_form_token, LiveSession};
 
@@ -47,8 +46,9 @@ pub enum PageError {
     NotFound,
     /// A form body that does not parse: 400.
     BadForm,
-    /// The database is full or unavailable: nothing was saved; 507 or 503.
-    Outage(Outage, String),
+    /// The database is full (507) or unavailable (503): nothing was saved; the cause is
+    /// logged (see `crate::error` for which failure is which).
+    Outage(StatusCode, String),
     /// Every password worker (or the image decodes' memory) stayed busy: 503 with
     /// `Retry-After`; nothing was checked or saved.
     Busy,
@@ -61,18 +61,6 @@ impl PageError {
     /// A failure the person cannot act on: its text goes to the log only.
     pub fn internal(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(error.into())
-    }
-}
-
-impl From<StoreError> for PageError {
-    fn from(e: StoreError) -> Self {
-        match &e {
-            StoreError::Database(db) => match outage(db) {
-                Some(kind) => Self::Outage(kind, e.to_string()),
-                None => Self::internal(e),
-            },
-            StoreError::Sealing(_) => Self::internal(e),
-        }
     }
 }
 
@@ -107,12 +95,8 @@ impl IntoResponse for PageError {
                 "There is no such record in your brand: it may have been deleted, or the address is mistyped.",
             ),
             Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
-            Self::Outage(kind, error) => {
+            Self::Outage(status, error) => {
                 tracing::warn!(%error, "dashboard page met a database outage");
-                let status = match kind {
-                    Outage::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
-                    Outage::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-                };
                 let mut response = render(
                     status,
                     &MessagePage {

@@ -27,9 +27,9 @@ use crate::domain::key_request::{
 use crate::domain::outcome::Outcome;
 use crate::domain::settings::TimeZone;
 use crate::domain::user::{Admin, MemberStatus};
+use crate::domain::view::KeyRecord;
 use crate::domain::webhook::{SecretRotation, WebhookPatch, ROTATION_BODY, WEBHOOK_BODY};
 use crate::state::AppState;
-use crate::store::KeyRecord;
 use crate::usecases::people::keys::{self, CreateKeyError, RevokeKeyError, RollKeyError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::people::team;
@@ -235,7 +235,7 @@ async fn page(
     flash: Flash,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let secret = Once::take(state.core.store.sealer()?, &session, &headers)
+    let secret = Once::take(&state.core, &session, &headers)?
         .filter(|s| matches!(s.made, Made::KeyCreated | Made::KeyRolled | Made::SigningSecret));
     let shown = match secret {
         Some(secret) if secret.made == Made::SigningSecret => Shown {
@@ -467,7 +467,7 @@ fn show_once(
 ) -> Result<Response, PageError> {
     let name = if label.is_empty() { "(no label)".to_owned() } else { label };
     Once::new(made, name, secret, String::new())
-        .redirect(state.core.store.sealer()?, session, PAGE, state.config.secure_cookies())
+        .redirect(&state.core, session, PAGE, state.config.secure_cookies())
         .map_err(PageError::internal)
 }
 
@@ -634,7 +634,7 @@ fn signing_secret_shown(
 ) -> Result<Response, PageError> {
     let secure = state.config.secure_cookies();
     let once = Once::new(Made::SigningSecret, String::new(), secret, String::new());
-    let mut response = once.redirect(state.core.store.sealer()?, session, PAGE, secure).map_err(PageError::internal)?;
+    let mut response = once.redirect(&state.core, session, PAGE, secure).map_err(PageError::internal)?;
     super::cookies::set_notice(response.headers_mut(), notice.as_str(), secure);
     Ok(response)
 }

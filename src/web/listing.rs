@@ -24,9 +24,9 @@ use crate::domain::money::{UnitMoney, CLEARANCE_COMMISSION_PERCENT, VAT_PERCENT}
 use crate::domain::outcome::Outcome;
 use crate::domain::taxonomy::{ages, CATEGORIES, COLOURS, CONDITIONS, EXPOSURES, FABRICS, FAULTS, ITEM_TYPES};
 use crate::domain::user::Admin;
+use crate::domain::view::{ListingRecord, PhotoRecord};
 use crate::domain::FieldError;
 use crate::state::AppState;
-use crate::store::{ListingRecord, PhotoRecord};
 use crate::usecases::listings::{
     self, CreateListingError, DeleteListingError, GetListingError, PhotoChange, PhotoChangeError, UpdateListingError,
 };

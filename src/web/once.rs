@@ -6,7 +6,7 @@
 //! Why a sealed cookie, not a row: nothing about the secret is written to the database (the
 //! key's hash is, as always), nodes share the data key, so any node can show it, and there
 //! is nothing to clean up. What makes it sound:
-//! - sealed (XChaCha20-Poly1305 under the data key, [`crate::store::Sealer`]): the browser
+//! - sealed (XChaCha20-Poly1305 under the data key, [`crate::usecases::people::sealed`]): the browser
 //!   keeps only ciphertext, and cannot forge or alter one;
 //! - bound to the session that made it (its id is the associated data): it opens for no
 //!   other session, and not after sign-out;
@@ -24,8 +24,10 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 use super::cookies;
-use crate::store::Sealer;
+use crate::usecases::people::sealed;
 use crate::usecases::people::sessions::LiveSession;
+use crate::usecases::Core;
+use crate::web::extract::PageError;
 
 pub const COOKIE: &str = "rehome_once";
 /// A secret not shown within a minute (the redirect was not followed) is dropped.
@@ -94,22 +96,23 @@ impl Shown {
     }
 
     /// 303 to `to` carrying this secret, sealed for `session`.
-    pub fn redirect(&self, sealer: &Sealer, session: &LiveSession, to: &str, secure: bool) -> Result<Response, String> {
+    pub fn redirect(&self, core: &Core, session: &LiveSession, to: &str, secure: bool) -> Result<Response, String> {
         let json = serde_json::to_vec(self).map_err(|e| e.to_string())?;
-        let sealed = sealer.seal(&aad(session), &json).map_err(|e| e.to_string())?;
+        let sealed = sealed::seal(core, &aad(session), &json).map_err(|e| e.to_string())?;
         let value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sealed);
         let mut response = Redirect::to(to).into_response();
         set(response.headers_mut(), &value, SECONDS, secure);
         Ok(response)
     }
 
-    /// The secret the request carries for `session`, if it opens and is still fresh.
-    pub fn take(sealer: &Sealer, session: &LiveSession, request: &HeaderMap) -> Option<Self> {
-        let value = cookies::get(request, COOKIE)?;
-        let sealed = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(value).ok()?;
-        let json = sealer.open(&aad(session), &sealed).ok()?;
-        let shown: Self = serde_json::from_slice(&json).ok()?;
-        (shown.expires >= chrono::Utc::now().timestamp()).then_some(shown)
+    /// The secret the request carries for `session`, if it opens and is still fresh; an
+    /// error only when the server has no data key.
+    pub fn take(core: &Core, session: &LiveSession, request: &HeaderMap) -> Result<Option<Self>, PageError> {
+        let Some(value) = cookies::get(request, COOKIE) else { return Ok(None) };
+        let Ok(sealed) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(value) else { return Ok(None) };
+        let Some(json) = sealed::open(core, &aad(session), &sealed).map_err(PageError::from)? else { return Ok(None) };
+        let shown = serde_json::from_slice::<Self>(&json).ok();
+        Ok(shown.filter(|shown| shown.expires >= chrono::Utc::now().timestamp()))
     }
 }
 

@@ -11,9 +11,9 @@ use super::extract::{PageError, SignedIn};
 use super::pages::{day, page_number, render, when, Chrome};
 use crate::domain::listing::Channel;
 use crate::domain::order::{order_reference, OrderStatus};
+use crate::domain::view::OrderFilter;
 use crate::http::routing::get;
 use crate::state::AppState;
-use crate::store::OrderFilter;
 use crate::usecases::marketplace::orders::{self, BrandOrder};
 
 pub const ORDERS: &str = "/dashboard/orders";

@@ -206,9 +206,9 @@ pub fn cell(text: &str) -> String {
 }
 
 /// How many a filtered list holds, in words: "1 redemption", "3 redemptions", or "More than
-/// 10,000 redemptions" when its count stopped at the cap ([`crate::store::COUNT_CAP`]).
+/// 10,000 redemptions" when its count stopped at the cap ([`crate::domain::limits::LIST_COUNT_CAP`]).
 pub fn count_words(total: i64, one: &str, many: &str) -> String {
-    let cap = crate::store::COUNT_CAP;
+    let cap = crate::domain::limits::LIST_COUNT_CAP;
     match total {
         1 => format!("1 {one}"),
         n if n > cap => format!("More than {} {many}", crate::domain::money::thousands(&cap.to_string())),
@@ -218,7 +218,7 @@ pub fn count_words(total: i64, one: &str, many: &str) -> String {
 
 /// The number of pages of a filtered list of `total` (capped) in pages of `per_page`.
 pub fn pages_of(total: i64, per_page: i64) -> i64 {
-    ((total.min(crate::store::COUNT_CAP) + per_page - 1) / per_page).max(1)
+    ((total.min(crate::domain::limits::LIST_COUNT_CAP) + per_page - 1) / per_page).max(1)
 }
 
 /// The page number of a list's `?page=`: 1 unless it is a whole number from 1 to `last`.

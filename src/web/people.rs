@@ -162,7 +162,7 @@ async fn team_page(
     flash: Flash,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let link = Once::take(state.core.store.sealer()?, &session, &headers)
+    let link = Once::take(&state.core, &session, &headers)?
         .filter(|s| matches!(s.made, Made::Invited | Made::InvitationResent | Made::ResetLink));
     let shown = match link {
         Some(link) => TeamShown {
@@ -187,10 +187,10 @@ fn show_link(
     made: Made,
     email: String,
     link: String,
-    until: crate::store::Ts,
+    until: crate::domain::time::Ts,
 ) -> Result<Response, PageError> {
     Once::new(made, email, link, when(until.get(), session.zone()))
-        .redirect(state.core.store.sealer()?, session, TEAM, state.config.secure_cookies())
+        .redirect(&state.core, session, TEAM, state.config.secure_cookies())
         .map_err(PageError::internal)
 }
 
@@ -247,7 +247,7 @@ async fn member_named(
     state: &AppState,
     admin: &Admin,
     user_id: &str,
-) -> Result<Option<crate::store::MemberRecord>, PageError> {
+) -> Result<Option<crate::domain::view::MemberRecord>, PageError> {
     let Ok(user_id) = record_id(user_id) else { return Ok(None) };
     let members = team::members(&state.core, admin).await?;
     Ok(members.into_iter().find(|m| m.id == user_id))
@@ -260,7 +260,7 @@ async fn confirm_member(
     SignedInAdmin { session, admin }: SignedInAdmin,
     asked: Asked,
     user_id: &str,
-    ask: impl FnOnce(&crate::store::MemberRecord) -> Option<Confirm>,
+    ask: impl FnOnce(&crate::domain::view::MemberRecord) -> Option<Confirm>,
 ) -> Result<Response, PageError> {
     match member_named(state, &admin, user_id).await?.as_ref().and_then(ask) {
         Some(confirm) => Ok(confirm::page(&session, asked, confirm)),

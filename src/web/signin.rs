@@ -167,7 +167,7 @@ async fn code(
         // A recovery code was used up, and no page was asked for: the account page, saying
         // how many are left (and where to make new ones).
         Ok(signed) if RecoveryCode::parse(&form.code).is_some() && next.0.is_none() => {
-            let left = state.core.store.recovery_codes_left(session.record.user_id).await?;
+            let left = crate::usecases::people::enrolment::recovery_codes_left(&state.core, &session).await?;
             let mut response = continue_signed(&state, &signed, &next);
             let headers = response.headers_mut();
             headers.insert(axum::http::header::LOCATION, axum::http::HeaderValue::from_static(super::ACCOUNT));

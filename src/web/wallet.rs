@@ -12,9 +12,9 @@ use super::extract::{PageError, SignedIn};
 use super::pages::{page_number, render, utc_midnight_day, when_text, Chrome};
 use crate::domain::settings::TimeZone;
 use crate::domain::statement::{Entry, Remittance};
+use crate::domain::view::EntryFilter;
 use crate::domain::wallet::{EntryStatus, EntryType};
 use crate::state::AppState;
-use crate::store::EntryFilter;
 use crate::usecases::wallet::statement::pounds;
 use crate::usecases::wallet::{self, Format};
 
@@ -126,7 +126,7 @@ impl EntriesQuery {
     }
 
     /// The month asked for and its first instant and the next month's, in `zone`.
-    fn month(&self, zone: TimeZone) -> Option<(chrono::NaiveDate, crate::store::Ts, crate::store::Ts)> {
+    fn month(&self, zone: TimeZone) -> Option<(chrono::NaiveDate, crate::domain::time::Ts, crate::domain::time::Ts)> {
         use chrono::{Datelike, TimeZone as _};
         let first = chrono::NaiveDate::parse_from_str(&format!("{}-01", self.month.trim()), "%Y-%m-%d").ok()?;
         let next = first.checked_add_months(chrono::Months::new(1))?;
@@ -134,7 +134,7 @@ impl EntriesQuery {
             zone.tz().from_local_datetime(&day.and_hms_opt(0, 0, 0)?).earliest().map(|at| at.to_utc())
         };
         (first.year() >= 2000).then_some(())?;
-        Some((first, crate::store::Ts::from(start(first)?), crate::store::Ts::from(start(next)?)))
+        Some((first, crate::domain::time::Ts::from(start(first)?), crate::domain::time::Ts::from(start(next)?)))
     }
 
     fn filter(&self, zone: TimeZone) -> EntryFilter {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use rehome::store::Ts;
+use rehome::domain::time::Ts;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, json, on_raw, second_node, spawn_app, TestApp};

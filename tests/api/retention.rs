@@ -8,8 +8,8 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 use rehome::config::Config;
 use rehome::domain::retention::Table;
+use rehome::domain::time::Ts;
 use rehome::jobs::retention::{Retention, Settings};
-use rehome::store::Ts;
 
 use crate::helpers::{on_postgres, on_raw, spawn_app, spawn_app_with, RawPool, TestApp};
 

@@ -4,6 +4,9 @@
 
 /// Settings from flags and `REHOME_*` environment variables.
 pub mod config;
+/// The idempotency writer: key claims, kept answers and releases of concurrent requests,
+/// written a batch at a time.
+pub mod idempotency;
 /// Bulk import files: XLSX and CSV reading, bounded before parsing, and the XLSX template.
 pub mod import;
 /// Background work: the webhook outbox and its delivery worker.

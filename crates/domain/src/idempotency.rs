@@ -3,6 +3,8 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::time::Ts;
+
 /// The header's name.
 pub const HEADER: &str = "idempotency-key";
 /// The answer header of a replayed answer.
@@ -300,4 +302,38 @@ mod tests {
             prop_assert_eq!(ok, !value.is_empty() && value.len() <= 255 && value.iter().all(|b| (33..=126).contains(b)));
         }
     }
+}
+
+/// What claiming a key did (the store answers it).
+#[derive(Debug, Clone)]
+pub enum Claim {
+    /// This request holds the key: run it, then complete or release the key.
+    Claimed,
+    /// The key is held or done: what it holds.
+    Held(Kept),
+}
+
+/// A request's claim on an idempotency key of an API key.
+#[derive(Debug, Clone)]
+pub struct KeyClaim {
+    pub key_id: i64,
+    pub key: String,
+    pub fingerprint: [u8; 32],
+    pub now: Ts,
+    /// The request holds the key until then at the latest (its node may die).
+    pub lease_until: Ts,
+    pub expires_at: Ts,
+}
+
+/// The 2xx answer of the request that holds a key, to keep.
+#[derive(Debug, Clone)]
+pub struct KeptAnswer {
+    pub key_id: i64,
+    pub key: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// The headers a replay answers again (`domain::idempotency::KEPT_HEADERS`).
+    pub headers: KeptHeaders,
+    /// The answer's bytes, shared with the response sent (not copied).
+    pub body: bytes::Bytes,
 }

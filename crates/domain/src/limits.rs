@@ -42,3 +42,10 @@ pub const INVITATION_LINKS_PER_DAY: i64 = 5;
 /// API keys a brand may create in an hour (the keys rolls made in it count too): each key has
 /// rate limits of its own, so minting keys must not multiply them.
 pub const KEYS_PER_HOUR: i64 = 20;
+
+/// The most a filtered count of a brand's rows counts (the dashboard's lists say "more than"
+/// past it): a count walks what it counts, and a list's first page should not walk them all.
+pub const LIST_COUNT_CAP: i64 = 10_000;
+
+/// `Retry-After` of a 507 or 503 answered for a database outage (by the API and the dashboard).
+pub const OUTAGE_RETRY_AFTER_SECS: u64 = 5;

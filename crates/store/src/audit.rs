@@ -1,30 +1,8 @@
 //! The audit log: appended in the transaction of the change it records, read newest first.
 
-use sqlx::FromRow;
-
 use super::{on_conn, on_pool, Conn, Store, StoreError, Ts};
 use rehome_domain::audit::AuditEntry;
-
-/// A stored entry, as the audit log API shows it.
-#[derive(Debug, Clone, FromRow)]
-pub struct AuditRecord {
-    pub id: i64,
-    pub at: Ts,
-    pub actor_type: String,
-    pub actor_id: Option<i64>,
-    pub actor_display: String,
-    pub action: String,
-    pub target: Option<String>,
-    pub ip: Option<String>,
-}
-
-/// Which entries a read of the audit log keeps: actions starting with one of `prefixes`
-/// (any when empty), by `actor` (anyone when `None`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AuditFilter {
-    pub prefixes: &'static [&'static str],
-    pub actor: Option<(rehome_domain::audit::ActorType, i64)>,
-}
+use rehome_domain::view::{AuditFilter, AuditRecord};
 
 /// Appends `entry` on `conn`: the caller's transaction, so the entry exists exactly when
 /// the change it records does.

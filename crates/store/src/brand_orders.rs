@@ -2,42 +2,9 @@
 //! collection date once booked and, for an order from the storefront, the buyer's postcode
 //! (the use case shows only its district).
 
-use chrono::NaiveDate;
-use sqlx::FromRow;
-
-use super::{on_pool, Store, StoreError, Ts, READ_SNAPSHOT};
-use rehome_domain::listing::Channel;
+use super::{on_pool, Store, StoreError, READ_SNAPSHOT};
 use rehome_domain::order::OrderStatus;
-
-/// Which of a brand's orders to list.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OrderFilter {
-    pub status: Option<OrderStatus>,
-    pub channel: Option<Channel>,
-    /// Only orders placed by buyers on the storefront.
-    pub from_buyers: bool,
-}
-
-/// One order of the list.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct BrandOrderRow {
-    pub id: i64,
-    pub listing_id: i64,
-    pub title: String,
-    pub quantity: i64,
-    pub unit_price_pence: i64,
-    #[sqlx(try_from = "String")]
-    pub status: OrderStatus,
-    #[sqlx(try_from = "String")]
-    pub channel: Channel,
-    pub buyer_window_start: NaiveDate,
-    pub buyer_window_end: NaiveDate,
-    pub collection: Option<NaiveDate>,
-    /// The storefront buyer's postcode; `None` for an order placed through the operator API
-    /// (or whose buyer's details the retention job has deleted).
-    pub buyer_postcode: Option<String>,
-    pub created_at: Ts,
-}
+use rehome_domain::view::{BrandOrderRow, OrderFilter};
 
 /// The filter's conditions on `o` (and `ob`), its parameters from `$2`.
 fn conditions(filter: &OrderFilter) -> (String, Vec<&'static str>) {

@@ -1,18 +1,10 @@
 //! Partner brands (workspaces) and the manufacturer brand catalogue.
 
-use sqlx::FromRow;
-
 use super::{now, on_pool, record_audit, Store, StoreError};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::settings::TimeZone;
 use rehome_domain::taxonomy::BUILT_IN_BRANDS;
-
-#[derive(Debug, Clone, FromRow)]
-pub struct BrandRecord {
-    pub id: i64,
-    pub slug: String,
-    pub name: String,
-}
+use rehome_domain::view::BrandRecord;
 
 /// What creating a brand did.
 #[derive(Debug, Clone)]

@@ -4,34 +4,14 @@
 //! has one writer), so a burst of uploads cannot pass it; committing claims the draft in
 //! the same transaction as the listings it saves, so two concurrent commits save once.
 
-use sqlx::FromRow;
-
 use super::listings::save_import_in;
 use super::{on_pool, Store, StoreError, Ts, BRAND_LOCK};
-use crate::{ListingEdit, ListingUpdate, NewListing, SavedListing};
+use crate::{ListingEdit, ListingUpdate, NewListing};
+use rehome_domain::view::BulkDraftRecord;
+use rehome_domain::view::SavedListing;
 
 const DRAFT_COLUMNS: &str = "d.id, d.brand_id, d.user_id, u.name AS uploader, d.filename, d.mode, d.row_count, \
                              d.created_at, d.expires_at, d.committed_at, d.result";
-
-/// A draft as stored, without its file.
-#[derive(Debug, Clone, FromRow)]
-pub struct BulkDraftRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    pub user_id: i64,
-    /// The name of the user who uploaded it.
-    pub uploader: String,
-    pub filename: String,
-    /// `create` or `upsert`.
-    pub mode: String,
-    /// Data rows read at upload.
-    pub row_count: i64,
-    pub created_at: Ts,
-    pub expires_at: Ts,
-    pub committed_at: Option<Ts>,
-    /// What the import did (JSON written by the use case), once committed.
-    pub result: Option<String>,
-}
 
 /// A draft to keep.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,6 @@
 //! Collections of sold clearance items. A collection and its `collection.scheduled` event
 //! are written in one transaction; an order has at most one collection (unique index).
 
-use sqlx::FromRow;
-
 use chrono::NaiveDate;
 
 use super::mail::{enqueue_mail, MailBody, NewMail};
@@ -11,7 +9,7 @@ use rehome_domain::audit::AuditEntry;
 use rehome_domain::collection::{CollectionQuery, CollectionStatus};
 use rehome_domain::event::Event;
 use rehome_domain::listing::Channel;
-use rehome_domain::order::OrderStatus;
+use rehome_domain::view::CollectionRow;
 
 /// What recording a collection did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,28 +43,6 @@ pub enum CollectionChange {
     Move { scheduled_for: NaiveDate, scheduled_at: Ts, warehouse_id: Option<String>, warehouse_label: String },
     /// Withdrawn: the order waits for a date again.
     Cancel,
-}
-
-/// A clearance order and its collection, if scheduled.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct CollectionRow {
-    pub order_id: i64,
-    pub brand_slug: String,
-    pub listing_id: i64,
-    pub quantity: i64,
-    pub buyer_window_start: NaiveDate,
-    pub buyer_window_end: NaiveDate,
-    #[sqlx(try_from = "String")]
-    pub order_status: OrderStatus,
-    pub id: Option<String>,
-    pub scheduled_for: Option<NaiveDate>,
-    pub scheduled_at: Option<Ts>,
-    pub warehouse_id: Option<String>,
-    pub warehouse_label: Option<String>,
-    /// The title sold (the order's, else its listing's as it is now).
-    pub title: Option<String>,
-    /// The listing's warehouse as it is now (the collection's default).
-    pub listing_warehouse_id: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -7,20 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bytes::Bytes;
 use sqlx::FromRow;
 
-use super::{on_pool, placeholders, Store, StoreError, Ts};
-use rehome_domain::idempotency::{self, Kept, KeptHeaders};
-
-/// What claiming a key did.
-#[derive(Debug, Clone)]
-pub enum Claim {
-    /// This request holds the key: run it, then complete or release the key.
-    Claimed,
-    /// The key is held or done: what it holds.
-    Held(Kept),
-}
+use super::{on_pool, placeholders, Store, StoreError};
+use rehome_domain::idempotency::{self, Claim, Kept, KeptAnswer, KeyClaim};
 
 #[derive(FromRow)]
 struct Row {
@@ -33,31 +23,6 @@ struct Row {
     headers: Option<String>,
     body: Option<Vec<u8>>,
     body_deflated: i64,
-}
-
-/// A request's claim on an idempotency key of an API key.
-#[derive(Debug, Clone)]
-pub struct KeyClaim {
-    pub key_id: i64,
-    pub key: String,
-    pub fingerprint: [u8; 32],
-    pub now: Ts,
-    /// The request holds the key until then at the latest (its node may die).
-    pub lease_until: Ts,
-    pub expires_at: Ts,
-}
-
-/// The 2xx answer of the request that holds a key, to keep.
-#[derive(Debug, Clone)]
-pub struct KeptAnswer {
-    pub key_id: i64,
-    pub key: String,
-    pub status: u16,
-    pub content_type: Option<String>,
-    /// The headers a replay answers again (`domain::idempotency::KEPT_HEADERS`).
-    pub headers: KeptHeaders,
-    /// The answer's bytes, shared with the response sent (not copied).
-    pub body: Bytes,
 }
 
 /// A kept body as its answer had it, from its stored bytes and packing.

@@ -10,9 +10,10 @@
 use chrono::TimeDelta;
 
 use super::mail::{enqueue_mail, NewMail};
-use super::users::{insert_invitation, MemberRecord, MEMBER_COLUMNS};
+use super::users::{insert_invitation, MEMBER_COLUMNS};
 use super::{now, on_pool, record_audit, Store, StoreError, Ts};
 use rehome_domain::audit::AuditEntry;
+use rehome_domain::view::MemberRecord;
 
 /// An invitation to send again: the new link's hash and expiry, how many links the person
 /// may have been sent in the last 24 hours, and the mail carrying it (when mail is on).

@@ -1,13 +1,13 @@
 //! API keys: only the hash and a lookup prefix of each secret are stored.
 
 use chrono::{DateTime, Utc};
-use sqlx::FromRow;
 
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
 use crate::BRAND_LOCK;
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::key_request::{key_active, rolled_expiry};
 use rehome_domain::user::Scopes;
+use rehome_domain::view::{KeyOwner, KeyRecord};
 
 pub struct NewKeyRecord<'a> {
     pub user_id: i64,
@@ -17,42 +17,6 @@ pub struct NewKeyRecord<'a> {
     pub scopes: Scopes,
     pub rate_limit: Option<u32>,
     pub expires_at: Option<DateTime<Utc>>,
-}
-
-/// A key row with its user and brand: everything a request needs to know about its caller.
-#[derive(Debug, Clone, FromRow)]
-pub struct KeyOwner {
-    pub key_id: i64,
-    pub secret_hash: Vec<u8>,
-    pub scopes: String,
-    pub rate_limit: Option<i64>,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub revoked_at: Option<DateTime<Utc>>,
-    pub last_used_at: Option<DateTime<Utc>>,
-    pub user_id: i64,
-    pub user_name: String,
-    pub role: String,
-    pub brand_id: i64,
-    pub brand_slug: String,
-}
-
-/// A key as the key list shows it (never its secret).
-#[derive(Debug, Clone, FromRow)]
-pub struct KeyRecord {
-    pub id: i64,
-    pub label: String,
-    /// The first characters of the secret's random part.
-    pub lookup: String,
-    /// `read`, `write` or `read,write`.
-    pub scopes: String,
-    pub user_id: i64,
-    pub created_at: Ts,
-    pub expires_at: Option<Ts>,
-    pub last_used_at: Option<Ts>,
-    pub last_used_ip: Option<String>,
-    pub revoked_at: Option<Ts>,
-    /// Requests per minute; `None`: the server's default.
-    pub rate_limit: Option<i64>,
 }
 
 /// The brand's keys: `WHERE u.brand_id = …` scopes every read to one brand.

@@ -38,7 +38,6 @@ mod sessions;
 mod settings;
 mod sign_in;
 mod team;
-mod time;
 mod users;
 mod wallet;
 mod warehouses;
@@ -56,51 +55,40 @@ use sqlx::{PgConnection, Postgres, Sqlite, SqliteConnection};
 use pool::Pool;
 
 pub(crate) use audit::commit_audited;
-pub use audit::{record_audit, AuditFilter, AuditRecord};
-pub use brand_orders::{BrandOrderRow, OrderFilter};
-pub use brands::{BrandInsert, BrandRecord};
-pub use bulk_drafts::{BulkDraftRecord, DraftInsert, NewBulkDraft};
-pub use collections::{BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, CollectionRow, NewCollection};
+pub use audit::record_audit;
+
+pub use brands::BrandInsert;
+pub use bulk_drafts::{DraftInsert, NewBulkDraft};
+pub use collections::{BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, NewCollection};
 pub use copy::{copy_sqlite_to_postgres, CopiedTable};
-pub use idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim, MAX_BATCH as MAX_IDEMPOTENCY_BATCH};
+pub use idempotency::MAX_BATCH as MAX_IDEMPOTENCY_BATCH;
 pub use invitations::{InvitationChange, Resend as InvitationResend};
-pub use keys::{KeyOwner, KeyRecord, KeySecret, NewKeyRecord, RollOutcome};
-pub use listings::events::ListingView;
-pub use listings::{
-    FacetCount, ImageSlot, ImageSource, ListingEdit, ListingImage, ListingPage, ListingRecord, ListingSummaryRecord,
-    ListingUpdate, MarketCard, MarketListing, MarketPhoto, NewListing, Removal, SavedListing, SitemapEntry, SyncPage,
-};
+pub use keys::{KeySecret, NewKeyRecord, RollOutcome};
+pub use listings::{ImageSlot, ImageSource, ListingEdit, ListingUpdate, NewListing};
 pub use mail::{enqueue_mail, ClaimedMail, MailBody, MailOutcome, MailRecord, NewMail};
 pub use operating::{PoolUsage, QueueDepths};
 pub use orders::StockRefusal;
-pub use orders::{BuyerInsert, BuyerOrder, OrderCompletion, OrderPlacement, OrderRecord, OwnedMail};
+pub use orders::{BuyerInsert, BuyerOrder, OrderCompletion, OrderPlacement, OwnedMail};
 pub use outage::{outage, Outage};
 pub use password_resets::{NewReset, ResetIssue, ResetTarget};
-pub use payment_holds::{HoldInsert, HoldRecord, HoldSettlement};
+pub use payment_holds::{HoldInsert, HoldSettlement};
 pub use payout_links::PayoutLinkRecord;
-pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, PhotoRecord, THUMBNAIL_ATTEMPTS};
+pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
-pub use redemptions::{
-    CodeSpend, NewRedemption, RedemptionCursor, RedemptionFilter, RedemptionInsert, RedemptionRecord, RedemptionState,
-};
+pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert};
 
-/// The most a filtered count of a brand's rows counts (the dashboard's lists say "more than"
-/// past it): a count walks what it counts, and a list's first page should not walk them all.
-pub const COUNT_CAP: i64 = 10_000;
+pub(crate) use rehome_domain::limits::LIST_COUNT_CAP as COUNT_CAP;
+pub(crate) use rehome_domain::time::Ts;
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};
 pub use sessions::{CodeCompletion, CodeProof, NewSession, OwnSession, SessionRecord};
-pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, InvitationRecord, Reservation, TotpRecord};
+pub use sign_in::{Acceptance, AccountRecord, AttemptKeys, Reservation, TotpRecord};
 pub use team::{MemberRemoval, RemovalOutcome, RoleUpdate};
-pub use time::Ts;
-pub use users::{MemberInsert, MemberRecord, NewMember, UserInsert, UserRecord};
-pub use wallet::{
-    Balances, EntryFilter, EntryRecord, MonthSales, NewLedgerEntry, RemittanceRecord, StatementMail, StatementRender,
-};
+pub use users::{MemberInsert, NewMember, UserInsert, UserRecord};
+pub use wallet::{Balances, MonthSales, NewLedgerEntry, StatementMail, StatementRender};
 pub use warehouses::WarehouseWriteError;
 pub use webhooks::{
-    insert_event, AttemptRecord, AttemptResult, ClaimedEvent, DeliveryRecord, DueDelivery, DueKey, DueWindow,
-    EndpointChange, EndpointInsert, WebhookEndpointRecord,
+    insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey, DueWindow, EndpointChange, EndpointInsert,
 };
 
 /// Failures of the storage layer. Business outcomes (a taken slug, a listing not on sale, an

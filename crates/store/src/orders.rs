@@ -8,51 +8,9 @@ use super::listings::stamp_listing_change;
 use super::mail::{enqueue_mail, MailBody, NewMail};
 use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
-use rehome_domain::listing::{Channel, ListingStatus};
-use rehome_domain::order::{BuyerWindow, OrderRequest, OrderStatus};
-
-/// A stored order with its brand's slug.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct OrderRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    pub brand_slug: String,
-    pub listing_id: i64,
-    /// As the listing was when it sold.
-    #[sqlx(try_from = "String")]
-    pub channel: Channel,
-    pub quantity: i64,
-    pub unit_price_pence: i64,
-    pub buyer_window_start: NaiveDate,
-    pub buyer_window_end: NaiveDate,
-    #[sqlx(try_from = "String")]
-    pub status: OrderStatus,
-    pub completed_at: Option<Ts>,
-    pub created_at: Ts,
-    /// The listing's title when it sold.
-    pub title: String,
-    /// The listing's delivery contribution (whole pounds) when it sold.
-    pub delivery_contribution_gbp: i64,
-}
-
-impl OrderRecord {
-    pub fn is_completed(&self) -> bool {
-        self.status == OrderStatus::Completed
-    }
-
-    pub fn is_exchange(&self) -> bool {
-        self.channel == Channel::Exchange
-    }
-
-    /// What the whole order sold for, in pence.
-    pub fn total_pence(&self) -> i64 {
-        self.unit_price_pence.saturating_mul(self.quantity)
-    }
-
-    pub fn window(&self) -> BuyerWindow {
-        BuyerWindow { start: self.buyer_window_start, end: self.buyer_window_end }
-    }
-}
+use rehome_domain::listing::ListingStatus;
+use rehome_domain::order::{OrderRequest, OrderStatus};
+use rehome_domain::view::OrderRecord;
 
 /// Orders placed before the title and delivery contribution were kept read the listing's.
 pub(super) const ORDER_COLUMNS: &str = "o.id, o.brand_id, b.slug AS brand_slug, o.listing_id, o.channel, o.quantity,

@@ -4,62 +4,17 @@
 //! back. Each is one conditional change of the hold's status, so a confirmation that arrives
 //! twice, or beside the job that lets a lapsed hold go, settles the hold once.
 
-use chrono::{DateTime, NaiveDate, Utc};
-use sqlx::FromRow;
+use chrono::{DateTime, Utc};
 
 use super::listings::stamp_listing_change;
 use super::orders::{take_stock, Sold, StockRefusal};
 use super::queue::{LeasedQueue, Outcomes};
-use super::{now, on_pool, BuyerInsert, OrderRecord, Store, StoreError, Ts};
+use super::{now, on_pool, BuyerInsert, Store, StoreError, Ts};
 use rehome_domain::checkout::HoldStatus;
 use rehome_domain::listing::ListingStatus;
-use rehome_domain::order::{BuyerWindow, OrderRequest};
-
-/// A purchase waiting for (or settled by) its payment.
-#[derive(Debug, Clone, FromRow)]
-pub struct HoldRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    pub listing_id: i64,
-    pub channel: String,
-    pub quantity: i64,
-    /// The price the buyer is asked to pay for each unit: the listing's when the hold began.
-    pub unit_price_pence: i64,
-    pub title: String,
-    /// The brand's name as the buyer saw it.
-    pub brand_name: String,
-    pub delivery_contribution_gbp: i64,
-    pub buyer_window_start: NaiveDate,
-    pub buyer_window_end: NaiveDate,
-    pub token_sha256: String,
-    /// The page token, sealed; `None` once the hold is settled.
-    pub(crate) token_sealed: Option<Vec<u8>>,
-    /// The buyer's details, kept only while the hold is pending.
-    pub name: Option<String>,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub postcode: Option<String>,
-    pub provider: String,
-    pub session_id: Option<String>,
-    pub session_url: Option<String>,
-    #[sqlx(try_from = "String")]
-    pub status: HoldStatus,
-    pub order_id: Option<i64>,
-    pub held_until: Ts,
-    /// How many times the job has taken the hold (each lapse and retry).
-    pub attempts: i64,
-    pub created_at: Ts,
-}
-
-impl HoldRecord {
-    pub fn total_pence(&self) -> i64 {
-        self.unit_price_pence.saturating_mul(self.quantity)
-    }
-
-    pub fn window(&self) -> BuyerWindow {
-        BuyerWindow { start: self.buyer_window_start, end: self.buyer_window_end }
-    }
-}
+use rehome_domain::order::OrderRequest;
+use rehome_domain::view::HoldRecord;
+use rehome_domain::view::OrderRecord;
 
 const HOLD_COLUMNS: &str = "id, brand_id, listing_id, channel, quantity, unit_price_pence, title, brand_name, \
     delivery_contribution_gbp, buyer_window_start, buyer_window_end, token_sealed, token_sha256, name, email, phone, postcode, \

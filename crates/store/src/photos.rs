@@ -15,6 +15,7 @@ use rehome_domain::listing::{ImageStatus, PhotoSource};
 use super::listings::touch_listings;
 use super::queue::{LeasedQueue, Outcomes};
 use super::{now, on_conn, on_pool, Conn, Store, StoreError, Ts};
+use rehome_domain::view::PhotoRecord;
 
 /// How many times a thumbnail job is claimed before the photo is given up on.
 pub const THUMBNAIL_ATTEMPTS: i64 = 3;
@@ -31,25 +32,6 @@ pub struct NewPhoto<'a> {
     pub byte_size: i64,
     pub width: i64,
     pub height: i64,
-}
-
-/// A stored photo as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct PhotoRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    pub name: String,
-    pub mime: String,
-    pub filename: String,
-    pub byte_size: i64,
-    pub width: i64,
-    pub height: i64,
-    /// How far its thumbnails got.
-    #[sqlx(try_from = "String")]
-    pub thumb_status: ImageStatus,
-    pub medium_name: Option<String>,
-    pub large_name: Option<String>,
-    pub created_at: Ts,
 }
 
 /// A photo whose thumbnails a worker now holds the lease of.

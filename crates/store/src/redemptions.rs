@@ -4,14 +4,13 @@
 //! spent by one conditional `UPDATE` (unspent and unexpired), so of many concurrent redeems
 //! exactly one succeeds.
 
-use sqlx::FromRow;
-
 use super::audit::commit_audited;
 use super::wallet::{insert_entry, NewLedgerEntry};
 use super::{on_pool, Store, StoreError, Ts};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::event::Event;
 use rehome_domain::payout::{CreditDestination, CustomerChoice};
+use rehome_domain::view::{RedemptionFilter, RedemptionRecord, RedemptionState};
 
 /// A redemption to record. `code_hash` and `code_hint` are set for credit to a code.
 #[derive(Debug, Clone)]
@@ -36,52 +35,6 @@ pub struct NewRedemption {
     pub ledger_entry: Option<NewLedgerEntry>,
 }
 
-/// A stored redemption with its brand's slug. The code is stored only sealed with the data
-/// key (see [`Store::open_code`]).
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct RedemptionRecord {
-    pub id: String,
-    pub brand_slug: String,
-    pub customer_id: String,
-    #[sqlx(try_from = "String")]
-    pub customer_choice: CustomerChoice,
-    #[sqlx(try_from = "Destination")]
-    pub credit_destination: Option<CreditDestination>,
-    pub value_pence: i64,
-    pub code_hint: Option<String>,
-    pub code_sealed: Option<Vec<u8>>,
-    pub expires_at: Option<Ts>,
-    pub original_order_id: Option<String>,
-    pub related_listing_id: i64,
-    pub sale_completed_at: Ts,
-    pub created_at: Ts,
-    pub redeemed_at: Option<Ts>,
-    pub redeemed_order_reference: Option<String>,
-    /// Who spent the code, as the audit log names them.
-    pub redeemed_by: Option<String>,
-}
-
-/// What recording a redemption did.
-/// Where a redemption stands, for the dashboard's filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedemptionState {
-    /// A credit code not spent and not expired.
-    CodeNotSpent,
-    CodeSpent,
-    /// A credit code past its expiry, never spent.
-    CodeExpired,
-    /// Credit added to the customer's existing order.
-    CreditToOrder,
-    Cash,
-}
-
-/// Which redemptions a list keeps: in a state (any when `None`), of a customer (exact id).
-#[derive(Debug, Clone, Default)]
-pub struct RedemptionFilter {
-    pub state: Option<RedemptionState>,
-    pub customer: Option<String>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedemptionInsert {
     Recorded,
@@ -97,18 +50,6 @@ pub enum CodeSpend {
     NotFound,
     AlreadyRedeemed,
     Expired,
-}
-
-/// The stored `credit_destination` (nullable text), for decoding into the enum.
-#[derive(sqlx::Type)]
-#[sqlx(transparent)]
-struct Destination(Option<String>);
-
-impl TryFrom<Destination> for Option<CreditDestination> {
-    type Error = rehome_domain::wire::UnknownValue;
-    fn try_from(stored: Destination) -> Result<Self, Self::Error> {
-        stored.0.map(CreditDestination::try_from).transpose()
-    }
 }
 
 /// Where a page of redemptions starts: at or after `since`, or strictly after the

@@ -11,6 +11,7 @@ use super::{now, on_pool, record_audit, Store, StoreError, Ts};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::clock::Clock;
 use rehome_domain::session::{stage_after_password, Stage};
+use rehome_domain::view::InvitationRecord;
 
 /// A live (not removed) user found by email, with what signing in decides on.
 #[derive(Debug, Clone, FromRow)]
@@ -33,16 +34,6 @@ pub struct TotpRecord {
     pub totp_secret: Option<Vec<u8>>,
     pub totp_pending: Option<Vec<u8>>,
     pub totp_last_step: Option<i64>,
-}
-
-/// An invitation that can still be accepted, with its user.
-#[derive(Debug, Clone, FromRow)]
-pub struct InvitationRecord {
-    pub user_id: i64,
-    pub email: String,
-    pub name: String,
-    pub brand_name: String,
-    pub expires_at: Ts,
 }
 
 /// What accepting an invitation did.

@@ -3,10 +3,11 @@
 //! writer), so two concurrent demotions of the last two admins cannot both pass the count.
 
 use super::listings::tick_listing_clock;
-use super::users::{MemberRecord, MEMBER_COLUMNS};
+use super::users::MEMBER_COLUMNS;
 use super::{now, on_pool, record_audit, Store, StoreError, BRAND_LOCK};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::user::Role;
+use rehome_domain::view::MemberRecord;
 
 /// Active admins of the brand other than one user.
 const OTHER_ACTIVE_ADMINS: &str =

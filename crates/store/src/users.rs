@@ -5,6 +5,7 @@ use sqlx::FromRow;
 use super::{enqueue_mail, now, on_conn, on_pool, record_audit, Conn, NewMail, Store, StoreError, Ts};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::user::Role;
+use rehome_domain::view::MemberRecord;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct UserRecord {
@@ -21,21 +22,6 @@ pub enum UserInsert {
     Created(UserRecord),
     /// A live user (of any brand) already has this email.
     EmailTaken,
-}
-
-/// A user as the team API shows them.
-#[derive(Debug, Clone, FromRow)]
-pub struct MemberRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    pub name: String,
-    pub email: String,
-    pub role: String,
-    /// `invited`, `active` or `removed`.
-    pub status: String,
-    pub totp_enrolled: bool,
-    pub created_at: Ts,
-    pub last_login_at: Option<Ts>,
 }
 
 /// The columns of a [`MemberRecord`], for `SELECT … FROM users`.

@@ -18,6 +18,7 @@ use super::{
     enqueue_mail, on_conn, on_pool, record_audit, Conn, Dialect, NewMail, Store, StoreError, Ts, READ_SNAPSHOT,
 };
 use rehome_domain::audit::{AuditAction, AuditActor, AuditEntry};
+use rehome_domain::view::{EntryFilter, EntryRecord, RemittanceRecord};
 use rehome_domain::wallet::{EntryStatus, EntryType, LineMoney};
 
 /// An entry to write with what earned it.
@@ -34,91 +35,12 @@ pub struct NewLedgerEntry {
     pub available_at: Ts,
 }
 
-/// Which entries a list keeps: of a type, in a status (at the reading's `now`), delivered
-/// within `[from, until)` (a month); each `None` keeps all.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EntryFilter {
-    pub kind: Option<EntryType>,
-    pub status: Option<EntryStatus>,
-    pub month: Option<(Ts, Ts)>,
-}
-
-/// A stored entry.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct EntryRecord {
-    pub id: i64,
-    #[sqlx(rename = "type")]
-    pub kind: String,
-    pub order_id: i64,
-    pub listing_id: i64,
-    pub title: String,
-    pub quantity: i64,
-    pub gross_pence: i64,
-    pub commission_pence: i64,
-    pub vat_pence: i64,
-    pub delivery_pence: i64,
-    pub amount_pence: i64,
-    pub delivered_at: Ts,
-    pub available_at: Ts,
-    pub remittance_id: Option<i64>,
-}
-
-impl EntryRecord {
-    /// The entry's money, in pence.
-    pub fn money(&self) -> LineMoney {
-        LineMoney {
-            gross: self.gross_pence,
-            commission: self.commission_pence,
-            vat: self.vat_pence,
-            delivery: self.delivery_pence,
-            amount: self.amount_pence,
-        }
-    }
-}
-
 /// A brand's balances in pence at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
 pub struct Balances {
     pub available: i64,
     pub pending: i64,
     pub paid: i64,
-}
-
-/// A stored statement, without its lines.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct RemittanceRecord {
-    pub id: i64,
-    pub brand_slug: String,
-    /// The brand's name (what the statement prints), and its time zone (the heading's
-    /// instants).
-    pub brand_name: String,
-    pub brand_time_zone: String,
-    pub number: i64,
-    pub period_end: Ts,
-    pub issued_at: Ts,
-    /// The billing entity at issue, as JSON.
-    pub billing: String,
-    pub line_count: i64,
-    pub gross_pence: i64,
-    pub commission_pence: i64,
-    pub vat_pence: i64,
-    pub delivery_pence: i64,
-    pub amount_pence: i64,
-    /// The previous statement's `period_end`, where this one's period starts (none for the
-    /// brand's first).
-    pub period_start: Option<Ts>,
-}
-
-impl RemittanceRecord {
-    pub fn totals(&self) -> LineMoney {
-        LineMoney {
-            gross: self.gross_pence,
-            commission: self.commission_pence,
-            vat: self.vat_pence,
-            delivery: self.delivery_pence,
-            amount: self.amount_pence,
-        }
-    }
 }
 
 /// Makes something of a statement (its mail, a download) from its lines, fed one at a

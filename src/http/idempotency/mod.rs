@@ -14,6 +14,8 @@ use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 
 use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, KEPT_HEADERS, REPLAYED_HEADER};
+use crate::domain::idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim};
+use crate::domain::time::Ts;
 use crate::error::ApiError;
 use crate::http::auth::Identity;
 use crate::http::body::multipart;
@@ -21,11 +23,9 @@ use crate::http::body::payload_too_large;
 use crate::http::metrics::AnsweredBy;
 use crate::http::V1;
 use crate::state::AppState;
-use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, Ts};
 
-pub mod log;
 mod routes;
-pub use log::IdempotencyLog;
+pub use crate::idempotency::IdempotencyLog;
 
 /// How long a request may hold its key before another node may take the key over (the
 /// holder's node died): longer than any request runs.

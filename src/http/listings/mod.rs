@@ -17,13 +17,13 @@ use crate::domain::listing::{
 };
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::listing_etag;
+use crate::domain::view::Removal;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::if_match;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::store::Removal;
 use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
 use params::{list_params, Paging};
 pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
@@ -241,7 +241,7 @@ pub fn context<'a>(state: &'a AppState, caller: &'a Caller) -> render::Context<'
 }
 
 /// How a listing reads in a listing event (decisions 15.3): as `GET /v1/listings` lists it.
-pub fn event_view(config: &crate::config::Config) -> crate::store::ListingView {
+pub fn event_view(config: &crate::config::Config) -> crate::domain::view::ListingView {
     let (market, media) = (config.marketplace_url().to_owned(), config.media_url().to_owned());
     Box::new(move |record, brand_slug| {
         let cx = render::Context { brand_slug, marketplace_url: &market, media_url: &media };

@@ -1,9 +1,9 @@
 //! Reading the list query string.
 
 use crate::domain::listing::{Channel, ListingQuery, ListingStatus, SyncPosition};
+use crate::domain::time::Ts;
 use crate::error::ApiError;
 use crate::http::query::{Page, QueryParams};
-use crate::store::Ts;
 
 /// A list request: which listings, and which page of them.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use crate::domain::listing::{price, ImageStatus, Measurement};
 use crate::domain::money::{payout, Pence};
-use crate::store::{ListingImage, ListingRecord, ListingSummaryRecord};
+use crate::domain::view::{ListingImage, ListingRecord, ListingSummaryRecord};
 
 /// A listing as list pages show it.
 #[derive(Debug, Serialize, ToSchema)]

@@ -7,12 +7,13 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::domain::time::Ts;
+use crate::domain::view::{AuditFilter, AuditRecord};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::store::{AuditFilter, AuditRecord, Ts};
 use crate::usecases::people::audit;
 
 pub const DEFAULT_LIMIT: u32 = 50;

@@ -12,12 +12,13 @@ use utoipa::ToSchema;
 use super::path_id;
 use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::domain::outcome::Outcome;
+use crate::domain::time::Ts;
+use crate::domain::view::KeyRecord;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::Json;
 use crate::state::AppState;
-use crate::store::{KeyRecord, Ts};
 use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RevokeKeyError, RollKeyError};
 
 #[derive(utoipa::OpenApi)]

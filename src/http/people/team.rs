@@ -12,13 +12,14 @@ use utoipa::{IntoParams, ToSchema};
 use super::path_id;
 use crate::domain::outcome::Outcome;
 use crate::domain::team::{MemberInvite, RoleChange};
+use crate::domain::time::Ts;
+use crate::domain::view::MemberRecord;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::store::{MemberRecord, Ts};
 use crate::usecases::people::team::{self, InviteError, RemoveError, RoleError};
 
 pub const TEAM_TAG: &str = "Team and keys";

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{content_etag, Precondition};
+use crate::domain::view::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::auth::Caller;
@@ -24,7 +25,6 @@ use crate::http::precondition::{precondition_failed, Guard, Tagged};
 use crate::http::Json;
 use crate::jobs::signature::secret_hint;
 use crate::state::AppState;
-use crate::store::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
 use params::DeliveryParams;
 

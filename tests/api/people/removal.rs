@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use rehome::domain::time::Ts;
 use rehome::domain::user::Role;
-use rehome::store::Ts;
 use serde_json::json;
 
 use super::{audit_entries, count, invite, reasons, refused_within, TEAM};

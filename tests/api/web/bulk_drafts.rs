@@ -5,9 +5,9 @@
 use chrono::{TimeDelta, Utc};
 use rehome::domain::outcome::Outcome;
 use rehome::domain::retention::Table;
+use rehome::domain::time::Ts;
 use rehome::domain::user::Role;
 use rehome::jobs::retention::{Retention, Settings};
-use rehome::store::Ts;
 
 use super::{admin, set_password, sql_i64, sql_ts, Browser, Page};
 use crate::helpers::{json, spawn_app, Partner, TestApp};

@@ -3,8 +3,8 @@
 
 use chrono::{TimeDelta, Utc};
 use rehome::domain::apikey::hash_secret;
+use rehome::domain::time::Ts;
 use rehome::domain::user::Role;
-use rehome::store::Ts;
 
 use super::{audit_actions, Browser};
 use crate::helpers::{on_raw, spawn_app, Partner, TestApp};

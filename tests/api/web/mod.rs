@@ -20,7 +20,7 @@ mod words;
 
 use std::collections::HashMap;
 
-use rehome::store::Ts;
+use rehome::domain::time::Ts;
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
 
 use crate::helpers::{on_raw, Partner, TestApp};

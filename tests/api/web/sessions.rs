@@ -2,7 +2,7 @@
 //! minute, sign-out, a password change ending sessions, a user no longer active.
 
 use chrono::{TimeDelta, Utc};
-use rehome::store::Ts;
+use rehome::domain::time::Ts;
 
 use super::{admin, audit_actions, sql_ts, Browser, PASSWORD};
 use crate::helpers::spawn_app;

@@ -474,7 +474,7 @@ async fn empty_states_say_what_to_do_next() {
     // A revoked key is still listed; a brand without keys is told what they are for.
     assert_eq!(app.delete(&format!("{KEYS}/{raw_key}"), &partner.key).await.status(), 200);
     assert!(!ada.get("/dashboard/integrations").await.body.contains("No API keys yet"));
-    let later = rehome::store::Ts::from(chrono::Utc::now() + chrono::TimeDelta::days(1));
+    let later = rehome::domain::time::Ts::from(chrono::Utc::now() + chrono::TimeDelta::days(1));
     super::sql_ts(&app, "DELETE FROM api_keys WHERE created_at < $1 AND user_id = $2", later, partner.user_id).await;
     let page = ada.get("/dashboard/integrations").await;
     assert!(page.body.contains("No API keys yet. Create a key for each program"), "{}", page.body);

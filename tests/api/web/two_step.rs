@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
+use rehome::domain::time::Ts;
 use rehome::domain::user::Role;
-use rehome::store::Ts;
 use totp_rs::{Algorithm, Secret, TOTP};
 
 use super::{admin, audit_actions, set_password, Browser, PASSWORD};

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use base64::Engine;
 use rehome::domain::event::{Event, EventType};
+use rehome::domain::time::Ts;
 use rehome::jobs::signature::verify;
 use rehome::jobs::{Deliverer, Outbox, WorkerSettings};
-use rehome::store::{insert_event, Sealer, Store, Ts};
+use rehome::store::{insert_event, Sealer, Store};
 use serde_json::{json, Value};
 
 use super::crash::{free_port, serve_with, wait_ready};

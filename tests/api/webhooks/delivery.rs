@@ -375,7 +375,7 @@ async fn a_batch_of_results_is_recorded_each_to_its_event_and_a_lost_lease_keeps
     // owner.
     let raw = app.db.raw().await;
     on_raw!(&raw, |pool| {
-        let (next, error): (Option<rehome::store::Ts>, Option<String>) =
+        let (next, error): (Option<rehome::domain::time::Ts>, Option<String>) =
             sqlx::query_as("SELECT next_attempt_at, last_error FROM webhook_events WHERE seq = $1")
                 .bind(seqs[1])
                 .fetch_one(pool)
@@ -444,7 +444,7 @@ async fn an_event_whose_lease_ran_out_behind_the_workers_place_is_sent_by_the_ne
         let mut tx = pool.begin().await.unwrap();
         insert_event((&mut *tx).into(), sealer, &leased).await.unwrap();
         sqlx::query("UPDATE webhook_events SET lease_owner = 'worker-gone', lease_until = $1 WHERE id = $2")
-            .bind(rehome::store::Ts::from(Utc::now() + TimeDelta::milliseconds(1_500)))
+            .bind(rehome::domain::time::Ts::from(Utc::now() + TimeDelta::milliseconds(1_500)))
             .bind(&leased.id)
             .execute(&mut *tx)
             .await

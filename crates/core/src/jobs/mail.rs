@@ -261,7 +261,7 @@ impl MailWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rehome_store::Ts;
+    use rehome_domain::time::Ts;
 
     fn claimed(to: &str, subject: &str) -> ClaimedMail {
         ClaimedMail {

@@ -17,8 +17,9 @@ use tokio::task::JoinHandle;
 
 use super::MailJobs;
 use crate::usecases::wallet;
+use rehome_domain::time::Ts;
 use rehome_domain::wallet::{month_start, next_run};
-use rehome_store::{Store, Ts};
+use rehome_store::Store;
 
 /// How long a node holds a month's run before another may take it over.
 pub const LEASE: TimeDelta = TimeDelta::minutes(15);

@@ -23,7 +23,8 @@ use tokio::task::JoinHandle;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use rehome_domain::retention::{Cutoffs, Table, Windows};
-use rehome_store::{PrunedBatch, Store, StoreError, Ts};
+use rehome_domain::time::Ts;
+use rehome_store::{PrunedBatch, Store, StoreError};
 
 /// The job's name in `job_leases`.
 pub const JOB: &str = "retention";

@@ -8,9 +8,8 @@ use rehome_domain::audit::{AuditAction, AuditActor, AuditEntry};
 use rehome_domain::key_request::key_label;
 use rehome_domain::team::normalise_email;
 use rehome_domain::user::{valid_slug, Admin, Role, Scopes};
-use rehome_store::{
-    BrandInsert, BrandRecord, KeyRecord, MemberRecord, NewKeyRecord, Store, StoreError, UserInsert, UserRecord,
-};
+use rehome_domain::view::{BrandRecord, KeyRecord, MemberRecord};
+use rehome_store::{BrandInsert, NewKeyRecord, Store, StoreError, UserInsert, UserRecord};
 
 /// Why an account operation was refused; the messages are the command line's.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,10 @@ use super::people::{keys, team};
 use super::{listings, wallet, webhooks, Core};
 use rehome_domain::collection::{CollectionQuery, CollectionStatus};
 use rehome_domain::listing::{ListingQuery, ListingStatus};
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
 use rehome_domain::webhook::DeliveryStatus;
-use rehome_store::{Balances, StoreError, Ts};
+use rehome_store::{Balances, StoreError};
 
 /// Collections listed on the home (the rest are on Collections).
 const COLLECTIONS_SHOWN: i64 = 5;
@@ -142,7 +143,7 @@ fn first_of_month(day: NaiveDate) -> NaiveDate {
 }
 
 /// What is worth saying of an active key at `now`, if anything.
-fn key_note(key: rehome_store::KeyRecord, now: DateTime<Utc>) -> Option<KeyNote> {
+fn key_note(key: rehome_domain::view::KeyRecord, now: DateTime<Utc>) -> Option<KeyNote> {
     let active = key.revoked_at.is_none() && key.expires_at.is_none_or(|at| at.get() > now);
     if !active {
         return None;
@@ -163,7 +164,7 @@ fn key_note(key: rehome_store::KeyRecord, now: DateTime<Utc>) -> Option<KeyNote>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rehome_store::KeyRecord;
+    use rehome_domain::view::KeyRecord;
 
     fn key(created_days_ago: i64, used_days_ago: Option<i64>, expires_in_days: Option<i64>) -> KeyRecord {
         let now = Utc::now();

@@ -8,7 +8,8 @@ use crate::media::{sanitize_filename, MediaName};
 use rehome_domain::listing::PhotoSource;
 use rehome_domain::outcome::Outcome;
 use rehome_domain::user::{Actor, Admin};
-use rehome_store::{NewPhoto, PhotoRecord, StoreError};
+use rehome_domain::view::PhotoRecord;
+use rehome_store::{NewPhoto, StoreError};
 
 /// A photo as uploaded: its bytes (decoded, within the size limit) and the name given.
 #[derive(Debug)]

@@ -9,8 +9,10 @@ use crate::usecases::Core;
 use rehome_domain::credit_code::{hint_of_tail, PresentedCode};
 use rehome_domain::listing::{Channel, ListingQuery, ListingStatus};
 use rehome_domain::order::OrderStatus;
+use rehome_domain::time::Ts;
 use rehome_domain::user::Actor;
-use rehome_store::{RedemptionFilter, StoreError, Ts};
+use rehome_domain::view::RedemptionFilter;
+use rehome_store::StoreError;
 
 /// The most listings a search shows (the total says how many there are).
 pub const LISTINGS_SHOWN: i64 = 5;

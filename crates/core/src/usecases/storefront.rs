@@ -14,7 +14,8 @@ use rehome_domain::listing::{Channel, Condition};
 use rehome_domain::settings::BrandProfile;
 use rehome_domain::storefront::{is_bot, view_day, CatalogueQuery, Count, PageState, SITEMAP_URLS};
 use rehome_domain::taxonomy::CATEGORIES;
-use rehome_store::{FacetCount, MarketCard, MarketListing, SitemapEntry, StoreError};
+use rehome_domain::view::{FacetCount, MarketCard, MarketListing, SitemapEntry};
+use rehome_store::StoreError;
 
 /// A brand as buyers see it.
 #[derive(Debug, Clone)]

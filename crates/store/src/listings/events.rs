@@ -14,11 +14,9 @@ use std::sync::{Arc, OnceLock};
 
 use super::super::webhooks::insert_event;
 use super::super::{on_conn, Conn, Store, StoreError, Ts};
-use super::{summaries, ListingSummaryRecord, NEWEST_FIRST, PAGE_JSON, SUMMARY_COLUMNS};
+use super::{summaries, NEWEST_FIRST, PAGE_JSON, SUMMARY_COLUMNS};
 use rehome_domain::event::{Event, EventType};
-
-/// Writes a listing's summary as an event's `data`, given the brand's slug.
-pub type ListingView = Box<dyn Fn(&ListingSummaryRecord, &str) -> serde_json::Value + Send + Sync>;
+use rehome_domain::view::ListingView;
 
 /// Where the store keeps the [`ListingView`] it was handed (shared by its clones).
 #[derive(Clone, Default)]

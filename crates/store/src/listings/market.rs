@@ -7,70 +7,18 @@
 use std::fmt::Write;
 
 use super::rows::DetailRow;
-use super::{FilterSql, ListingRecord, DETAIL_JSON};
+use super::{FilterSql, DETAIL_JSON};
 use crate::{on_pool, Store, StoreError, Ts};
-use rehome_domain::listing::{Channel, Condition, ListingQuery};
+use rehome_domain::listing::ListingQuery;
 use rehome_domain::money::Pence;
 use rehome_domain::storefront::{CatalogueQuery, Sort, COUNT_CAP, PAGE_SIZE};
+use rehome_domain::view::{FacetCount, MarketCard, MarketListing, MarketPhoto, SitemapEntry};
 
 /// In the catalogue: the partial indexes' predicate, on alias `k`.
 const VISIBLE: &str = "k.deleted_at IS NULL AND k.status = 'active' AND k.quantity > 0";
 
 /// What a buyer pays, the price sorts' and range's key (the `listings_market_price` index).
 const PRICE: &str = "COALESCE(k.sale_price_pence, k.regular_price_pence)";
-
-/// A listing as a catalogue card shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MarketCard {
-    pub id: i64,
-    pub title: String,
-    pub brand_slug: String,
-    /// The brand's display name (its name when it has no profile).
-    pub brand_name: String,
-    pub channel: Channel,
-    pub condition: Condition,
-    pub category: String,
-    pub regular_price: Pence,
-    pub sale_price: Option<Pence>,
-    /// The media name of the first ready photo's medium size (the original until it exists).
-    pub cover: Option<String>,
-}
-
-/// A listing's page, whatever its state (the storefront decides what each state shows).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MarketListing {
-    pub record: ListingRecord,
-    pub trashed: bool,
-    pub brand_slug: String,
-    pub brand_name: String,
-    pub photos: Vec<MarketPhoto>,
-}
-
-/// A ready photo of a listing: media names of the original and of its sizes once made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MarketPhoto {
-    pub name: String,
-    pub medium: Option<String>,
-    pub large: Option<String>,
-    pub width: i64,
-    pub height: i64,
-}
-
-/// One kept count: the catalogue's listings of a category, condition and channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FacetCount {
-    pub category: String,
-    pub condition: String,
-    pub channel: String,
-    pub live: i64,
-}
-
-/// One listing of a sitemap.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SitemapEntry {
-    pub id: i64,
-    pub updated_at: Ts,
-}
 
 /// A value bound to a catalogue statement.
 enum Bind {

@@ -15,28 +15,11 @@ use std::sync::LazyLock;
 
 use super::{on_pool, Dialect, Store, StoreError, Ts};
 pub(crate) use clock::{stamp as stamp_listing_change, tick as tick_listing_clock, touch as touch_listings};
-pub use market::{FacetCount, MarketCard, MarketListing, MarketPhoto, SitemapEntry};
-use rehome_domain::listing::{Channel, ImageStatus, ListingFields, ListingQuery, ListingStatus, SyncPosition};
-use rehome_domain::money::Pence;
+
+use rehome_domain::listing::{ListingFields, ListingQuery, SyncPosition};
+use rehome_domain::view::{ListingImage, ListingPage, ListingRecord, ListingSummaryRecord, SavedListing, SyncPage};
 use rows::{DetailRow, SummaryRow};
 pub(crate) use write::save_import_in;
-
-/// A stored listing with everything its detail shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListingRecord {
-    pub id: i64,
-    pub brand_id: i64,
-    /// The seller.
-    pub user_id: i64,
-    pub seller_name: String,
-    pub fields: ListingFields,
-    pub view_count: i64,
-    /// Bumped by every update; an update names the version it was validated against.
-    pub version: i64,
-    pub created_at: Ts,
-    pub updated_at: Ts,
-    pub images: Vec<ListingImage>,
-}
 
 /// Where a listing image comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,56 +40,6 @@ pub enum ImageSlot {
     Kept(ListingImage),
 }
 
-/// One entry of a listing's ordered image list.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-pub struct ListingImage {
-    pub position: i64,
-    pub source_url: Option<String>,
-    pub attachment_id: Option<i64>,
-    pub status: ImageStatus,
-    /// Set once the image is ready.
-    pub url: Option<String>,
-    pub error: Option<String>,
-}
-
-/// What a list page shows of each listing.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListingSummaryRecord {
-    pub id: i64,
-    pub title: String,
-    pub status: ListingStatus,
-    pub channel: Channel,
-    pub category: String,
-    pub regular_price: Pence,
-    pub sale_price: Option<Pence>,
-    pub delivery_contribution_gbp: u32,
-    pub view_count: i64,
-    pub created_at: Ts,
-    pub updated_at: Ts,
-    /// Set once trashed: only a sync page shows trashed listings.
-    pub deleted_at: Option<Ts>,
-    /// The first ready image.
-    pub cover_url: Option<String>,
-}
-
-/// One page of a sync walk (decisions 11.2), in (`updated_at`, `id`) order.
-#[derive(Debug, Clone)]
-pub struct SyncPage {
-    pub listings: Vec<ListingSummaryRecord>,
-    /// More listings follow the last one of this page.
-    pub has_more: bool,
-}
-
-/// One page of listings and how many match the filter in all.
-#[derive(Debug, Clone, Default)]
-pub struct ListingPage {
-    pub listings: Vec<ListingSummaryRecord>,
-    pub total: i64,
-    /// `total` is an estimate: a search matched more than
-    /// [`rehome_domain::listing::SEARCH_EXACT_TOTAL`] listings (see `search.rs`).
-    pub total_is_estimate: bool,
-}
-
 /// A listing to create.
 #[derive(Debug, Clone, Copy)]
 pub struct NewListing<'a> {
@@ -115,13 +48,6 @@ pub struct NewListing<'a> {
     pub seller_name: &'a str,
     pub fields: &'a ListingFields,
     pub images: &'a [ImageSource],
-}
-
-/// A saved listing, and whether saving it added a manufacturer brand to the partner's list.
-#[derive(Debug, Clone)]
-pub struct SavedListing {
-    pub record: ListingRecord,
-    pub brand_created: bool,
 }
 
 /// A change to write over a listing as it was read.
@@ -139,16 +65,6 @@ pub enum ListingUpdate {
     Saved(Box<SavedListing>),
     /// The listing changed (or went) since it was read: read it again and retry.
     Stale,
-}
-
-/// Why a listing was not removed (or that it was).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Removal {
-    Deleted,
-    /// Missing, trashed, or another brand's.
-    NotFound,
-    /// The brand's, but another user's.
-    NotOwner,
 }
 
 /// A listing's values in the order of [`DetailRow`]. The seller's name by a lookup of its

@@ -1,9 +1,9 @@
 //! Rows as the database returns them, and their conversion into records.
 
-use super::{ListingImage, ListingRecord, ListingSummaryRecord};
 use crate::{StoreError, Ts};
 use rehome_domain::listing::{ListingFields, Measurement};
 use rehome_domain::money::Pence;
+use rehome_domain::view::{ListingImage, ListingRecord, ListingSummaryRecord};
 
 /// A stored value that does not parse: the database holds something no code wrote.
 fn corrupt(what: impl std::fmt::Display) -> StoreError {

@@ -29,9 +29,11 @@
 //! until it has seen one more than the cap or the brand's end, so a short word that few
 //! listings have costs a read of the brand (about 50 ms at 200,000 listings).
 
-use super::{fts_phrase, keyed_page_sql, summaries, FilterSql, ListingPage};
+use super::{fts_phrase, keyed_page_sql, summaries, FilterSql};
+
 use crate::{on_pool, Store, StoreError};
 use rehome_domain::listing::{ListingQuery, SEARCH_EXACT_TOTAL};
+use rehome_domain::view::ListingPage;
 
 /// The key order of a list page.
 const NEWEST_FIRST: &str = "k.created_at DESC, k.id DESC";

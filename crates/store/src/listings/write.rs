@@ -5,13 +5,12 @@ use std::fmt::Write;
 
 use super::super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
 use super::clock;
-use super::{
-    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, Removal, SavedListing,
-};
+use super::{ImageSlot, ImageSource, ListingEdit, ListingUpdate, NewListing};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::listing::{ImageStatus, ListingFields};
 use rehome_domain::money::Pence;
 use rehome_domain::taxonomy::OTHER_BRAND;
+use rehome_domain::view::{ListingImage, ListingRecord, Removal, SavedListing};
 
 /// Binds a listing's stored fields, in the column order both the insert and the update
 /// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every

@@ -23,6 +23,7 @@ pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey,
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::event::Event;
 use rehome_domain::precondition::Precondition;
+use rehome_domain::view::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use rehome_domain::webhook::{after_rotation, read_previous, DeliveryStatus, FailureClass};
 use rehome_domain::wire::UnknownValue;
 
@@ -30,26 +31,6 @@ use rehome_domain::wire::UnknownValue;
 /// bound, so that the partial indexes on pending events (`WHERE status = 'pending'`) apply.
 fn pending(column: &str) -> String {
     format!("{column} = '{}'", DeliveryStatus::Pending.as_str())
-}
-
-#[derive(Debug, Clone, FromRow)]
-pub struct WebhookEndpointRecord {
-    pub brand_id: i64,
-    pub url: String,
-    pub enabled: bool,
-    pub signing_secret: String,
-    pub secret_rotated_at: DateTime<Utc>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// The event types it receives, comma-separated (decisions 15.3).
-    pub event_types: String,
-}
-
-impl WebhookEndpointRecord {
-    /// The event types it receives, in the order chosen.
-    pub fn event_types(&self) -> Vec<&str> {
-        self.event_types.split(',').filter(|t| !t.is_empty()).collect()
-    }
 }
 
 /// The event types of an endpoint as stored when none were chosen: the spec's two.
@@ -75,21 +56,6 @@ pub enum EndpointChange {
 
 const ENDPOINT_COLUMNS: &str =
     "brand_id, url, enabled, signing_secret, secret_rotated_at, created_at, updated_at, event_types";
-
-/// One event as the delivery log shows it.
-#[derive(Debug, Clone)]
-pub struct DeliveryRecord {
-    pub event_id: String,
-    pub event_type: String,
-    pub status: DeliveryStatus,
-    pub attempts: i64,
-    pub last_status_code: Option<i64>,
-    pub last_error: Option<FailureClass>,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub delivered_at: Option<DateTime<Utc>>,
-    pub seq: i64,
-}
 
 #[derive(FromRow)]
 struct DeliveryRow {
@@ -143,18 +109,6 @@ static DELIVERY_SELECT: LazyLock<String> = LazyLock::new(|| {
         no_endpoint = FailureClass::NoEndpoint.as_str()
     )
 });
-
-/// One attempt of the delivery log.
-#[derive(Debug, Clone)]
-pub struct AttemptRecord {
-    pub attempted_at: DateTime<Utc>,
-    pub url: String,
-    pub status_code: Option<i64>,
-    pub error: Option<FailureClass>,
-    pub duration_ms: i64,
-    /// The start of what the endpoint answered (at most 1 KiB), when it answered a body.
-    pub response_excerpt: Option<String>,
-}
 
 #[derive(FromRow)]
 struct AttemptRow {

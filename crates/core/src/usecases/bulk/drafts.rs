@@ -17,8 +17,10 @@ use crate::import::{Mode, Upload};
 use crate::usecases::listings::{self, ListingChange, NewListingBody};
 use crate::usecases::Core;
 use rehome_domain::outcome::Outcome;
+use rehome_domain::time::Ts;
 use rehome_domain::user::Admin;
-use rehome_store::{BulkDraftRecord, DraftInsert, ListingUpdate, NewBulkDraft, SavedListing, StoreError, Ts};
+use rehome_domain::view::{BulkDraftRecord, SavedListing};
+use rehome_store::{DraftInsert, ListingUpdate, NewBulkDraft, StoreError};
 
 /// How long an uploaded file waits for review: a working day, so a review interrupted by a
 /// meeting or lunch survives, while a file nobody imports does not linger.

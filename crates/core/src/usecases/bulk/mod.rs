@@ -15,9 +15,10 @@ use rehome_domain::listing::{validate, Channel, Given, ListingInput, ValidListin
 use rehome_domain::outcome::Outcome;
 use rehome_domain::taxonomy::Options;
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::ListingRecord;
 use rehome_domain::words;
 use rehome_domain::FieldError;
-use rehome_store::{ListingRecord, ListingUpdate, StoreError};
+use rehome_store::{ListingUpdate, StoreError};
 
 /// The title shown for a row whose title cell is blank.
 const MISSING_TITLE: &str = "(missing title)";

@@ -7,11 +7,9 @@ use crate::usecases::Core;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ListingInput, ValidListing};
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::{ListingImage, ListingRecord, SavedListing};
 use rehome_domain::FieldError;
-use rehome_store::{
-    ImageSlot, ImageSource, ListingEdit, ListingImage, ListingRecord, ListingUpdate, NewListing, SavedListing,
-    StoreError,
-};
+use rehome_store::{ImageSlot, ImageSource, ListingEdit, ListingUpdate, NewListing, StoreError};
 
 /// A create body that passed every check, ready to save.
 #[derive(Debug, Clone)]

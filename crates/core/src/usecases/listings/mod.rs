@@ -13,10 +13,9 @@ use rehome_domain::listing::{validate, ImageStatus, ListingInput, ListingQuery, 
 use rehome_domain::outcome::Outcome;
 use rehome_domain::precondition::{listing_etag, IfMatch};
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::{ListingPage, ListingRecord, Removal, SavedListing, SyncPage};
 use rehome_domain::FieldError;
-use rehome_store::{
-    ImageSlot, ImageSource, ListingPage, ListingRecord, ListingUpdate, Removal, SavedListing, StoreError, SyncPage,
-};
+use rehome_store::{ImageSlot, ImageSource, ListingUpdate, StoreError};
 
 /// A page of the brand's listings, newest first, and how many match in all.
 pub async fn list(

@@ -6,7 +6,8 @@ use askama::Template;
 use crate::config::Config;
 use rehome_domain::money::Pence;
 use rehome_domain::order::order_reference;
-use rehome_store::{MailBody, OrderRecord, OwnedMail};
+use rehome_domain::view::OrderRecord;
+use rehome_store::{MailBody, OwnedMail};
 
 /// A buyer's mail: a heading, a greeting, a lead paragraph, the order's details, closing
 /// paragraphs and a link.

@@ -13,7 +13,9 @@ use super::payments::{self, HoldError};
 use crate::usecases::Core;
 use rehome_domain::checkout::Buyer;
 use rehome_domain::order::{BuyerWindow, OrderRequest};
-use rehome_store::{BuyerInsert, BuyerOrder, HoldInsert, HoldRecord, OrderRecord, StockRefusal, StoreError};
+use rehome_domain::view::HoldRecord;
+use rehome_domain::view::OrderRecord;
+use rehome_store::{BuyerInsert, BuyerOrder, HoldInsert, StockRefusal, StoreError};
 
 /// What buying did: the order is placed (its page's token, shown once, in the redirect and
 /// the mail), or the stock is held while the buyer pays on the gateway's page.

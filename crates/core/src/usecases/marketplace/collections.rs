@@ -13,11 +13,12 @@ use rehome_domain::collection::{Collection, CollectionMove, CollectionQuery, Col
 use rehome_domain::event::{Event, EventType};
 use rehome_domain::order::{order_reference, BuyerWindow};
 use rehome_domain::outcome::Outcome;
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::CollectionRow;
 use rehome_domain::FieldError;
 use rehome_store::{
-    BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, CollectionRow, MailBody, NewCollection,
-    StoreError, Ts,
+    BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, MailBody, NewCollection, StoreError,
 };
 
 /// A sold clearance item and its collection, if scheduled.

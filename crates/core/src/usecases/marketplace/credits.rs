@@ -4,8 +4,10 @@ use crate::usecases::Core;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::credit_code::{PresentedCode, RedeemRequest};
 use rehome_domain::outcome::Outcome;
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
-use rehome_store::{CodeSpend, RedemptionRecord, StoreError, Ts};
+use rehome_domain::view::RedemptionRecord;
+use rehome_store::{CodeSpend, StoreError};
 
 /// A code checked (dry run) or spent.
 #[derive(Debug)]

@@ -4,7 +4,9 @@ use chrono::Utc;
 
 use crate::usecases::{wallet, Core};
 use rehome_domain::order::{Completion, OrderRequest};
-use rehome_store::{BuyerInsert, OrderCompletion, OrderPlacement, OrderRecord, StoreError, Ts};
+use rehome_domain::time::Ts;
+use rehome_domain::view::OrderRecord;
+use rehome_store::{BuyerInsert, OrderCompletion, OrderPlacement, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlaceOrderError {
@@ -117,7 +119,7 @@ pub struct BrandOrder {
 pub async fn for_brand(
     core: &Core,
     actor: &rehome_domain::user::Actor,
-    filter: &rehome_store::OrderFilter,
+    filter: &rehome_domain::view::OrderFilter,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<BrandOrder>, i64), StoreError> {

@@ -19,7 +19,8 @@ use crate::payments::{Gateway, GatewayError, PaymentEvent, SessionRequest, Sessi
 use crate::usecases::Core;
 use rehome_domain::checkout::PAYMENT_HOLD;
 use rehome_domain::order::OrderRequest;
-use rehome_store::{BuyerInsert, HoldInsert, HoldRecord, HoldSettlement, StockRefusal, Store, StoreError};
+use rehome_domain::view::HoldRecord;
+use rehome_store::{BuyerInsert, HoldInsert, HoldSettlement, StockRefusal, Store, StoreError};
 
 /// How much longer the gateway's page stays open than the hold: the gateway counts from its
 /// own clock, and takes no page shorter than 30 minutes (Stripe).

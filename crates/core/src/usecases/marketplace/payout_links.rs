@@ -11,7 +11,9 @@ use crate::usecases::Core;
 use rehome_domain::money::Pence;
 use rehome_domain::payout::{CustomerChoice, PayoutChoice, PayoutOptions};
 use rehome_domain::redemption::Redemption;
-use rehome_store::{OrderRecord, StoreError, Ts};
+use rehome_domain::time::Ts;
+use rehome_domain::view::OrderRecord;
+use rehome_store::StoreError;
 
 /// How long a link works.
 pub const LINK_DAYS: u64 = 14;

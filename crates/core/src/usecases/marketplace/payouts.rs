@@ -13,10 +13,11 @@ use rehome_domain::money::Pence;
 use rehome_domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
 use rehome_domain::precondition::Precondition;
 use rehome_domain::redemption::{Redemption, CURRENCY};
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::OrderRecord;
 use rehome_domain::FieldError;
-use rehome_store::OrderRecord;
-use rehome_store::{NewRedemption, RedemptionInsert, StoreError, Ts};
+use rehome_store::{NewRedemption, RedemptionInsert, StoreError};
 
 /// The brand's payout options; the defaults until the first change.
 pub async fn options(core: &Core, actor: &Actor) -> Result<PayoutOptions, StoreError> {

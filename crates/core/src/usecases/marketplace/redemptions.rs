@@ -5,9 +5,11 @@ use chrono::DateTime;
 use crate::usecases::Core;
 use rehome_domain::money::Pence;
 use rehome_domain::redemption::{Redemption, Spent, CURRENCY};
+use rehome_domain::time::Ts;
 use rehome_domain::user::Actor;
+use rehome_domain::view::{RedemptionFilter, RedemptionRecord};
 use rehome_domain::FieldError;
-use rehome_store::{RedemptionCursor, RedemptionFilter, RedemptionRecord, Store, StoreError, Ts};
+use rehome_store::{RedemptionCursor, Store, StoreError};
 
 /// One page of redemptions, and where the next one starts.
 #[derive(Debug)]

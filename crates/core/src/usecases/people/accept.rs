@@ -12,7 +12,8 @@ use rehome_domain::apikey::hash_secret;
 use rehome_domain::audit::{AuditAction, AuditActor, AuditEntry};
 use rehome_domain::password::Password;
 use rehome_domain::session::Stage;
-use rehome_store::{Acceptance, InvitationRecord, NewSession, StoreError};
+use rehome_domain::view::InvitationRecord;
+use rehome_store::{Acceptance, NewSession, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AcceptError {

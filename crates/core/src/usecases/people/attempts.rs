@@ -12,7 +12,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::usecases::Core;
 use rehome_domain::lockout::refused_until;
-use rehome_store::{AttemptKeys, Reservation, StoreError, Ts};
+use rehome_domain::time::Ts;
+use rehome_store::{AttemptKeys, Reservation, StoreError};
 
 /// The lockout window (`signin_lock_seconds`).
 pub(crate) fn window(core: &Core) -> TimeDelta {

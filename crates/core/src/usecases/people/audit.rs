@@ -3,7 +3,8 @@
 
 use crate::usecases::Core;
 use rehome_domain::user::Admin;
-use rehome_store::{AuditFilter, AuditRecord, StoreError};
+use rehome_domain::view::{AuditFilter, AuditRecord};
+use rehome_store::StoreError;
 
 /// One page, newest first.
 #[derive(Debug)]

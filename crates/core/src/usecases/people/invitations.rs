@@ -8,7 +8,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use crate::usecases::accounts::by_operator;
 use rehome_domain::apikey::{hash_secret, random_base62};
 use rehome_domain::audit::AuditAction;
-use rehome_store::{Store, StoreError, Ts};
+use rehome_domain::time::Ts;
+use rehome_store::{Store, StoreError};
 
 /// How long a link is valid.
 pub const INVITATION_TTL: TimeDelta = TimeDelta::hours(72);

@@ -10,10 +10,12 @@ use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::key_request::{KeyRequest, RollRequest};
 use rehome_domain::limits::KEYS_PER_HOUR;
 use rehome_domain::outcome::Outcome;
+use rehome_domain::time::Ts;
 use rehome_domain::user::Admin;
 use rehome_domain::user::MemberStatus;
+use rehome_domain::view::KeyRecord;
 use rehome_domain::FieldError;
-use rehome_store::{KeyRecord, KeySecret, NewKeyRecord, RollOutcome, StoreError, Ts};
+use rehome_store::{KeySecret, NewKeyRecord, RollOutcome, StoreError};
 
 /// A new key and its secret, shown this once.
 #[derive(Debug)]

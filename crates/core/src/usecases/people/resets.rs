@@ -15,8 +15,9 @@ use rehome_domain::apikey::{hash_secret, random_base62};
 use rehome_domain::audit::{AuditAction, AuditActor, AuditEntry};
 use rehome_domain::password::Password;
 use rehome_domain::team::MAX_EMAIL_LEN;
+use rehome_domain::time::Ts;
 use rehome_domain::user::Admin;
-use rehome_store::{NewMail, NewReset, ResetIssue, ResetTarget, StoreError, Ts};
+use rehome_store::{NewMail, NewReset, ResetIssue, ResetTarget, StoreError};
 
 /// How long a link works.
 pub const RESET_TTL: TimeDelta = TimeDelta::hours(1);

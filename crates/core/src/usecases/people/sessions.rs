@@ -11,8 +11,9 @@ use crate::usecases::Core;
 use rehome_domain::apikey::{hash_secret, random_base62};
 use rehome_domain::audit::{AuditAction, AuditActor, AuditEntry};
 use rehome_domain::session::{is_live, needs_touch, Stage, TOUCH_EVERY};
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin, MemberStatus, Role, Via};
-use rehome_store::{OwnSession, SessionRecord, StoreError, Ts};
+use rehome_store::{OwnSession, SessionRecord, StoreError};
 
 /// Characters of a session (or CSRF) token: about 256 bits.
 const TOKEN_LEN: usize = 43;

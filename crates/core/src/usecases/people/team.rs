@@ -10,11 +10,13 @@ use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::limits::INVITATION_LINKS_PER_DAY;
 use rehome_domain::outcome::Outcome;
 use rehome_domain::team::{MemberInvite, RoleChange};
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::MemberRecord;
 use rehome_domain::FieldError;
 use rehome_store::{
-    InvitationChange, InvitationResend, MemberInsert, MemberRecord, MemberRemoval, NewMail, NewMember, RemovalOutcome,
-    RoleUpdate, StoreError, Ts,
+    InvitationChange, InvitationResend, MemberInsert, MemberRemoval, NewMail, NewMember, RemovalOutcome, RoleUpdate,
+    StoreError,
 };
 
 /// A member just invited, with the link to hand over.

@@ -89,7 +89,8 @@ pub fn spreadsheet_safe(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::usecases::wallet::statement::entry;
-    use rehome_store::{EntryRecord, Ts};
+    use rehome_domain::time::Ts;
+    use rehome_domain::view::EntryRecord;
 
     #[test]
     fn the_streamed_csv_is_the_whole_one_byte_for_byte() {

@@ -12,12 +12,11 @@ use crate::jobs::MailJobs;
 use futures_util::{stream, StreamExt, TryStreamExt};
 use rehome_domain::money::Pence;
 use rehome_domain::statement::{Entry, Remittance};
+use rehome_domain::time::Ts;
 use rehome_domain::user::Actor;
+use rehome_domain::view::{EntryRecord, OrderRecord, RemittanceRecord};
 use rehome_domain::wallet::{next_run, EntryType, Hold, LineMoney};
-use rehome_store::{
-    Balances, Dialect, EntryRecord, NewLedgerEntry, OrderRecord, RemittanceRecord, StatementMail, StatementRender,
-    Store, StoreError, Ts,
-};
+use rehome_store::{Balances, Dialect, NewLedgerEntry, StatementMail, StatementRender, Store, StoreError};
 use statement::{pounds, Statement};
 
 /// The entry a delivered clearance order earns: the money of the sale as it sold.
@@ -89,7 +88,7 @@ pub async fn entries(
 pub async fn entries_listed(
     core: &super::Core,
     actor: &Actor,
-    filter: &rehome_store::EntryFilter,
+    filter: &rehome_domain::view::EntryFilter,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<Entry>, i64), StoreError> {

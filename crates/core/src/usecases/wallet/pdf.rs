@@ -337,7 +337,9 @@ fn win_ansi(s: &str) -> Vec<u8> {
 pub(crate) mod tests {
     use super::*;
 
-    use rehome_store::{EntryRecord, RemittanceRecord, Ts};
+    use rehome_domain::time::Ts;
+
+    use rehome_domain::view::{EntryRecord, RemittanceRecord};
 
     /// A statement of `lines` lines, with titles long, short and accented.
     pub(crate) fn sample(lines: usize) -> Statement {

@@ -8,8 +8,8 @@ use rehome_domain::money::Pence;
 use rehome_domain::order::order_reference;
 use rehome_domain::settings::TimeZone;
 use rehome_domain::statement::{Entry, Remittance, Totals};
+use rehome_domain::view::{EntryRecord, RemittanceRecord};
 use rehome_domain::wallet::{EntryStatus, LineMoney};
-use rehome_store::{EntryRecord, RemittanceRecord};
 
 /// The entry of `record` as it stands at `now`.
 pub fn entry(record: &EntryRecord, now: DateTime<Utc>) -> Entry {

@@ -5,9 +5,11 @@ use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::outcome::Outcome;
 use rehome_domain::user::{Actor, Admin};
 
+use rehome_domain::time::Ts;
+use rehome_domain::view::{AttemptRecord, DeliveryRecord};
 use rehome_domain::webhook::{DeadReplay, DeliveryStatus};
 use rehome_domain::FieldError;
-use rehome_store::{AttemptRecord, DeliveryRecord, StoreError, Ts};
+use rehome_store::StoreError;
 
 /// One page of the log and the number of events matching the filter.
 #[derive(Debug)]

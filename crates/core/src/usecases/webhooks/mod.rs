@@ -15,10 +15,12 @@ use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::event::{Event, EventType};
 use rehome_domain::outcome::Outcome;
 use rehome_domain::precondition::Precondition;
+use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
+use rehome_domain::view::WebhookEndpointRecord;
 use rehome_domain::webhook::{SecretRotation, WebhookPatch};
 use rehome_domain::FieldError;
-use rehome_store::{EndpointChange, EndpointInsert, StoreError, Ts, WebhookEndpointRecord};
+use rehome_store::{EndpointChange, EndpointInsert, StoreError};
 
 pub use deliveries::{
     count, deliveries, delivery, payload, replay, replay_dead, DeliveryError, DeliveryPage, ReplayError,

@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{IdempotencyClaim, KeptAnswer, KeyClaim, Store, StoreError, MAX_IDEMPOTENCY_BATCH};
+use rehome_domain::idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim};
+use rehome_store::{Store, StoreError, MAX_IDEMPOTENCY_BATCH};
 
 /// Operations waiting for the writer; senders wait when it is this far behind.
 const QUEUE: usize = 4 * MAX_IDEMPOTENCY_BATCH;
