@@ -12,7 +12,9 @@ use tokio::net::TcpListener;
 use crate::config::Config;
 use crate::http::auth::Identity;
 use crate::http::serve::{ConnectionLimits, Nobody, Vouch};
+use crate::jobs::remittances::Remittances;
 use crate::jobs::retention::{Retention, Settings as RetentionSettings};
+use crate::jobs::upkeep::{CountFolds, LimiterUpkeep};
 use crate::jobs::{Deliverer, ImportSettings, ImportWorker, MailWorker, ThumbnailWorker, WorkerSettings};
 use crate::media;
 use crate::state::AppState;
@@ -100,20 +102,8 @@ impl Server {
         // The worker stops with the server (or when `stop` is dropped on an error) and
         // finishes its deliveries in flight before the store closes.
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let mut queue_workers = self.state.queues.spawn_all(&stopped);
-        queue_workers.push(
-            Retention::new(self.state.store.clone(), RetentionSettings::from_config(&self.state.config))
-                .counting_into(self.state.metrics.clone())
-                .spawn(stopped.clone()),
-        );
-        queue_workers.push(spawn_listing_count_folder(self.state.store.clone(), stopped.clone()));
-        queue_workers.push(crate::jobs::remittances::spawn(
-            self.state.store.clone(),
-            self.state.config.mail_enabled().then(|| self.state.mail.clone()),
-            Duration::from_millis(self.state.config.remittance_poll_ms),
-            stopped.clone(),
-        ));
-        let limiter_upkeep = self.state.limiter.spawn_upkeep(stopped.clone());
+        self.add_periodic_tasks();
+        let queue_workers = self.state.queues.spawn_all(&stopped);
         let stopped_metrics = stopped.clone();
         let worker = deliverer.spawn(stopped);
         let app = crate::http::edge(router(self.state.clone()), &self.state);
@@ -157,11 +147,6 @@ impl Server {
                 tracing::error!(error = %e, "background worker failed");
             }
         }
-        if let Some(handle) = limiter_upkeep {
-            if let Err(e) = handle.await {
-                tracing::error!(error = %e, "rate limit upkeep failed");
-            }
-        }
         // A reset link asked for just before the signal is still made and mailed.
         self.state.unawaited.close();
         if tokio::time::timeout(UNAWAITED_GRACE, self.state.unawaited.wait()).await.is_err() {
@@ -172,51 +157,21 @@ impl Server {
     }
 }
 
-/// Folds the brands' listing count rows and the storefront's facet counts every few seconds (every node does; folds are safe
-/// beside one another), so that a list page's total sums one or a few rows.
-fn spawn_listing_count_folder(store: Store, stop: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-    const BATCH: i64 = 100;
-    spawn_batches(Duration::from_secs(5), BATCH, stop, "cannot fold listing counts", move || {
-        let store = store.clone();
-        async move {
-            let listings = store.fold_listing_counts(BATCH).await?;
-            let market = store.fold_market_counts(BATCH).await?;
-            Ok(listings.max(market) as i64)
+impl Server {
+    /// The work on a clock, on the runner of the queues: retention, the monthly remittance
+    /// run, the listing counts' folds and (on PostgreSQL) the shared rate limiter's upkeep.
+    fn add_periodic_tasks(&self) {
+        let state = &self.state;
+        let retention = Retention::new(state.store.clone(), RetentionSettings::from_config(&state.config));
+        state.queues.add(retention.counting_into(state.metrics.clone()).ticker());
+        let mail = state.config.mail_enabled().then(|| state.mail.clone());
+        let poll = Duration::from_millis(state.config.remittance_poll_ms);
+        state.queues.add(Remittances::new(state.store.clone(), mail, poll).ticker());
+        state.queues.add(CountFolds::ticker(state.store.clone()));
+        if let Some(shared) = state.limiter.shared() {
+            state.queues.add(LimiterUpkeep::ticker(shared.clone()));
         }
-    })
-}
-
-/// Every `every` until `stop`: runs `batch` again and again while it does a whole batch
-/// (`size` items), and logs `failure` with the error if it fails.
-fn spawn_batches<F, Fut>(
-    every: Duration,
-    size: i64,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-    failure: &'static str,
-    mut batch: F,
-) -> tokio::task::JoinHandle<()>
-where
-    F: FnMut() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Result<i64, crate::store::StoreError>> + Send,
-{
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = stop.changed() => return,
-                () = tokio::time::sleep(every) => {}
-            }
-            loop {
-                match batch().await {
-                    Ok(n) if n == size => continue,
-                    Ok(_) => break,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "{failure}");
-                        break;
-                    }
-                }
-            }
-        }
-    })
+    }
 }
 
 impl Server {

@@ -40,8 +40,10 @@ pub struct Shared {
     pub body_memory: BodyMemory,
     /// The image decodes in flight, with their memory budget (uploads and the photo jobs).
     pub decodes: DecodePool,
-    /// The runners of the leased queues (thumbnails, image imports, mail), started with
-    /// the server; [`Queues::run_pending`] runs what is due now.
+    /// The background work, started with the server: the runners of the leased queues
+    /// (thumbnails, image imports, mail, payment holds) and the periodic tasks; their
+    /// failures are counted into the metrics. [`Queues::run_pending`] runs queued work
+    /// due now.
     pub queues: Queues,
 }
 
@@ -102,15 +104,7 @@ impl AppState {
             clock,
             unawaited: TaskTracker::new(),
         };
-        Self(Arc::new(Shared {
-            core,
-            keys,
-            limiter,
-            idempotency,
-            large_bodies,
-            body_memory,
-            decodes,
-            queues: Queues::default(),
-        }))
+        let queues = Queues::counting_into(core.metrics.clone());
+        Self(Arc::new(Shared { core, keys, limiter, idempotency, large_bodies, body_memory, decodes, queues }))
     }
 }

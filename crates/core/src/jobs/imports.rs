@@ -15,7 +15,7 @@ use reqwest::{Method, StatusCode, Url};
 use tokio::task::JoinSet;
 
 use super::photo_queue::PhotoJobs;
-use super::queue::{finish_round, Queue, Runner};
+use super::queue::{finish_round, Failures, Queue, Runner};
 use super::retry::{random_unit, Attempts, Backoff, MAX_GAP};
 use crate::config::Config;
 use crate::media::original::{self, Refusal};
@@ -128,29 +128,22 @@ impl ImportWorker {
 }
 
 impl Queue for ImportWorker {
-    const NAME: &'static str = "image import";
+    const NAME: &'static str = "image_imports";
 
     /// Claims a batch, works it, records it; returns how many were claimed.
-    async fn round(self: Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>, failures: Failures) -> Result<usize, StoreError> {
         let now = Utc::now();
         let lease_until = now + self.settings.lease();
         let max_attempts = i64::from(self.settings.attempts);
-        let claimed =
-            match self.store.claim_image_imports(&self.owner, now, lease_until, CONCURRENCY, max_attempts).await {
-                Ok(claimed) => claimed,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot claim image imports");
-                    return 0;
-                }
-            };
+        let claimed = self.store.claim_image_imports(&self.owner, now, lease_until, CONCURRENCY, max_attempts).await?;
         let count = claimed.len();
         let mut tasks = JoinSet::new();
         for import in claimed {
-            let worker = self.clone();
-            tasks.spawn(async move { worker.import(import).await });
+            let (worker, failures) = (self.clone(), failures.clone());
+            tasks.spawn(async move { worker.import(import, &failures).await });
         }
-        finish_round(tasks, "image import").await;
-        count
+        finish_round(tasks, Self::NAME, &failures).await;
+        Ok(count)
     }
 
     async fn release(&self) -> Result<(), StoreError> {
@@ -159,7 +152,7 @@ impl Queue for ImportWorker {
 }
 
 impl ImportWorker {
-    async fn import(&self, import: ClaimedImport) {
+    async fn import(&self, import: ClaimedImport, failures: &Failures) {
         let outcome = match fetch(&self.outbound, &import.source_url).await {
             Ok(fetched) => self.keep(&import, fetched).await,
             Err(failure) => Err(failure),
@@ -177,7 +170,8 @@ impl ImportWorker {
             }
         };
         if let Err(e) = recorded {
-            tracing::error!(image_id = import.id, error = %e, "cannot record an image import; the lease will expire");
+            let what = format!("cannot record the import of image {}; the lease will expire", import.id);
+            failures.record(Self::NAME, &what, &e);
         }
     }
 

@@ -28,7 +28,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
-use super::queue::{finish_round, Queue, Runner};
+use super::queue::{finish_round, Failures, Queue, Runner};
 use super::retry::{random_unit, RetrySchedule};
 use crate::config::smtp::{transport, SEND_TIMEOUT};
 use crate::config::Config;
@@ -190,26 +190,20 @@ impl Queue for MailWorker {
 
     /// Claims a batch, sends each message concurrently and records each outcome as it
     /// comes. Answers how many were claimed.
-    async fn round(self: Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>, failures: Failures) -> Result<usize, StoreError> {
         let now = Utc::now();
-        let claimed = match self.store.claim_mail(&self.owner, now, now + self.lease(), BATCH).await {
-            Ok(claimed) => claimed,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot claim mail");
-                return 0;
-            }
-        };
+        let claimed = self.store.claim_mail(&self.owner, now, now + self.lease(), BATCH).await?;
         let count = claimed.len();
         let mut tasks = JoinSet::new();
         for mail in claimed {
-            let worker = self.clone();
+            let (worker, failures) = (self.clone(), failures.clone());
             tasks.spawn(async move {
                 let outcome = worker.attempt(&mail).await;
-                worker.record(&mail, &outcome).await;
+                worker.record(&mail, &outcome, &failures).await;
             });
         }
-        finish_round(tasks, "mail").await;
-        count
+        finish_round(tasks, Self::NAME, &failures).await;
+        Ok(count)
     }
 
     async fn release(&self) -> Result<(), StoreError> {
@@ -238,7 +232,7 @@ impl MailWorker {
         after_failure(&self.settings.schedule, mail.attempts, queued_at, Utc::now(), random_unit(), error, permanent)
     }
 
-    async fn record(&self, mail: &ClaimedMail, outcome: &MailOutcome) {
+    async fn record(&self, mail: &ClaimedMail, outcome: &MailOutcome, failures: &Failures) {
         match outcome {
             MailOutcome::Sent => tracing::info!(mail_id = mail.id, attempts = mail.attempts, "mail sent"),
             MailOutcome::Retry { at, error } => {
@@ -253,7 +247,7 @@ impl MailWorker {
         match self.store.record_mail(&self.owner, mail.id, outcome).await {
             Ok(true) => {}
             Ok(false) => tracing::warn!(mail_id = mail.id, "mail outcome not recorded: the lease was lost"),
-            Err(e) => tracing::error!(mail_id = mail.id, error = %e, "cannot record a mail outcome"),
+            Err(e) => failures.record(Self::NAME, &format!("cannot record the outcome of mail {}", mail.id), &e),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Background work: the webhook outbox and its delivery worker; photo thumbnails and image
 //! imports (woken through [`PhotoJobs`]) and the mail outbox with its SMTP sender (woken
-//! through [`MailJobs`]), three leased queues run by one runner ([`queue`]); the monthly
-//! remittance run; the retention job, which deletes what is past its window. Every queue
-//! retries on a schedule of its own, written as data ([`retry`]), with jitter.
+//! through [`MailJobs`]), leased queues; the monthly remittance run, the retention job
+//! (which deletes what is past its window) and the upkeep of counts and shared limits, on a
+//! clock. Queues and clocks run on one runner ([`queue`]), which records every failure one
+//! way. Every queue retries on a schedule of its own, written as data ([`retry`]), with
+//! jitter.
 //!
 //! Emitting an event is one row written in the caller's transaction (the transactional
 //! outbox): build a [`rehome_domain::event::Event`], pass it to [`rehome_store::Store::insert_event`] with `&mut *tx`
@@ -21,6 +23,7 @@ pub mod retention;
 pub mod retry;
 pub mod signature;
 pub mod thumbnails;
+pub mod upkeep;
 pub mod webhooks;
 
 pub use imports::{ImportSettings, ImportWorker};

@@ -6,7 +6,8 @@
 //! buyers' details a window after their order (issue 47). The audit log, the ledger and remittances, pending and
 //! dead webhook events and the catalogue are kept.
 //!
-//! Every node runs the scheduler; like the monthly remittance run, a node takes the job's
+//! Every node runs the scheduler (a [`Periodic`] task on its background runner); like the
+//! monthly remittance run, a node takes the job's
 //! lease (`job_leases`) before it runs, so one node at a time does, once per interval over
 //! all nodes. A node that dies mid-run leaves its lease to run out ([`LEASE`]); a long run
 //! renews it between batches. Rows go in batches of a few hundred or thousand, each one
@@ -18,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
+use super::queue::{Failures, Periodic, Ticker};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use rehome_domain::retention::{Cutoffs, Table, Windows};
@@ -104,6 +105,8 @@ pub struct Retention {
     store: Store,
     settings: Settings,
     metrics: Option<Arc<Metrics>>,
+    /// This node's name in the job's lease.
+    owner: String,
 }
 
 /// What a run checks between batches: a shutdown, and the lease it holds.
@@ -114,7 +117,7 @@ struct Run<'a> {
 
 impl Retention {
     pub fn new(store: Store, settings: Settings) -> Self {
-        Self { store, settings, metrics: None }
+        Self { store, settings, metrics: None, owner: format!("retention-{}", uuid::Uuid::new_v4().simple()) }
     }
 
     /// Counts the rows deleted into `metrics` (`rehome_retention_deleted_rows_total`).
@@ -128,46 +131,16 @@ impl Retention {
         self.run(now, &mut Run { lease: None, stop: None }).await
     }
 
-    /// The scheduler: every node runs one; it stops with `stop`.
-    pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
-        let owner = format!("retention-{}", uuid::Uuid::new_v4().simple());
-        // Nodes look a few times per interval, so the job runs about once per interval
-        // whichever node finished it last.
-        let poll = (self.settings.interval / 4).max(Duration::from_secs(1)).min(self.settings.interval);
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = stop.changed() => return,
-                    () = tokio::time::sleep(poll) => {}
-                }
-                let now = Utc::now();
-                match self.store.claim_job(JOB, &owner, Ts::from(now), Ts::from(now + LEASE)).await {
-                    Ok(true) => {}
-                    Ok(false) => continue,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot claim the retention job");
-                        continue;
-                    }
-                }
-                let run = self.run(now, &mut Run { lease: Some((&owner, Instant::now())), stop: Some(&stop) }).await;
-                let mut next = now + TimeDelta::from_std(self.settings.interval).unwrap_or(TimeDelta::MAX);
-                match run {
-                    Ok(report) => {
-                        if !report.complete {
-                            // Stopped early: whichever node looks next carries on.
-                            next = Utc::now();
-                        }
-                        log(&report);
-                    }
-                    Err(e) => tracing::warn!(error = %e, "the retention job failed; it runs again next interval"),
-                }
-                if let Err(e) = self.store.finish_job(JOB, &owner, Ts::from(next)).await {
-                    tracing::warn!(error = %e, "cannot release the retention job's lease; it runs out");
-                }
-            }
-        })
+    /// The scheduler: every node runs one, on its background runner.
+    pub fn ticker(self) -> Arc<Ticker<Self>> {
+        Ticker::new(self)
     }
 
+    /// Nodes look a few times per interval, so the job runs about once per interval
+    /// whichever node finished it last.
+    fn poll(&self) -> Duration {
+        (self.settings.interval / 4).max(Duration::from_secs(1)).min(self.settings.interval)
+    }
     async fn run(&self, now: DateTime<Utc>, run: &mut Run<'_>) -> Result<Report, StoreError> {
         let started = Instant::now();
         let cut = self.settings.windows.cutoffs(now);
@@ -304,6 +277,44 @@ impl Retention {
             }
         }
         Ok(true)
+    }
+}
+
+impl Periodic for Retention {
+    const NAME: &'static str = "retention";
+
+    fn first_turn(&self) -> Duration {
+        self.poll()
+    }
+
+    /// Takes the job's lease if it is due and free, runs it, and gives the lease back with
+    /// the next run's time (at once when the run stopped early: whichever node looks next
+    /// carries on).
+    async fn turn(self: Arc<Self>, stop: watch::Receiver<bool>, failures: Failures) -> Duration {
+        let now = Utc::now();
+        match self.store.claim_job(JOB, &self.owner, Ts::from(now), Ts::from(now + LEASE)).await {
+            Ok(true) => {}
+            Ok(false) => return self.poll(),
+            Err(e) => {
+                failures.record(Self::NAME, "cannot claim the retention job", &e);
+                return self.poll();
+            }
+        }
+        let run = self.run(now, &mut Run { lease: Some((&self.owner, Instant::now())), stop: Some(&stop) }).await;
+        let mut next = now + TimeDelta::from_std(self.settings.interval).unwrap_or(TimeDelta::MAX);
+        match run {
+            Ok(report) => {
+                if !report.complete {
+                    next = Utc::now();
+                }
+                log(&report);
+            }
+            Err(e) => failures.record(Self::NAME, "the retention job failed; it runs again next interval", &e),
+        }
+        if let Err(e) = self.store.finish_job(JOB, &self.owner, Ts::from(next)).await {
+            failures.record(Self::NAME, "cannot release the retention job's lease; it runs out", &e);
+        }
+        self.poll()
     }
 }
 

@@ -11,7 +11,7 @@ use chrono::{TimeDelta, Utc};
 use tokio::task::JoinSet;
 
 use super::photo_queue::PhotoJobs;
-use super::queue::{finish_round, Queue, Runner};
+use super::queue::{finish_round, Failures, Queue, Runner};
 use super::retry::{random_unit, Attempts, Backoff};
 use crate::media::pool::{self, DecodePool};
 use crate::media::{thumbnail, ImageKind, MediaName, MediaStore, Rendition};
@@ -63,29 +63,23 @@ impl ThumbnailWorker {
 }
 
 impl Queue for ThumbnailWorker {
-    const NAME: &'static str = "thumbnail";
+    const NAME: &'static str = "thumbnails";
 
     /// Claims a batch, works it, records it; returns how many were claimed.
-    async fn round(self: Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>, failures: Failures) -> Result<usize, StoreError> {
         let now = Utc::now();
-        let claimed = match self.store.claim_thumbnails(&self.owner, now, now + LEASE, CONCURRENCY).await {
-            Ok(claimed) => claimed,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot claim thumbnail work");
-                return 0;
-            }
-        };
+        let claimed = self.store.claim_thumbnails(&self.owner, now, now + LEASE, CONCURRENCY).await?;
         let count = claimed.len();
         let mut tasks = JoinSet::new();
         for photo in claimed {
-            let worker = self.clone();
+            let (worker, failures) = (self.clone(), failures.clone());
             tasks.spawn(async move {
                 let outcome = worker.attempt(&photo).await;
-                worker.record(&photo, outcome).await;
+                worker.record(&photo, outcome, &failures).await;
             });
         }
-        finish_round(tasks, "thumbnail").await;
-        count
+        finish_round(tasks, Self::NAME, &failures).await;
+        Ok(count)
     }
 
     async fn release(&self) -> Result<(), StoreError> {
@@ -130,7 +124,7 @@ impl ThumbnailWorker {
         Outcome::Done { medium, large }
     }
 
-    async fn record(&self, photo: &ClaimedThumbnail, outcome: Outcome) {
+    async fn record(&self, photo: &ClaimedThumbnail, outcome: Outcome, failures: &Failures) {
         let recorded = match outcome {
             Outcome::Done { medium, large } => {
                 self.store.finish_thumbnails(&self.owner, photo.id, medium.as_str(), large.as_str()).await
@@ -146,7 +140,8 @@ impl ThumbnailWorker {
             }
         };
         if let Err(e) = recorded {
-            tracing::error!(photo_id = photo.id, error = %e, "cannot record thumbnails; the lease will expire");
+            let what = format!("cannot record the thumbnails of photo {}; the lease will expire", photo.id);
+            failures.record(Self::NAME, &what, &e);
         }
     }
 }

@@ -33,6 +33,7 @@ use reqwest::{Method, Url};
 use tokio::sync::{watch, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::queue::Failures;
 use super::retry::{random_unit, RetrySchedule};
 use super::signature::{signature_header, standard_signature};
 use crate::config::Config;
@@ -42,6 +43,9 @@ use rehome_domain::webhook::{
     answer_excerpt, read_previous, still_signing, DeliveryStatus, FailureClass, ANSWER_EXCERPT_BYTES,
 };
 use rehome_store::{AttemptResult, ClaimedEvent, DueDelivery, DueKey, Sealer, Store, StoreError};
+
+/// The deliverer's name in the failure record.
+const TASK: &str = "webhooks";
 
 /// The `User-Agent` of every delivery.
 pub const USER_AGENT: &str = "rehome-webhooks/1.0";
@@ -209,6 +213,8 @@ pub struct Deliverer {
     owner: String,
     /// Counts the outcomes of the attempts it records, and the claims lost to other nodes.
     metrics: Option<Arc<Metrics>>,
+    /// Where the deliverer's own failures (a claim, a record, a release) are recorded.
+    failures: Failures,
     window: Mutex<WindowStart>,
     /// Claims left that start at a random place of the window: set after a claim lost
     /// events to another node ([`CONTENDED_CLAIMS`]).
@@ -234,14 +240,16 @@ impl Deliverer {
             sealer,
             owner,
             metrics: None,
+            failures: Failures::default(),
             window: Mutex::default(),
             contended: AtomicU32::new(0),
         })
     }
 
-    /// Counts each recorded attempt's outcome (`rehome_webhook_deliveries_total`) in `metrics`.
+    /// Counts each recorded attempt's outcome (`rehome_webhook_deliveries_total`) in `metrics`,
+    /// and the deliverer's own failures (`rehome_background_failures_total`).
     pub fn counting_into(self, metrics: Arc<Metrics>) -> Self {
-        Self { metrics: Some(metrics), ..self }
+        Self { failures: Failures::counting_into(metrics.clone()), metrics: Some(metrics), ..self }
     }
 
     /// Runs the loop until `stop` turns true (or its sender is dropped); then finishes the
@@ -296,7 +304,7 @@ impl Deliverer {
                             brand_of.insert(handle.id(), brand_id);
                         }
                     }
-                    Err(e) => tracing::error!(error = %e, "cannot claim webhook deliveries"),
+                    Err(e) => self.failures.record(TASK, "cannot claim webhook deliveries", &e),
                 }
                 // The finished deliveries are recorded while the new ones run and the loop
                 // waits, not before the claim: new deliveries start a statement sooner, and
@@ -342,7 +350,7 @@ impl Deliverer {
         }
         self.record(finished).await;
         if let Err(e) = self.store.release_webhook_leases(&self.owner).await {
-            tracing::warn!(error = %e, "cannot release webhook leases; they expire on their own");
+            self.failures.record(TASK, "cannot release webhook leases; they expire on their own", &e);
         }
     }
 
@@ -361,7 +369,7 @@ impl Deliverer {
             }
             Ok(None) => poll,
             Err(e) => {
-                tracing::error!(error = %e, "cannot read the webhook outbox");
+                self.failures.record(TASK, "cannot read the webhook outbox", &e);
                 poll
             }
         }
@@ -381,7 +389,7 @@ impl Deliverer {
             }
             // A panicking delivery loses only its result: the lease runs out and it is retried.
             Err(e) => {
-                tracing::error!(error = %e, "webhook delivery task failed");
+                self.failures.record(TASK, "a webhook delivery task failed", &e);
                 e.id()
             }
         };
@@ -409,7 +417,7 @@ impl Deliverer {
                     }
                 }
             }
-            Err(e) => tracing::error!(error = %e, count = finished.len(), "cannot record webhook attempts"),
+            Err(e) => self.failures.record(TASK, &format!("cannot record {} webhook attempts", finished.len()), &e),
         }
     }
 
@@ -423,7 +431,7 @@ impl Deliverer {
                 }
                 tracing::info!(count = n, "webhook events parked as dead: no enabled endpoint in their window")
             }
-            Err(e) => tracing::error!(error = %e, "cannot park undeliverable webhook events"),
+            Err(e) => self.failures.record(TASK, "cannot park undeliverable webhook events", &e),
         }
     }
 

@@ -19,13 +19,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-
 use rehome_store::Store;
 
 pub use local::LocalLimiter;
-pub use shared::{SharedLimiter, ALLOWANCE_TTL, BATCH_FROM, MAX_BATCH};
+pub use shared::{SharedLimiter, ALLOWANCE_TTL, BATCH_FROM, GIVE_BACK_EVERY, MAX_BATCH};
 pub use window::Window;
 
 pub const WINDOW_NANOS: u64 = 60_000_000_000;
@@ -90,11 +87,12 @@ impl Limiter {
         }
     }
 
-    /// Starts the limiter's background work, if it has any, until `stop` turns true.
-    pub fn spawn_upkeep(&self, stop: watch::Receiver<bool>) -> Option<JoinHandle<()>> {
+    /// The limiter shared through PostgreSQL, whose unspent allowances a node gives back
+    /// as they expire (`jobs::upkeep::LimiterUpkeep`); an in-memory limiter has no upkeep.
+    pub fn shared(&self) -> Option<&Arc<SharedLimiter>> {
         match self {
             Self::Local(_) => None,
-            Self::Shared(shared) => Some(shared.clone().spawn_upkeep(stop)),
+            Self::Shared(shared) => Some(shared),
         }
     }
 }
@@ -131,8 +129,7 @@ mod tests {
         assert!(matches!(limiter, Limiter::Local(_)));
         assert!(limiter.check(LimitKey::Key(1), 1).await.allowed);
         assert!(!limiter.check(LimitKey::Key(1), 1).await.allowed);
-        let (_stop, stopped) = watch::channel(false);
-        assert!(limiter.spawn_upkeep(stopped).is_none(), "nothing to keep up");
+        assert!(limiter.shared().is_none(), "nothing to keep up");
         store.close().await;
     }
 }

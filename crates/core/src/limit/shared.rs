@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
+use tokio::sync::Notify;
 
 use super::{now_nanos, Decision, LimitKey, LocalLimiter, WINDOW_MS};
 use rehome_store::{PgStore, RateTake};
@@ -17,7 +16,7 @@ const SHARED_TIMEOUT: Duration = Duration::from_secs(2);
 /// At most one warning about failing shared checks per this many milliseconds.
 const WARN_EVERY_MS: u64 = 10_000;
 /// How often expired allowances are given back to the database.
-const GIVE_BACK_EVERY: Duration = Duration::from_millis(50);
+pub const GIVE_BACK_EVERY: Duration = Duration::from_millis(50);
 /// How long a key's allowance record outlives its last use.
 const FORGET_AFTER: Duration = Duration::from_secs(1);
 
@@ -312,25 +311,6 @@ impl SharedLimiter {
             };
             self.warn(now_nanos() / 1_000_000, &failure);
         }
-    }
-
-    /// Gives unspent allowances back as they expire, until `stop` turns true (or its sender
-    /// is dropped); then gives back everything this node still holds. Every node runs one.
-    /// (Idle buckets' slots are deleted by the retention job, `jobs::retention`.)
-    pub fn spawn_upkeep(self: Arc<Self>, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
-        tokio::spawn(async move {
-            let mut give_back = tokio::time::interval(GIVE_BACK_EVERY);
-            give_back.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            while !*stop.borrow() {
-                tokio::select! {
-                    _ = give_back.tick() => self.give_back(Instant::now(), false).await,
-                    changed = stop.changed() => if changed.is_err() { break },
-                }
-            }
-            // Taken out under the lock, these can no longer be spent by requests still
-            // finishing on this node.
-            self.give_back(Instant::now(), true).await;
-        })
     }
 }
 

@@ -80,6 +80,7 @@ pub struct Metrics {
     rate_limited: [IntCounter; 3],
     sign_ins: [IntCounter; 3],
     retention_deleted: IntCounterVec,
+    background_failures: IntCounterVec,
     log_lines_dropped: IntCounter,
     gauges: DatabaseGauges,
     process: process::ProcessMetrics,
@@ -162,6 +163,12 @@ impl Metrics {
         for table in rehome_domain::retention::Table::ALL {
             retention_deleted.with_label_values(&[table.name()]);
         }
+        let background_failures = counter_vec(
+            &registry,
+            "rehome_background_failures_total",
+            "Failures of background work itself (a claim, a record, a release, a periodic task's turn), by task; the work is tried again at its next turn.",
+            &["task"],
+        );
         let log_lines_dropped = register(
             &registry,
             IntCounter::new(
@@ -218,6 +225,7 @@ impl Metrics {
             http_duration,
             unmatched: Default::default(),
             retention_deleted,
+            background_failures,
             log_lines_dropped,
             gauges,
             process,
@@ -263,6 +271,18 @@ impl Metrics {
         if let Ok(counter) = self.retention_deleted.get_metric_with_label_values(&[table]) {
             counter.inc_by(rows);
         }
+    }
+
+    /// A failure of background work's machinery (see `jobs::queue::Failures`).
+    pub fn background_failure(&self, task: &str) {
+        if let Ok(counter) = self.background_failures.get_metric_with_label_values(&[task]) {
+            counter.inc();
+        }
+    }
+
+    /// How many failures of `task`'s background machinery this node counted.
+    pub fn background_failures(&self, task: &str) -> u64 {
+        self.background_failures.get_metric_with_label_values(&[task]).map_or(0, |c| c.get())
     }
 
     /// The exposition of every family in the Prometheus text format, the database gauges

@@ -12,7 +12,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use tokio::sync::Notify;
 
 use crate::config::Config;
-use crate::jobs::queue::{Queue, Runner};
+use crate::jobs::queue::{Failures, Queue, Runner};
 use crate::jobs::retry::{random_unit, Backoff};
 use crate::jobs::MailJobs;
 use crate::payments::{Gateway, GatewayError, PaymentEvent, SessionRequest, SessionState, SignatureError};
@@ -204,7 +204,7 @@ impl HoldSettler {
 
     /// Asks the gateway how a lapsed hold's payment stands and settles it: paid, the order;
     /// lapsed (or closed now), the stock back; still processing, or no answer, ask again.
-    async fn settle(&self, hold: &HoldRecord, now: DateTime<Utc>) {
+    async fn settle(&self, hold: &HoldRecord, now: DateTime<Utc>, failures: &Failures) {
         let desk = Desk { store: &self.store, config: &self.config, mail: &self.mail };
         let state = match hold.session_id.as_deref() {
             Some(session) => self.gateway.close(session).await,
@@ -222,31 +222,25 @@ impl HoldSettler {
             Err(e) => Err(e.to_string()),
         };
         if let Err(error) = outcome {
-            let failures = u32::try_from(hold.attempts).unwrap_or(u32::MAX);
-            let gap = TimeDelta::from_std(RETRY.gap(failures, random_unit())).unwrap_or(TimeDelta::hours(1));
+            let tried = u32::try_from(hold.attempts).unwrap_or(u32::MAX);
+            let gap = TimeDelta::from_std(RETRY.gap(tried, random_unit())).unwrap_or(TimeDelta::hours(1));
             if let Err(e) = self.store.retry_hold(&self.owner, hold.id, &error, now + gap).await {
-                tracing::error!(hold = hold.id, error = %e, "cannot record a payment hold's retry");
+                failures.record(Self::NAME, &format!("cannot record the retry of payment hold {}", hold.id), &e);
             }
         }
     }
 }
 
 impl Queue for HoldSettler {
-    const NAME: &'static str = "payment holds";
+    const NAME: &'static str = "payment_holds";
 
-    async fn round(self: Arc<Self>) -> usize {
+    async fn round(self: Arc<Self>, failures: Failures) -> Result<usize, StoreError> {
         let now = Utc::now();
-        let holds = match self.store.claim_lapsed_holds(&self.owner, now, now + LEASE, BATCH).await {
-            Ok(holds) => holds,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot claim lapsed payment holds");
-                return 0;
-            }
-        };
+        let holds = self.store.claim_lapsed_holds(&self.owner, now, now + LEASE, BATCH).await?;
         for hold in &holds {
-            self.settle(hold, now).await;
+            self.settle(hold, now, &failures).await;
         }
-        holds.len()
+        Ok(holds.len())
     }
 
     async fn release(&self) -> Result<(), StoreError> {
