@@ -214,7 +214,7 @@ pub async fn schedule_collection(
 `<field>_unknown`", body = ErrorBody),
         (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
 (cancelled, or another brand's)", body = ErrorBody),
-        (status = 409, description = "`collection_passed`: the collection's day is before today", body = ErrorBody),
+        (status = 409, description = "`collection_passed`: the collection's day is before today; or `edit_conflict`: other changes to the collection kept coming first, read it again and retry", body = ErrorBody),
     )
 )]
 pub async fn move_collection(
@@ -241,7 +241,7 @@ pub async fn move_collection(
         (status = 200, description = "The collection as it was (the event's data)", body = Collection),
         (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
 (cancelled already, or another brand's)", body = ErrorBody),
-        (status = 409, description = "`collection_passed`: the collection's day is before today", body = ErrorBody),
+        (status = 409, description = "`collection_passed`: the collection's day is before today; or `edit_conflict`: other changes to the collection kept coming first, read it again and retry", body = ErrorBody),
     )
 )]
 pub async fn cancel_collection(

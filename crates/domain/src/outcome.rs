@@ -89,6 +89,8 @@ pub enum Outcome {
     CollectionNotFound,
     /// The collection's day has passed: it can no longer be moved or cancelled.
     CollectionPassed,
+    /// Other changes to the collection kept winning the race (`edit_conflict`).
+    CollectionContended,
     /// No credit code of the brand matches (another brand's code included).
     CreditCodeNotFound,
     CreditCodeAlreadyRedeemed,
@@ -137,6 +139,7 @@ impl Outcome {
         Outcome::CollectionExists,
         Outcome::CollectionNotFound,
         Outcome::CollectionPassed,
+        Outcome::CollectionContended,
         Outcome::CreditCodeNotFound,
         Outcome::CreditCodeAlreadyRedeemed,
         Outcome::CreditCodeExpired,
@@ -177,6 +180,7 @@ impl Outcome {
             Self::CollectionExists => "collection_exists",
             Self::CollectionNotFound => "collection_not_found",
             Self::CollectionPassed => "collection_passed",
+            Self::CollectionContended => "edit_conflict",
             Self::CreditCodeNotFound => "credit_code_not_found",
             Self::CreditCodeAlreadyRedeemed => "credit_code_already_redeemed",
             Self::CreditCodeExpired => "credit_code_expired",
@@ -262,6 +266,10 @@ impl Outcome {
                 "This collection's day has passed, so it can no longer be moved or cancelled: contact the buyer \
                  to arrange anything more."
             }
+            Self::CollectionContended => {
+                "Other changes to this collection happened at the same time and kept coming first; read it again and \
+                 retry."
+            }
             Self::CreditCodeNotFound => {
                 "No credit code of your brand matches: check the code and type it again (case, spaces and dashes \
                  do not matter)."
@@ -308,6 +316,7 @@ impl Outcome {
             | Self::WebhookNotConfigured
             | Self::CollectionExists
             | Self::CollectionPassed
+            | Self::CollectionContended
             | Self::CreditCodeAlreadyRedeemed => Kind::Conflict,
             Self::CreditCodeExpired => Kind::Gone,
             Self::NoFields

@@ -276,6 +276,9 @@ pub enum ChangeError {
     /// The brand has no such warehouse.
     #[error("no such warehouse")]
     UnknownWarehouse,
+    /// Other changes to the collection came first every time it was read again.
+    #[error("the collection kept changing")]
+    Contended,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -289,6 +292,7 @@ impl ChangeError {
         match self {
             Self::NotFound => Some(Outcome::CollectionNotFound),
             Self::Passed => Some(Outcome::CollectionPassed),
+            Self::Contended => Some(Outcome::CollectionContended),
             Self::OutsideWindow(_) | Self::UnknownWarehouse | Self::Store(_) | Self::Internal(_) => None,
         }
     }
@@ -319,8 +323,11 @@ struct Step {
     action: AuditAction,
 }
 
-/// How many times a change reads the collection again when another change got there first.
-const CHANGE_ATTEMPTS: usize = 5;
+/// How many times a change reads the collection again when another change got there first:
+/// each retry follows a change that succeeded, so a burst of simultaneous changes of one
+/// collection (a cancel among them ends it) settles well within this; past it the change
+/// is refused as contended (409), never a failure of the service.
+const CHANGE_ATTEMPTS: usize = 64;
 
 /// Moves the brand's scheduled collection `id` to another day of its buyer window (today or
 /// later), and sends `collection.scheduled` again with the new day and the same collection
@@ -405,7 +412,7 @@ async fn change(core: &Core, actor: &Admin, id: &str, wanted: Wanted<'_>) -> Res
             return Ok(step.collection);
         }
     }
-    Err(anyhow::anyhow!("collection {id} kept changing during {CHANGE_ATTEMPTS} attempts").into())
+    Err(ChangeError::Contended)
 }
 
 async fn plan(core: &Core, actor: &Admin, id: &str, wanted: &Wanted<'_>) -> Result<Plan, ChangeError> {
