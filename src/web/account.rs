@@ -56,7 +56,7 @@ pub fn router() -> Router<AppState> {
 /// The signed-in home: what needs doing (`usecases::overview`).
 pub async fn home(State(state): State<AppState>, SignedIn(session): SignedIn) -> Result<Response, PageError> {
     let r = &session.record;
-    let overview = overview(&state.core, &session.actor(), chrono::Utc::now()).await?;
+    let overview = overview(&state.core, &session.actor(), session.admin().as_ref(), chrono::Utc::now()).await?;
     let page = super::home::HomePage {
         chrome: Chrome::signed_in(&session),
         name: r.name.clone(),

@@ -79,8 +79,14 @@ pub struct Overview {
     pub sales: Vec<MonthTotal>,
 }
 
-/// The brand's overview at `now`, as `actor` may see it.
-pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<Overview, StoreError> {
+/// The brand's overview at `now`, as `actor` may see it: with the pending invitations and
+/// the keys' concerns when the caller's check made them an `admin` too.
+pub async fn overview(
+    core: &Core,
+    actor: &Actor,
+    admin: Option<&Admin>,
+    now: DateTime<Utc>,
+) -> Result<Overview, StoreError> {
     let unscheduled = CollectionQuery::Only(CollectionStatus::Unscheduled);
     let (orders, to_schedule_total) = collections::list(core, actor, unscheduled, COLLECTIONS_SHOWN, 0).await?;
     let to_schedule = orders
@@ -95,10 +101,10 @@ pub async fn overview(core: &Core, actor: &Actor, now: DateTime<Utc>) -> Result<
         .collect();
     let dead_deliveries = webhooks::count(core, actor, DeliveryStatus::Dead).await?;
     let buyer_orders_waiting = core.store.buyer_orders_waiting(actor.brand_id).await?;
-    let (pending_invitations, keys) = if let Ok(admin) = Admin::check(actor.clone()) {
-        let members = team::members(core, &admin).await?;
+    let (pending_invitations, keys) = if let Some(admin) = admin {
+        let members = team::members(core, admin).await?;
         let invited = members.into_iter().filter(|m| m.status == "invited").map(|m| (m.name, m.email)).collect();
-        let notes = keys::keys(core, &admin).await?.into_iter().filter_map(|k| key_note(k, now)).collect();
+        let notes = keys::keys(core, admin).await?.into_iter().filter_map(|k| key_note(k, now)).collect();
         (invited, notes)
     } else {
         (Vec::new(), Vec::new())
