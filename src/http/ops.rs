@@ -23,6 +23,7 @@ use utoipa::ToSchema;
 use crate::config::Secret;
 use crate::domain::money::Pence;
 use crate::domain::order::{order_reference, Completion, OrderRequest};
+use crate::domain::outcome::Outcome;
 use crate::domain::payout::PayoutChoice;
 use crate::domain::redemption::Redemption;
 use crate::domain::view::OrderRecord;
@@ -154,16 +155,12 @@ pub struct ViewCount {
     pub view_count: i64,
 }
 
-fn conflict(code: &'static str, message: &'static str) -> ApiError {
-    ApiError::client(StatusCode::CONFLICT, code, message)
-}
-
 fn listing_not_found() -> ApiError {
-    ApiError::not_found("listing_not_found", "No such listing.")
+    Outcome::UnknownListing.into()
 }
 
 fn order_not_found() -> ApiError {
-    ApiError::not_found("order_not_found", "No such order.")
+    Outcome::UnknownOrder.into()
 }
 
 fn path_id(path: Result<Path<String>, PathRejection>) -> Option<i64> {
@@ -215,12 +212,8 @@ pub async fn create_order(
 impl From<PlaceOrderError> for ApiError {
     fn from(e: PlaceOrderError) -> Self {
         match e {
-            PlaceOrderError::ListingNotFound => listing_not_found(),
-            PlaceOrderError::ListingNotActive => conflict("listing_not_active", "The listing is not on sale."),
-            PlaceOrderError::InsufficientStock => {
-                conflict("insufficient_stock", "The listing has fewer units than ordered.")
-            }
             PlaceOrderError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -256,12 +249,9 @@ pub async fn complete_order(
 impl From<CompleteOrderError> for ApiError {
     fn from(e: CompleteOrderError) -> Self {
         match e {
-            CompleteOrderError::OrderNotFound => order_not_found(),
-            CompleteOrderError::AlreadyCompleted => {
-                conflict("order_already_completed", "The order is already completed.")
-            }
             CompleteOrderError::CompletedAtInvalid => ApiError::field("completed_at", "completed_at_invalid"),
             CompleteOrderError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -354,21 +344,9 @@ pub async fn payout_link(
 impl From<PayoutChoiceError> for ApiError {
     fn from(e: PayoutChoiceError) -> Self {
         match e {
-            PayoutChoiceError::OrderNotFound => order_not_found(),
-            PayoutChoiceError::OrderNotExchange => {
-                conflict("order_not_exchange", "Payout choices are for sold exchange (trade-in) items.")
-            }
-            PayoutChoiceError::OrderNotCompleted => {
-                conflict("order_not_completed", "The sale is not complete until the item is delivered.")
-            }
-            PayoutChoiceError::ChoiceExists => {
-                conflict("payout_choice_exists", "The customer has already chosen a payout for this order.")
-            }
-            PayoutChoiceError::ChoiceNotOffered => {
-                conflict("customer_choice_not_offered", "The brand does not offer this payout option.")
-            }
             PayoutChoiceError::Store(e) => e.into(),
             PayoutChoiceError::Internal(e) => ApiError::Internal(e),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }
@@ -398,8 +376,8 @@ pub async fn count_view(
 impl From<CountViewError> for ApiError {
     fn from(e: CountViewError) -> Self {
         match e {
-            CountViewError::ListingNotFound => listing_not_found(),
             CountViewError::Store(e) => e.into(),
+            refused => ApiError::refused(refused.outcome(), &refused),
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::money::Pence;
+use crate::domain::outcome::Outcome;
 use crate::domain::redemption::CURRENCY;
 use crate::domain::statement::{Entry, Remittance, Totals};
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -214,7 +215,7 @@ async fn find(state: &AppState, caller: &Caller, id: Result<Path<String>, PathRe
         Some(id) => wallet::statement(&state.core, &caller.admin, id).await?,
         None => None,
     };
-    found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))
+    found.ok_or_else(|| ApiError::from(Outcome::RemittanceNotFound))
 }
 
 /// A statement with its lines.
@@ -299,7 +300,6 @@ async fn download(
         })?,
         None => None,
     };
-    let doc =
-        found.ok_or_else(|| ApiError::not_found("remittance_not_found", "No statement of your brand has this id."))?;
+    let doc = found.ok_or_else(|| ApiError::from(Outcome::RemittanceNotFound))?;
     Ok(files::attachment(request, doc.content_type, &doc.file_name, doc.bytes))
 }

@@ -251,3 +251,26 @@ async fn without_a_metrics_address_there_is_no_metrics_listener() {
     let response = app.client.get(app.url("/metrics")).send().await.unwrap();
     assert_error(response, 404, "not_found").await;
 }
+
+/// A failure of background work itself is recorded one way, whatever the task: here the
+/// remittance scheduler's turns meet a database whose table of runs is gone, and each failed
+/// turn is counted under the task's name (and the server goes on answering).
+#[tokio::test]
+async fn a_background_task_that_fails_is_counted_under_its_name() {
+    let app = webhook_app(|config| {
+        config.metrics_addr = Some("127.0.0.1:0".parse().unwrap());
+        config.remittance_poll_ms = 20;
+    })
+    .await;
+    let failures = |samples: &Vec<Sample>| {
+        value(samples, "rehome_background_failures_total", &[("task", "remittances")]).unwrap_or(0.0)
+    };
+    assert_eq!(failures(&scrape(&app).await), 0.0, "nothing failed yet");
+    app.db.raw().await.execute("DROP TABLE remittance_runs").await;
+    let counted = crate::helpers::poll(Duration::from_secs(30), || async {
+        Some(scrape(&app).await).filter(|samples| failures(samples) >= 2.0)
+    })
+    .await;
+    assert!(counted.is_some(), "the failed turns were not counted: {:?}", failures(&scrape(&app).await));
+    assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+}

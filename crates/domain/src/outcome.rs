@@ -83,6 +83,26 @@ pub enum Outcome {
     WebhookNotConfigured,
     /// No clearance order with that id in the brand.
     OrderNotFound,
+    /// No listing of any brand has the id (the operator API, which acts for every brand).
+    UnknownListing,
+    /// No order of any brand has the id (the operator API).
+    UnknownOrder,
+    /// An order of a listing that is a draft or closed (the operator API).
+    ListingNotActive,
+    /// An order of more units than the listing has.
+    InsufficientStock,
+    /// Completing an order that is completed already.
+    OrderAlreadyCompleted,
+    /// A payout choice for an order that is not of an exchange (trade-in) item.
+    OrderNotExchange,
+    /// A payout choice before the sale is complete.
+    OrderNotCompleted,
+    /// A second payout choice for one order.
+    PayoutChoiceExists,
+    /// A payout choice the brand has turned off.
+    CustomerChoiceNotOffered,
+    /// No statement (remittance) of the brand has that id.
+    RemittanceNotFound,
     /// The order's collection is already scheduled.
     CollectionExists,
     /// No scheduled collection with that id in the brand (cancelled, or another brand's).
@@ -136,6 +156,16 @@ impl Outcome {
         Outcome::EventNotFound,
         Outcome::WebhookNotConfigured,
         Outcome::OrderNotFound,
+        Outcome::UnknownListing,
+        Outcome::UnknownOrder,
+        Outcome::ListingNotActive,
+        Outcome::InsufficientStock,
+        Outcome::OrderAlreadyCompleted,
+        Outcome::OrderNotExchange,
+        Outcome::OrderNotCompleted,
+        Outcome::PayoutChoiceExists,
+        Outcome::CustomerChoiceNotOffered,
+        Outcome::RemittanceNotFound,
         Outcome::CollectionExists,
         Outcome::CollectionNotFound,
         Outcome::CollectionPassed,
@@ -177,6 +207,16 @@ impl Outcome {
             Self::EventNotFound => "event_not_found",
             Self::WebhookNotConfigured => "webhook_not_configured",
             Self::OrderNotFound => "order_not_found",
+            Self::UnknownListing => "listing_not_found",
+            Self::UnknownOrder => "order_not_found",
+            Self::ListingNotActive => "listing_not_active",
+            Self::InsufficientStock => "insufficient_stock",
+            Self::OrderAlreadyCompleted => "order_already_completed",
+            Self::OrderNotExchange => "order_not_exchange",
+            Self::OrderNotCompleted => "order_not_completed",
+            Self::PayoutChoiceExists => "payout_choice_exists",
+            Self::CustomerChoiceNotOffered => "customer_choice_not_offered",
+            Self::RemittanceNotFound => "remittance_not_found",
             Self::CollectionExists => "collection_exists",
             Self::CollectionNotFound => "collection_not_found",
             Self::CollectionPassed => "collection_passed",
@@ -255,6 +295,18 @@ impl Outcome {
                  the webhook settings of the API) first."
             }
             Self::OrderNotFound => "No clearance order with this id in your brand.",
+            Self::UnknownListing => "No listing has this id: check the listing's id.",
+            Self::UnknownOrder => "No order has this id: check the order's id.",
+            Self::ListingNotActive => "The listing is not on sale (a draft, or closed): only an active listing is sold.",
+            Self::InsufficientStock => "The listing has fewer units than ordered: order fewer, or check its quantity.",
+            Self::OrderAlreadyCompleted => "The order is already completed: check an order's status before completing it.",
+            Self::OrderNotExchange => "Payout choices are for sold exchange (trade-in) items only.",
+            Self::OrderNotCompleted => {
+                "The sale is not complete until the item is delivered: complete the order first, then send the choice."
+            }
+            Self::PayoutChoiceExists => "The customer has already chosen a payout for this order: each order takes only one.",
+            Self::CustomerChoiceNotOffered => "The brand does not offer this payout option: choose one it offers.",
+            Self::RemittanceNotFound => "No statement of your brand has this id: check the id in your statements list.",
             Self::CollectionExists => {
                 "This order's collection is already scheduled: move or cancel that collection to change its date."
             }
@@ -307,9 +359,20 @@ impl Outcome {
             | Self::InvitationsTooFrequent
             | Self::KeysTooFrequent
             | Self::ResetOwnTwoStep => Kind::Conflict,
-            Self::EventNotFound | Self::OrderNotFound | Self::CollectionNotFound | Self::CreditCodeNotFound => {
-                Kind::NotFound
-            }
+            Self::EventNotFound
+            | Self::OrderNotFound
+            | Self::CollectionNotFound
+            | Self::CreditCodeNotFound
+            | Self::RemittanceNotFound
+            | Self::UnknownListing
+            | Self::UnknownOrder => Kind::NotFound,
+            Self::ListingNotActive
+            | Self::InsufficientStock
+            | Self::OrderAlreadyCompleted
+            | Self::OrderNotExchange
+            | Self::OrderNotCompleted
+            | Self::PayoutChoiceExists
+            | Self::CustomerChoiceNotOffered => Kind::Conflict,
             Self::NotOwner => Kind::Forbidden,
             Self::EditConflict
             | Self::WarehousesContended

@@ -4,6 +4,7 @@ use chrono::Utc;
 
 use crate::usecases::{wallet, Core};
 use rehome_domain::order::{Completion, OrderRequest};
+use rehome_domain::outcome::Outcome;
 use rehome_domain::time::Ts;
 use rehome_domain::view::OrderRecord;
 use rehome_store::{BuyerInsert, OrderCompletion, OrderPlacement, StoreError};
@@ -18,6 +19,18 @@ pub enum PlaceOrderError {
     InsufficientStock,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl PlaceOrderError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::ListingNotFound => Some(Outcome::UnknownListing),
+            Self::ListingNotActive => Some(Outcome::ListingNotActive),
+            Self::InsufficientStock => Some(Outcome::InsufficientStock),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// Sells the units: the stock is taken atomically (never oversold however many buy at
@@ -54,6 +67,18 @@ pub enum CompleteOrderError {
     Store(#[from] StoreError),
 }
 
+impl CompleteOrderError {
+    /// The refusal in the catalogue; `None` for a field's reason (`completed_at_invalid`) or a
+    /// failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::OrderNotFound => Some(Outcome::UnknownOrder),
+            Self::AlreadyCompleted => Some(Outcome::OrderAlreadyCompleted),
+            Self::CompletedAtInvalid | Self::Store(_) => None,
+        }
+    }
+}
+
 /// How far ahead of this node's clock a given completion time may be: a delivery recorded
 /// in another time zone's "today", or by a clock that runs fast, is not refused.
 const FUTURE_SLACK: chrono::TimeDelta = chrono::TimeDelta::days(1);
@@ -88,6 +113,16 @@ pub enum CountViewError {
     ListingNotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl CountViewError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::ListingNotFound => Some(Outcome::UnknownListing),
+            Self::Store(_) => None,
+        }
+    }
 }
 
 /// Counts one view of a listing that is not trashed; answers the new count.

@@ -10,6 +10,7 @@ use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::credit_code::CreditCode;
 use rehome_domain::event::{Event, EventType};
 use rehome_domain::money::Pence;
+use rehome_domain::outcome::Outcome;
 use rehome_domain::payout::{CreditDestination, CustomerChoice, PayoutChoice, PayoutOptions, PayoutOptionsPatch};
 use rehome_domain::precondition::Precondition;
 use rehome_domain::redemption::{Redemption, CURRENCY};
@@ -77,6 +78,20 @@ pub enum PayoutChoiceError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+}
+
+impl PayoutChoiceError {
+    /// The refusal in the catalogue; `None` for a failure of the service.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Self::OrderNotFound => Some(Outcome::UnknownOrder),
+            Self::OrderNotExchange => Some(Outcome::OrderNotExchange),
+            Self::OrderNotCompleted => Some(Outcome::OrderNotCompleted),
+            Self::ChoiceExists => Some(Outcome::PayoutChoiceExists),
+            Self::ChoiceNotOffered => Some(Outcome::CustomerChoiceNotOffered),
+            Self::Store(_) | Self::Internal(_) => None,
+        }
+    }
 }
 
 /// The order, if it is a completed exchange sale whose customer has not chosen yet (a link
