@@ -251,20 +251,25 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The status the API answers a refusal of `kind` with: in answers, and in the document
+/// (`http::docs::refusals`).
+pub fn status_of(kind: Kind) -> StatusCode {
+    match kind {
+        Kind::BadRequest => StatusCode::BAD_REQUEST,
+        Kind::Forbidden => StatusCode::FORBIDDEN,
+        Kind::NotFound => StatusCode::NOT_FOUND,
+        Kind::Conflict => StatusCode::CONFLICT,
+        Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+        Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        Kind::Unsupported => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        Kind::Gone => StatusCode::GONE,
+    }
+}
+
 /// A use case's refusal, answered with the catalogue's code and sentence.
 impl From<Outcome> for ApiError {
     fn from(outcome: Outcome) -> Self {
-        let status = match outcome.kind() {
-            Kind::BadRequest => StatusCode::BAD_REQUEST,
-            Kind::Forbidden => StatusCode::FORBIDDEN,
-            Kind::NotFound => StatusCode::NOT_FOUND,
-            Kind::Conflict => StatusCode::CONFLICT,
-            Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
-            Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Kind::Unsupported => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Kind::Gone => StatusCode::GONE,
-        };
-        Self::client(status, outcome.code(), outcome.message())
+        Self::client(status_of(outcome.kind()), outcome.code(), outcome.message())
     }
 }
 

@@ -256,3 +256,22 @@ fn the_domain_names_sqlx_only_behind_its_feature() {
         .collect();
     assert!(named.is_empty(), "sqlx named in the domain outside its feature's derives:\n{}", named.join("\n"));
 }
+
+/// No operation's error answer is documented by hand: its statuses come from what it can
+/// refuse (`http::docs::refusals`), the catalogue's kinds, so the document cannot say one
+/// status while the API answers another.
+#[test]
+fn no_error_status_is_written_by_hand_in_the_api_document() {
+    let mut found = Vec::new();
+    files(Path::new("src/http"), &mut found);
+    assert!(found.len() > 30, "the API was not found: {}", found.len());
+    let written: Vec<String> = found
+        .iter()
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| line.contains("(status = 4") || line.contains("(status = 5"))
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(written.is_empty(), "error answers written by hand (declare them with refusals!):\n{}", written.join("\n"));
+}

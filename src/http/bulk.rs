@@ -1,6 +1,7 @@
 //! Bulk import: the XLSX template, and validating or committing a spreadsheet of listings.
 //! Each row goes through the same path as `POST /v1/listings` and fails with its codes.
 
+use crate::http::docs::refusals::refusals;
 use std::borrow::Cow;
 
 use crate::http::routing::{get, post};
@@ -15,7 +16,7 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::multipart::{self, Part};
 use crate::http::body::{self as request_body, JsonObject};
@@ -243,6 +244,12 @@ pub async fn bulk_template(caller: Caller, State(state): State<AppState>, reques
     Ok(files::attachment(&request, import::XLSX_CONTENT_TYPE, import::TEMPLATE_FILENAME, bytes))
 }
 
+refusals!(BulkValidateRefusals: [
+    Invalid(VALIDATE_REFUSALS),
+    TooLarge,
+    MediaType("JSON or `multipart/form-data`"),
+]);
+
 /// Checks a spreadsheet of listings row by row, exactly as `POST /v1/listings` would,
 /// writing nothing. (The older spelling `?format=xlsx` still answers the annotated workbook
 /// of `POST /v1/listings/bulk-validate/workbook`, for clients written before that operation.)
@@ -258,9 +265,7 @@ pub async fn bulk_template(caller: Caller, State(state): State<AppState>, reques
     responses(
         (status = 200, description = "Every data row with its create-listing reason codes and their messages, pinned \
 to their cells (bad rows do not fail the request)", body = BulkValidation),
-        (status = 400, description = VALIDATE_REFUSALS, body = ErrorBody),
-        (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
+        BulkValidateRefusals,
     )
 )]
 pub async fn bulk_validate(
@@ -317,6 +322,12 @@ column twice; `validation_failed`: `too_many_rows` (over 200 data rows: nothing 
 `file_b64_invalid` / `csv_text_invalid` (not a string), `mode_invalid` (not `create` or `upsert`, or the body and \
 the query disagree), `<field>_unknown`; `invalid_body`";
 
+refusals!(BulkValidateWorkbookRefusals: [
+    Invalid(VALIDATE_REFUSALS),
+    TooLarge,
+    MediaType("JSON or `multipart/form-data`"),
+]);
+
 /// Checks a spreadsheet of listings as `bulk-validate` does and answers the uploaded sheet
 /// back as a workbook: an `errors` column beside each row, each faulty cell filled and
 /// given a note with its reasons. Nothing is written.
@@ -333,9 +344,7 @@ the query disagree), `<field>_unknown`; `invalid_body`";
         (status = 200, description = "The annotated workbook (attachment `rehome-bulk-errors.xlsx`); a file without \
 faults comes back with an empty `errors` column",
          content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = XlsxFile),
-        (status = 400, description = VALIDATE_REFUSALS, body = ErrorBody),
-        (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
+        BulkValidateWorkbookRefusals,
     )
 )]
 pub async fn bulk_validate_workbook(
@@ -439,6 +448,13 @@ fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
     }
 }
 
+refusals!(BulkCommitRefusals: [
+    Invalid("As bulk-validate: `bad_file`, `validation_failed` (`too_many_rows`: nothing is \
+written; `mode_invalid`), `invalid_body`"),
+    TooLarge,
+    MediaType("JSON or `multipart/form-data`"),
+]);
+
 /// Creates a clearance listing of the caller for each valid row of a spreadsheet and
 /// reports the others; valid rows are created even when others fail.
 #[utoipa::path(
@@ -453,10 +469,7 @@ fn mode(body: Option<Mode>, query: Option<Mode>) -> Result<Mode, ApiError> {
     responses(
         (status = 200, description = "Per-row results in file order. Valid rows are saved together in one transaction \
 with channel `clearance`, the caller as seller and the brand's default warehouse unless the row names one", body = BulkCommit),
-        (status = 400, description = "As bulk-validate: `bad_file`, `validation_failed` (`too_many_rows`: nothing is \
-written; `mode_invalid`), `invalid_body`", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
+        BulkCommitRefusals,
     )
 )]
 pub async fn bulk_commit(

@@ -3,6 +3,7 @@
 //! `collection.scheduled`; `/v1/partner/collections/{id}`: moving a confirmed collection to
 //! another day (the event sent again) or cancelling it (`collection.cancelled`).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -14,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::domain::collection::{self, Collection, CollectionMove, CollectionRequest, CollectionStatus};
 use crate::domain::order::order_reference;
 use crate::domain::outcome::Outcome;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
@@ -132,6 +133,10 @@ impl From<ClearanceOrder> for CollectionOrder {
     }
 }
 
+refusals!(ListCollectionsRefusals: [
+    Invalid("`validation_failed`: `status_invalid`, `page_invalid`, `per_page_invalid`"),
+]);
+
 /// The brand's sold clearance items with their buyer window and collection.
 #[utoipa::path(
     get,
@@ -141,7 +146,7 @@ impl From<ClearanceOrder> for CollectionOrder {
     params(CollectionQuery),
     responses(
         (status = 200, description = "One page", body = CollectionPage),
-        (status = 400, description = "`validation_failed`: `status_invalid`, `page_invalid`, `per_page_invalid`", body = ErrorBody),
+        ListCollectionsRefusals,
     )
 )]
 pub async fn list_collections(
@@ -167,6 +172,14 @@ pub async fn list_collections(
     }))
 }
 
+refusals!(ScheduleCollectionRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `order_id_required`, `order_id_invalid`, \
+`scheduled_for_required`, `scheduled_for_invalid` (not a date, or outside the buyer window), `warehouse_id_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::OrderNotFound),
+    Outcome(Outcome::CollectionExists),
+]);
+
 /// Confirms the collection date of a sold clearance item and emits `collection.scheduled`
 /// in the same transaction. The warehouse is the one given, else the listing's, else the
 /// brand's default, else null with an empty label.
@@ -178,11 +191,7 @@ pub async fn list_collections(
     request_body = CollectionRequest,
     responses(
         (status = 201, description = "The collection (the event's data)", body = Collection),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `order_id_required`, `order_id_invalid`, \
-`scheduled_for_required`, `scheduled_for_invalid` (not a date, or outside the buyer window), `warehouse_id_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`order_not_found`: no such clearance order of the brand", body = ErrorBody),
-        (status = 409, description = "`collection_exists`: the order's collection is already scheduled", body = ErrorBody),
+        ScheduleCollectionRefusals,
     )
 )]
 pub async fn schedule_collection(
@@ -194,6 +203,15 @@ pub async fn schedule_collection(
     let collection = collections::schedule(&state.core, &caller.admin, &request).await?;
     Ok((StatusCode::CREATED, Json(collection)))
 }
+
+refusals!(MoveCollectionRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `scheduled_for_required`, \
+`scheduled_for_invalid` (not a date, outside the buyer window, or before today), `warehouse_id_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::CollectionNotFound),
+    Outcome(Outcome::CollectionPassed),
+    Outcome(Outcome::CollectionContended),
+]);
 
 /// Moves a confirmed collection to another day of its buyer window (today or later), and
 /// another warehouse if one is given. `collection.scheduled` is sent again with the new day
@@ -209,12 +227,7 @@ pub async fn schedule_collection(
     request_body = CollectionMove,
     responses(
         (status = 200, description = "The collection after the move (the event's data)", body = Collection),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `scheduled_for_required`, \
-`scheduled_for_invalid` (not a date, outside the buyer window, or before today), `warehouse_id_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
-(cancelled, or another brand's)", body = ErrorBody),
-        (status = 409, description = "`collection_passed`: the collection's day is before today; or `edit_conflict`: other changes to the collection kept coming first, read it again and retry", body = ErrorBody),
+        MoveCollectionRefusals,
     )
 )]
 pub async fn move_collection(
@@ -228,6 +241,12 @@ pub async fn move_collection(
     Ok(Json(collections::move_to(&state.core, &caller.admin, &id, &request).await?))
 }
 
+refusals!(CancelCollectionRefusals: [
+    Outcome(Outcome::CollectionNotFound),
+    Outcome(Outcome::CollectionPassed),
+    Outcome(Outcome::CollectionContended),
+]);
+
 /// Cancels a confirmed collection: the order waits for a date again (schedule it anew with
 /// `POST /v1/partner/collections`), and `collection.cancelled` carries the collection as it
 /// was (to endpoints that subscribe to it). Refused once the collection's day has passed.
@@ -239,9 +258,7 @@ pub async fn move_collection(
     params(("id" = String, Path, max_length = 64, description = "The collection id (`col_…`)")),
     responses(
         (status = 200, description = "The collection as it was (the event's data)", body = Collection),
-        (status = 404, description = "`collection_not_found`: no scheduled collection with this id in the brand \
-(cancelled already, or another brand's)", body = ErrorBody),
-        (status = 409, description = "`collection_passed`: the collection's day is before today; or `edit_conflict`: other changes to the collection kept coming first, read it again and retry", body = ErrorBody),
+        CancelCollectionRefusals,
     )
 )]
 pub async fn cancel_collection(

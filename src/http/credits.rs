@@ -1,6 +1,7 @@
 //! `POST /v1/partner/credits/redeem`: validate and spend a single-use credit code at
 //! checkout (decisions 6.7).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::post;
 use axum::extract::State;
 use axum::Router;
@@ -10,7 +11,7 @@ use utoipa::ToSchema;
 use crate::domain::credit_code::RedeemRequest;
 use crate::domain::money::Pence;
 use crate::domain::redemption::CURRENCY;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
@@ -63,6 +64,14 @@ impl From<CheckedCode> for CreditRedemption {
     }
 }
 
+refusals!(RedeemCreditRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `code_required`, `code_invalid`, \
+`order_reference_invalid`, `order_reference_too_long`, `dry_run_invalid`, `<field>_unknown`"),
+    Outcome(Outcome::CreditCodeNotFound),
+    Outcome(Outcome::CreditCodeAlreadyRedeemed),
+    Outcome(Outcome::CreditCodeExpired),
+]);
+
 /// Checks a code and, unless `dry_run`, spends it. Spending is one conditional update: of
 /// many concurrent redeems of one code exactly one succeeds; the others answer 409.
 #[utoipa::path(
@@ -73,11 +82,7 @@ impl From<CheckedCode> for CreditRedemption {
     request_body = RedeemRequest,
     responses(
         (status = 200, description = "The code's value; spent unless `dry_run`", body = CreditRedemption),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `code_required`, `code_invalid`, \
-`order_reference_invalid`, `order_reference_too_long`, `dry_run_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`credit_code_not_found` (also another brand's code)", body = ErrorBody),
-        (status = 409, description = "`credit_code_already_redeemed`", body = ErrorBody),
-        (status = 410, description = "`credit_code_expired`", body = ErrorBody),
+        RedeemCreditRefusals,
     )
 )]
 pub async fn redeem_credit(

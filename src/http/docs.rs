@@ -5,6 +5,7 @@
 mod answers;
 pub mod enums;
 mod finish;
+pub mod refusals;
 mod webhooks;
 
 use std::sync::LazyLock;

@@ -5,6 +5,7 @@
 //! It is not rate limited: its one caller is the marketplace itself, and with a token of at
 //! least 16 characters guessing is hopeless however fast one asks.
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::post;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
@@ -28,7 +29,7 @@ use crate::domain::payout::PayoutChoice;
 use crate::domain::redemption::Redemption;
 use crate::domain::view::OrderRecord;
 use crate::domain::wallet::RunRequest;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::Json;
 use crate::state::AppState;
@@ -183,6 +184,14 @@ fn optional_object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Va
     }
 }
 
+refusals!(CreateOrderRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `listing_id_required`, `listing_id_invalid`, \
+`quantity_invalid`, `buyer_window_start_invalid`, `<field>_unknown`"),
+    Outcome(Outcome::UnknownListing),
+    Outcome(Outcome::ListingNotActive),
+    Outcome(Outcome::InsufficientStock),
+]);
+
 /// A buyer buys. The stock is taken atomically (never oversold however many buy at once)
 /// and the listing closes when it reaches zero.
 #[utoipa::path(
@@ -193,11 +202,7 @@ fn optional_object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Va
     request_body = OrderRequest,
     responses(
         (status = 201, description = "The order", body = Order),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `listing_id_required`, `listing_id_invalid`, \
-`quantity_invalid`, `buyer_window_start_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 404, description = "`listing_not_found`", body = ErrorBody),
-        (status = 409, description = "`listing_not_active` (draft or closed) or `insufficient_stock`", body = ErrorBody),
+        CreateOrderRefusals,
     )
 )]
 pub async fn create_order(
@@ -218,6 +223,12 @@ impl From<PlaceOrderError> for ApiError {
     }
 }
 
+refusals!(CompleteOrderRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`"),
+    Outcome(Outcome::UnknownOrder),
+    Outcome(Outcome::OrderAlreadyCompleted),
+]);
+
 /// The order was delivered to the buyer: the sale is complete.
 #[utoipa::path(
     post,
@@ -228,10 +239,7 @@ impl From<PlaceOrderError> for ApiError {
     request_body(content = Option<Completion>, description = "Optional; an empty body means now", content_type = "application/json"),
     responses(
         (status = 200, description = "The completed order", body = Order),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 404, description = "`order_not_found`", body = ErrorBody),
-        (status = 409, description = "`order_already_completed`", body = ErrorBody),
+        CompleteOrderRefusals,
     )
 )]
 pub async fn complete_order(
@@ -256,6 +264,17 @@ impl From<CompleteOrderError> for ApiError {
     }
 }
 
+refusals!(PayoutChoiceRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `customer_id_required`, `customer_choice_required`, \
+`customer_choice_invalid`, `credit_destination_required`, `credit_destination_invalid`, `original_order_id_required`, \
+`original_order_id_invalid`, `<field>_too_long`, `<field>_unknown`"),
+    Outcome(Outcome::UnknownOrder),
+    Outcome(Outcome::OrderNotExchange),
+    Outcome(Outcome::OrderNotCompleted),
+    Outcome(Outcome::CustomerChoiceNotOffered),
+    Outcome(Outcome::PayoutChoiceExists),
+]);
+
 /// The customer whose trade-in sold chooses how to be paid. Records the redemption and
 /// emits `redemption.created` in the same transaction; answers the redemption, whose
 /// `code` (credit to a code) is shown in full here and in the event only.
@@ -268,13 +287,7 @@ impl From<CompleteOrderError> for ApiError {
     request_body = PayoutChoice,
     responses(
         (status = 201, description = "The redemption (the event's data)", body = Redemption),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `customer_id_required`, `customer_choice_required`, \
-`customer_choice_invalid`, `credit_destination_required`, `credit_destination_invalid`, `original_order_id_required`, \
-`original_order_id_invalid`, `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 404, description = "`order_not_found`", body = ErrorBody),
-        (status = 409, description = "`order_not_exchange`, `order_not_completed`, `customer_choice_not_offered` (the brand \
-disabled it) or `payout_choice_exists` (the order already has one)", body = ErrorBody),
+        PayoutChoiceRefusals,
     )
 )]
 pub async fn payout_choice(
@@ -297,6 +310,14 @@ pub struct PayoutLinkAnswer {
     pub expires_at: String,
 }
 
+refusals!(PayoutLinkRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `customer_id_invalid`, `customer_id_too_long`"),
+    Outcome(Outcome::UnknownOrder),
+    Outcome(Outcome::OrderNotExchange),
+    Outcome(Outcome::OrderNotCompleted),
+    Outcome(Outcome::PayoutChoiceExists),
+]);
+
 /// A link for the customer of a completed exchange order to choose a payout on a page
 /// (`/marketplace/payouts/{token}`): single use, 14 days. The body is optional:
 /// `{"customer_id": "…"}` names the customer the choice is recorded for (default
@@ -310,10 +331,7 @@ pub struct PayoutLinkAnswer {
     params(("id" = i64, Path, description = "Order id of the sold exchange item")),
     responses(
         (status = 201, description = "The link", body = PayoutLinkAnswer),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `customer_id_invalid`, `customer_id_too_long`", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 404, description = "`order_not_found`", body = ErrorBody),
-        (status = 409, description = "`order_not_exchange`, `order_not_completed` or `payout_choice_exists`", body = ErrorBody),
+        PayoutLinkRefusals,
     )
 )]
 pub async fn payout_link(
@@ -351,6 +369,10 @@ impl From<PayoutChoiceError> for ApiError {
     }
 }
 
+refusals!(CountViewRefusals: [
+    Outcome(Outcome::UnknownListing),
+]);
+
 /// Counts one view of a listing.
 #[utoipa::path(
     post,
@@ -360,8 +382,7 @@ impl From<PayoutChoiceError> for ApiError {
     params(("id" = i64, Path, description = "Listing id")),
     responses(
         (status = 200, description = "The listing's view count after this view", body = ViewCount),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
-        (status = 404, description = "`listing_not_found` (unknown or trashed)", body = ErrorBody),
+        CountViewRefusals,
     )
 )]
 pub async fn count_view(
@@ -390,6 +411,10 @@ pub struct RunAnswer {
     pub issued: Vec<i64>,
 }
 
+refusals!(RunRemittancesRefusals: [
+    Invalid("`validation_failed`: `as_of_invalid` (not RFC 3339, out of range or in the future)"),
+]);
+
 /// Runs the remittance now: one statement per brand of every entry
 /// available at `as_of` and not yet paid. Running it again issues nothing new.
 #[utoipa::path(
@@ -400,8 +425,7 @@ pub struct RunAnswer {
     request_body(content = Option<RunRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "The statements issued", body = RunAnswer),
-        (status = 400, description = "`validation_failed`: `as_of_invalid` (not RFC 3339, out of range or in the future)", body = ErrorBody),
-        (status = 401, description = "`missing_bearer_token` or `invalid_token`", body = ErrorBody),
+        RunRemittancesRefusals,
     )
 )]
 pub async fn run_remittances(

@@ -1,6 +1,7 @@
 //! `/v1/partner/settings/payouts`: which payout options the brand offers its customers and
 //! how credit is boosted (decisions 6.4).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{get, patch};
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -10,7 +11,7 @@ use utoipa::ToSchema;
 
 use crate::domain::payout::{PayoutOptions, PayoutOptionsPatch};
 use crate::domain::precondition::Precondition;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::{precondition_failed, Guard, Tagged};
@@ -62,6 +63,14 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
     Ok(Tagged(PayoutSettings { brand_id: caller.brand_slug.clone(), options }))
 }
 
+refusals!(PatchPayoutsRefusals: [
+    Outcome(Outcome::PreconditionFailed),
+    Invalid("`invalid_body` or `validation_failed`: `credit_enabled_invalid`, `cash_enabled_invalid`, \
+`credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`; `payout_choice_required` (on \
+`credit_enabled`): the change would leave neither credit nor cash enabled, so customers could choose nothing; \
+nothing changed"),
+]);
+
 /// Changes the fields given. Customers' later choices are checked against the new options;
 /// redemptions already recorded keep their value.
 #[utoipa::path(
@@ -73,11 +82,7 @@ pub async fn get_payouts(caller: Caller, State(state): State<AppState>) -> ApiRe
     params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The options after the change", body = PayoutSettings, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
-        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `credit_enabled_invalid`, `cash_enabled_invalid`, \
-`credit_boost_percent_invalid`, `code_validity_days_invalid`, `<field>_unknown`; `payout_choice_required` (on \
-`credit_enabled`): the change would leave neither credit nor cash enabled, so customers could choose nothing; \
-nothing changed", body = ErrorBody),
+        PatchPayoutsRefusals,
     )
 )]
 pub async fn patch_payouts(

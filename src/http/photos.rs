@@ -1,6 +1,7 @@
 //! Photos: `POST /v1/listings/upload-photo`, `GET /v1/listings/photos/{id}`, and the public
 //! media route `GET /media/{name}` (outside `/v1`: photo URLs are public, no key needed).
 
+use crate::http::docs::refusals::refusals;
 use std::borrow::Cow;
 
 use crate::http::routing::{get, post};
@@ -18,7 +19,7 @@ use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::view::PhotoRecord;
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body;
 use crate::http::body::multipart::{self, Part};
@@ -230,11 +231,7 @@ fn no_image() -> ApiError {
 }
 
 fn image_too_large() -> ApiError {
-    ApiError::client(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "image_too_large",
-        "The image is 10 MB (10,485,760 bytes) or larger.",
-    )
+    Outcome::ImageTooBig.into()
 }
 
 /// Why a body did not fit the upload shape: not a JSON object (`invalid_body`), a wrong
@@ -258,6 +255,16 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     ApiError::validation(errors)
 }
 
+refusals!(UploadPhotoRefusals: [
+    Invalid("`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object, or a form that cannot be read), or `validation_failed` (`filename_invalid`, `file_invalid` (a second file part), `<field>_unknown`)"),
+    Outcome(Outcome::ImageTooBig),
+    Outcome(Outcome::TooManyPixels { width: 0, height: 0 }),
+    TooLarge,
+    Outcome(Outcome::UnsupportedImage),
+    MediaType("JSON or `multipart/form-data`"),
+    Busy,
+]);
+
 /// Uploads a photo for listings.
 ///
 /// The type is detected from the bytes, not the file name, and the image header must parse.
@@ -275,10 +282,7 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
     )),
     responses(
         (status = 201, description = "The stored photo", body = PhotoResult),
-        (status = 400, description = "`no_image` (missing or empty), `bad_image_base64` (not standard base64), `invalid_body` (not a JSON object, or a form that cannot be read), or `validation_failed` (`filename_invalid`, `file_invalid` (a second file part), `<field>_unknown`)", body = ErrorBody),
-        (status = 413, description = "`image_too_large` (10,485,760 bytes decoded or more, or over 40 megapixels by its header: never decoded), or `payload_too_large` (body over the server's limit)", body = ErrorBody),
-        (status = 415, description = "`unsupported_mime`: not a readable JPEG, PNG, WebP or GIF; or `unsupported_media_type`: the body is neither JSON nor `multipart/form-data`", body = ErrorBody),
-        (status = 503, description = "`server_busy` (with `Retry-After`): too many large bodies or image decodes at once; send it again", body = ErrorBody),
+        UploadPhotoRefusals,
     )
 )]
 pub async fn upload_photo(
@@ -341,6 +345,10 @@ fn photo_not_found() -> ApiError {
     Outcome::PhotoNotFound.into()
 }
 
+refusals!(GetPhotoRefusals: [
+    Outcome(Outcome::PhotoNotFound),
+]);
+
 /// One of the brand's photos, with its thumbnails once ready.
 #[utoipa::path(
     get,
@@ -350,7 +358,7 @@ fn photo_not_found() -> ApiError {
     params(("id" = i64, Path, description = "The photo's `attachment_id`")),
     responses(
         (status = 200, description = "The photo", body = PhotoResult),
-        (status = 404, description = "`photo_not_found` (also another brand's photo)", body = ErrorBody),
+        GetPhotoRefusals,
     )
 )]
 pub async fn get_photo(

@@ -1,6 +1,7 @@
 //! `GET /v1/redemptions`: the polling alternative to `redemption.created` webhooks
 //! (decisions 6.6).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::get;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -9,7 +10,7 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::redemption::Redemption;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
@@ -77,6 +78,10 @@ impl<'a> RedemptionQuery<'a> {
     }
 }
 
+refusals!(ListRedemptionsRefusals: [
+    Invalid("`validation_failed`: `since_invalid`, `after_invalid`, `limit_invalid`"),
+]);
+
 /// The brand's redemptions, oldest first. Walking pages by passing `meta.next_since` and
 /// `meta.next_after` back visits every redemption exactly once, even when many share one
 /// timestamp. Items are the `redemption.created` data, with the `code` in full.
@@ -88,7 +93,7 @@ impl<'a> RedemptionQuery<'a> {
     params(RedemptionQuery),
     responses(
         (status = 200, description = "One page", body = RedemptionPage),
-        (status = 400, description = "`validation_failed`: `since_invalid`, `after_invalid`, `limit_invalid`", body = ErrorBody),
+        ListRedemptionsRefusals,
     )
 )]
 pub async fn list_redemptions(

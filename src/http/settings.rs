@@ -1,6 +1,7 @@
 //! `/v1/partner/settings/brand` and `/v1/partner/settings/billing`: the public brand profile
 //! and the billing entity, each read whole and changed by partial update.
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{get, patch};
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -10,7 +11,7 @@ use utoipa::ToSchema;
 
 use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingEdit, BillingPatch, BrandProfile, ProfileEdit, ProfilePatch};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::{precondition_failed, Guard, Tagged};
@@ -71,6 +72,13 @@ pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResu
     Ok(Tagged(BrandProfileResponse { brand_id: caller.brand_slug.clone(), profile }))
 }
 
+refusals!(PatchBrandRefusals: [
+    Outcome(Outcome::PreconditionFailed),
+    Invalid("`invalid_body` (not a JSON object) or `validation_failed`: `display_name_required`, \
+`display_name_too_long`, `support_email_invalid`, `accent_color_invalid`, `support_phone_invalid`, `logo_url_invalid`, \
+`<field>_invalid` (wrong JSON type), `<field>_too_long`, `<field>_unknown`"),
+]);
+
 /// Changes the fields given; the first save must include `display_name`.
 #[utoipa::path(
     patch,
@@ -81,10 +89,7 @@ pub async fn get_brand(caller: Caller, State(state): State<AppState>) -> ApiResu
     params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The whole profile after the change", body = BrandProfileResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
-        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
-        (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `display_name_required`, \
-`display_name_too_long`, `support_email_invalid`, `accent_color_invalid`, `support_phone_invalid`, `logo_url_invalid`, \
-`<field>_invalid` (wrong JSON type), `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
+        PatchBrandRefusals,
     )
 )]
 pub async fn patch_brand(
@@ -120,6 +125,13 @@ pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiRe
     Ok(Tagged(BillingResponse { brand_id: caller.brand_slug.clone(), billing }))
 }
 
+refusals!(PatchBillingRefusals: [
+    Outcome(Outcome::PreconditionFailed),
+    Invalid("`invalid_body` (not a JSON object) or `validation_failed`: `postcode_invalid`, \
+`vat_number_invalid`, `company_number_invalid`, `invoice_email_invalid`, `<field>_invalid` (wrong JSON type), \
+`<field>_too_long`, `<field>_unknown`"),
+]);
+
 /// Changes the fields given. The answer always carries every field, empty ones included.
 #[utoipa::path(
     patch,
@@ -130,10 +142,7 @@ pub async fn get_billing(caller: Caller, State(state): State<AppState>) -> ApiRe
     params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the section still answers this `ETag`; `*` matches any")),
     responses(
         (status = 200, description = "The whole billing entity after the change", body = BillingResponse, headers(("ETag" = String, description = "A strong entity tag of this answer: send it as `If-Match` with a PATCH to change only what you read"))),
-        (status = 412, description = "`precondition_failed`: `If-Match` does not match the section as it is now (it changed since you read it); nothing changed", body = ErrorBody),
-        (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `postcode_invalid`, \
-`vat_number_invalid`, `company_number_invalid`, `invoice_email_invalid`, `<field>_invalid` (wrong JSON type), \
-`<field>_too_long`, `<field>_unknown`", body = ErrorBody),
+        PatchBillingRefusals,
     )
 )]
 pub async fn patch_billing(

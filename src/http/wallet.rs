@@ -1,6 +1,7 @@
 //! The wallet (decisions 10.3, 10.5): balances, entries, and the statements that paid
 //! them, as JSON, CSV and PDF.
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::get;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -14,7 +15,7 @@ use crate::domain::money::Pence;
 use crate::domain::outcome::Outcome;
 use crate::domain::redemption::CURRENCY;
 use crate::domain::statement::{Entry, Remittance, Totals};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::files;
 use crate::http::listings::{NumberedPaging, PageMeta};
@@ -140,6 +141,10 @@ impl EntryQuery {
     }
 }
 
+refusals!(ListEntriesRefusals: [
+    Invalid("`validation_failed`: `limit_invalid`, `after_invalid`"),
+]);
+
 /// The brand's ledger, oldest first; walk it with `after=<meta.next_after>`.
 #[utoipa::path(
     get,
@@ -149,7 +154,7 @@ impl EntryQuery {
     params(EntryQuery),
     responses(
         (status = 200, description = "One page", body = EntryPage),
-        (status = 400, description = "`validation_failed`: `limit_invalid`, `after_invalid`", body = ErrorBody),
+        ListEntriesRefusals,
     )
 )]
 pub async fn list_entries(
@@ -171,6 +176,10 @@ pub struct RemittancePage {
     pub meta: PageMeta,
 }
 
+refusals!(ListRemittancesRefusals: [
+    Invalid("`validation_failed`: `page_invalid`, `per_page_invalid`"),
+]);
+
 /// The brand's statements, newest first.
 #[utoipa::path(
     get,
@@ -183,7 +192,7 @@ pub struct RemittancePage {
     ),
     responses(
         (status = 200, description = "One page", body = RemittancePage),
-        (status = 400, description = "`validation_failed`: `page_invalid`, `per_page_invalid`", body = ErrorBody),
+        ListRemittancesRefusals,
     )
 )]
 pub async fn list_remittances(
@@ -218,6 +227,10 @@ async fn find(state: &AppState, caller: &Caller, id: Result<Path<String>, PathRe
     found.ok_or_else(|| ApiError::from(Outcome::RemittanceNotFound))
 }
 
+refusals!(GetRemittanceRefusals: [
+    Outcome(Outcome::RemittanceNotFound),
+]);
+
 /// A statement with its lines.
 #[utoipa::path(
     get,
@@ -227,7 +240,7 @@ async fn find(state: &AppState, caller: &Caller, id: Result<Path<String>, PathRe
     params(("id" = i64, Path, description = "Statement id")),
     responses(
         (status = 200, description = "The statement", body = Remittance),
-        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+        GetRemittanceRefusals,
     )
 )]
 pub async fn get_remittance(
@@ -241,6 +254,10 @@ pub async fn get_remittance(
     Ok(Json(view))
 }
 
+refusals!(StatementCsvRefusals: [
+    Outcome(Outcome::RemittanceNotFound),
+]);
+
 /// The statement as CSV: a header row, one row per line (the JSON lines' fields and
 /// values), and a totals row whose `id` is `total`.
 #[utoipa::path(
@@ -251,7 +268,7 @@ pub async fn get_remittance(
     params(("id" = i64, Path, description = "Statement id")),
     responses(
         (status = 200, description = "The statement", content_type = "text/csv", body = String),
-        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+        StatementCsvRefusals,
     )
 )]
 pub async fn statement_csv(
@@ -263,6 +280,10 @@ pub async fn statement_csv(
     download(&state, &caller, &request, id, Format::Csv).await
 }
 
+refusals!(StatementPdfRefusals: [
+    Outcome(Outcome::RemittanceNotFound),
+]);
+
 /// The statement as a PDF: the number, the billing entity, every line and the totals.
 #[utoipa::path(
     get,
@@ -272,7 +293,7 @@ pub async fn statement_csv(
     params(("id" = i64, Path, description = "Statement id")),
     responses(
         (status = 200, description = "The statement (attachment `remittance-<brand>-<number>.pdf`)", content_type = "application/pdf", body = Vec<u8>),
-        (status = 404, description = "`remittance_not_found`", body = ErrorBody),
+        StatementPdfRefusals,
     )
 )]
 pub async fn statement_pdf(

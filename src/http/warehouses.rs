@@ -1,5 +1,6 @@
 //! `/v1/partner/settings/warehouses`: the warehouse address book and its one default.
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -10,7 +11,7 @@ use utoipa::ToSchema;
 
 use crate::domain::outcome::Outcome;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChanges, WarehouseEdit, WarehousePatch};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
@@ -123,6 +124,13 @@ pub async fn list_warehouses(caller: Caller, State(state): State<AppState>) -> A
     Ok(Json(WarehouseList { brand_id: caller.brand_slug.clone(), warehouses }))
 }
 
+refusals!(CreateWarehouseRefusals: [
+    Invalid("`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \
+`contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid`, `<field>_invalid` (wrong JSON type), \
+`<field>_too_long`, `<field>_unknown`"),
+    Outcome(Outcome::WarehousesContended),
+]);
+
 /// Adds a warehouse. The brand's first warehouse becomes the default; `is_default: true`
 /// makes the new one the default and demotes the previous one.
 #[utoipa::path(
@@ -133,10 +141,7 @@ pub async fn list_warehouses(caller: Caller, State(state): State<AppState>) -> A
     request_body = WarehousePatch,
     responses(
         (status = 201, description = "The new warehouse", body = WarehouseResponse),
-        (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \
-`contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid`, `<field>_invalid` (wrong JSON type), \
-`<field>_too_long`, `<field>_unknown`", body = ErrorBody),
-        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
+        CreateWarehouseRefusals,
     )
 )]
 pub async fn create_warehouse(
@@ -149,6 +154,14 @@ pub async fn create_warehouse(
     Ok((StatusCode::CREATED, Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse })))
 }
 
+refusals!(UpdateWarehouseRefusals: [
+    Invalid("`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \
+`contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid` (also: un-setting the default), \
+`<field>_invalid`, `<field>_too_long`, `<field>_unknown`"),
+    Outcome(Outcome::WarehouseNotFound),
+    Outcome(Outcome::WarehousesContended),
+]);
+
 /// Changes the fields given. `is_default: true` makes this warehouse the default and
 /// demotes the previous one; `is_default: false` on the default is refused.
 #[utoipa::path(
@@ -160,11 +173,7 @@ pub async fn create_warehouse(
     request_body = WarehouseChanges,
     responses(
         (status = 200, description = "The warehouse after the change", body = WarehouseResponse),
-        (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `label_required`, \
-`contact_email_invalid`, `contact_phone_invalid`, `is_default_invalid` (also: un-setting the default), \
-`<field>_invalid`, `<field>_too_long`, `<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
-        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
+        UpdateWarehouseRefusals,
     )
 )]
 pub async fn update_warehouse(
@@ -178,6 +187,11 @@ pub async fn update_warehouse(
     Ok(Json(WarehouseResponse { brand_id: caller.brand_slug.clone(), warehouse }))
 }
 
+refusals!(DeleteWarehouseRefusals: [
+    Outcome(Outcome::WarehouseNotFound),
+    Outcome(Outcome::WarehousesContended),
+]);
+
 /// Deletes a warehouse. Deleting the default makes the first remaining warehouse (in
 /// creation order) the default.
 #[utoipa::path(
@@ -188,8 +202,7 @@ pub async fn update_warehouse(
     params(("id" = String, Path, max_length = 36, description = "Warehouse UUID")),
     responses(
         (status = 200, description = "Deleted", body = WarehouseDeleted),
-        (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
-        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
+        DeleteWarehouseRefusals,
     )
 )]
 pub async fn delete_warehouse(
@@ -201,6 +214,11 @@ pub async fn delete_warehouse(
     Ok(Json(WarehouseDeleted { deleted: true, id: id.to_string() }))
 }
 
+refusals!(SetDefaultWarehouseRefusals: [
+    Outcome(Outcome::WarehouseNotFound),
+    Outcome(Outcome::WarehousesContended),
+]);
+
 /// Makes a warehouse the default, demoting the previous one. No body.
 #[utoipa::path(
     post,
@@ -210,8 +228,7 @@ pub async fn delete_warehouse(
     params(("id" = String, Path, max_length = 36, description = "Warehouse UUID")),
     responses(
         (status = 200, description = "Every warehouse of the brand after the change, in creation order", body = WarehouseList),
-        (status = 404, description = "`warehouse_not_found`: no such warehouse in the caller's brand", body = ErrorBody),
-        (status = 409, description = "`edit_conflict`: another change to the brand's warehouses ran at the same time; retry", body = ErrorBody),
+        SetDefaultWarehouseRefusals,
     )
 )]
 pub async fn set_default_warehouse(

@@ -49,3 +49,6 @@ pub const LIST_COUNT_CAP: i64 = 10_000;
 
 /// `Retry-After` of a 507 or 503 answered for a database outage (by the API and the dashboard).
 pub const OUTAGE_RETRY_AFTER_SECS: u64 = 5;
+
+/// The largest photo accepted: 10 MiB (decisions 4.1); this size or more is refused.
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;

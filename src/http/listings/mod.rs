@@ -3,6 +3,7 @@
 mod params;
 mod render;
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -18,7 +19,7 @@ use crate::domain::listing::{
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::listing_etag;
 use crate::domain::view::Removal;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::if_match;
@@ -258,6 +259,10 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
     path.ok().and_then(|Path(id)| id.parse().ok()).ok_or_else(listing_not_found)
 }
 
+refusals!(ListListingsRefusals: [
+    Invalid("`validation_failed`: `page_invalid` (also: `page` in a sync walk), `per_page_invalid`, `status_invalid`, `channel_invalid`, `sku_invalid`, `q_invalid`, `updated_since_invalid`, `cursor_invalid`"),
+]);
+
 /// Paginated listings of the caller's brand, newest first; or, with `updated_since` or
 /// `cursor`, a sync walk over every listing changed since.
 #[utoipa::path(
@@ -277,7 +282,7 @@ fn listing_id(path: Result<Path<String>, PathRejection>) -> Result<i64, ApiError
     ),
     responses(
         (status = 200, description = "A page of listing summaries (`meta` is `PageMeta`, or `SyncMeta` in a sync walk)", body = ListingPage),
-        (status = 400, description = "`validation_failed`: `page_invalid` (also: `page` in a sync walk), `per_page_invalid`, `status_invalid`, `channel_invalid`, `sku_invalid`, `q_invalid`, `updated_since_invalid`, `cursor_invalid`", body = ErrorBody),
+        ListListingsRefusals,
     )
 )]
 pub async fn list_listings(
@@ -328,6 +333,10 @@ pub async fn list_listings(
     Ok(Json(page))
 }
 
+refusals!(GetListingRefusals: [
+    Outcome(Outcome::ListingNotFound),
+]);
+
 /// One listing of the caller's brand.
 #[utoipa::path(
     get,
@@ -340,7 +349,7 @@ pub async fn list_listings(
             ("ETag" = String, description = "The listing's version as a strong entity tag (`\"v7\"`): send it as `If-Match` with a PATCH to change it only if nobody else has, or as `If-None-Match` to be answered 304 while it is unchanged. `view_count` is not part of the version: views do not change the tag")
         )),
         (status = 304, description = "Not modified: the request's `If-None-Match` names the current `ETag` (send the tag of your copy to revalidate it); no body", headers(("ETag" = String, description = "The current entity tag"))),
-        (status = 404, description = "`listing_not_found`: no such listing in the caller's brand (or trashed)", body = ErrorBody),
+        GetListingRefusals,
     )
 )]
 pub async fn get_listing(
@@ -354,6 +363,12 @@ pub async fn get_listing(
     Ok(([(ETAG, etag)], Json(render::detail(record, &context(&state, &caller)))))
 }
 
+refusals!(CreateListingRefusals: [
+    Invalid("`invalid_body`, or `validation_failed` listing every reason (e.g. `title_required`, `price_gbp_invalid`, `faults_required`, `quantity_invalid`, `warehouse_id_invalid`, `<field>_unknown`)"),
+    TooLarge,
+    MediaType("JSON"),
+]);
+
 /// Creates a listing sold by the caller.
 #[utoipa::path(
     post,
@@ -365,9 +380,7 @@ pub async fn get_listing(
         (status = 201, description = "The new listing", body = ListingDetail, headers(
             ("ETag" = String, description = "The new listing's version as a strong entity tag, as `GET /v1/listings/{id}` answers it: send it as `If-Match` with a PATCH")
         )),
-        (status = 400, description = "`invalid_body`, or `validation_failed` listing every reason (e.g. `title_required`, `price_gbp_invalid`, `faults_required`, `quantity_invalid`, `warehouse_id_invalid`, `<field>_unknown`)", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        CreateListingRefusals,
     )
 )]
 pub async fn create_listing(
@@ -379,6 +392,15 @@ pub async fn create_listing(
     let etag = listing_etag(saved.record.version);
     Ok((StatusCode::CREATED, [(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
+
+refusals!(UpdateListingRefusals: [
+    Invalid("`no_fields` (empty body), `invalid_body`, or `validation_failed` listing every reason"),
+    Outcome(Outcome::NotOwner),
+    Outcome(Outcome::ListingNotFound),
+    Outcome(Outcome::EditConflict),
+    Outcome(Outcome::PreconditionFailed),
+    MediaType("JSON"),
+]);
 
 /// Changes fields of one of the caller's listings; the merged listing is validated whole.
 #[utoipa::path(
@@ -395,12 +417,7 @@ pub async fn create_listing(
         (status = 200, description = "The updated listing", body = ListingDetail, headers(
             ("ETag" = String, description = "The listing's new entity tag")
         )),
-        (status = 400, description = "`no_fields` (empty body), `invalid_body`, or `validation_failed` listing every reason", body = ErrorBody),
-        (status = 403, description = "`forbidden_not_owner`: another user's listing", body = ErrorBody),
-        (status = 404, description = "`listing_not_found`", body = ErrorBody),
-        (status = 409, description = "`edit_conflict`: the listing kept changing during the update; retry", body = ErrorBody),
-        (status = 412, description = "`precondition_failed`: `If-Match` names none of the listing's current tag (it changed since you read it); nothing changed — GET it again", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        UpdateListingRefusals,
     ),
 )]
 pub async fn update_listing(
@@ -418,6 +435,11 @@ pub async fn update_listing(
     Ok(([(ETAG, etag)], Json(render::detail(saved.record, &context(&state, &caller)))))
 }
 
+refusals!(DeleteListingRefusals: [
+    Outcome(Outcome::NotOwner),
+    Outcome(Outcome::ListingNotFound),
+]);
+
 /// Moves one of the caller's listings to the trash.
 #[utoipa::path(
     delete,
@@ -427,8 +449,7 @@ pub async fn update_listing(
     params(("id" = i64, Path, description = "Listing id")),
     responses(
         (status = 200, description = "Trashed", body = Deleted),
-        (status = 403, description = "`forbidden_not_owner`: another user's listing", body = ErrorBody),
-        (status = 404, description = "`listing_not_found`", body = ErrorBody),
+        DeleteListingRefusals,
     )
 )]
 pub async fn delete_listing(
@@ -441,6 +462,11 @@ pub async fn delete_listing(
     Ok(Json(Deleted { deleted: true, id }))
 }
 
+refusals!(BulkDeleteListingsRefusals: [
+    Invalid("`no_ids`, `too_many` (over 100), `invalid_body`, or `validation_failed` (`ids_invalid`)"),
+    MediaType("JSON"),
+]);
+
 /// Trashes up to 100 of the caller's listings, reporting per id.
 #[utoipa::path(
     post,
@@ -450,8 +476,7 @@ pub async fn delete_listing(
     request_body = BulkDelete,
     responses(
         (status = 200, description = "Per-id results; ids of other brands or users fail alone", body = BulkDeleteResult),
-        (status = 400, description = "`no_ids`, `too_many` (over 100), `invalid_body`, or `validation_failed` (`ids_invalid`)", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        BulkDeleteListingsRefusals,
     )
 )]
 pub async fn bulk_delete_listings(

@@ -1,5 +1,6 @@
 //! `GET /v1/partner/audit-log`: who did what, newest first (decisions 8.7).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::get;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -9,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::time::Ts;
 use crate::domain::view::{AuditFilter, AuditRecord};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
@@ -143,6 +144,10 @@ impl AuditQuery {
     }
 }
 
+refusals!(AuditLogRefusals: [
+    Invalid("`validation_failed`: `limit_invalid`, `after_invalid`"),
+]);
+
 /// The brand's audit log, newest first. Walk older pages by passing `meta.next_after` back
 /// as `after`.
 #[utoipa::path(
@@ -153,7 +158,7 @@ impl AuditQuery {
     params(AuditQuery),
     responses(
         (status = 200, description = "One page", body = AuditLogPage),
-        (status = 400, description = "`validation_failed`: `limit_invalid`, `after_invalid`", body = ErrorBody),
+        AuditLogRefusals,
     )
 )]
 pub async fn audit_log(

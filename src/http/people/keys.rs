@@ -1,5 +1,6 @@
 //! `/v1/partner/settings/integrations/keys`: the brand's API keys (decisions 8.6).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{delete, get, post};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -14,7 +15,7 @@ use crate::domain::key_request::{key_prefix, KeyRequest, RollRequest};
 use crate::domain::outcome::Outcome;
 use crate::domain::time::Ts;
 use crate::domain::view::KeyRecord;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::Json;
@@ -131,6 +132,13 @@ pub async fn list_keys(caller: Caller, State(state): State<AppState>) -> ApiResu
     Ok(Json(ApiKeyList { data: keys.into_iter().map(|k| ApiKey::new(k, limit)).collect() }))
 }
 
+refusals!(CreateKeyRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `label_required`, `label_invalid`, \
+`label_too_long`, `scopes_invalid`, `user_id_invalid` (not an active member of the brand), `expires_at_invalid` \
+(not RFC 3339, or not in the future), `<field>_unknown`"),
+    Outcome(Outcome::KeysTooFrequent),
+]);
+
 /// Creates a key for the caller's user or another active member; the answer shows its
 /// secret, this once. A key of a `member` is refused by the API (403 `forbidden`).
 #[utoipa::path(
@@ -141,11 +149,7 @@ pub async fn list_keys(caller: Caller, State(state): State<AppState>) -> ApiResu
     request_body = KeyRequest,
     responses(
         (status = 201, description = "The key and its secret", body = CreatedKey),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `label_required`, `label_invalid`, \
-`label_too_long`, `scopes_invalid`, `user_id_invalid` (not an active member of the brand), `expires_at_invalid` \
-(not RFC 3339, or not in the future), `<field>_unknown`", body = ErrorBody),
-        (status = 409, description = "`keys_too_frequent`: the brand created 20 keys in the last hour (keys made by \
-rolls count too); nothing was created. Roll a key to replace it, or wait", body = ErrorBody),
+        CreateKeyRefusals,
     )
 )]
 pub async fn create_key(
@@ -157,6 +161,13 @@ pub async fn create_key(
     let issued = keys::create(&state.core, &caller.admin, &request).await?;
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
+
+refusals!(RollKeyRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `expires_in_hours_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::KeyNotFound),
+    Outcome(Outcome::KeyInactive),
+]);
 
 /// Replaces a key: a new key with the same label, scopes, user and rate limit, its secret
 /// shown this once. The old key keeps working for `expires_in_hours` (default 24) so
@@ -171,10 +182,7 @@ pub async fn create_key(
     request_body(content = Option<RollRequest>, description = "May be empty (or `{}`): the default overlap of 24 hours", content_type = "application/json"),
     responses(
         (status = 201, description = "The new key and its secret", body = CreatedKey),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `expires_in_hours_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`key_not_found`: no key of the caller's brand has this id", body = ErrorBody),
-        (status = 409, description = "`key_inactive`: the key is revoked or expired; create a new one instead", body = ErrorBody),
+        RollKeyRefusals,
     )
 )]
 pub async fn roll_key(
@@ -189,6 +197,10 @@ pub async fn roll_key(
     Ok((StatusCode::CREATED, Json(CreatedKey::new(issued, state.config.rate_limit))))
 }
 
+refusals!(RevokeKeyRefusals: [
+    Outcome(Outcome::KeyNotFound),
+]);
+
 /// Revokes a key: every node refuses it within about a second. Revoking a revoked key
 /// answers it unchanged.
 #[utoipa::path(
@@ -199,7 +211,7 @@ pub async fn roll_key(
     params(("id" = i64, Path, description = "The key's id")),
     responses(
         (status = 200, description = "The key, `revoked_at` set", body = ApiKey),
-        (status = 404, description = "`key_not_found`: no key of the caller's brand has this id", body = ErrorBody),
+        RevokeKeyRefusals,
     )
 )]
 pub async fn revoke_key(

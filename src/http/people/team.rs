@@ -1,6 +1,7 @@
 //! `/v1/partner/settings/team`: the brand's members, invitations, roles and removal
 //! (decisions 8.5).
 
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{delete, get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -14,7 +15,7 @@ use crate::domain::outcome::Outcome;
 use crate::domain::team::{MemberInvite, RoleChange};
 use crate::domain::time::Ts;
 use crate::domain::view::MemberRecord;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
@@ -161,6 +162,13 @@ pub async fn list_team(caller: Caller, State(state): State<AppState>) -> ApiResu
     }))
 }
 
+refusals!(InviteMemberRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `email_required`, `email_invalid`, \
+`email_too_long`, `display_name_required`, `display_name_invalid`, `display_name_too_long`, `role_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::EmailTaken),
+]);
+
 /// Invites someone: creates the member (status `invited`) and a single-use link valid 72
 /// hours. When the server sends mail (`REHOME_SMTP_URL`), the link is also emailed to them;
 /// either way the answer carries it. A former member of this brand may be invited again
@@ -173,10 +181,7 @@ pub async fn list_team(caller: Caller, State(state): State<AppState>) -> ApiResu
     request_body = MemberInvite,
     responses(
         (status = 201, description = "The member and their invitation link", body = InvitedMember),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `email_required`, `email_invalid`, \
-`email_too_long`, `display_name_required`, `display_name_invalid`, `display_name_too_long`, `role_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 409, description = "`email_taken`: a user of this or another brand has this email", body = ErrorBody),
+        InviteMemberRefusals,
     )
 )]
 pub async fn invite_member(
@@ -196,6 +201,13 @@ pub async fn invite_member(
     ))
 }
 
+refusals!(ChangeRoleRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `role_required`, `role_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::MemberNotFound),
+    Outcome(Outcome::LastAdmin),
+]);
+
 /// Changes a member's role. Demoting the brand's last active admin is refused.
 #[utoipa::path(
     patch,
@@ -206,10 +218,7 @@ pub async fn invite_member(
     request_body = RoleChange,
     responses(
         (status = 200, description = "The member with the role", body = Member),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `role_required`, `role_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`member_not_found`: unknown, removed, or another brand's user", body = ErrorBody),
-        (status = 409, description = "`last_admin`: the brand would be left without an active admin", body = ErrorBody),
+        ChangeRoleRefusals,
     )
 )]
 pub async fn change_role(
@@ -224,6 +233,14 @@ pub async fn change_role(
     Ok(Json(member.into()))
 }
 
+refusals!(RemoveMemberRefusals: [
+    Invalid("`validation_failed`: `transfer_to_invalid` (not an active member of the \
+brand, or the member removed)"),
+    Outcome(Outcome::MemberNotFound),
+    Outcome(Outcome::CannotRemoveSelf),
+    Outcome(Outcome::LastAdmin),
+]);
+
 /// Takes a member off the team, in one step: their dashboard sessions end, their API keys
 /// are revoked (every node refuses them within about a second), their unused invitation
 /// links stop working, and `transfer_to` becomes the seller of their listings.
@@ -235,11 +252,7 @@ pub async fn change_role(
     params(("user_id" = i64, Path, description = "The member's id"), RemovalQuery),
     responses(
         (status = 200, description = "Removed", body = Removed),
-        (status = 400, description = "`validation_failed`: `transfer_to_invalid` (not an active member of the \
-brand, or the member removed)", body = ErrorBody),
-        (status = 404, description = "`member_not_found`: unknown, removed, or another brand's user", body = ErrorBody),
-        (status = 409, description = "`cannot_remove_self`: the caller's own user; `last_admin`: the brand would be \
-left without an active admin", body = ErrorBody),
+        RemoveMemberRefusals,
     )
 )]
 pub async fn remove_member(

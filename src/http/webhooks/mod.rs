@@ -4,6 +4,7 @@
 mod params;
 
 use crate::domain::event::DEFAULT_SUBSCRIPTION;
+use crate::http::docs::refusals::refusals;
 use crate::http::routing::{get, patch, post};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -18,7 +19,7 @@ use crate::domain::outcome::Outcome;
 use crate::domain::precondition::{content_etag, Precondition};
 use crate::domain::view::{AttemptRecord, DeliveryRecord, WebhookEndpointRecord};
 use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRotation, WebhookPatch};
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::precondition::{precondition_failed, Guard, Tagged};
@@ -209,6 +210,12 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     Ok(Tagged(WebhookSettings::new(&caller.brand_slug, endpoint.as_ref())))
 }
 
+refusals!(PatchWebhookRefusals: [
+    Invalid("`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
+`url_invalid`, `url_too_long`, `enabled_invalid`, `<field>_unknown`"),
+    Outcome(Outcome::PreconditionFailed),
+]);
+
 /// Sets the URL and/or pauses or resumes deliveries. The first time a URL is set, a signing
 /// secret is generated and returned once as `signing_secret`. Events emitted while no
 /// endpoint was enabled are delivered once one is, if still within their retry window.
@@ -221,9 +228,7 @@ pub async fn get_webhook(caller: Caller, State(state): State<AppState>) -> ApiRe
     params(("If-Match" = Option<String>, Header, nullable = false, description = "Change only if the endpoint still answers this `ETag` (as `GET` gave it); `*` matches any")),
     responses(
         (status = 200, description = "The endpoint after the change; `signing_secret` only when just created", body = WebhookSettings, headers(("ETag" = String, description = "The `ETag` a `GET` now answers: send it as `If-Match` with the next PATCH"))),
-        (status = 400, description = "`invalid_body` (not a JSON object) or `validation_failed`: `url_required`, \
-`url_invalid`, `url_too_long`, `enabled_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 412, description = "`precondition_failed`: `If-Match` does not match the endpoint as it is now (it changed since you read it); nothing changed", body = ErrorBody),
+        PatchWebhookRefusals,
     )
 )]
 pub async fn patch_webhook(
@@ -257,6 +262,12 @@ pub async fn patch_webhook(
     Ok(response)
 }
 
+refusals!(RotateSecretRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `expire_previous_in_hours_invalid`, \
+`<field>_unknown`"),
+    Outcome(Outcome::WebhookUrlMissing),
+]);
+
 /// Replaces the signing secret and returns the new one, once. Every delivery from now on
 /// (retries and replays of older events included) is signed with it. With
 /// `expire_previous_in_hours` the previous secret keeps signing too until then (one `v1=`
@@ -272,9 +283,7 @@ pub async fn patch_webhook(
     request_body(content = Option<SecretRotation>, description = "May be empty (or `{}`): no overlap", content_type = "application/json"),
     responses(
         (status = 200, description = "The endpoint with its new `signing_secret`, and `previous_expires_at`: when the previous secret stops verifying", body = WebhookSettings),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `expire_previous_in_hours_invalid`, \
-`<field>_unknown`", body = ErrorBody),
-        (status = 404, description = "`webhook_not_configured`: set a URL first", body = ErrorBody),
+        RotateSecretRefusals,
     )
 )]
 pub async fn rotate_secret(
@@ -298,6 +307,10 @@ pub struct TestEvent {
     pub event_id: String,
 }
 
+refusals!(SendTestEventRefusals: [
+    Outcome(Outcome::WebhookNotConfigured),
+]);
+
 /// Sends a signed `ping` event (`{"id", "type": "ping", "created_at", "data": {"brand_id"}}`)
 /// to the endpoint through the same queue as every event: it is signed, retried and shown in
 /// the delivery log like the others. Use it to check a receiver without a real sale.
@@ -308,7 +321,7 @@ pub struct TestEvent {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The test event's id; follow it in the delivery log", body = TestEvent),
-        (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
+        SendTestEventRefusals,
     )
 )]
 pub async fn send_test_event(caller: Caller, State(state): State<AppState>) -> ApiResult<Json<TestEvent>> {
@@ -323,6 +336,12 @@ pub struct Replayed {
     pub replayed: u64,
 }
 
+refusals!(ReplayDeadRefusals: [
+    Invalid("`invalid_body` or `validation_failed`: `status_required`, `status_invalid`, \
+`since_invalid`, `<field>_unknown`"),
+    Outcome(Outcome::WebhookNotConfigured),
+]);
+
 /// Queues every dead event of the brand again (those created at or after `since`, when
 /// given), each with a fresh retry window: after an outage of the receiver, one call sends
 /// everything that gave up.
@@ -334,9 +353,7 @@ pub struct Replayed {
     request_body = DeadReplay,
     responses(
         (status = 200, description = "How many events were queued again", body = Replayed),
-        (status = 400, description = "`invalid_body` or `validation_failed`: `status_required`, `status_invalid`, \
-`since_invalid`, `<field>_unknown`", body = ErrorBody),
-        (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
+        ReplayDeadRefusals,
     )
 )]
 pub async fn replay_dead(
@@ -349,6 +366,10 @@ pub async fn replay_dead(
     Ok(Json(Replayed { replayed }))
 }
 
+refusals!(ListDeliveriesRefusals: [
+    Invalid("`validation_failed`: `status_invalid`, `page_invalid`, `per_page_invalid`"),
+]);
+
 /// The brand's events and how their delivery went, newest first.
 #[utoipa::path(
     get,
@@ -358,7 +379,7 @@ pub async fn replay_dead(
     params(DeliveryParams),
     responses(
         (status = 200, description = "One page of the log", body = DeliveryPage),
-        (status = 400, description = "`validation_failed`: `status_invalid`, `page_invalid`, `per_page_invalid`", body = ErrorBody),
+        ListDeliveriesRefusals,
     )
 )]
 pub async fn list_deliveries(
@@ -384,6 +405,10 @@ pub async fn list_deliveries(
     }))
 }
 
+refusals!(GetDeliveryRefusals: [
+    Outcome(Outcome::EventNotFound),
+]);
+
 /// One event of the brand with every delivery attempt.
 #[utoipa::path(
     get,
@@ -393,7 +418,7 @@ pub async fn list_deliveries(
     params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event's delivery state and attempts", body = DeliveryDetail),
-        (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
+        GetDeliveryRefusals,
     )
 )]
 pub async fn get_delivery(
@@ -409,6 +434,11 @@ pub async fn get_delivery(
     }))
 }
 
+refusals!(ReplayDeliveryRefusals: [
+    Outcome(Outcome::EventNotFound),
+    Outcome(Outcome::WebhookNotConfigured),
+]);
+
 /// Queues the event again for immediate delivery: same id, same body bytes (signed anew),
 /// with a fresh retry window. Works on any status, delivered and dead included.
 #[utoipa::path(
@@ -419,8 +449,7 @@ pub async fn get_delivery(
     params(("event_id" = String, Path, max_length = 64, description = "The event id (`evt_…`)")),
     responses(
         (status = 200, description = "The event, pending again", body = Delivery),
-        (status = 404, description = "`event_not_found`: no such event for this brand", body = ErrorBody),
-        (status = 409, description = "`webhook_not_configured`: no enabled endpoint to deliver to", body = ErrorBody),
+        ReplayDeliveryRefusals,
     )
 )]
 pub async fn replay_delivery(
@@ -453,10 +482,7 @@ impl From<RotateError> for ApiError {
         match e {
             // 404 here (there is nothing to rotate), where replay answers 409.
             RotateError::Invalid(errors) => ApiError::validation(errors),
-            RotateError::NotConfigured => ApiError::not_found(
-                "webhook_not_configured",
-                "No webhook endpoint is configured; PATCH /v1/partner/settings/integrations/webhook with a url first.",
-            ),
+            RotateError::NotConfigured => Outcome::WebhookUrlMissing.into(),
             RotateError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
             RotateError::Store(e) => e.into(),
         }

@@ -26,8 +26,7 @@ pub use fs::FsMediaStore;
 pub use s3::S3MediaStore;
 pub use sniff::ImageKind;
 
-/// The largest photo accepted: 10 MiB (decisions 4.1); this size or more is refused.
-pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+pub use rehome_domain::limits::MAX_IMAGE_BYTES;
 
 /// Names are random and objects never change, so any copy may be kept forever.
 pub const CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
