@@ -67,33 +67,10 @@ pub enum Limited {
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
-    pub fn client(status: StatusCode, code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
+    /// A client error: made only from the catalogue ([`Outcome`]) and the API's own
+    /// refusals ([`HttpRefusal`]).
+    fn client(status: StatusCode, code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
         Self::Client { status, code, message: message.into() }
-    }
-
-    pub fn bad_request(code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
-        Self::client(StatusCode::BAD_REQUEST, code, message)
-    }
-
-    pub fn missing_bearer_token() -> Self {
-        Self::client(
-            StatusCode::UNAUTHORIZED,
-            "missing_bearer_token",
-            "Send the API key as 'Authorization: Bearer <API_KEY>'.",
-        )
-    }
-
-    /// Unknown, revoked, expired and malformed keys answer exactly alike.
-    pub fn invalid_token() -> Self {
-        Self::client(
-            StatusCode::UNAUTHORIZED,
-            "invalid_token",
-            "The API key is malformed, unknown, expired or revoked.",
-        )
-    }
-
-    pub fn forbidden(message: &'static str) -> Self {
-        Self::client(StatusCode::FORBIDDEN, "forbidden", message)
     }
 
     /// The database did not answer (503 with `Retry-After`); `cause` is logged, never answered.
@@ -106,12 +83,9 @@ impl ApiError {
         Self::Outage { kind: Outage::StorageFull, cause: cause.into() }
     }
 
-    pub fn not_found(code: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
-        Self::client(StatusCode::NOT_FOUND, code, message)
-    }
-
+    /// `invalid_body`, with why the body could not be read.
     pub fn invalid_body(message: impl Into<Cow<'static, str>>) -> Self {
-        Self::bad_request("invalid_body", message)
+        HttpRefusal::InvalidBody(message.into()).into()
     }
 
     pub fn validation(errors: Vec<FieldError>) -> Self {
@@ -273,6 +247,163 @@ impl From<Outcome> for ApiError {
     }
 }
 
+/// The API's own refusals of a request as HTTP (its credentials, its route, its body), apart
+/// from the use cases' ([`Outcome`], the catalogue): their codes, statuses and sentences in
+/// one place. A sentence that depends on the request is the variant's data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpRefusal {
+    /// No `Authorization: Bearer` header (401 `missing_bearer_token`).
+    MissingBearerToken,
+    /// A key that is malformed, unknown, expired or revoked: all alike (401 `invalid_token`).
+    InvalidToken,
+    /// The operator API without its token (401 `missing_bearer_token`).
+    MissingOperatorToken,
+    /// The operator API with another token (401 `invalid_token`).
+    WrongOperatorToken,
+    /// A key whose user is not a partner admin (403 `forbidden`).
+    NotAdmin,
+    /// A key without the scope its method needs, `read` or `write` (403 `forbidden`).
+    MissingScope(&'static str),
+    /// No route serves the path (404 `not_found`).
+    NoRoute,
+    /// No media object has the name (404 `not_found`).
+    NoMedia,
+    /// The route does not take the method (405 `method_not_allowed`).
+    MethodNotAllowed,
+    /// The readiness probe could not reach the database (503 `not_ready`).
+    NotReady,
+    /// A body over the server's limit (413 `payload_too_large`).
+    TooLarge,
+    /// A JSON endpoint sent another media type (415 `unsupported_media_type`).
+    NotJson,
+    /// A photo upload of neither JSON nor a form (415 `unsupported_media_type`).
+    NotJsonOrForm,
+    /// A body that cannot be read as the endpoint's shape (400 `invalid_body`), and why.
+    InvalidBody(Cow<'static, str>),
+    /// A body that arrived too slowly (408 `request_timeout`).
+    TooSlow,
+    /// Every place of a kind taken (503 `server_busy`; the answer adds `Retry-After: 1`),
+    /// and which.
+    Busy(&'static str),
+    /// The bodies in flight of one key, network or address at their limit (429
+    /// `rate_limited`; the answer adds `Retry-After: 1`), and whose.
+    BodiesLimited(&'static str),
+    /// `image_base64` that is not standard base64 (400 `bad_image_base64`), and how.
+    BadImageBase64(&'static str),
+    /// A photo upload without a photo (400 `no_image`).
+    NoImage,
+    /// A bulk delete without ids (400 `no_ids`).
+    NoIds,
+    /// A bulk delete of more ids than one takes (400 `too_many`).
+    TooManyIds,
+    /// A spreadsheet the import cannot read (400 `bad_file`), and why.
+    BadFile(String),
+    /// An `Idempotency-Key` that is not 1 to 255 visible ASCII characters (400).
+    IdempotencyKeyInvalid,
+    /// The key's first request is still running (409).
+    IdempotencyKeyInUse,
+    /// The key was used for another request (422).
+    IdempotencyKeyReused,
+}
+
+impl HttpRefusal {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::MissingBearerToken | Self::InvalidToken | Self::MissingOperatorToken | Self::WrongOperatorToken => {
+                StatusCode::UNAUTHORIZED
+            }
+            Self::NotAdmin | Self::MissingScope(_) => StatusCode::FORBIDDEN,
+            Self::NoRoute | Self::NoMedia => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotReady | Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotJson | Self::NotJsonOrForm => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooSlow => StatusCode::REQUEST_TIMEOUT,
+            Self::BodiesLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::InvalidBody(_)
+            | Self::BadImageBase64(_)
+            | Self::NoImage
+            | Self::NoIds
+            | Self::TooManyIds
+            | Self::BadFile(_)
+            | Self::IdempotencyKeyInvalid => StatusCode::BAD_REQUEST,
+            Self::IdempotencyKeyInUse => StatusCode::CONFLICT,
+            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MissingBearerToken | Self::MissingOperatorToken => "missing_bearer_token",
+            Self::InvalidToken | Self::WrongOperatorToken => "invalid_token",
+            Self::NotAdmin | Self::MissingScope(_) => "forbidden",
+            Self::NoRoute | Self::NoMedia => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::NotReady => "not_ready",
+            Self::TooLarge => "payload_too_large",
+            Self::NotJson | Self::NotJsonOrForm => "unsupported_media_type",
+            Self::InvalidBody(_) => "invalid_body",
+            Self::TooSlow => "request_timeout",
+            Self::Busy(_) => "server_busy",
+            Self::BodiesLimited(_) => "rate_limited",
+            Self::BadImageBase64(_) => "bad_image_base64",
+            Self::NoImage => "no_image",
+            Self::NoIds => "no_ids",
+            Self::TooManyIds => "too_many",
+            Self::BadFile(_) => "bad_file",
+            Self::IdempotencyKeyInvalid => "idempotency_key_invalid",
+            Self::IdempotencyKeyInUse => "idempotency_key_in_use",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+        }
+    }
+
+    /// What is wrong and what to do, in a sentence.
+    pub fn message(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::MissingBearerToken => "Send the API key as 'Authorization: Bearer <API_KEY>'.",
+            Self::InvalidToken => "The API key is malformed, unknown, expired or revoked.",
+            Self::MissingOperatorToken => "Send the operator token as 'Authorization: Bearer <REHOME_OPS_TOKEN>'.",
+            Self::WrongOperatorToken => "The operator token is wrong.",
+            Self::NotAdmin => "Only partner admins may use the API.",
+            Self::MissingScope("read") => "This API key does not have the read scope.",
+            Self::MissingScope(_) => "This API key does not have the write scope.",
+            Self::NoRoute => "No such endpoint; see /v1/openapi.json for the API.",
+            Self::NoMedia => "No such media object.",
+            Self::MethodNotAllowed => "This endpoint does not accept that method.",
+            Self::NotReady => "The database is not reachable.",
+            Self::TooLarge => "The request body is larger than the server accepts.",
+            Self::NotJson => "Send the body as JSON with 'Content-Type: application/json'.",
+            Self::NotJsonOrForm => {
+                "Send the photo as JSON ('Content-Type: application/json', image_base64) or as a form \
+                 ('Content-Type: multipart/form-data', a file part named `file`)."
+            }
+            Self::InvalidBody(message) => return message,
+            Self::TooSlow => "The request body arrived too slowly; send it again on a faster connection.",
+            Self::Busy(message) | Self::BodiesLimited(message) | Self::BadImageBase64(message) => message,
+            Self::NoImage => {
+                "Send the photo as image_base64 (JSON) or as a file part named `file` (multipart/form-data)."
+            }
+            Self::NoIds => "Send the listings to delete as a non-empty array 'ids'.",
+            Self::TooManyIds => "Send at most 100 ids per bulk delete.",
+            Self::BadFile(message) => return Cow::Owned(message),
+            Self::IdempotencyKeyInvalid => "The Idempotency-Key header must be 1 to 255 visible ASCII characters.",
+            Self::IdempotencyKeyInUse => {
+                "A request with this Idempotency-Key is still running; retry once it has answered."
+            }
+            Self::IdempotencyKeyReused => {
+                "This Idempotency-Key was used for another request (method, path or body); use a new key."
+            }
+        })
+    }
+}
+
+/// The API's own refusal, answered with its code and sentence.
+impl From<HttpRefusal> for ApiError {
+    fn from(refusal: HttpRefusal) -> Self {
+        Self::client(refusal.status(), refusal.code(), refusal.message())
+    }
+}
+
 /// Every store error is a failure of the service (an unreachable database, a missing data
 /// key): an opaque 500. Matched without a catch-all, so a new kind of store error must be
 /// placed here on purpose.
@@ -364,6 +495,49 @@ mod tests {
         let body = ApiError::from(sqlx::Error::PoolClosed).body();
         assert_eq!(body.code, "database_unavailable");
         assert_eq!(ApiError::from(sqlx::Error::RowNotFound).status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    /// The API's own refusals: a code answers with one status, and a sentence is a sentence.
+    #[test]
+    fn each_http_refusal_code_has_one_status_and_a_sentence() {
+        let all = [
+            HttpRefusal::MissingBearerToken,
+            HttpRefusal::InvalidToken,
+            HttpRefusal::MissingOperatorToken,
+            HttpRefusal::WrongOperatorToken,
+            HttpRefusal::NotAdmin,
+            HttpRefusal::MissingScope("read"),
+            HttpRefusal::MissingScope("write"),
+            HttpRefusal::NoRoute,
+            HttpRefusal::NoMedia,
+            HttpRefusal::MethodNotAllowed,
+            HttpRefusal::NotReady,
+            HttpRefusal::TooLarge,
+            HttpRefusal::NotJson,
+            HttpRefusal::NotJsonOrForm,
+            HttpRefusal::InvalidBody("The request body must be a JSON object.".into()),
+            HttpRefusal::TooSlow,
+            HttpRefusal::Busy("The server is busy; retry in a moment."),
+            HttpRefusal::BodiesLimited("Too many bodies at once; retry in a moment."),
+            HttpRefusal::BadImageBase64("image_base64 is not valid base64."),
+            HttpRefusal::NoImage,
+            HttpRefusal::NoIds,
+            HttpRefusal::TooManyIds,
+            HttpRefusal::BadFile("The file is not an .xlsx or CSV file.".into()),
+            HttpRefusal::IdempotencyKeyInvalid,
+            HttpRefusal::IdempotencyKeyInUse,
+            HttpRefusal::IdempotencyKeyReused,
+        ];
+        for a in &all {
+            for b in all.iter().filter(|b| b.code() == a.code()) {
+                assert_eq!(a.status(), b.status(), "{} answers with two statuses", a.code());
+            }
+            let message = a.clone().message();
+            assert!(message.ends_with('.'), "{message}");
+            let body = ApiError::from(a.clone()).body();
+            assert_eq!((body.code.as_ref(), body.message.as_ref()), (a.code(), message.as_ref()));
+        }
+        assert_ne!(HttpRefusal::MissingScope("read").message(), HttpRefusal::MissingScope("write").message());
     }
 
     #[test]

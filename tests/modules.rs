@@ -275,3 +275,26 @@ fn no_error_status_is_written_by_hand_in_the_api_document() {
         .collect();
     assert!(written.is_empty(), "error answers written by hand (declare them with refusals!):\n{}", written.join("\n"));
 }
+
+/// A client error of the API is made in one place: from the catalogue's outcomes or the
+/// API's own refusals (`HttpRefusal`), both in `src/error.rs`; nowhere else writes a code.
+#[test]
+fn client_errors_are_made_only_from_the_catalogues() {
+    let mut found = Vec::new();
+    for dir in ["src/http", "src/web", "src/storefront"] {
+        files(Path::new(dir), &mut found);
+    }
+    let written: Vec<String> = found
+        .iter()
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| line.contains("ApiError::Client") || line.contains("ApiError::client("))
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(
+        written.is_empty(),
+        "client errors made by hand (use an Outcome or an HttpRefusal):\n{}",
+        written.join("\n")
+    );
+}

@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method};
 
 use crate::domain::user::{Actor, Admin, NotAdmin, Scopes};
-use crate::error::ApiError;
+use crate::error::{ApiError, HttpRefusal};
 pub use crate::usecases::people::callers::{CallerInfo, Identity, KeyCache};
 
 /// What a request's `Authorization` header says about its caller (see [`KeyCache`]).
@@ -49,8 +49,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
                 let admin = authorize(actor, info.scopes, &parts.method)?;
                 Ok(Caller { info: info.clone(), admin })
             }
-            Some(Identity::Anonymous) => Err(ApiError::missing_bearer_token()),
-            Some(Identity::Invalid) => Err(ApiError::invalid_token()),
+            Some(Identity::Anonymous) => Err(HttpRefusal::MissingBearerToken.into()),
+            Some(Identity::Invalid) => Err(HttpRefusal::InvalidToken.into()),
             // The key could not be checked: the database is unavailable (logged where read).
             Some(Identity::Unavailable) => Err(ApiError::unavailable("the API keys could not be read")),
             None => Err(ApiError::Internal(anyhow::anyhow!("authentication gate not installed on this route"))),
@@ -61,13 +61,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 /// The API's authorisation check: partner admins only; `read` for safe methods, `write`
 /// for the rest.
 fn authorize(actor: Actor, scopes: Scopes, method: &Method) -> Result<Admin, ApiError> {
-    let admin = Admin::check(actor).map_err(|NotAdmin| ApiError::forbidden("Only partner admins may use the API."))?;
+    let admin = Admin::check(actor).map_err(|NotAdmin| ApiError::from(HttpRefusal::NotAdmin))?;
     let reading = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     if reading && !scopes.read {
-        return Err(ApiError::forbidden("This API key does not have the read scope."));
+        return Err(HttpRefusal::MissingScope("read").into());
     }
     if !reading && !scopes.write {
-        return Err(ApiError::forbidden("This API key does not have the write scope."));
+        return Err(HttpRefusal::MissingScope("write").into());
     }
     Ok(admin)
 }

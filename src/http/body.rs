@@ -21,12 +21,12 @@ use axum::body::HttpBody;
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, FromRequest, Request};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, HttpRefusal};
 use crate::http::auth::Identity;
 use crate::http::serve::BodyTooSlow;
 use crate::state::AppState;
@@ -142,7 +142,7 @@ fn over_budget(over: memory::Over) -> Response {
             "This API key is sending as many request bodies at once as one key may; retry once some have finished."
         }
     };
-    let mut response = ApiError::client(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message).into_response();
+    let mut response = ApiError::from(HttpRefusal::BodiesLimited(message)).into_response();
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }
@@ -154,7 +154,7 @@ fn large_bodies_busy() -> Response {
 
 /// `503 server_busy` with `Retry-After: 1`, and `message`.
 pub fn busy(message: &'static str) -> Response {
-    let mut response = ApiError::client(StatusCode::SERVICE_UNAVAILABLE, "server_busy", message).into_response();
+    let mut response = ApiError::from(HttpRefusal::Busy(message)).into_response();
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }
@@ -165,11 +165,7 @@ pub fn unreadable(error: &(dyn std::error::Error + 'static)) -> ApiError {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = cause {
         if e.is::<BodyTooSlow>() {
-            return ApiError::client(
-                StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
-                "The request body arrived too slowly; send it again on a faster connection.",
-            );
+            return HttpRefusal::TooSlow.into();
         }
         cause = e.source();
     }
@@ -177,11 +173,7 @@ pub fn unreadable(error: &(dyn std::error::Error + 'static)) -> ApiError {
 }
 
 pub fn payload_too_large() -> ApiError {
-    ApiError::client(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "The request body is larger than the server accepts.",
-    )
+    HttpRefusal::TooLarge.into()
 }
 
 /// A JSON endpoint accepts `application/json` (or any `+json` type); a body without a
@@ -194,11 +186,7 @@ pub fn check_json_content_type(request: &Request) -> Result<(), ApiError> {
     if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json")) {
         Ok(())
     } else {
-        Err(ApiError::client(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "Send the body as JSON with 'Content-Type: application/json'.",
-        ))
+        Err(HttpRefusal::NotJson.into())
     }
 }
 

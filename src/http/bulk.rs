@@ -16,7 +16,7 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, HttpRefusal};
 use crate::http::auth::Caller;
 use crate::http::body::multipart::{self, Part};
 use crate::http::body::{self as request_body, JsonObject};
@@ -544,7 +544,7 @@ impl From<BulkError> for ApiError {
 
 fn file_refused(e: ImportError) -> ApiError {
     match e {
-        ImportError::Refused(message) => ApiError::bad_request("bad_file", message),
+        ImportError::Refused(message) => HttpRefusal::BadFile(message).into(),
         ImportError::TooManyRows => ApiError::validation(vec![FieldError::new("file", "too_many_rows")]),
     }
 }

@@ -3,12 +3,12 @@
 use crate::http::routing::get;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, HttpRefusal};
 use crate::http::Json;
 use crate::state::AppState;
 
@@ -29,6 +29,6 @@ async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     if state.store.ping().await {
         Ok(Json(json!({"status": "ready"})))
     } else {
-        Err(ApiError::client(StatusCode::SERVICE_UNAVAILABLE, "not_ready", "The database is not reachable."))
+        Err(HttpRefusal::NotReady.into())
     }
 }

@@ -38,12 +38,12 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request};
-use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
 
-use crate::error::{panic_response, ApiError, Limited};
+use crate::error::{panic_response, ApiError, HttpRefusal, Limited};
 use crate::limit::LimitKey;
 use crate::metrics::{method_index, Metrics, RateLimit, RouteSeries};
 use crate::state::AppState;
@@ -110,12 +110,12 @@ pub fn routes(state: &AppState) -> Router<AppState> {
 
 /// The answer to a path no route serves.
 pub async fn unknown_route() -> ApiError {
-    ApiError::not_found("not_found", "No such endpoint; see /v1/openapi.json for the API.")
+    HttpRefusal::NoRoute.into()
 }
 
 /// The answer to a method a route does not serve.
 pub async fn method_not_allowed() -> ApiError {
-    ApiError::client(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "This endpoint does not accept that method.")
+    HttpRefusal::MethodNotAllowed.into()
 }
 
 /// The key id of an authenticated request, left on the response for the access log.
@@ -416,7 +416,7 @@ mod tests {
         ];
         for answer in answers {
             let Ok(response) = answer;
-            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            assert_eq!(response.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
             assert!(response.headers().get(&REQUEST_ID).is_some_and(|id| id.len() == 32));
             let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
             let body: serde_json::Value = serde_json::from_slice(&body).unwrap();

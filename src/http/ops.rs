@@ -29,7 +29,7 @@ use crate::domain::payout::PayoutChoice;
 use crate::domain::redemption::Redemption;
 use crate::domain::view::OrderRecord;
 use crate::domain::wallet::RunRequest;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, HttpRefusal};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::Json;
 use crate::state::AppState;
@@ -78,16 +78,9 @@ async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Re
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
         .map(str::trim);
     match presented {
-        None => ApiError::client(
-            StatusCode::UNAUTHORIZED,
-            "missing_bearer_token",
-            "Send the operator token as 'Authorization: Bearer <REHOME_OPS_TOKEN>'.",
-        )
-        .into_response(),
+        None => ApiError::from(HttpRefusal::MissingOperatorToken).into_response(),
         Some(token) if token_matches(token, expected) => next.run(request).await,
-        Some(_) => {
-            ApiError::client(StatusCode::UNAUTHORIZED, "invalid_token", "The operator token is wrong.").into_response()
-        }
+        Some(_) => ApiError::from(HttpRefusal::WrongOperatorToken).into_response(),
     }
 }
 

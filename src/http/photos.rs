@@ -19,7 +19,7 @@ use crate::domain::body::{BodySpec, Field, FieldType};
 use crate::domain::outcome::Outcome;
 use crate::domain::view::PhotoRecord;
 use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, HttpRefusal};
 use crate::http::auth::Caller;
 use crate::http::body;
 use crate::http::body::multipart::{self, Part};
@@ -161,12 +161,7 @@ impl FromRequest<AppState> for UploadBytes {
 
 /// `415`: neither JSON nor a form.
 fn form_or_json() -> ApiError {
-    ApiError::client(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-        "Send the photo as JSON ('Content-Type: application/json', image_base64) or as a form \
-         ('Content-Type: multipart/form-data', a file part named `file`).",
-    )
+    HttpRefusal::NotJsonOrForm.into()
 }
 
 /// The photo of a form: one file part named `file`, and optionally a `filename` field (else
@@ -217,17 +212,14 @@ fn decode_upload(raw: &[u8]) -> Result<PhotoUpload, ApiError> {
     let text = fields.image_base64.as_deref().unwrap_or("");
     let bytes = base64::decode(text, MAX_IMAGE_BYTES).map_err(|e| match e {
         DecodeError::Empty => no_image(),
-        DecodeError::Invalid => ApiError::bad_request("bad_image_base64", "image_base64 is not valid base64."),
+        DecodeError::Invalid => HttpRefusal::BadImageBase64("image_base64 is not valid base64.").into(),
         DecodeError::TooLarge => image_too_large(),
     })?;
     Ok(PhotoUpload { bytes, filename: fields.filename.map(Cow::into_owned) })
 }
 
 fn no_image() -> ApiError {
-    ApiError::bad_request(
-        "no_image",
-        "Send the photo as image_base64 (JSON) or as a file part named `file` (multipart/form-data).",
-    )
+    HttpRefusal::NoImage.into()
 }
 
 fn image_too_large() -> ApiError {
@@ -242,7 +234,7 @@ fn explain_bad_body(raw: &[u8]) -> ApiError {
         Err(e) => return e,
     };
     if map.get("image_base64").is_some_and(|v| !v.is_string() && !v.is_null()) {
-        return ApiError::bad_request("bad_image_base64", "image_base64 must be a base64 string.");
+        return HttpRefusal::BadImageBase64("image_base64 must be a base64 string.").into();
     }
     let mut errors: Vec<FieldError> =
         map.keys().filter(|k| !PHOTO_UPLOAD_BODY.accepts(k)).map(|k| FieldError::of(k, "unknown")).collect();
@@ -374,7 +366,7 @@ pub async fn get_photo(
 /// A stored photo or thumbnail. Names are random and objects never change, so they are
 /// cached for a year; only names the service generates are looked up (no traversal).
 async fn serve_media(State(state): State<AppState>, path: Result<Path<String>, PathRejection>) -> Response {
-    let not_found = || ApiError::not_found("not_found", "No such media object.").into_response();
+    let not_found = || ApiError::from(HttpRefusal::NoMedia).into_response();
     let Some(name) = path.ok().and_then(|Path(name)| MediaName::parse(&name)) else {
         return not_found();
     };

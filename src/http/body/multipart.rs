@@ -4,7 +4,7 @@
 //! minimum rate as a JSON body; its parts are then taken apart from that buffer, at most
 //! [`MAX_PARTS`] of them.
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use bytes::Bytes;
 
 use crate::error::ApiError;
@@ -48,10 +48,9 @@ pub async fn parts(boundary: &str, body: Bytes) -> Result<Vec<Part>, ApiError> {
     let mut parts = Vec::new();
     while let Some(field) = form.next_field().await.map_err(unreadable)? {
         if parts.len() == MAX_PARTS {
-            return Err(ApiError::bad_request(
-                "invalid_body",
-                format!("The form has more than {MAX_PARTS} parts; send one file part named `file`."),
-            ));
+            return Err(ApiError::invalid_body(format!(
+                "The form has more than {MAX_PARTS} parts; send one file part named `file`."
+            )));
         }
         let label = |s: Option<&str>| s.map(|s| s.chars().take(MAX_LABEL).collect::<String>());
         let name = label(field.name()).unwrap_or_default();
@@ -64,11 +63,7 @@ pub async fn parts(boundary: &str, body: Bytes) -> Result<Vec<Part>, ApiError> {
 }
 
 fn unreadable(e: multer::Error) -> ApiError {
-    ApiError::client(
-        StatusCode::BAD_REQUEST,
-        "invalid_body",
-        format!("The multipart/form-data body could not be read: {e}."),
-    )
+    ApiError::invalid_body(format!("The multipart/form-data body could not be read: {e}."))
 }
 
 /// A form's parts written one way, for an idempotency key's fingerprint: each part's name,

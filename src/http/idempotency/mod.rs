@@ -16,7 +16,7 @@ use chrono::TimeDelta;
 use crate::domain::idempotency::{fingerprint, repeat, valid_key, Repeat, HEADER, KEPT_HEADERS, REPLAYED_HEADER};
 use crate::domain::idempotency::{Claim as IdempotencyClaim, KeptAnswer, KeyClaim};
 use crate::domain::time::Ts;
-use crate::error::ApiError;
+use crate::error::{ApiError, HttpRefusal};
 use crate::http::auth::Identity;
 use crate::http::body::multipart;
 use crate::http::body::payload_too_large;
@@ -168,25 +168,11 @@ fn answer_repeat(repeat: Repeat) -> Response {
             response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
             response
         }
-        Repeat::InUse => ApiError::client(
-            StatusCode::CONFLICT,
-            "idempotency_key_in_use",
-            "A request with this Idempotency-Key is still running; retry once it has answered.",
-        )
-        .into_response(),
-        Repeat::Reused => ApiError::client(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "idempotency_key_reused",
-            "This Idempotency-Key was used for another request (method, path or body); use a new key.",
-        )
-        .into_response(),
+        Repeat::InUse => ApiError::from(HttpRefusal::IdempotencyKeyInUse).into_response(),
+        Repeat::Reused => ApiError::from(HttpRefusal::IdempotencyKeyReused).into_response(),
     }
 }
 
 fn invalid_key() -> ApiError {
-    ApiError::client(
-        StatusCode::BAD_REQUEST,
-        "idempotency_key_invalid",
-        "The Idempotency-Key header must be 1 to 255 visible ASCII characters.",
-    )
+    HttpRefusal::IdempotencyKeyInvalid.into()
 }

@@ -19,7 +19,7 @@ use crate::domain::listing::{
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::listing_etag;
 use crate::domain::view::Removal;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, HttpRefusal};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::if_match;
@@ -223,10 +223,8 @@ impl From<DeleteListingError> for ApiError {
 impl From<BulkDeleteRefused> for ApiError {
     fn from(e: BulkDeleteRefused) -> Self {
         match e {
-            BulkDeleteRefused::NoIds => {
-                ApiError::bad_request("no_ids", "Send the listings to delete as a non-empty array 'ids'.")
-            }
-            BulkDeleteRefused::TooMany => ApiError::bad_request("too_many", "Send at most 100 ids per bulk delete."),
+            BulkDeleteRefused::NoIds => HttpRefusal::NoIds.into(),
+            BulkDeleteRefused::TooMany => HttpRefusal::TooManyIds.into(),
             BulkDeleteRefused::Invalid(errors) => ApiError::validation(errors),
         }
     }
