@@ -1,7 +1,7 @@
 //! Idempotency keys: claimed by inserting a row (the primary key makes exactly one claimer
 //! win, on one node or many), completed with the kept answer, released on failure.
 //!
-//! Every operation takes a batch: the HTTP layer's writer (`http::idempotency::log`) gathers
+//! Every operation takes a batch: the core's writer (`rehome_core::idempotency`) gathers
 //! the operations of concurrent requests and runs them together, a few statements for many
 //! keys, so that a keyed request costs little more than one without a key.
 

@@ -77,7 +77,7 @@ pub use photos::{ClaimedImport, ClaimedThumbnail, NewPhoto, THUMBNAIL_ATTEMPTS};
 pub use rate_limits::{PgStore, RateTake};
 pub use redemptions::{CodeSpend, NewRedemption, RedemptionCursor, RedemptionInsert};
 
-pub(crate) use rehome_domain::limits::LIST_COUNT_CAP as COUNT_CAP;
+pub(crate) use rehome_domain::limits::LIST_COUNT_CAP;
 pub(crate) use rehome_domain::time::Ts;
 pub use retention::Batch as PrunedBatch;
 pub use sealer::{default_key_path, SealError, Sealer, Undecryptable, DEFAULT_KEY_FILE, KEY_LEN, NONCE_LEN};

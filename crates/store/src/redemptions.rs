@@ -168,7 +168,7 @@ impl Store {
     }
 
     /// A page of the brand's redemptions that `filter` keeps, newest first, and how many it
-    /// keeps up to [`super::COUNT_CAP`] (one more means more than that); `now` decides which codes
+    /// keeps up to [`super::LIST_COUNT_CAP`] (one more means more than that); `now` decides which codes
     /// have expired.
     pub async fn brand_redemptions(
         &self,
@@ -196,7 +196,7 @@ impl Store {
             "SELECT {COLUMNS} FROM redemptions r JOIN brands b ON b.id = r.brand_id WHERE {condition}
              ORDER BY r.created_at DESC, r.id DESC LIMIT $4 OFFSET $5"
         );
-        // How many, up to [`super::COUNT_CAP`] and one more: a count past it says "more than".
+        // How many, up to [`super::LIST_COUNT_CAP`] and one more: a count past it says "more than".
         let count = format!("SELECT COUNT(*) FROM (SELECT 1 FROM redemptions r WHERE {condition} LIMIT $4) c");
         on_pool!(self, read, |pool| {
             let rows = sqlx::query_as(&page)
@@ -211,7 +211,7 @@ impl Store {
                 .bind(brand_id)
                 .bind(now)
                 .bind(filter.customer.as_deref())
-                .bind(super::COUNT_CAP + 1)
+                .bind(super::LIST_COUNT_CAP + 1)
                 .fetch_one(pool)
                 .await?;
             Ok((rows, total))

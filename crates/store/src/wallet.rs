@@ -189,7 +189,7 @@ impl Store {
     }
 
     /// A page of the brand's entries that `filter` keeps, newest first, and how many it
-    /// keeps up to [`super::COUNT_CAP`] (one more means more than that); `now`
+    /// keeps up to [`super::LIST_COUNT_CAP`] (one more means more than that); `now`
     /// tells pending entries from available ones.
     pub async fn brand_entries(
         &self,
@@ -234,7 +234,7 @@ impl Store {
                 .bind(kind)
                 .bind(from)
                 .bind(until)
-                .bind(super::COUNT_CAP + 1)
+                .bind(super::LIST_COUNT_CAP + 1)
                 .fetch_one(pool)
                 .await?;
             Ok((rows, total))
