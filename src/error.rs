@@ -8,10 +8,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::outcome::{Kind, Outcome};
+use crate::domain::outcome::Kind;
 use crate::domain::FieldError;
 use crate::http::json::{self, Json};
 use crate::store::{outage, Outage, StoreError};
+use crate::usecases::refusal::Refusal;
 use crate::web::extract::PageError;
 
 /// The body of every error response.
@@ -52,7 +53,7 @@ pub enum ApiError {
     #[error(transparent)]
     Database(sqlx::Error),
     #[error(transparent)]
-    Internal(#[from] anyhow::Error),
+    Internal(anyhow::Error),
 }
 
 /// Whose quota a `rate_limited` answer ran out of.
@@ -90,15 +91,6 @@ impl ApiError {
 
     pub fn validation(errors: Vec<FieldError>) -> Self {
         Self::Validation(errors)
-    }
-
-    /// A use case's refusal from the catalogue; a use case that names none for an error
-    /// it reports as a refusal is a bug of the service (a 500, logged with the error).
-    pub fn refused(outcome: Option<Outcome>, error: &dyn std::fmt::Debug) -> Self {
-        match outcome {
-            Some(outcome) => outcome.into(),
-            None => Self::Internal(anyhow::anyhow!("a refusal without an outcome: {error:?}")),
-        }
     }
 
     /// A single validation reason on one field.
@@ -240,10 +232,24 @@ pub fn status_of(kind: Kind) -> StatusCode {
     }
 }
 
-/// A use case's refusal, answered with the catalogue's code and sentence.
-impl From<Outcome> for ApiError {
-    fn from(outcome: Outcome) -> Self {
-        Self::client(status_of(outcome.kind()), outcome.code(), outcome.message())
+/// What a use case refused or failed at, answered one way: a catalogue refusal with its
+/// code, status and sentence, reasons as `validation_failed`, a store outage as one (507 or
+/// 503), any other failure as an opaque 500. Every use case's error reaches the API through
+/// here (its `From<…> for Refusal` places each variant).
+impl<E: Into<Refusal>> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        match e.into() {
+            Refusal::Refused(outcome) => Self::client(status_of(outcome.kind()), outcome.code(), outcome.message()),
+            Refusal::Invalid(reasons) => Self::Validation(reasons),
+            Refusal::BadFile(why) => HttpRefusal::BadFile(why).into(),
+            Refusal::Store(StoreError::Database(e)) => match outage(&e) {
+                Some(kind) => Self::Outage { kind, cause: e.to_string() },
+                None => Self::Database(e),
+            },
+            Refusal::Store(e @ StoreError::Sealing(_)) => Self::Internal(e.into()),
+            Refusal::StorageFull(cause) => Self::storage_full(cause),
+            Refusal::Internal(e) => Self::Internal(e),
+        }
     }
 }
 
@@ -292,10 +298,6 @@ pub enum HttpRefusal {
     BadImageBase64(&'static str),
     /// A photo upload without a photo (400 `no_image`).
     NoImage,
-    /// A bulk delete without ids (400 `no_ids`).
-    NoIds,
-    /// A bulk delete of more ids than one takes (400 `too_many`).
-    TooManyIds,
     /// A spreadsheet the import cannot read (400 `bad_file`), and why.
     BadFile(String),
     /// An `Idempotency-Key` that is not 1 to 255 visible ASCII characters (400).
@@ -323,8 +325,6 @@ impl HttpRefusal {
             Self::InvalidBody(_)
             | Self::BadImageBase64(_)
             | Self::NoImage
-            | Self::NoIds
-            | Self::TooManyIds
             | Self::BadFile(_)
             | Self::IdempotencyKeyInvalid => StatusCode::BAD_REQUEST,
             Self::IdempotencyKeyInUse => StatusCode::CONFLICT,
@@ -348,8 +348,6 @@ impl HttpRefusal {
             Self::BodiesLimited(_) => "rate_limited",
             Self::BadImageBase64(_) => "bad_image_base64",
             Self::NoImage => "no_image",
-            Self::NoIds => "no_ids",
-            Self::TooManyIds => "too_many",
             Self::BadFile(_) => "bad_file",
             Self::IdempotencyKeyInvalid => "idempotency_key_invalid",
             Self::IdempotencyKeyInUse => "idempotency_key_in_use",
@@ -383,8 +381,6 @@ impl HttpRefusal {
             Self::NoImage => {
                 "Send the photo as image_base64 (JSON) or as a file part named `file` (multipart/form-data)."
             }
-            Self::NoIds => "Send the listings to delete as a non-empty array 'ids'.",
-            Self::TooManyIds => "Send at most 100 ids per bulk delete.",
             Self::BadFile(message) => return Cow::Owned(message),
             Self::IdempotencyKeyInvalid => "The Idempotency-Key header must be 1 to 255 visible ASCII characters.",
             Self::IdempotencyKeyInUse => {
@@ -404,28 +400,31 @@ impl From<HttpRefusal> for ApiError {
     }
 }
 
-/// Every store error is a failure of the service (an unreachable database, a missing data
-/// key): an opaque 500. Matched without a catch-all, so a new kind of store error must be
-/// placed here on purpose.
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Database(e) => e.into(),
-            e @ StoreError::Sealing(_) => Self::Internal(e.into()),
-        }
-    }
-}
-
-/// A store failure as a dashboard page: an outage is answered as one (507 or 503, "nothing
-/// was saved"), anything else as the 500 page (the cause logged, never shown).
-impl From<StoreError> for PageError {
-    fn from(e: StoreError) -> Self {
-        match &e {
-            StoreError::Database(db) => match outage(db) {
-                Some(kind) => Self::Outage(outage_status(kind), e.to_string()),
-                None => Self::internal(e),
+/// What a use case refused or failed at, as a dashboard page, answered one way: a
+/// refusal of something that is not there is the 404 page, any other refusal a page with
+/// its sentence (or its reasons' sentences) and the status the API gives it; an outage is
+/// answered as one (507 or 503, "nothing was saved"), any other failure as the 500 page
+/// (the cause logged, never shown). A page that shows a refusal on its own form matches the
+/// use case's error before it gets here.
+impl<E: Into<Refusal>> From<E> for PageError {
+    fn from(e: E) -> Self {
+        match e.into() {
+            Refusal::Refused(outcome) if outcome.kind() == Kind::NotFound => Self::NotFound,
+            Refusal::Refused(outcome) => Self::Refused(status_of(outcome.kind()), outcome.message().into_owned()),
+            Refusal::Invalid(reasons) => Self::Refused(
+                StatusCode::BAD_REQUEST,
+                reasons.iter().map(|r| r.message.clone()).collect::<Vec<_>>().join(" "),
+            ),
+            Refusal::BadFile(why) => Self::Refused(StatusCode::BAD_REQUEST, why),
+            Refusal::Store(e) => match &e {
+                StoreError::Database(db) => match outage(db) {
+                    Some(kind) => Self::Outage(outage_status(kind), e.to_string()),
+                    None => Self::internal(e),
+                },
+                StoreError::Sealing(_) => Self::internal(e),
             },
-            StoreError::Sealing(_) => Self::internal(e),
+            Refusal::StorageFull(cause) => Self::Outage(StatusCode::INSUFFICIENT_STORAGE, cause),
+            Refusal::Internal(e) => Self::internal(e),
         }
     }
 }
@@ -435,16 +434,6 @@ fn outage_status(kind: Outage) -> StatusCode {
     match kind {
         Outage::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
         Outage::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-    }
-}
-
-/// A database outage is answered as one (507, 503); any other database error is a 500.
-impl From<sqlx::Error> for ApiError {
-    fn from(e: sqlx::Error) -> Self {
-        match outage(&e) {
-            Some(kind) => Self::Outage { kind, cause: e.to_string() },
-            None => Self::Database(e),
-        }
     }
 }
 
@@ -476,6 +465,7 @@ pub fn internal_response() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::outcome::Outcome;
 
     #[test]
     fn validation_message_lists_codes_joined_by_comma_space() {
@@ -521,8 +511,6 @@ mod tests {
             HttpRefusal::BodiesLimited("Too many bodies at once; retry in a moment."),
             HttpRefusal::BadImageBase64("image_base64 is not valid base64."),
             HttpRefusal::NoImage,
-            HttpRefusal::NoIds,
-            HttpRefusal::TooManyIds,
             HttpRefusal::BadFile("The file is not an .xlsx or CSV file.".into()),
             HttpRefusal::IdempotencyKeyInvalid,
             HttpRefusal::IdempotencyKeyInUse,
@@ -538,6 +526,40 @@ mod tests {
             assert_eq!((body.code.as_ref(), body.message.as_ref()), (a.code(), message.as_ref()));
         }
         assert_ne!(HttpRefusal::MissingScope("read").message(), HttpRefusal::MissingScope("write").message());
+    }
+
+    /// A use case's refusal is answered one way by the API and one way by the pages: the
+    /// catalogue's code, status and sentence; reasons; an outage as one; anything else opaque.
+    #[test]
+    fn a_refusal_is_answered_one_way_by_the_api_and_one_way_by_the_pages() {
+        let api = ApiError::from(Refusal::Refused(Outcome::LastAdmin));
+        assert_eq!(api.status(), StatusCode::CONFLICT);
+        assert_eq!(api.body().message, Outcome::LastAdmin.message());
+        let api = ApiError::from(Refusal::field("transfer_to", "transfer_to_invalid"));
+        assert_eq!(api.body().errors.map(|e| e[0].code.clone()), Some("transfer_to_invalid".to_owned()));
+        let outage = Refusal::Store(StoreError::Database(sqlx::Error::PoolTimedOut));
+        assert_eq!(ApiError::from(outage).status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(ApiError::from(Refusal::StorageFull("disk".into())).status(), StatusCode::INSUFFICIENT_STORAGE);
+        let hidden = ApiError::from(Refusal::internal("no randomness", "/dev/urandom"));
+        assert!(!hidden.body().message.contains("urandom"));
+
+        assert!(matches!(PageError::from(Refusal::Refused(Outcome::MemberNotFound)), PageError::NotFound));
+        match PageError::from(Refusal::Refused(Outcome::LastAdmin)) {
+            PageError::Refused(status, text) => {
+                assert_eq!((status, text.as_str()), (StatusCode::CONFLICT, Outcome::LastAdmin.message().as_ref()))
+            }
+            other => panic!("{other:?}"),
+        }
+        match PageError::from(Refusal::field("role", "role_invalid")) {
+            PageError::Refused(status, text) => {
+                assert_eq!(status, StatusCode::BAD_REQUEST);
+                assert!(!text.contains("role_invalid") && text.ends_with('.'), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let outage = Refusal::Store(StoreError::Database(sqlx::Error::PoolTimedOut));
+        assert!(matches!(PageError::from(outage), PageError::Outage(StatusCode::SERVICE_UNAVAILABLE, _)));
+        assert!(matches!(PageError::from(Refusal::internal("x", "y")), PageError::Internal(_)));
     }
 
     #[test]

@@ -298,3 +298,35 @@ fn client_errors_are_made_only_from_the_catalogues() {
         written.join("\n")
     );
 }
+
+/// What a use case refused is placed once, in the core, beside its error (`From<…> for
+/// Refusal`, matched without a catch-all): the edges answer a `Refusal` one way each
+/// (`src/error.rs`), so no edge converts a use case's error on its own and no refusal can
+/// become a 500 by being forgotten.
+#[test]
+fn use_case_errors_reach_the_edges_only_as_a_refusal() {
+    let mut found = Vec::new();
+    for dir in ["src/http", "src/web", "src/storefront", "crates/core/src"] {
+        files(Path::new(dir), &mut found);
+    }
+    let written: Vec<String> = found
+        .iter()
+        .filter(|(path, _)| !path.ends_with("usecases/refusal.rs"))
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| {
+                    let line = line.trim_start();
+                    (line.starts_with("impl From<")
+                        && (line.contains("for ApiError") || line.contains("for PageError")))
+                        || line.contains("pub fn outcome(&self) -> Option<Outcome>")
+                        || line.contains("pub fn field_error(&self)")
+                })
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(
+        written.is_empty(),
+        "a use case's error answered apart from its Refusal (write `From<…> for Refusal` beside it):\n{}",
+        written.join("\n")
+    );
+}

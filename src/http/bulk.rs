@@ -15,8 +15,7 @@ use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use crate::domain::FieldError;
-use crate::error::{ApiError, ApiResult, HttpRefusal};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::multipart::{self, Part};
 use crate::http::body::{self as request_body, JsonObject};
@@ -25,11 +24,9 @@ use crate::http::files;
 use crate::http::listings;
 use crate::http::query::QueryParams;
 use crate::http::Json;
-use crate::import::{
-    self, read_form, read_upload, BulkUpload, ImportError, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS,
-};
+use crate::import::{self, read_form, read_upload, BulkUpload, Mode, RowMarks, Upload, UploadRefused, MAX_ROWS};
 use crate::state::AppState;
-use crate::usecases::bulk::{self, BulkError, RowError};
+use crate::usecases::bulk::{self, RowError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -520,31 +517,4 @@ pub async fn bulk_commit(
         unknown_columns: report.sheet.unknown_columns,
         rows,
     }))
-}
-
-impl From<UploadRefused> for ApiError {
-    fn from(e: UploadRefused) -> Self {
-        match e {
-            UploadRefused::Invalid(errors) => ApiError::validation(errors),
-            UploadRefused::File(e) => file_refused(e),
-        }
-    }
-}
-
-impl From<BulkError> for ApiError {
-    fn from(e: BulkError) -> Self {
-        match e {
-            BulkError::File(e) => file_refused(e),
-            BulkError::Template(e) => ApiError::Internal(e.into()),
-            BulkError::Task(e) => ApiError::Internal(e.into()),
-            BulkError::Store(e) => e.into(),
-        }
-    }
-}
-
-fn file_refused(e: ImportError) -> ApiError {
-    match e {
-        ImportError::Refused(message) => HttpRefusal::BadFile(message).into(),
-        ImportError::TooManyRows => ApiError::validation(vec![FieldError::new("file", "too_many_rows")]),
-    }
 }

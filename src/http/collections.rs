@@ -21,7 +21,7 @@ use crate::http::body::JsonObject;
 use crate::http::query::{Page, QueryParams};
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::marketplace::collections::{self, ChangeError, ClearanceOrder, ScheduleError};
+use crate::usecases::marketplace::collections::{self, ClearanceOrder};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -268,30 +268,4 @@ pub async fn cancel_collection(
 ) -> ApiResult<Json<Collection>> {
     let id = path.map(|Path(id)| id).map_err(|_| ApiError::from(Outcome::CollectionNotFound))?;
     Ok(Json(collections::cancel(&state.core, &caller.admin, &id).await?))
-}
-
-impl From<ChangeError> for ApiError {
-    fn from(e: ChangeError) -> Self {
-        if let Some(reason) = e.field_error() {
-            return ApiError::validation(vec![reason]);
-        }
-        match e {
-            ChangeError::Store(e) => e.into(),
-            ChangeError::Internal(e) => ApiError::Internal(e),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<ScheduleError> for ApiError {
-    fn from(e: ScheduleError) -> Self {
-        if let Some(reason) = e.field_error() {
-            return ApiError::validation(vec![reason]);
-        }
-        match e {
-            ScheduleError::Store(e) => e.into(),
-            ScheduleError::Internal(e) => ApiError::Internal(e),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }

@@ -16,7 +16,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::marketplace::credits::{self, CheckedCode, RedeemError};
+use crate::usecases::marketplace::credits::{self, CheckedCode};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(redeem_credit), components(schemas(RedeemRequest, CreditRedemption)))]
@@ -93,13 +93,4 @@ pub async fn redeem_credit(
     let request = RedeemRequest::parse(&body).map_err(ApiError::validation)?;
     let checked = credits::redeem(&state.core, &caller.admin, &request).await?;
     Ok(Json(checked.into()))
-}
-
-impl From<RedeemError> for ApiError {
-    fn from(e: RedeemError) -> Self {
-        match e {
-            RedeemError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }

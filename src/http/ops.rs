@@ -33,9 +33,9 @@ use crate::error::{ApiError, ApiResult, HttpRefusal};
 use crate::http::body::{parse_object, payload_too_large, JsonObject};
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::marketplace::orders::{self, CompleteOrderError, CountViewError, PlaceOrderError};
+use crate::usecases::marketplace::orders::{self};
 use crate::usecases::marketplace::payout_links;
-use crate::usecases::marketplace::payouts::{self, PayoutChoiceError};
+use crate::usecases::marketplace::payouts::{self};
 use crate::usecases::wallet;
 
 #[derive(utoipa::OpenApi)]
@@ -207,15 +207,6 @@ pub async fn create_order(
     Ok((StatusCode::CREATED, Json(order.into())))
 }
 
-impl From<PlaceOrderError> for ApiError {
-    fn from(e: PlaceOrderError) -> Self {
-        match e {
-            PlaceOrderError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
 refusals!(CompleteOrderRefusals: [
     Invalid("`invalid_body` or `validation_failed`: `completed_at_invalid`, `<field>_unknown`"),
     Outcome(Outcome::UnknownOrder),
@@ -245,16 +236,6 @@ pub async fn complete_order(
     let completion = Completion::parse(&body).map_err(ApiError::validation)?;
     let order = orders::complete(&state.core, id, completion).await?;
     Ok(Json(order.into()))
-}
-
-impl From<CompleteOrderError> for ApiError {
-    fn from(e: CompleteOrderError) -> Self {
-        match e {
-            CompleteOrderError::CompletedAtInvalid => ApiError::field("completed_at", "completed_at_invalid"),
-            CompleteOrderError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }
 
 refusals!(PayoutChoiceRefusals: [
@@ -352,16 +333,6 @@ pub async fn payout_link(
     Ok((StatusCode::CREATED, Json(PayoutLinkAnswer { url: link.url, expires_at: link.expires_at.to_string() })))
 }
 
-impl From<PayoutChoiceError> for ApiError {
-    fn from(e: PayoutChoiceError) -> Self {
-        match e {
-            PayoutChoiceError::Store(e) => e.into(),
-            PayoutChoiceError::Internal(e) => ApiError::Internal(e),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
 refusals!(CountViewRefusals: [
     Outcome(Outcome::UnknownListing),
 ]);
@@ -385,15 +356,6 @@ pub async fn count_view(
     let id = path_id(path).ok_or_else(listing_not_found)?;
     let view_count = orders::count_view(&state.core, id).await?;
     Ok(Json(ViewCount { listing_id: id, view_count }))
-}
-
-impl From<CountViewError> for ApiError {
-    fn from(e: CountViewError) -> Self {
-        match e {
-            CountViewError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }
 
 /// What a remittance run issued.

@@ -14,21 +14,9 @@ use crate::domain::precondition::Precondition;
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::http::precondition::{precondition_failed, Guard, Tagged};
+use crate::http::precondition::{Guard, Tagged};
 use crate::state::AppState;
-use crate::usecases::marketplace::payouts::{self, OptionsChangeError};
-
-impl From<OptionsChangeError> for ApiError {
-    fn from(e: OptionsChangeError) -> Self {
-        match e {
-            OptionsChangeError::PreconditionFailed => precondition_failed(),
-            no_choice @ OptionsChangeError::NoChoice => {
-                ApiError::validation(no_choice.field_error().into_iter().collect())
-            }
-            OptionsChangeError::Store(e) => e.into(),
-        }
-    }
-}
+use crate::usecases::marketplace::payouts::{self};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(get_payouts, patch_payouts), components(schemas(PayoutSettings, PayoutOptions, PayoutOptionsPatch)))]

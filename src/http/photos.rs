@@ -28,7 +28,7 @@ use crate::media::base64::{self, DecodeError};
 use crate::media::pool;
 use crate::media::{url_or_empty, MediaName, CACHE_CONTROL, MAX_IMAGE_BYTES};
 use crate::state::AppState;
-use crate::usecases::photos::{self, GetPhotoError, PhotoUpload, UploadPhotoError};
+use crate::usecases::photos::{self, PhotoUpload};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(upload_photo, get_photo), components(schemas(PhotoUploadBody, PhotoForm, PhotoResult, PhotoSizes)))]
@@ -306,31 +306,6 @@ pub async fn upload_photo(
 /// `503 server_busy`: the image decodes' memory stayed taken for the whole wait.
 fn decodes_busy() -> Response {
     body::busy("The server is decoding as many images as its memory allows; retry in a moment.")
-}
-
-impl From<UploadPhotoError> for ApiError {
-    fn from(e: UploadPhotoError) -> Self {
-        match e {
-            UploadPhotoError::UnsupportedImage => Outcome::UnsupportedImage.into(),
-            UploadPhotoError::TooManyPixels { width, height } => Outcome::TooManyPixels { width, height }.into(),
-            // The media directory's disk is full: nothing was stored, as a full database.
-            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                ApiError::storage_full(format!("cannot store a photo: {e}"))
-            }
-            UploadPhotoError::Media(e) => ApiError::Internal(anyhow::Error::new(e).context("cannot store a photo")),
-            UploadPhotoError::Task(e) => ApiError::Internal(anyhow::anyhow!("upload decoding failed: {e}")),
-            UploadPhotoError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<GetPhotoError> for ApiError {
-    fn from(e: GetPhotoError) -> Self {
-        match e {
-            GetPhotoError::NotFound => photo_not_found(),
-            GetPhotoError::Store(e) => e.into(),
-        }
-    }
 }
 
 fn photo_not_found() -> ApiError {

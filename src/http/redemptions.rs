@@ -15,7 +15,7 @@ use crate::http::auth::Caller;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::marketplace::redemptions::{self, ListRedemptionsError};
+use crate::usecases::marketplace::redemptions::{self};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -113,13 +113,4 @@ pub async fn list_redemptions(
             next_after: page.next_after,
         },
     }))
-}
-
-impl From<ListRedemptionsError> for ApiError {
-    fn from(e: ListRedemptionsError) -> Self {
-        match e {
-            ListRedemptionsError::Invalid(errors) => ApiError::validation(errors),
-            ListRedemptionsError::Store(e) => e.into(),
-        }
-    }
 }

@@ -11,12 +11,12 @@ use utoipa::ToSchema;
 
 use crate::domain::precondition::Precondition;
 use crate::domain::settings::{Billing, BillingEdit, BillingPatch, BrandProfile, ProfileEdit, ProfilePatch};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
-use crate::http::precondition::{precondition_failed, Guard, Tagged};
+use crate::http::precondition::{Guard, Tagged};
 use crate::state::AppState;
-use crate::usecases::settings::{self, PatchError};
+use crate::usecases::settings::{self};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -44,16 +44,6 @@ pub struct BillingResponse {
     /// Slug of the partner workspace.
     pub brand_id: String,
     pub billing: Billing,
-}
-
-impl From<PatchError> for ApiError {
-    fn from(e: PatchError) -> Self {
-        match e {
-            PatchError::Invalid(errors) => ApiError::validation(errors),
-            PatchError::PreconditionFailed => precondition_failed(),
-            PatchError::Store(e) => e.into(),
-        }
-    }
 }
 
 /// The brand profile. Before the first save every field is an empty string.

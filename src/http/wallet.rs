@@ -315,10 +315,7 @@ async fn download(
 ) -> ApiResult<Response> {
     let id = id.ok().and_then(|Path(id)| id.parse::<i64>().ok());
     let found = match id {
-        Some(id) => wallet::download(&state.core, &caller.admin, id, format).await.map_err(|e| match e {
-            wallet::DownloadError::Store(e) => ApiError::from(e),
-            csv => ApiError::Internal(anyhow::Error::from(csv)),
-        })?,
+        Some(id) => wallet::download(&state.core, &caller.admin, id, format).await?,
         None => None,
     };
     let doc = found.ok_or_else(|| ApiError::from(Outcome::RemittanceNotFound))?;

@@ -9,14 +9,13 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::outcome::Outcome;
 use crate::domain::settings::{NewWarehouse, Warehouse, WarehouseChanges, WarehouseEdit, WarehousePatch};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::warehouses::{self, ChangeError, CreateError, UpdateError};
+use crate::usecases::warehouses::{self, CreateError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -66,47 +65,6 @@ pub struct WarehouseDeleted {
 /// A path id that cannot be read names no warehouse (the use case answers not found).
 fn path_id(id: Result<Path<String>, PathRejection>) -> String {
     id.map(|Path(id)| id).unwrap_or_default()
-}
-
-fn warehouse_not_found() -> ApiError {
-    Outcome::WarehouseNotFound.into()
-}
-
-/// Losing every retry of a race on the one-default index is a conflict to try again, not
-/// a server fault.
-fn edit_conflict() -> ApiError {
-    Outcome::WarehousesContended.into()
-}
-
-impl From<CreateError> for ApiError {
-    fn from(e: CreateError) -> Self {
-        match e {
-            CreateError::Invalid(errors) => ApiError::validation(errors),
-            CreateError::Contended => edit_conflict(),
-            CreateError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<UpdateError> for ApiError {
-    fn from(e: UpdateError) -> Self {
-        match e {
-            UpdateError::NotFound => warehouse_not_found(),
-            UpdateError::Invalid(errors) => ApiError::validation(errors),
-            UpdateError::Contended => edit_conflict(),
-            UpdateError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<ChangeError> for ApiError {
-    fn from(e: ChangeError) -> Self {
-        match e {
-            ChangeError::NotFound => warehouse_not_found(),
-            ChangeError::Contended => edit_conflict(),
-            ChangeError::Store(e) => e.into(),
-        }
-    }
 }
 
 /// The brand's warehouses.

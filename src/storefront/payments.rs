@@ -9,7 +9,6 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 
-use crate::domain::outcome::Outcome;
 use crate::error::ApiError;
 use crate::http::routing::post;
 use crate::payments::stripe::MAX_NOTICE_BYTES;
@@ -26,11 +25,11 @@ async fn webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
     let signature = headers.get("stripe-signature").and_then(|v| v.to_str().ok());
     match payments::notice(&state.core, &body, signature).await {
         Ok(()) => Json(serde_json::json!({ "received": true })).into_response(),
-        Err(NoticeError::NotConfigured) => ApiError::from(Outcome::PaymentsNotConfigured).into_response(),
-        Err(NoticeError::Signature(e)) => {
-            tracing::info!(error = %e, "a payment notice refused");
-            ApiError::from(Outcome::PaymentSignatureInvalid).into_response()
+        Err(refused) => {
+            if let NoticeError::Signature(e) = &refused {
+                tracing::info!(error = %e, "a payment notice refused");
+            }
+            ApiError::from(refused).into_response()
         }
-        Err(NoticeError::Store(e)) => ApiError::from(e).into_response(),
     }
 }

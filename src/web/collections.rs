@@ -4,6 +4,7 @@
 //! Members see the lists read-only.
 
 use crate::http::routing::{get, post};
+use crate::web::extract::reasons_on;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -22,7 +23,7 @@ use crate::domain::collection::{
 use crate::domain::order::{order_reference, BuyerWindow};
 use crate::domain::reader::object;
 use crate::state::AppState;
-use crate::usecases::marketplace::collections::{self, day_words, ChangeError, ScheduleError};
+use crate::usecases::marketplace::collections::{self, day_words, ChangeError};
 use crate::usecases::people::sessions::LiveSession;
 use crate::usecases::warehouses;
 
@@ -324,13 +325,7 @@ async fn schedule(State(state): State<AppState>, posted: AdminForm<ScheduleForm>
                     state.config.secure_cookies(),
                 ));
             }
-            Err(ScheduleError::Store(e)) => return Err(e.into()),
-            Err(e @ ScheduleError::Internal(_)) => return Err(PageError::internal(e)),
-            Err(refused) => match (refused.field_error(), refused.outcome()) {
-                (Some(reason), _) => vec![reason],
-                (None, Some(outcome)) => vec![outcome.on("scheduled_for")],
-                (None, None) => return Err(PageError::internal(format!("a refusal without a reason: {refused:?}"))),
-            },
+            Err(refused) => reasons_on("scheduled_for", refused)?,
         },
         Err(errors) => errors,
     };
@@ -372,14 +367,7 @@ async fn refused_change(
 
 /// The reasons of a refused change, or the page's error for a failure of the service.
 fn reasons(refused: ChangeError) -> Result<Vec<crate::domain::FieldError>, PageError> {
-    match (refused.field_error(), refused.outcome()) {
-        (Some(reason), _) => Ok(vec![reason]),
-        (None, Some(outcome)) => Ok(vec![outcome.on("scheduled_for")]),
-        (None, None) => match refused {
-            ChangeError::Store(e) => Err(e.into()),
-            other => Err(PageError::internal(other)),
-        },
-    }
+    reasons_on("scheduled_for", refused)
 }
 
 /// The collection `id`'s order, for a refusal about it (0 when it is gone: the error then

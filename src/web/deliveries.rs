@@ -3,6 +3,7 @@
 //! a Replay sent by htmx answers its row alone, in its new state.
 
 use crate::http::routing::{get, post};
+use crate::usecases::refusal::Refusal;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
@@ -237,7 +238,7 @@ async fn replay(
         Err(ReplayError::Store(e)) => return Err(e.into()),
         Err(refused) => refused,
     };
-    let sentence = refusal_sentence(&refused)?;
+    let sentence = refusal_sentence(refused)?;
     if from_htmx(&headers) {
         // The row as it stands, saying why it was not queued (200, so htmx swaps it in).
         let (record, _) = match webhooks::delivery(&state.core, &admin, &event_id).await {
@@ -252,15 +253,13 @@ async fn replay(
     deliveries_view(&state, &session, StatusCode::CONFLICT, status, page, None, Some(sentence)).await
 }
 
-/// The catalogue's sentence for a refused replay; a refusal the catalogue does not name is
-/// a failure of the service (logged, the 500 page), never text shown as it is.
-fn refusal_sentence(refused: &ReplayError) -> Result<String, PageError> {
-    if let ReplayError::Invalid(errors) = refused {
-        return Ok(FieldErrors::of(&BULK_REPLAY_BODY, errors.clone()).all());
-    }
-    match refused.outcome() {
-        Some(outcome) => Ok(outcome.message().into_owned()),
-        None => Err(PageError::internal(format!("a replay refused without an outcome: {refused:?}"))),
+/// What a refused replay says: the reasons of its form, or the catalogue's sentence; a
+/// failure of the service is the page's error.
+fn refusal_sentence(refused: ReplayError) -> Result<String, PageError> {
+    match Refusal::from(refused) {
+        Refusal::Invalid(errors) => Ok(FieldErrors::of(&BULK_REPLAY_BODY, errors).all()),
+        Refusal::Refused(outcome) => Ok(outcome.message().into_owned()),
+        failed => Err(failed.into()),
     }
 }
 
@@ -319,7 +318,7 @@ async fn replay_dead(State(state): State<AppState>, posted: AdminForm<Empty>) ->
         Err(ReplayError::Store(e)) => return Err(e.into()),
         Err(refused) => refused,
     };
-    let sentence = refusal_sentence(&refused)?;
+    let sentence = refusal_sentence(refused)?;
     let dead = Some(DeliveryStatus::Dead);
     deliveries_view(&state, &session, StatusCode::CONFLICT, dead, 1, None, Some(sentence)).await
 }

@@ -5,6 +5,9 @@
 //! site cannot post these forms; a client that sends none (not a browser) still needs the
 //! token.
 
+use crate::domain::outcome::Outcome;
+use crate::domain::FieldError;
+use crate::usecases::refusal::Refusal;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::body::{Body, Bytes};
@@ -46,6 +49,9 @@ pub enum PageError {
     NotFound,
     /// A form body that does not parse: 400.
     BadForm,
+    /// A use case's refusal a page does not show on its own form: the status the API gives
+    /// it, and its sentence.
+    Refused(StatusCode, String),
     /// The database is full (507) or unavailable (503): nothing was saved; the cause is
     /// logged (see `crate::error` for which failure is which).
     Outage(StatusCode, String),
@@ -55,6 +61,25 @@ pub enum PageError {
     /// Anything else: logged with its source (and the request's span), shown as the 500
     /// page, which never says what it was.
     Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A use case's refusal a page words itself: the catalogue's refusal; reasons and failures
+/// are the page's error (`From<…> for PageError`).
+pub fn outcome_of(refused: impl Into<Refusal>) -> Result<Outcome, PageError> {
+    match refused.into() {
+        Refusal::Refused(outcome) => Ok(outcome),
+        other => Err(other.into()),
+    }
+}
+
+/// A use case's refusal shown on the form that was sent: its reasons, or the catalogue's
+/// refusal as a reason on `field`; a failure of the service is the page's error.
+pub fn reasons_on(field: &str, refused: impl Into<Refusal>) -> Result<Vec<FieldError>, PageError> {
+    match refused.into() {
+        Refusal::Invalid(reasons) => Ok(reasons),
+        Refusal::Refused(outcome) => Ok(vec![outcome.on(field)]),
+        other => Err(other.into()),
+    }
 }
 
 impl PageError {
@@ -95,6 +120,12 @@ impl IntoResponse for PageError {
                 "There is no such record in your brand: it may have been deleted, or the address is mistyped.",
             ),
             Self::BadForm => (StatusCode::BAD_REQUEST, "Bad request", "The form could not be read."),
+            Self::Refused(status, text) => {
+                let title = "Not done";
+                let mut response = render(status, &MessagePage { chrome: Chrome::guest(), title, text: &text });
+                response.extensions_mut().insert(BareMessage { title, text });
+                return response;
+            }
             Self::Outage(status, error) => {
                 tracing::warn!(%error, "dashboard page met a database outage");
                 let mut response = render(
@@ -132,7 +163,7 @@ impl IntoResponse for PageError {
             }
         };
         let mut response = render(status, &MessagePage { chrome: Chrome::guest(), title, text });
-        response.extensions_mut().insert(BareMessage { title, text });
+        response.extensions_mut().insert(BareMessage { title, text: text.to_owned() });
         response
     }
 }
@@ -140,10 +171,10 @@ impl IntoResponse for PageError {
 /// A message page an error drew without the navigation (an error knows no session): the
 /// dashboard's `keep_navigation` layer draws it again with the signed-in navigation when the
 /// visitor is signed in, so a member's "For admins" page or a 404 keeps the menu.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct BareMessage {
     pub title: &'static str,
-    pub text: &'static str,
+    pub text: String,
 }
 
 /// The peer address of the connection; never a client-supplied header.

@@ -5,6 +5,7 @@
 //! same body.
 
 use crate::http::routing::{get, post};
+use crate::web::extract::outcome_of;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -559,7 +560,7 @@ async fn roll_key(
         Err(e @ RollKeyError::Random(_)) => Err(PageError::internal(e)),
         Err(RollKeyError::NotFound) => Err(PageError::NotFound),
         Err(refused @ RollKeyError::Inactive) => {
-            let notice = refused.outcome().map(|o| o.message().into_owned());
+            let notice = Some(outcome_of(refused)?.message().into_owned());
             integrations(&state, &session, &admin, StatusCode::CONFLICT, Shown { notice, ..Shown::default() }).await
         }
     }

@@ -4,6 +4,7 @@
 //! comes back with the values given and the API's codes beside the fields.
 
 use crate::domain::listing::MAX_ITEMS;
+use crate::web::extract::outcome_of;
 use std::collections::HashMap;
 
 use crate::http::routing::{get, post};
@@ -529,10 +530,7 @@ async fn create(
         }
         match upload_photo(&state, &admin, PhotoUpload { bytes, filename: Some(name.clone()) }).await? {
             Ok(photo) => kept.push(KeptPhoto { id: photo.id, name }),
-            Err(e) => match e.outcome() {
-                Some(outcome) => refusals.push(format!("{name} was not kept: {}", outcome.message())),
-                None => return Err(PageError::internal(e)),
-            },
+            Err(e) => refusals.push(format!("{name} was not kept: {}", outcome_of(e)?.message())),
         }
     }
     if !refusals.is_empty() {
@@ -598,11 +596,7 @@ async fn update(
             form_answer(&state, &session, Some(id), posted.values, FieldErrors::of(&LISTING_BODY, errors)).await
         }
         Err(UpdateListingError::NotFound) => Err(PageError::NotFound),
-        Err(UpdateListingError::Store(e)) => Err(e.into()),
-        Err(e) => match e.outcome() {
-            Some(outcome) => refused(&state, &session, Some(id), posted, outcome.on("listing")).await,
-            None => Err(PageError::internal(e)),
-        },
+        Err(e) => refused(&state, &session, Some(id), posted, outcome_of(e)?.on("listing")).await,
     }
 }
 
@@ -622,11 +616,7 @@ async fn change_photos(
     match listings::change_photos(&state.core, admin, id, change).await {
         Ok(_) => Ok(done.redirect(&format!("/dashboard/listings/{id}"), state.config.secure_cookies())),
         Err(PhotoChangeError::NotFound) => Err(PageError::NotFound),
-        Err(PhotoChangeError::Store(e)) => Err(e.into()),
-        Err(e) => match e.outcome() {
-            Some(outcome) => photo_refused(state, session, id, outcome.message().into_owned()).await,
-            None => Err(PageError::internal(e)),
-        },
+        Err(e) => photo_refused(state, session, id, outcome_of(e)?.message().into_owned()).await,
     }
 }
 
@@ -681,22 +671,11 @@ async fn add_photo(
         }
         let uploaded = match upload_photo(&state, &admin, PhotoUpload { bytes, filename }).await? {
             Ok(photo) => photo,
-            Err(e) => match e.outcome() {
-                Some(outcome) => {
-                    return photo_refused(&state, &session, id, refused(outcome.message().into_owned())).await
-                }
-                None => return Err(PageError::internal(e)),
-            },
+            Err(e) => return photo_refused(&state, &session, id, refused(outcome_of(e)?.message().into_owned())).await,
         };
         match listings::change_photos(&state.core, &admin, id, PhotoChange::Add(uploaded.id)).await {
             Ok(_) => added += 1,
-            Err(PhotoChangeError::Store(e)) => return Err(e.into()),
-            Err(e) => match e.outcome() {
-                Some(outcome) => {
-                    return photo_refused(&state, &session, id, refused(outcome.message().into_owned())).await
-                }
-                None => return Err(PageError::internal(e)),
-            },
+            Err(e) => return photo_refused(&state, &session, id, refused(outcome_of(e)?.message().into_owned())).await,
         }
     }
     let notice = if added == 1 { Notice::PhotoAdded } else { Notice::PhotosAdded };
@@ -796,10 +775,6 @@ async fn delete(
         Ok(()) => Ok(Notice::ListingDeleted.redirect("/dashboard/listings", state.config.secure_cookies())),
         // Gone already (deleted in another tab, or this POST sent again): the 404 page.
         Err(DeleteListingError::NotFound) => Err(PageError::NotFound),
-        Err(DeleteListingError::Store(e)) => Err(e.into()),
-        Err(e) => match e.outcome() {
-            Some(outcome) => photo_refused(&state, &session, id, outcome.message().into_owned()).await,
-            None => Err(PageError::internal(e)),
-        },
+        Err(e) => photo_refused(&state, &session, id, outcome_of(e)?.message().into_owned()).await,
     }
 }

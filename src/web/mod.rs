@@ -115,11 +115,11 @@ async fn keep_navigation(State(state): State<AppState>, request: Request, next: 
         copy.into_parts().0
     };
     let response = next.run(Request::from_parts(parts, body)).await;
-    let Some(bare) = response.extensions().get::<extract::BareMessage>().copied() else { return response };
+    let Some(bare) = response.extensions().get::<extract::BareMessage>().cloned() else { return response };
     let mut asked = asked;
     let Ok(visitor) = Visitor::from_request_parts(&mut asked, &state).await else { return response };
     let Some(session) = visitor.signed_in() else { return response };
-    let page = pages::MessagePage { chrome: Chrome::signed_in(session), title: bare.title, text: bare.text };
+    let page = pages::MessagePage { chrome: Chrome::signed_in(session), title: bare.title, text: &bare.text };
     let mut drawn = render(response.status(), &page);
     if let Some(retry) = response.headers().get(header::RETRY_AFTER) {
         drawn.headers_mut().insert(header::RETRY_AFTER, retry.clone());

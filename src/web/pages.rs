@@ -298,10 +298,10 @@ pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
 /// A message alone: a used invitation, a refused form, an error.
 #[derive(Template)]
 #[template(path = "dashboard/message.html")]
-pub struct MessagePage {
+pub struct MessagePage<'a> {
     pub chrome: Chrome,
     pub title: &'static str,
-    pub text: &'static str,
+    pub text: &'a str,
 }
 
 #[derive(Template)]

@@ -4,6 +4,7 @@
 //! (`domain::outcome`).
 
 use crate::http::routing::{get, post};
+use crate::web::extract::outcome_of;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -25,7 +26,7 @@ use crate::state::AppState;
 use crate::usecases::people::enrolment::{reset_member, ResetError};
 use crate::usecases::people::resets::{self, ResetError as LinkError, Sent};
 use crate::usecases::people::sessions::LiveSession;
-use crate::usecases::people::team::{self, InvitationError, InviteError, RemoveError, RoleError};
+use crate::usecases::people::team::{self, InvitationError, InviteError, RemoveError};
 
 const TEAM: &str = "/dashboard/team";
 
@@ -345,7 +346,7 @@ async fn remove(
         // The dashboard gives their listings to the caller, an active member.
         Err(e @ RemoveError::TransferInvalid) => Err(PageError::internal(e)),
         Err(e @ (RemoveError::NotFound | RemoveError::CannotRemoveSelf | RemoveError::LastAdmin)) => {
-            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            let outcome = outcome_of(e)?;
             refused(&state, &session, &admin, outcome).await
         }
     }
@@ -368,7 +369,7 @@ async fn resend_invitation(
         Err(InvitationError::Store(e)) => Err(e.into()),
         Err(e @ InvitationError::Random(_)) => Err(PageError::internal(e)),
         Err(e @ (InvitationError::NotPending | InvitationError::TooFrequent)) => {
-            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            let outcome = outcome_of(e)?;
             let status = if outcome == Outcome::InvitationsTooFrequent {
                 StatusCode::TOO_MANY_REQUESTS
             } else {
@@ -432,9 +433,8 @@ async fn cancel_invitation(
     let user_id = record_id(&user_id)?;
     match team::cancel_invitation(&state.core, &admin, user_id).await {
         Ok(_) => Ok(Notice::InvitationCancelled.redirect(TEAM, state.config.secure_cookies())),
-        Err(InvitationError::Store(e)) => Err(e.into()),
         Err(e) => {
-            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            let outcome = outcome_of(e)?;
             refused(&state, &session, &admin, outcome).await
         }
     }
@@ -456,9 +456,8 @@ async fn set_role(
             Ok(Notice::YouAreMember.redirect(super::ACCOUNT, state.config.secure_cookies()))
         }
         Ok(_) => Ok(Notice::RoleChanged.redirect(TEAM, state.config.secure_cookies())),
-        Err(RoleError::Store(e)) => Err(e.into()),
         Err(e) => {
-            let outcome = e.outcome().ok_or_else(|| PageError::internal(e))?;
+            let outcome = outcome_of(e)?;
             refused(state, &session, &admin, outcome).await
         }
     }

@@ -3,6 +3,7 @@
 //! code after checking it (decisions 15.5), admins only.
 
 use crate::http::routing::{get, post};
+use crate::web::extract::reasons_on;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -363,13 +364,7 @@ async fn redeem(State(state): State<AppState>, posted: AdminForm<RedeemForm>) ->
 /// A refused code's reason, pinned to its field; a failure of the store, or a refusal the
 /// catalogue does not name, is a failure of the page.
 fn code_refusal(refused: RedeemError) -> Result<Vec<FieldError>, PageError> {
-    match refused {
-        RedeemError::Store(e) => Err(e.into()),
-        refused => match refused.outcome() {
-            Some(outcome) => Ok(vec![outcome.on("code")]),
-            None => Err(PageError::internal(format!("a refusal without an outcome: {refused:?}"))),
-        },
-    }
+    reasons_on("code", refused)
 }
 
 /// The page with a refused code's (or order reference's) sentence beside its field.

@@ -3,6 +3,7 @@
 //! API's own body tables (`PROFILE_BODY`, `BILLING_BODY`, `WAREHOUSE_BODY`), so they hold
 //! exactly the fields the API takes, and post to the same use cases. Read-only for members.
 
+use crate::web::extract::reasons_on;
 use std::collections::HashMap;
 
 use crate::http::routing::{get, post};
@@ -326,7 +327,7 @@ async fn save_payouts(State(state): State<AppState>, posted: AdminForm<PayoutsFo
         Ok(patch) => match payouts::change_options(&state.core, &admin, &patch, None).await {
             Ok(_) => return Ok(saved(&state, Notice::PayoutsSaved)),
             Err(OptionsChangeError::PreconditionFailed) => Vec::new(),
-            Err(no_choice @ OptionsChangeError::NoChoice) => no_choice.field_error().into_iter().collect(),
+            Err(no_choice @ OptionsChangeError::NoChoice) => reasons_on("credit_enabled", no_choice)?,
             Err(OptionsChangeError::Store(e)) => return Err(e.into()),
         },
         Err(errors) => errors,

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use super::listing::MAX_BULK_IDS;
 use super::FieldError;
 
 /// What kind of refusal an outcome is; the API answers each with its own status.
@@ -127,6 +128,10 @@ pub enum Outcome {
     PaymentsNotConfigured,
     /// A payment notice whose signature does not verify its body.
     PaymentSignatureInvalid,
+    /// A bulk delete without ids.
+    NoIds,
+    /// A bulk delete of more than [`MAX_BULK_IDS`] ids.
+    TooManyIds,
 }
 
 pub use super::limits::{INVITATION_LINKS_PER_DAY, KEYS_PER_HOUR};
@@ -196,6 +201,8 @@ impl Outcome {
         Outcome::SkuExists,
         Outcome::PaymentsNotConfigured,
         Outcome::PaymentSignatureInvalid,
+        Outcome::NoIds,
+        Outcome::TooManyIds,
     ];
 
     pub fn code(self) -> &'static str {
@@ -247,12 +254,16 @@ impl Outcome {
             Self::SkuExists => "sku_exists",
             Self::PaymentsNotConfigured => "payments_not_configured",
             Self::PaymentSignatureInvalid => "signature_invalid",
+            Self::NoIds => "no_ids",
+            Self::TooManyIds => "too_many",
         }
     }
 
     /// What is wrong and what to do, in a sentence.
     pub fn message(self) -> Cow<'static, str> {
         Cow::Borrowed(match self {
+            Self::NoIds => "Send the listings to delete as a non-empty array 'ids'.",
+            Self::TooManyIds => return Cow::Owned(format!("Send at most {MAX_BULK_IDS} ids per bulk delete.")),
             Self::ListingNotFound => "No listing with this id in your brand.",
             Self::NotOwner => "Only the user who created a listing may change it.",
             Self::NoFields => "Send at least one field to change.",
@@ -419,7 +430,9 @@ impl Outcome {
             | Self::SkuDuplicateInFile
             | Self::SkuAmbiguous
             | Self::SkuExists
-            | Self::PaymentSignatureInvalid => Kind::BadRequest,
+            | Self::PaymentSignatureInvalid
+            | Self::NoIds
+            | Self::TooManyIds => Kind::BadRequest,
             Self::PaymentsNotConfigured => Kind::NotFound,
             Self::PreconditionFailed => Kind::PreconditionFailed,
             Self::UnsupportedImage => Kind::Unsupported,

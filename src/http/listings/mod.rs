@@ -13,19 +13,17 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::listing::{
-    BulkDelete, BulkDeleteRefused, ListingInput, ListingPatch, Measurement, SyncPosition, ValidListing,
-};
+use crate::domain::listing::{BulkDelete, ListingInput, ListingPatch, Measurement, SyncPosition, ValidListing};
 use crate::domain::outcome::Outcome;
 use crate::domain::precondition::listing_etag;
 use crate::domain::view::Removal;
-use crate::error::{ApiError, ApiResult, HttpRefusal};
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::JsonObject;
 use crate::http::precondition::if_match;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::listings::{self, CreateListingError, DeleteListingError, GetListingError, UpdateListingError};
+use crate::usecases::listings::{self};
 use params::{list_params, Paging};
 pub use render::{Context, ImageImport, ListingDetail, ListingSummary, Seller};
 
@@ -181,53 +179,6 @@ pub struct BulkDeleteOutcome {
     /// `listing_not_found` or `forbidden_not_owner`; absent when `ok`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<&'static str>>,
-}
-
-impl From<GetListingError> for ApiError {
-    fn from(e: GetListingError) -> Self {
-        match e {
-            GetListingError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<CreateListingError> for ApiError {
-    fn from(e: CreateListingError) -> Self {
-        match e {
-            CreateListingError::Invalid(errors) => ApiError::validation(errors),
-            CreateListingError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<UpdateListingError> for ApiError {
-    fn from(e: UpdateListingError) -> Self {
-        match e {
-            UpdateListingError::Invalid(errors) => ApiError::validation(errors),
-            UpdateListingError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<DeleteListingError> for ApiError {
-    fn from(e: DeleteListingError) -> Self {
-        match e {
-            DeleteListingError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<BulkDeleteRefused> for ApiError {
-    fn from(e: BulkDeleteRefused) -> Self {
-        match e {
-            BulkDeleteRefused::NoIds => HttpRefusal::NoIds.into(),
-            BulkDeleteRefused::TooMany => HttpRefusal::TooManyIds.into(),
-            BulkDeleteRefused::Invalid(errors) => ApiError::validation(errors),
-        }
-    }
 }
 
 /// What rendering needs to know of the request: the caller's brand and the marketplace.

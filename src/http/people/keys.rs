@@ -20,7 +20,7 @@ use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RevokeKeyError, RollKeyError};
+use crate::usecases::people::keys::{self, CreateKeyError, IssuedKey, RollKeyError};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -222,37 +222,4 @@ pub async fn revoke_key(
     let key_id = path.ok().and_then(|Path(id)| path_id(&id)).ok_or_else(key_not_found)?;
     let key = keys::revoke(&state.core, &caller.admin, key_id).await?;
     Ok(Json(ApiKey::new(key, state.config.rate_limit)))
-}
-
-impl From<CreateKeyError> for ApiError {
-    fn from(e: CreateKeyError) -> Self {
-        match e {
-            CreateKeyError::Invalid(errors) => ApiError::validation(errors),
-            CreateKeyError::TooFrequent => Outcome::KeysTooFrequent.into(),
-            CreateKeyError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            CreateKeyError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<RollKeyError> for ApiError {
-    fn from(e: RollKeyError) -> Self {
-        match e {
-            RollKeyError::Invalid(errors) => ApiError::validation(errors),
-            RollKeyError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            RollKeyError::Store(e) => e.into(),
-            refused @ (RollKeyError::NotFound | RollKeyError::Inactive) => {
-                ApiError::refused(refused.outcome(), &refused)
-            }
-        }
-    }
-}
-
-impl From<RevokeKeyError> for ApiError {
-    fn from(e: RevokeKeyError) -> Self {
-        match e {
-            RevokeKeyError::Store(e) => e.into(),
-            refused @ RevokeKeyError::NotFound => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }

@@ -21,7 +21,7 @@ use crate::http::body::JsonObject;
 use crate::http::query::QueryParams;
 use crate::http::Json;
 use crate::state::AppState;
-use crate::usecases::people::team::{self, InviteError, RemoveError, RoleError};
+use crate::usecases::people::team::{self, InviteError, RoleError};
 
 pub const TEAM_TAG: &str = "Team and keys";
 
@@ -266,37 +266,4 @@ pub async fn remove_member(
     let query = RemovalQuery::read(&pairs)?;
     let listings_transferred = team::remove(&state.core, &caller.admin, user_id, query.transfer_to).await?;
     Ok(Json(Removed { removed: true, id: user_id, listings_transferred }))
-}
-
-impl From<InviteError> for ApiError {
-    fn from(e: InviteError) -> Self {
-        match e {
-            InviteError::Invalid(errors) => ApiError::validation(errors),
-            InviteError::Random(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            InviteError::Store(e) => e.into(),
-            refused @ InviteError::EmailTaken => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<RoleError> for ApiError {
-    fn from(e: RoleError) -> Self {
-        match e {
-            RoleError::Invalid(errors) => ApiError::validation(errors),
-            RoleError::Store(e) => e.into(),
-            refused @ (RoleError::NotFound | RoleError::LastAdmin) => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
-}
-
-impl From<RemoveError> for ApiError {
-    fn from(e: RemoveError) -> Self {
-        match e {
-            RemoveError::TransferInvalid => ApiError::field("transfer_to", "transfer_to_invalid"),
-            RemoveError::Store(e) => e.into(),
-            refused @ (RemoveError::NotFound | RemoveError::CannotRemoveSelf | RemoveError::LastAdmin) => {
-                ApiError::refused(refused.outcome(), &refused)
-            }
-        }
-    }
 }

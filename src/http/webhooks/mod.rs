@@ -22,11 +22,11 @@ use crate::domain::webhook::{DeadReplay, DeliveryStatus, FailureClass, SecretRot
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::http::body::{JsonObject, OptionalJsonObject};
-use crate::http::precondition::{precondition_failed, Guard, Tagged};
+use crate::http::precondition::{Guard, Tagged};
 use crate::http::Json;
 use crate::jobs::signature::secret_hint;
 use crate::state::AppState;
-use crate::usecases::webhooks::{self, ConfigureError, Configured, DeliveryError, ReplayError, RotateError};
+use crate::usecases::webhooks::{self, ConfigureError, Configured, ReplayError, RotateError};
 use params::DeliveryParams;
 
 #[derive(utoipa::OpenApi)]
@@ -464,58 +464,6 @@ pub async fn replay_delivery(
 
 fn event_not_found() -> ApiError {
     Outcome::EventNotFound.into()
-}
-
-impl From<ConfigureError> for ApiError {
-    fn from(e: ConfigureError) -> Self {
-        match e {
-            ConfigureError::Invalid(errors) => ApiError::validation(errors),
-            ConfigureError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            ConfigureError::PreconditionFailed => precondition_failed(),
-            ConfigureError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<RotateError> for ApiError {
-    fn from(e: RotateError) -> Self {
-        match e {
-            // 404 here (there is nothing to rotate), where replay answers 409.
-            RotateError::Invalid(errors) => ApiError::validation(errors),
-            RotateError::NotConfigured => Outcome::WebhookUrlMissing.into(),
-            RotateError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            RotateError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<webhooks::TestEventError> for ApiError {
-    fn from(e: webhooks::TestEventError) -> Self {
-        match e {
-            webhooks::TestEventError::NotConfigured => Outcome::WebhookNotConfigured.into(),
-            webhooks::TestEventError::Randomness(e) => ApiError::Internal(anyhow::anyhow!("no randomness: {e}")),
-            webhooks::TestEventError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<DeliveryError> for ApiError {
-    fn from(e: DeliveryError) -> Self {
-        match e {
-            DeliveryError::EventNotFound => event_not_found(),
-            DeliveryError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<ReplayError> for ApiError {
-    fn from(e: ReplayError) -> Self {
-        match e {
-            ReplayError::Invalid(errors) => ApiError::validation(errors),
-            ReplayError::Store(e) => e.into(),
-            refused => ApiError::refused(refused.outcome(), &refused),
-        }
-    }
 }
 
 #[cfg(test)]

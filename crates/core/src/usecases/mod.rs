@@ -4,7 +4,8 @@
 //! Every edge calls these and nothing below them: the JSON API (`http`), the dashboard,
 //! bulk import and the command line. So a rule, a validation code, an event or an audit
 //! entry is written once. A use case answers with a typed outcome (a per-operation error
-//! enum where the edge must choose between answers); the edge renders it.
+//! enum where the edge must choose between answers), and that enum says once what each of
+//! its variants is as a [`refusal::Refusal`]: the edges answer a `Refusal` one way each.
 //!
 //! Data flows one way: edge → use case → domain types and store; jobs read what the store
 //! recorded.
@@ -18,6 +19,7 @@ pub mod options;
 pub mod overview;
 pub mod people;
 pub mod photos;
+pub mod refusal;
 pub mod search;
 pub mod settings;
 pub mod storefront;

@@ -1,9 +1,10 @@
 //! Photos: uploading one for listings, and reading it back with its thumbnails.
 
+use crate::usecases::refusal::Refusal;
 use bytes::Bytes;
 
 use super::Core;
-use crate::media::original::{self, Refusal};
+use crate::media::original::{self, Refusal as ImageRefusal};
 use crate::media::{sanitize_filename, MediaName};
 use rehome_domain::listing::PhotoSource;
 use rehome_domain::outcome::Outcome;
@@ -35,13 +36,18 @@ pub enum UploadPhotoError {
     Store(#[from] StoreError),
 }
 
-impl UploadPhotoError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::UnsupportedImage => Some(Outcome::UnsupportedImage),
-            Self::TooManyPixels { width, height } => Some(Outcome::TooManyPixels { width: *width, height: *height }),
-            Self::Media(_) | Self::Task(_) | Self::Store(_) => None,
+impl From<UploadPhotoError> for Refusal {
+    fn from(e: UploadPhotoError) -> Self {
+        match e {
+            UploadPhotoError::UnsupportedImage => Outcome::UnsupportedImage.into(),
+            UploadPhotoError::TooManyPixels { width, height } => Outcome::TooManyPixels { width, height }.into(),
+            // The media directory's disk is full: nothing was stored, as with a full database.
+            UploadPhotoError::Media(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                Refusal::StorageFull(format!("cannot store a photo: {e}"))
+            }
+            UploadPhotoError::Media(e) => Refusal::internal("cannot store a photo", e),
+            UploadPhotoError::Task(e) => Refusal::internal("upload decoding failed", e),
+            UploadPhotoError::Store(e) => e.into(),
         }
     }
 }
@@ -54,8 +60,8 @@ pub async fn upload(core: &Core, actor: &Admin, upload: PhotoUpload) -> Result<P
     // Decoding and encoding are CPU work: off the async threads.
     let prepared = tokio::task::spawn_blocking(move || original::prepare(&bytes)).await?;
     let photo = prepared.map_err(|refusal| match refusal {
-        Refusal::TooManyPixels { width, height } => UploadPhotoError::TooManyPixels { width, height },
-        Refusal::Unsupported | Refusal::Undecodable(_) => UploadPhotoError::UnsupportedImage,
+        ImageRefusal::TooManyPixels { width, height } => UploadPhotoError::TooManyPixels { width, height },
+        ImageRefusal::Unsupported | ImageRefusal::Undecodable(_) => UploadPhotoError::UnsupportedImage,
     })?;
     let name = MediaName::original(photo.kind);
     let byte_size = photo.bytes.len() as i64;
@@ -86,6 +92,15 @@ pub enum GetPhotoError {
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<GetPhotoError> for Refusal {
+    fn from(e: GetPhotoError) -> Self {
+        match e {
+            GetPhotoError::NotFound => Outcome::PhotoNotFound.into(),
+            GetPhotoError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// One of the brand's photos, with its thumbnails once ready.

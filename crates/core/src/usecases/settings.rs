@@ -2,7 +2,9 @@
 //! brand's time zone.
 
 use super::Core;
+use crate::usecases::refusal::Refusal;
 use rehome_domain::audit::{AuditAction, AuditEntry};
+use rehome_domain::outcome::Outcome;
 use rehome_domain::precondition::Precondition;
 use rehome_domain::settings::{Billing, BillingEdit, BrandProfile, ProfileEdit, TimeZone};
 use rehome_domain::user::{Actor, Admin};
@@ -19,6 +21,16 @@ pub enum PatchError {
     PreconditionFailed,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<PatchError> for Refusal {
+    fn from(e: PatchError) -> Self {
+        match e {
+            PatchError::Invalid(reasons) => reasons.into(),
+            PatchError::PreconditionFailed => Outcome::PreconditionFailed.into(),
+            PatchError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// The brand profile; every field empty before the first save.

@@ -1,7 +1,9 @@
 //! The warehouse address book of a brand and its one default.
 
 use super::Core;
+use crate::usecases::refusal::Refusal;
 use rehome_domain::audit::{AuditAction, AuditEntry};
+use rehome_domain::outcome::Outcome;
 use rehome_domain::settings::{NewWarehouse, Warehouse, WarehouseChange, WarehouseEdit, WarehouseId};
 use rehome_domain::user::{Actor, Admin};
 use rehome_domain::FieldError;
@@ -19,6 +21,16 @@ pub enum CreateError {
     Store(#[from] StoreError),
 }
 
+impl From<CreateError> for Refusal {
+    fn from(e: CreateError) -> Self {
+        match e {
+            CreateError::Invalid(reasons) => reasons.into(),
+            CreateError::Contended => Outcome::WarehousesContended.into(),
+            CreateError::Store(e) => e.into(),
+        }
+    }
+}
+
 /// Why a warehouse was not changed.
 #[derive(Debug, thiserror::Error)]
 pub enum UpdateError {
@@ -33,6 +45,17 @@ pub enum UpdateError {
     Store(#[from] StoreError),
 }
 
+impl From<UpdateError> for Refusal {
+    fn from(e: UpdateError) -> Self {
+        match e {
+            UpdateError::NotFound => Outcome::WarehouseNotFound.into(),
+            UpdateError::Invalid(reasons) => reasons.into(),
+            UpdateError::Contended => Outcome::WarehousesContended.into(),
+            UpdateError::Store(e) => e.into(),
+        }
+    }
+}
+
 /// Why a warehouse was not deleted or made the default.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
@@ -42,6 +65,16 @@ pub enum ChangeError {
     Contended,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<ChangeError> for Refusal {
+    fn from(e: ChangeError) -> Self {
+        match e {
+            ChangeError::NotFound => Outcome::WarehouseNotFound.into(),
+            ChangeError::Contended => Outcome::WarehousesContended.into(),
+            ChangeError::Store(e) => e.into(),
+        }
+    }
 }
 
 impl From<WarehouseWriteError> for CreateError {

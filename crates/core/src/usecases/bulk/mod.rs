@@ -6,6 +6,7 @@
 
 pub mod drafts;
 
+use crate::usecases::refusal::Refusal;
 use serde_json::Value;
 
 use super::listings::{self, ListingChange, NewListingBody};
@@ -37,6 +38,17 @@ pub enum BulkError {
     Task(#[from] tokio::task::JoinError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<BulkError> for Refusal {
+    fn from(e: BulkError) -> Self {
+        match e {
+            BulkError::File(e) => e.into(),
+            BulkError::Template(e) => Refusal::internal("cannot write a workbook", e),
+            BulkError::Task(e) => Refusal::internal("a file task failed", e),
+            BulkError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// What a valid row does, or did.

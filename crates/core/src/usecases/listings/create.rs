@@ -3,6 +3,7 @@
 //! the reasons only the store can tell, the default warehouse, then one transaction.
 
 use super::wake_after_save;
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::listing::{referenced_ids, validate, ImageStatus, ListingFields, ListingInput, ValidListing};
@@ -26,6 +27,15 @@ pub enum CreateListingError {
     Invalid(Vec<FieldError>),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<CreateListingError> for Refusal {
+    fn from(e: CreateListingError) -> Self {
+        match e {
+            CreateListingError::Invalid(reasons) => reasons.into(),
+            CreateListingError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// Creates one listing sold by the actor.

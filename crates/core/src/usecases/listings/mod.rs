@@ -3,6 +3,7 @@
 
 mod create;
 
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use create::{checked, image_sources, keep_images};
 pub use create::{
@@ -55,12 +56,11 @@ pub enum GetListingError {
     Store(#[from] StoreError),
 }
 
-impl GetListingError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::ListingNotFound),
-            Self::Store(_) => None,
+impl From<GetListingError> for Refusal {
+    fn from(e: GetListingError) -> Self {
+        match e {
+            GetListingError::NotFound => Outcome::ListingNotFound.into(),
+            GetListingError::Store(e) => e.into(),
         }
     }
 }
@@ -94,17 +94,16 @@ pub enum UpdateListingError {
     Store(#[from] StoreError),
 }
 
-impl UpdateListingError {
-    /// The refusal in the catalogue; `None` for reasons of fields ([`Self::Invalid`]) and
-    /// failures of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::ListingNotFound),
-            Self::NotOwner => Some(Outcome::NotOwner),
-            Self::NoFields => Some(Outcome::NoFields),
-            Self::EditConflict => Some(Outcome::EditConflict),
-            Self::PreconditionFailed => Some(Outcome::PreconditionFailed),
-            Self::Invalid(_) | Self::Store(_) => None,
+impl From<UpdateListingError> for Refusal {
+    fn from(e: UpdateListingError) -> Self {
+        match e {
+            UpdateListingError::NotFound => Outcome::ListingNotFound.into(),
+            UpdateListingError::NotOwner => Outcome::NotOwner.into(),
+            UpdateListingError::NoFields => Outcome::NoFields.into(),
+            UpdateListingError::Invalid(reasons) => reasons.into(),
+            UpdateListingError::EditConflict => Outcome::EditConflict.into(),
+            UpdateListingError::PreconditionFailed => Outcome::PreconditionFailed.into(),
+            UpdateListingError::Store(e) => e.into(),
         }
     }
 }
@@ -207,15 +206,14 @@ pub enum PhotoChangeError {
     Store(#[from] StoreError),
 }
 
-impl PhotoChangeError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::ListingNotFound),
-            Self::NotOwner => Some(Outcome::NotOwner),
-            Self::NoSuchPhoto => Some(Outcome::PhotoNotFound),
-            Self::EditConflict => Some(Outcome::EditConflict),
-            Self::Store(_) => None,
+impl From<PhotoChangeError> for Refusal {
+    fn from(e: PhotoChangeError) -> Self {
+        match e {
+            PhotoChangeError::NotFound => Outcome::ListingNotFound.into(),
+            PhotoChangeError::NotOwner => Outcome::NotOwner.into(),
+            PhotoChangeError::NoSuchPhoto => Outcome::PhotoNotFound.into(),
+            PhotoChangeError::EditConflict => Outcome::EditConflict.into(),
+            PhotoChangeError::Store(e) => e.into(),
         }
     }
 }
@@ -282,13 +280,12 @@ pub enum DeleteListingError {
     Store(#[from] StoreError),
 }
 
-impl DeleteListingError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::ListingNotFound),
-            Self::NotOwner => Some(Outcome::NotOwner),
-            Self::Store(_) => None,
+impl From<DeleteListingError> for Refusal {
+    fn from(e: DeleteListingError) -> Self {
+        match e {
+            DeleteListingError::NotFound => Outcome::ListingNotFound.into(),
+            DeleteListingError::NotOwner => Outcome::NotOwner.into(),
+            DeleteListingError::Store(e) => e.into(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! waits for a date again), until its day has passed.
 
 use super::no_randomness;
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use chrono::NaiveDate;
 use rehome_domain::apikey::random_base62;
@@ -16,7 +17,6 @@ use rehome_domain::outcome::Outcome;
 use rehome_domain::time::Ts;
 use rehome_domain::user::{Actor, Admin};
 use rehome_domain::view::CollectionRow;
-use rehome_domain::FieldError;
 use rehome_store::{
     BuyerNotice, CollectionChange, CollectionInsert, CollectionNews, MailBody, NewCollection, StoreError,
 };
@@ -108,24 +108,17 @@ pub enum ScheduleError {
     Internal(#[from] anyhow::Error),
 }
 
-impl ScheduleError {
-    /// The refusal in the catalogue, for refusals of the request as a whole; `None` for a
-    /// field's reason ([`ScheduleError::field_error`]) or a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::OrderNotFound => Some(Outcome::OrderNotFound),
-            Self::AlreadyScheduled => Some(Outcome::CollectionExists),
-            Self::OutsideWindow(_) | Self::UnknownWarehouse | Self::Store(_) | Self::Internal(_) => None,
-        }
-    }
-
-    /// The reason on one field of the request: the date outside the window (its sentence
-    /// names the window), a warehouse not of the brand.
-    pub fn field_error(&self) -> Option<FieldError> {
-        match self {
-            Self::OutsideWindow(window) => Some(window.refusal("scheduled_for")),
-            Self::UnknownWarehouse => Some(FieldError::of("warehouse_id", "invalid")),
-            _ => None,
+/// The date outside the window is a reason on `scheduled_for` (its sentence names the
+/// window), a warehouse not of the brand one on `warehouse_id`.
+impl From<ScheduleError> for Refusal {
+    fn from(e: ScheduleError) -> Self {
+        match e {
+            ScheduleError::OrderNotFound => Outcome::OrderNotFound.into(),
+            ScheduleError::AlreadyScheduled => Outcome::CollectionExists.into(),
+            ScheduleError::OutsideWindow(window) => vec![window.refusal("scheduled_for")].into(),
+            ScheduleError::UnknownWarehouse => Refusal::field("warehouse_id", "warehouse_id_invalid"),
+            ScheduleError::Store(e) => e.into(),
+            ScheduleError::Internal(e) => e.into(),
         }
     }
 }
@@ -285,25 +278,18 @@ pub enum ChangeError {
     Internal(#[from] anyhow::Error),
 }
 
-impl ChangeError {
-    /// The refusal in the catalogue, for refusals of the request as a whole; `None` for a
-    /// field's reason ([`ChangeError::field_error`]) or a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::CollectionNotFound),
-            Self::Passed => Some(Outcome::CollectionPassed),
-            Self::Contended => Some(Outcome::CollectionContended),
-            Self::OutsideWindow(_) | Self::UnknownWarehouse | Self::Store(_) | Self::Internal(_) => None,
-        }
-    }
-
-    /// The reason on one field of the request: the new day outside the window (its sentence
-    /// names the window), a warehouse not of the brand.
-    pub fn field_error(&self) -> Option<FieldError> {
-        match self {
-            Self::OutsideWindow(window) => Some(window.refusal("scheduled_for")),
-            Self::UnknownWarehouse => Some(FieldError::of("warehouse_id", "invalid")),
-            _ => None,
+/// The new day outside the window is a reason on `scheduled_for` (its sentence names the
+/// window), a warehouse not of the brand one on `warehouse_id`.
+impl From<ChangeError> for Refusal {
+    fn from(e: ChangeError) -> Self {
+        match e {
+            ChangeError::NotFound => Outcome::CollectionNotFound.into(),
+            ChangeError::Passed => Outcome::CollectionPassed.into(),
+            ChangeError::Contended => Outcome::CollectionContended.into(),
+            ChangeError::OutsideWindow(window) => vec![window.refusal("scheduled_for")].into(),
+            ChangeError::UnknownWarehouse => Refusal::field("warehouse_id", "warehouse_id_invalid"),
+            ChangeError::Store(e) => e.into(),
+            ChangeError::Internal(e) => e.into(),
         }
     }
 }

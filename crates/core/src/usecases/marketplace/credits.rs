@@ -1,5 +1,6 @@
 //! Spending credit codes at checkout (decisions 6.7).
 
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::credit_code::{PresentedCode, RedeemRequest};
@@ -33,14 +34,13 @@ pub enum RedeemError {
     Store(#[from] StoreError),
 }
 
-impl RedeemError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::CreditCodeNotFound),
-            Self::AlreadyRedeemed => Some(Outcome::CreditCodeAlreadyRedeemed),
-            Self::Expired => Some(Outcome::CreditCodeExpired),
-            Self::Store(_) => None,
+impl From<RedeemError> for Refusal {
+    fn from(e: RedeemError) -> Self {
+        match e {
+            RedeemError::NotFound => Outcome::CreditCodeNotFound.into(),
+            RedeemError::AlreadyRedeemed => Outcome::CreditCodeAlreadyRedeemed.into(),
+            RedeemError::Expired => Outcome::CreditCodeExpired.into(),
+            RedeemError::Store(e) => e.into(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Orders (operator API): a buyer buys, the item is delivered, a listing is viewed.
 
+use crate::usecases::refusal::Refusal;
 use chrono::Utc;
 
 use crate::usecases::{wallet, Core};
@@ -21,14 +22,13 @@ pub enum PlaceOrderError {
     Store(#[from] StoreError),
 }
 
-impl PlaceOrderError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::ListingNotFound => Some(Outcome::UnknownListing),
-            Self::ListingNotActive => Some(Outcome::ListingNotActive),
-            Self::InsufficientStock => Some(Outcome::InsufficientStock),
-            Self::Store(_) => None,
+impl From<PlaceOrderError> for Refusal {
+    fn from(e: PlaceOrderError) -> Self {
+        match e {
+            PlaceOrderError::ListingNotFound => Outcome::UnknownListing.into(),
+            PlaceOrderError::ListingNotActive => Outcome::ListingNotActive.into(),
+            PlaceOrderError::InsufficientStock => Outcome::InsufficientStock.into(),
+            PlaceOrderError::Store(e) => e.into(),
         }
     }
 }
@@ -67,14 +67,13 @@ pub enum CompleteOrderError {
     Store(#[from] StoreError),
 }
 
-impl CompleteOrderError {
-    /// The refusal in the catalogue; `None` for a field's reason (`completed_at_invalid`) or a
-    /// failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::OrderNotFound => Some(Outcome::UnknownOrder),
-            Self::AlreadyCompleted => Some(Outcome::OrderAlreadyCompleted),
-            Self::CompletedAtInvalid | Self::Store(_) => None,
+impl From<CompleteOrderError> for Refusal {
+    fn from(e: CompleteOrderError) -> Self {
+        match e {
+            CompleteOrderError::OrderNotFound => Outcome::UnknownOrder.into(),
+            CompleteOrderError::AlreadyCompleted => Outcome::OrderAlreadyCompleted.into(),
+            CompleteOrderError::CompletedAtInvalid => Refusal::field("completed_at", "completed_at_invalid"),
+            CompleteOrderError::Store(e) => e.into(),
         }
     }
 }
@@ -115,12 +114,11 @@ pub enum CountViewError {
     Store(#[from] StoreError),
 }
 
-impl CountViewError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::ListingNotFound => Some(Outcome::UnknownListing),
-            Self::Store(_) => None,
+impl From<CountViewError> for Refusal {
+    fn from(e: CountViewError) -> Self {
+        match e {
+            CountViewError::ListingNotFound => Outcome::UnknownListing.into(),
+            CountViewError::Store(e) => e.into(),
         }
     }
 }

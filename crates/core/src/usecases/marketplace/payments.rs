@@ -5,6 +5,8 @@
 //! the gateway once the 30-minute hold is over (closing a page still open first, so that
 //! nobody pays for stock that was given back).
 
+use crate::usecases::refusal::Refusal;
+use rehome_domain::outcome::Outcome;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,6 +106,18 @@ pub enum NoticeError {
     Signature(#[from] SignatureError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A notice whose signature does not verify is refused as such (its reason is logged by the
+/// edge, never answered).
+impl From<NoticeError> for Refusal {
+    fn from(e: NoticeError) -> Self {
+        match e {
+            NoticeError::NotConfigured => Outcome::PaymentsNotConfigured.into(),
+            NoticeError::Signature(_) => Outcome::PaymentSignatureInvalid.into(),
+            NoticeError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// A notice from the gateway (`body` as sent, its signature header): verified, then the

@@ -1,6 +1,7 @@
 //! Payouts: the options a brand offers, and a customer's choice for a sold trade-in, which
 //! records a redemption and emits `redemption.created`.
 
+use crate::usecases::refusal::Refusal;
 use chrono::{Days, Utc};
 
 use super::no_randomness;
@@ -55,10 +56,15 @@ pub enum OptionsChangeError {
     Store(#[from] StoreError),
 }
 
-impl OptionsChangeError {
-    /// The reason of a refused change, pinned to the credit box (`payout_choice_required`).
-    pub fn field_error(&self) -> Option<FieldError> {
-        matches!(self, Self::NoChoice).then(|| FieldError::new("credit_enabled", "payout_choice_required"))
+/// A change that would offer no way to be paid is a reason pinned to the credit box
+/// (`payout_choice_required`).
+impl From<OptionsChangeError> for Refusal {
+    fn from(e: OptionsChangeError) -> Self {
+        match e {
+            OptionsChangeError::PreconditionFailed => Outcome::PreconditionFailed.into(),
+            OptionsChangeError::NoChoice => vec![FieldError::new("credit_enabled", "payout_choice_required")].into(),
+            OptionsChangeError::Store(e) => e.into(),
+        }
     }
 }
 
@@ -80,16 +86,16 @@ pub enum PayoutChoiceError {
     Internal(#[from] anyhow::Error),
 }
 
-impl PayoutChoiceError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::OrderNotFound => Some(Outcome::UnknownOrder),
-            Self::OrderNotExchange => Some(Outcome::OrderNotExchange),
-            Self::OrderNotCompleted => Some(Outcome::OrderNotCompleted),
-            Self::ChoiceExists => Some(Outcome::PayoutChoiceExists),
-            Self::ChoiceNotOffered => Some(Outcome::CustomerChoiceNotOffered),
-            Self::Store(_) | Self::Internal(_) => None,
+impl From<PayoutChoiceError> for Refusal {
+    fn from(e: PayoutChoiceError) -> Self {
+        match e {
+            PayoutChoiceError::OrderNotFound => Outcome::UnknownOrder.into(),
+            PayoutChoiceError::OrderNotExchange => Outcome::OrderNotExchange.into(),
+            PayoutChoiceError::OrderNotCompleted => Outcome::OrderNotCompleted.into(),
+            PayoutChoiceError::ChoiceExists => Outcome::PayoutChoiceExists.into(),
+            PayoutChoiceError::ChoiceNotOffered => Outcome::CustomerChoiceNotOffered.into(),
+            PayoutChoiceError::Store(e) => e.into(),
+            PayoutChoiceError::Internal(e) => e.into(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Polling redemptions (decisions 6.6): the alternative to `redemption.created` webhooks.
 
+use crate::usecases::refusal::Refusal;
 use chrono::DateTime;
 
 use crate::usecases::Core;
@@ -29,6 +30,15 @@ pub enum ListRedemptionsError {
     Invalid(Vec<FieldError>),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<ListRedemptionsError> for Refusal {
+    fn from(e: ListRedemptionsError) -> Self {
+        match e {
+            ListRedemptionsError::Invalid(reasons) => reasons.into(),
+            ListRedemptionsError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// Up to `limit` of the brand's redemptions from the position given: at or after `since`

@@ -2,6 +2,7 @@
 //! overlap, revoke. Every change writes its audit entry in its own transaction. Revocation
 //! reaches every node within the key cache's lifetime (`REHOME_KEY_CACHE_MS`, 1 s).
 
+use crate::usecases::refusal::Refusal;
 use chrono::{TimeDelta, Utc};
 
 use crate::usecases::Core;
@@ -38,10 +39,14 @@ pub enum CreateKeyError {
     Store(#[from] StoreError),
 }
 
-impl CreateKeyError {
-    /// The refusal in the catalogue; `None` for the body's reasons and the service's failures.
-    pub fn outcome(&self) -> Option<Outcome> {
-        matches!(self, Self::TooFrequent).then_some(Outcome::KeysTooFrequent)
+impl From<CreateKeyError> for Refusal {
+    fn from(e: CreateKeyError) -> Self {
+        match e {
+            CreateKeyError::Invalid(reasons) => reasons.into(),
+            CreateKeyError::Random(e) => Refusal::internal("no randomness", e),
+            CreateKeyError::TooFrequent => Outcome::KeysTooFrequent.into(),
+            CreateKeyError::Store(e) => e.into(),
+        }
     }
 }
 
@@ -60,13 +65,14 @@ pub enum RollKeyError {
     Store(#[from] StoreError),
 }
 
-impl RollKeyError {
-    /// The refusal in the catalogue; `None` for the reasons and failures of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::KeyNotFound),
-            Self::Inactive => Some(Outcome::KeyInactive),
-            Self::Invalid(_) | Self::Random(_) | Self::Store(_) => None,
+impl From<RollKeyError> for Refusal {
+    fn from(e: RollKeyError) -> Self {
+        match e {
+            RollKeyError::Invalid(reasons) => reasons.into(),
+            RollKeyError::NotFound => Outcome::KeyNotFound.into(),
+            RollKeyError::Inactive => Outcome::KeyInactive.into(),
+            RollKeyError::Random(e) => Refusal::internal("no randomness", e),
+            RollKeyError::Store(e) => e.into(),
         }
     }
 }
@@ -79,11 +85,11 @@ pub enum RevokeKeyError {
     Store(#[from] StoreError),
 }
 
-impl RevokeKeyError {
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::KeyNotFound),
-            Self::Store(_) => None,
+impl From<RevokeKeyError> for Refusal {
+    fn from(e: RevokeKeyError) -> Self {
+        match e {
+            RevokeKeyError::NotFound => Outcome::KeyNotFound.into(),
+            RevokeKeyError::Store(e) => e.into(),
         }
     }
 }

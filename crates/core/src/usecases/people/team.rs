@@ -2,6 +2,7 @@
 //! cancelling it), changing roles and removing members. Every change writes its audit
 //! entry in its own transaction.
 
+use crate::usecases::refusal::Refusal;
 use chrono::Utc;
 
 use super::invitations::{invitation_mail, Invitation};
@@ -40,12 +41,13 @@ pub enum InviteError {
     Store(#[from] StoreError),
 }
 
-impl InviteError {
-    /// The refusal in the catalogue; `None` for the reasons and failures of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::EmailTaken => Some(Outcome::EmailTaken),
-            Self::Invalid(_) | Self::Random(_) | Self::Store(_) => None,
+impl From<InviteError> for Refusal {
+    fn from(e: InviteError) -> Self {
+        match e {
+            InviteError::Invalid(reasons) => reasons.into(),
+            InviteError::EmailTaken => Outcome::EmailTaken.into(),
+            InviteError::Random(e) => Refusal::internal("no randomness", e),
+            InviteError::Store(e) => e.into(),
         }
     }
 }
@@ -65,12 +67,13 @@ pub enum InvitationError {
     Store(#[from] StoreError),
 }
 
-impl InvitationError {
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotPending => Some(Outcome::InvitationNotPending),
-            Self::TooFrequent => Some(Outcome::InvitationsTooFrequent),
-            Self::Random(_) | Self::Store(_) => None,
+impl From<InvitationError> for Refusal {
+    fn from(e: InvitationError) -> Self {
+        match e {
+            InvitationError::NotPending => Outcome::InvitationNotPending.into(),
+            InvitationError::TooFrequent => Outcome::InvitationsTooFrequent.into(),
+            InvitationError::Random(e) => Refusal::internal("no randomness", e),
+            InvitationError::Store(e) => e.into(),
         }
     }
 }
@@ -87,12 +90,13 @@ pub enum RoleError {
     Store(#[from] StoreError),
 }
 
-impl RoleError {
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::MemberNotFound),
-            Self::LastAdmin => Some(Outcome::LastAdmin),
-            Self::Invalid(_) | Self::Store(_) => None,
+impl From<RoleError> for Refusal {
+    fn from(e: RoleError) -> Self {
+        match e {
+            RoleError::Invalid(reasons) => reasons.into(),
+            RoleError::NotFound => Outcome::MemberNotFound.into(),
+            RoleError::LastAdmin => Outcome::LastAdmin.into(),
+            RoleError::Store(e) => e.into(),
         }
     }
 }
@@ -111,15 +115,15 @@ pub enum RemoveError {
     Store(#[from] StoreError),
 }
 
-impl RemoveError {
-    /// The refusal in the catalogue; `None` for a reason (`transfer_to_invalid`, a field's)
-    /// and the failures of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotFound => Some(Outcome::MemberNotFound),
-            Self::CannotRemoveSelf => Some(Outcome::CannotRemoveSelf),
-            Self::LastAdmin => Some(Outcome::LastAdmin),
-            Self::TransferInvalid | Self::Store(_) => None,
+/// A `transfer_to` that is not an active member of the brand is a reason on that field.
+impl From<RemoveError> for Refusal {
+    fn from(e: RemoveError) -> Self {
+        match e {
+            RemoveError::NotFound => Outcome::MemberNotFound.into(),
+            RemoveError::CannotRemoveSelf => Outcome::CannotRemoveSelf.into(),
+            RemoveError::TransferInvalid => Refusal::field("transfer_to", "transfer_to_invalid"),
+            RemoveError::LastAdmin => Outcome::LastAdmin.into(),
+            RemoveError::Store(e) => e.into(),
         }
     }
 }

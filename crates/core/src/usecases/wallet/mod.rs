@@ -6,6 +6,7 @@ pub mod csv;
 pub mod pdf;
 pub mod statement;
 
+use crate::usecases::refusal::Refusal;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::jobs::MailJobs;
@@ -163,6 +164,15 @@ pub enum DownloadError {
     Store(#[from] StoreError),
     #[error("cannot write the CSV: {0}")]
     Csv(#[from] ::csv::Error),
+}
+
+impl From<DownloadError> for Refusal {
+    fn from(e: DownloadError) -> Self {
+        match e {
+            DownloadError::Store(e) => e.into(),
+            DownloadError::Csv(e) => Refusal::internal("cannot write the CSV", e),
+        }
+    }
 }
 
 /// A statement's file being written, line by line.

@@ -1,6 +1,7 @@
 //! The brand's delivery log and replay.
 
 use super::Core;
+use crate::usecases::refusal::Refusal;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::outcome::Outcome;
 use rehome_domain::user::{Actor, Admin};
@@ -27,6 +28,15 @@ pub enum DeliveryError {
     Store(#[from] StoreError),
 }
 
+impl From<DeliveryError> for Refusal {
+    fn from(e: DeliveryError) -> Self {
+        match e {
+            DeliveryError::EventNotFound => Outcome::EventNotFound.into(),
+            DeliveryError::Store(e) => e.into(),
+        }
+    }
+}
+
 /// Why an event was not queued again.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -42,14 +52,13 @@ pub enum ReplayError {
     Store(#[from] StoreError),
 }
 
-impl ReplayError {
-    /// The refusal in the catalogue; `None` for the body's reasons (`Invalid`) or a failure
-    /// of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::EventNotFound => Some(Outcome::EventNotFound),
-            Self::NotConfigured => Some(Outcome::WebhookNotConfigured),
-            Self::Invalid(_) | Self::Store(_) => None,
+impl From<ReplayError> for Refusal {
+    fn from(e: ReplayError) -> Self {
+        match e {
+            ReplayError::EventNotFound => Outcome::EventNotFound.into(),
+            ReplayError::Invalid(reasons) => reasons.into(),
+            ReplayError::NotConfigured => Outcome::WebhookNotConfigured.into(),
+            ReplayError::Store(e) => e.into(),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod deliveries;
 
+use crate::usecases::refusal::Refusal;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
@@ -53,6 +54,17 @@ pub enum ConfigureError {
     Store(#[from] StoreError),
 }
 
+impl From<ConfigureError> for Refusal {
+    fn from(e: ConfigureError) -> Self {
+        match e {
+            ConfigureError::Invalid(reasons) => reasons.into(),
+            ConfigureError::Randomness(e) => Refusal::internal("no randomness", e),
+            ConfigureError::PreconditionFailed => Outcome::PreconditionFailed.into(),
+            ConfigureError::Store(e) => e.into(),
+        }
+    }
+}
+
 /// Why the secret was not rotated.
 #[derive(Debug, thiserror::Error)]
 pub enum RotateError {
@@ -64,6 +76,19 @@ pub enum RotateError {
     Randomness(getrandom::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Rotating with no URL is 404 (there is nothing to rotate), where a replay with no
+/// enabled endpoint is 409.
+impl From<RotateError> for Refusal {
+    fn from(e: RotateError) -> Self {
+        match e {
+            RotateError::Invalid(reasons) => reasons.into(),
+            RotateError::NotConfigured => Outcome::WebhookUrlMissing.into(),
+            RotateError::Randomness(e) => Refusal::internal("no randomness", e),
+            RotateError::Store(e) => e.into(),
+        }
+    }
 }
 
 /// The brand's endpoint, if configured.
@@ -169,12 +194,12 @@ pub enum TestEventError {
     Store(#[from] StoreError),
 }
 
-impl TestEventError {
-    /// The refusal in the catalogue; `None` for a failure of the service.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            Self::NotConfigured => Some(Outcome::WebhookNotConfigured),
-            Self::Randomness(_) | Self::Store(_) => None,
+impl From<TestEventError> for Refusal {
+    fn from(e: TestEventError) -> Self {
+        match e {
+            TestEventError::NotConfigured => Outcome::WebhookNotConfigured.into(),
+            TestEventError::Randomness(e) => Refusal::internal("no randomness", e),
+            TestEventError::Store(e) => e.into(),
         }
     }
 }
