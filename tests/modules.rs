@@ -330,3 +330,28 @@ fn use_case_errors_reach_the_edges_only_as_a_refusal() {
         written.join("\n")
     );
 }
+
+/// The domain documents nothing itself: it names utoipa only in `openapi.rs` and in the
+/// derives behind the `openapi` feature, which only the edge (the API's document) turns on.
+#[test]
+fn the_domain_names_utoipa_only_behind_its_feature() {
+    let mut found = Vec::new();
+    files(Path::new("crates/domain/src"), &mut found);
+    assert!(found.len() > 30, "the domain was not found: {}", found.len());
+    let named: Vec<String> = found
+        .iter()
+        .filter(|(path, _)| !path.ends_with("/openapi.rs"))
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|line| line.contains("utoipa") || line.contains("ToSchema") || line.contains("#[schema("))
+                .filter(|line| !line.trim_start().starts_with("#[cfg_attr(feature = \"openapi\""))
+                .map(move |line| format!("{path}: {}", line.trim()))
+        })
+        .collect();
+    assert!(named.is_empty(), "utoipa named in the domain outside its feature:\n{}", named.join("\n"));
+    let manifest = std::fs::read_to_string("crates/domain/Cargo.toml").unwrap_or_default();
+    assert!(
+        manifest.lines().any(|l| l.starts_with("utoipa") && l.contains("optional = true")),
+        "the domain depends on utoipa only through its openapi feature"
+    );
+}

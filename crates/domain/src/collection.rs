@@ -4,7 +4,6 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::body::{BodySpec, Field, FieldType};
 use super::reader::BodyReader;
@@ -37,7 +36,8 @@ impl CollectionStatus {
 }
 
 /// A confirmed collection: the `data` of a `collection.scheduled` event, field for field.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Collection {
     /// Stable collection id (`col_…`).
     pub id: String,
@@ -49,18 +49,18 @@ pub struct Collection {
     /// The listing sold.
     pub product_id: i64,
     /// `YYYY-MM-DD`, inside the buyer window.
-    #[schema(format = Date)]
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     pub scheduled_for: String,
     /// When the partner confirmed it, RFC 3339 UTC.
-    #[schema(format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub scheduled_at: String,
     /// Collection-source warehouse; null if the brand has no warehouses.
     pub warehouse_id: Option<String>,
     /// Its label; empty when none is assigned.
     pub warehouse_label: String,
-    #[schema(format = Date)]
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     pub buyer_window_start: String,
-    #[schema(format = Date)]
+    #[cfg_attr(feature = "openapi", schema(format = Date))]
     pub buyer_window_end: String,
 }
 

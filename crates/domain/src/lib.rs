@@ -17,6 +17,8 @@ pub mod listing;
 pub mod lockout;
 pub mod messages;
 pub mod money;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod order;
 pub mod outcome;
 pub mod password;

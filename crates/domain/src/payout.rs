@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::body::{BodySpec, Field, FieldType};
 use super::money::{credit_value, Pence};
@@ -13,17 +12,18 @@ use crate::FieldError;
 pub use super::limits::{BOOST_PERCENT, CODE_VALIDITY_DAYS};
 
 /// The payout options a brand offers its customers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutOptions {
     /// Customers may choose store credit. Default true.
     pub credit_enabled: bool,
     /// Customers may choose cash. Default true.
     pub cash_enabled: bool,
     /// Credit is worth `credit_boost_percent` / 100 × the base; 100..200, default 100.
-    #[schema(minimum = 100, maximum = 200, example = 120)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 100, maximum = 200, example = 120))]
     pub credit_boost_percent: u16,
     /// Days a credit code stays valid; 1..1095, default 365.
-    #[schema(minimum = 1, maximum = 1095, example = 365)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1095, example = 365))]
     pub code_validity_days: u16,
 }
 

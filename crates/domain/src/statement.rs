@@ -4,18 +4,18 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::money::Pence;
 use super::wallet::LineMoney;
 
 /// One ledger entry; also a line of a statement.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Entry {
     pub id: i64,
     /// `sale` (a delivered clearance order) or `trade_in` (a credit choice).
     #[serde(rename = "type")]
-    #[schema(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(rename = "type"))]
     pub kind: String,
     pub order_id: i64,
     /// `#<order id>`.
@@ -30,10 +30,10 @@ pub struct Entry {
     #[serde(flatten)]
     pub money: Totals,
     /// When the order was delivered, RFC 3339 UTC.
-    #[schema(format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub delivered_at: String,
     /// When the hold ends, RFC 3339 UTC.
-    #[schema(format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub available_at: String,
     /// `pending`, `available` or `paid`.
     pub status: &'static str,
@@ -67,7 +67,8 @@ pub const LINE_COLUMNS: [&str; 21] = [
 ];
 
 /// Money in pence with GBP twins.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Totals {
     pub gross_pence: i64,
     pub gross: f64,
@@ -99,7 +100,8 @@ impl From<LineMoney> for Totals {
 }
 
 /// A statement. In a list, `lines` is absent.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Remittance {
     pub id: i64,
     /// 1, 2, 3… per brand, without gaps.
@@ -107,12 +109,12 @@ pub struct Remittance {
     /// Slug of the brand paid.
     pub brand_id: String,
     /// Every entry available at this instant and not paid before is on the statement.
-    #[schema(format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub period_end: String,
-    #[schema(format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub issued_at: String,
     /// The billing entity as it was at issue (the billing settings' fields).
-    #[schema(value_type = Object)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub billing: Value,
     pub line_count: i64,
     pub totals: Totals,

@@ -1,7 +1,6 @@
 //! The furniture taxonomy of the spec: the one place that knows its values.
 
 use serde::Serialize;
-use utoipa::ToSchema;
 
 pub const COLOURS: &[&str] = &[
     "Beige", "Black", "Blue", "Brown", "Charcoal", "Cream", "Green", "Grey", "Ivory", "Mink", "Natural", "Navy",
@@ -45,7 +44,8 @@ pub const ITEM_TYPES: &[&str] =
 pub const OTHER_BRAND: &str = "Other";
 
 /// A value submitted in payloads with the label a person sees.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Choice {
     pub value: &'static str,
     pub label: &'static str,
@@ -132,7 +132,8 @@ pub const BUILT_IN_BRANDS: &[&str] = &[
 ];
 
 /// The response of `GET /v1/listings/options`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Options {
     /// Manufacturer brand names, sorted, with `Other` last.
     pub brands: Vec<String>,

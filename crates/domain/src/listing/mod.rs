@@ -10,7 +10,6 @@ mod sync;
 mod validate;
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::money::{payout, Pence};
 use super::wire::wire_names;
@@ -73,16 +72,17 @@ pub const DELIVERY_CONTRIBUTIONS_GBP: &[u32] = &[0, 30, 60, 129];
 pub use super::limits::MAX_CLEARANCE_QUANTITY;
 
 /// One piece of a listing with its dimensions, returned exactly as given.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Measurement {
     /// One of the `item_types` of the options endpoint.
     #[serde(rename = "type")]
     pub item_type: String,
-    #[schema(value_type = f64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub w_cm: serde_json::Number,
-    #[schema(value_type = f64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub d_cm: serde_json::Number,
-    #[schema(value_type = f64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub h_cm: serde_json::Number,
 }
 

@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::fields::{Lines, Parsed};
 use super::shapes::{
@@ -14,7 +13,8 @@ use crate::FieldError;
 
 /// The billing entity. A field never set is an empty string; `country` defaults to
 /// `United Kingdom`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Billing {
     /// Registered legal name.
     pub company_name: String,

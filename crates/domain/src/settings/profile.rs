@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::fields::{EitherWay, Fields, Lines, Parsed};
 use super::shapes::{Email, HexColour, PhoneNumber, PublicHttpsUrl, EMAIL_RULE, PHONE_RULE};
@@ -10,7 +9,8 @@ use crate::body::{BodySpec, Field, FieldType};
 use crate::FieldError;
 
 /// The public face of a partner brand. A field never set is an empty string.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BrandProfile {
     /// Required on the first save; at most 80 characters.
     pub display_name: String,

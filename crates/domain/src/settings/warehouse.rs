@@ -5,7 +5,6 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::fields::{EitherWay, Fields, Lines, Parsed};
 use super::shapes::{
@@ -15,7 +14,8 @@ use crate::body::{BodySpec, Field, FieldType};
 use crate::FieldError;
 
 /// A warehouse of a brand. Exactly one warehouse of a brand with any is the default.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Warehouse {
     /// UUID; the `{id}` of the warehouse endpoints.
     pub id: String,
