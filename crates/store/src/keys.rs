@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{now, on_conn, on_pool, record_audit, Conn, Store, StoreError, Ts};
+use crate::Dialect;
 use crate::BRAND_LOCK;
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::key_request::{key_active, rolled_expiry};
@@ -58,6 +59,10 @@ async fn insert_key(conn: Conn<'_>, key: &NewKeyRecord<'_>) -> Result<i64, Store
         .await?)
     })
 }
+
+/// A key's row held until a roll commits, so two rolls of one key cannot both succeed; on
+/// SQLite the one writer serialises them already.
+const KEY_ROW_LOCK: Dialect = Dialect { sqlite: "", postgres: " FOR UPDATE OF k" };
 
 impl Store {
     /// Creates a key of the brand and records `entry(key id)`, in one transaction.
@@ -172,7 +177,7 @@ impl Store {
         hours: i64,
         entry: impl FnOnce(i64, i64) -> AuditEntry,
     ) -> Result<RollOutcome, StoreError> {
-        let lock = if self.is_postgres() { " FOR UPDATE OF k" } else { "" };
+        let lock = KEY_ROW_LOCK.of(self);
         let at = now();
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;

@@ -207,6 +207,28 @@ pub(crate) const BRAND_LOCK: Dialect =
 pub(crate) const READ_SNAPSHOT: Dialect =
     Dialect { sqlite: "SELECT 1", postgres: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" };
 
+/// `INDEXED BY index` for a table of a statement the worker runs all the time, on SQLite;
+/// nothing on PostgreSQL, whose planner has statistics. SQLite plans without any (nothing
+/// runs `ANALYZE`), and among the partial indexes of the pending events it may take one
+/// that reads or sorts every pending event: a million under a backlog.
+pub(crate) fn indexed_by(index: &str) -> Dialect<String> {
+    Dialect { sqlite: format!("INDEXED BY {index}"), postgres: String::new() }
+}
+
+/// `NOT INDEXED` on SQLite (rows found by their rowid only), for a statement that names its
+/// rows by key and also filters on a column an index leads with: without statistics SQLite
+/// may scan that index instead of looking the few rows up (a claim of 16 events by `seq`
+/// once read the 700,000 entries of `status = 'pending'`, 60 ms each time).
+pub(crate) const BY_ROWID: Dialect = Dialect { sqlite: "NOT INDEXED", postgres: "" };
+
+/// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows (of
+/// the table aliased `of`) are locked and rows another node has locked are skipped, so
+/// concurrent claims never wait on or take the same row. SQLite has one writer, so no clause
+/// is needed (nor understood).
+pub(crate) fn skip_locked(of: &str) -> Dialect<String> {
+    Dialect { sqlite: String::new(), postgres: format!("FOR UPDATE OF {of} SKIP LOCKED") }
+}
+
 /// True for a `postgres://` or `postgresql://` URL.
 pub fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
@@ -278,39 +300,6 @@ impl Store {
         match &self.db {
             Db::Postgres { write, .. } => Some(PgStore::new(write.clone())),
             Db::Sqlite { .. } => None,
-        }
-    }
-
-    /// `INDEXED BY index` for a table of a statement the worker runs all the time, on SQLite;
-    /// nothing on PostgreSQL, whose planner has statistics. SQLite plans without any
-    /// (nothing runs `ANALYZE`), and among the partial indexes of the pending events it may
-    /// take one that reads or sorts every pending event: a million under a backlog (issue 34).
-    pub(crate) fn indexed_by(&self, index: &str) -> String {
-        match self.db {
-            Db::Postgres { .. } => String::new(),
-            Db::Sqlite { .. } => format!("INDEXED BY {index}"),
-        }
-    }
-
-    /// `NOT INDEXED` on SQLite (rows found by their rowid only), for a statement that names
-    /// its rows by key and also filters on a column an index leads with: without statistics
-    /// SQLite may scan that index instead of looking the few rows up (issue 34: a claim of 16
-    /// events by `seq` read the 700,000 entries of `status = 'pending'`, 60 ms each time).
-    pub(crate) fn by_rowid(&self) -> &'static str {
-        match self.db {
-            Db::Postgres { .. } => "",
-            Db::Sqlite { .. } => "NOT INDEXED",
-        }
-    }
-
-    /// The row-lock clause a queue's claim ends its `SELECT` with: on PostgreSQL the rows
-    /// (of the table aliased `of`) are locked and rows another node has locked are skipped,
-    /// so concurrent claims never wait on or take the same row. SQLite has one writer, so
-    /// no clause is needed (nor understood).
-    pub(crate) fn skip_locked(&self, of: &str) -> String {
-        match self.db {
-            Db::Postgres { .. } => format!("FOR UPDATE OF {of} SKIP LOCKED"),
-            Db::Sqlite { .. } => String::new(),
         }
     }
 

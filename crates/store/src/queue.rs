@@ -11,6 +11,8 @@
 //! writer.
 
 use chrono::{DateTime, Utc};
+
+use crate::skip_locked;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Encode, FromRow, Postgres, Sqlite, Type};
@@ -115,7 +117,7 @@ impl Store {
             } else {
                 "(q.next_attempt_at IS NULL OR q.next_attempt_at <= $3)"
             },
-            lock = self.skip_locked("q"),
+            lock = skip_locked("q").pick(self),
         );
         on_conn!(conn, |c| {
             Ok(sqlx::query_as::<_, T>(&sql)

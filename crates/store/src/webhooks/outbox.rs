@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::pending;
+use crate::{indexed_by, skip_locked, Dialect, BY_ROWID};
 use crate::{on_conn, on_pool, placeholders, Conn, Db, Sealer, Store, StoreError, Ts, Undecryptable};
 use rehome_domain::event::Event;
 use rehome_domain::webhook::{DeliveryStatus, FailureClass};
@@ -113,7 +114,7 @@ pub async fn insert_event(conn: Conn<'_>, sealer: &Sealer, event: &Event) -> Res
 /// Each enabled endpoint's oldest due events, then the oldest of those. PostgreSQL gets the
 /// per-endpoint step as a LATERAL join (an index scan per endpoint); SQLite, which has no
 /// LATERAL, as `IN` over a correlated subquery, which it plans that way.
-static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
+static DUE_WEBHOOKS: LazyLock<Dialect<String>> = LazyLock::new(|| {
     let due = format!(
         "d.brand_id = ep.brand_id AND {} AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)",
         pending("d.status")
@@ -135,7 +136,7 @@ static DUE_WEBHOOKS: LazyLock<[String; 2]> = LazyLock::new(|| {
          WHERE ep.enabled
          ORDER BY e.next_attempt_at, e.seq LIMIT $3"
     );
-    [sqlite, postgres]
+    Dialect { sqlite, postgres }
 });
 
 /// A row of [`Store::due_webhooks_window`]: the endpoint's columns are null when the brand has none enabled.
@@ -246,7 +247,7 @@ impl Store {
         per_brand: i64,
         limit: i64,
     ) -> Result<Vec<DueDelivery>, StoreError> {
-        let sql = &DUE_WEBHOOKS[usize::from(self.is_postgres())];
+        let sql = DUE_WEBHOOKS.pick(self);
         on_pool!(self, read, |pool| {
             Ok(sqlx::query_as(sql).bind(Ts::from(at)).bind(per_brand).bind(limit).fetch_all(pool).await?)
         })
@@ -278,7 +279,7 @@ impl Store {
                    ORDER BY d.next_attempt_at, d.seq LIMIT $2) e
              LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id AND ep.enabled
              ORDER BY e.next_attempt_at, e.seq",
-            self.indexed_by("webhook_events_due"),
+            indexed_by("webhook_events_due").pick(self),
             pending("d.status")
         );
         let from = from.unwrap_or(DueKey { at: DateTime::UNIX_EPOCH, seq: 0 });
@@ -334,10 +335,10 @@ impl Store {
                            WHERE {} AND (lease_until IS NULL OR lease_until <= $2) AND seq IN ({})
                            {})
              RETURNING seq, id, brand_id, type, body, body_sealed, window_attempts, window_start",
-            self.by_rowid(),
+            BY_ROWID.of(self),
             pending("status"),
             placeholders.join(", "),
-            self.skip_locked("webhook_events")
+            skip_locked("webhook_events").pick(self)
         );
         on_pool!(self, write, |pool| {
             let mut query = sqlx::query_as(&sql).bind(owner).bind(Ts::from(at)).bind(Ts::from(lease_until));
@@ -426,7 +427,7 @@ impl Store {
              WHERE {} AND e.next_attempt_at > $1
                AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.brand_id = e.brand_id AND ep.enabled)
              ORDER BY e.next_attempt_at LIMIT 1",
-            self.indexed_by("webhook_events_due"),
+            indexed_by("webhook_events_due").pick(self),
             pending("e.status")
         );
         on_pool!(self, read, |pool| { Ok(sqlx::query_scalar(&sql).bind(Ts::from(after)).fetch_optional(pool).await?) })
@@ -444,7 +445,7 @@ impl Store {
              WHERE {} AND window_start <= $1 AND (lease_until IS NULL OR lease_until <= $2)
                AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
                                WHERE ep.brand_id = webhook_events.brand_id AND ep.enabled)",
-            self.indexed_by("webhook_events_window"),
+            indexed_by("webhook_events_window").pick(self),
             pending("status")
         );
         on_pool!(self, write, |pool| {
