@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::{commit_audited, now, on_pool, record_audit, Store, StoreError, Ts, Undecryptable, READ_SNAPSHOT};
-use crate::BRAND_LOCK;
+use crate::{indexed_by, BRAND_LOCK};
 pub use outbox::{insert_event, AttemptResult, ClaimedEvent, DueDelivery, DueKey, DueWindow};
 use rehome_domain::audit::AuditEntry;
 use rehome_domain::event::Event;
@@ -31,6 +31,73 @@ use rehome_domain::wire::UnknownValue;
 /// bound, so that the partial indexes on pending events (`WHERE status = 'pending'`) apply.
 fn pending(column: &str) -> String {
     format!("{column} = '{}'", DeliveryStatus::Pending.as_str())
+}
+
+/// `status = '<status>'` for `column`, written into the text like [`pending`].
+fn status_is(column: &str, status: DeliveryStatus) -> String {
+    format!("{column} = '{}'", status.as_str())
+}
+
+/// Where the brand's delivery log of one status (or all) is read from: the index (named on
+/// SQLite, which plans without statistics) and the condition, its status in the text so
+/// the partial indexes apply. None of them is moved by a delivery but the brand's pending
+/// events, which it leaves: pending events from those (the brand's due events on SQLite),
+/// dead ones from their own partial index, delivered ones from the brand's list (most of
+/// it).
+fn log_filter(status: Option<DeliveryStatus>) -> (&'static str, String) {
+    let brand = "e.brand_id = $1";
+    match status {
+        None => ("webhook_events_brand", brand.to_owned()),
+        Some(DeliveryStatus::Pending) => ("webhook_events_brand_due", format!("{brand} AND {}", pending("e.status"))),
+        Some(DeliveryStatus::Dead) => {
+            ("webhook_events_brand_dead", format!("{brand} AND {}", status_is("e.status", DeliveryStatus::Dead)))
+        }
+        Some(status @ DeliveryStatus::Delivered) => {
+            ("webhook_events_brand", format!("{brand} AND {}", status_is("e.status", status)))
+        }
+    }
+}
+
+/// One page of the log, newest first. On SQLite a pending page sorts the brand's due
+/// events (few beside its list); PostgreSQL reads them in order from
+/// `webhook_events_brand_pending`, which it has for that (its migration 0038 says why).
+fn log_page(store: &Store, status: Option<DeliveryStatus>) -> String {
+    let (index, matching) = log_filter(status);
+    format!(
+        "{} WHERE {matching} ORDER BY e.seq DESC LIMIT $2 OFFSET $3",
+        delivery_select(indexed_by(index).pick(store))
+    )
+}
+
+/// How many of the brand's events have `status` (or any), counted from indexes alone:
+/// delivered ones as the brand's events less its pending and dead ones (the three statuses
+/// are all there are), so no count reads the brand's delivered events one by one.
+fn log_count(store: &Store, status: Option<DeliveryStatus>) -> String {
+    let count = |status: Option<DeliveryStatus>| {
+        let (index, matching) = log_filter(status);
+        format!("(SELECT COUNT(*) FROM webhook_events e {} WHERE {matching})", indexed_by(index).pick(store))
+    };
+    match status {
+        Some(DeliveryStatus::Delivered) => format!(
+            "SELECT {} - {} - {}",
+            count(None),
+            count(Some(DeliveryStatus::Pending)),
+            count(Some(DeliveryStatus::Dead))
+        ),
+        other => format!("SELECT {}", count(other)),
+    }
+}
+
+/// Queues the brand's dead events again (created at or after `$2`, when given), read from
+/// their own partial index.
+fn replay_dead_sql(store: &Store) -> String {
+    format!(
+        "UPDATE webhook_events {} SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
+             lease_owner = NULL, lease_until = NULL
+         WHERE brand_id = $1 AND {} AND ($2 IS NULL OR created_at >= $2)",
+        indexed_by("webhook_events_brand_dead").pick(store),
+        status_is("status", DeliveryStatus::Dead)
+    )
 }
 
 /// The event types of an endpoint as stored when none were chosen: the spec's two.
@@ -98,17 +165,25 @@ fn undecodable(e: UnknownValue) -> StoreError {
 
 /// A pending event with no enabled endpoint is not being tried: the log says so
 /// (`no_endpoint`, no next attempt) instead of showing a due time that will not be kept.
-static DELIVERY_SELECT: LazyLock<String> = LazyLock::new(|| {
+static DELIVERY_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     let waiting = format!("{} AND NOT COALESCE(ep.enabled, FALSE)", pending("e.status"));
     format!(
         "SELECT e.seq, e.id AS event_id, e.type, e.status, e.attempts, e.last_status_code,
             CASE WHEN {waiting} THEN '{no_endpoint}' ELSE e.last_error END AS last_error,
             CASE WHEN {waiting} THEN NULL ELSE e.next_attempt_at END AS next_attempt_at,
-            e.created_at, e.delivered_at
-         FROM webhook_events e LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id",
+            e.created_at, e.delivered_at",
         no_endpoint = FailureClass::NoEndpoint.as_str()
     )
 });
+
+/// The log's rows with their endpoint, the events read through `index` (an `INDEXED BY`
+/// clause, or nothing).
+fn delivery_select(index: &str) -> String {
+    format!(
+        "{} FROM webhook_events e {index} LEFT JOIN webhook_endpoints ep ON ep.brand_id = e.brand_id",
+        *DELIVERY_COLUMNS
+    )
+}
 
 #[derive(FromRow)]
 struct AttemptRow {
@@ -277,42 +352,34 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<DeliveryRecord>, i64), StoreError> {
-        // One statement shape per filter, so each is served by its own index: a brand's log
-        // of a million events holds a handful of dead ones, which `(status, brand_id, seq)`
-        // finds and counts without reading the rest (issue 34).
-        let (matching, n) = match status {
-            Some(_) => ("e.brand_id = $1 AND e.status = $2", 3),
-            None => ("e.brand_id = $1", 2),
-        };
-        let select = format!("{} WHERE {matching} ORDER BY e.seq DESC LIMIT ${n} OFFSET ${}", *DELIVERY_SELECT, n + 1);
-        let count = format!("SELECT COUNT(*) FROM webhook_events e WHERE {matching}");
-        let status = status.map(DeliveryStatus::as_str);
+        // One statement shape per filter, each served by its own index (`log_filter`): a
+        // brand's log of a million events holds a handful of dead ones, found and counted
+        // without reading the rest.
+        let select = log_page(self, status);
+        let count = log_count(self, status);
         let snapshot = READ_SNAPSHOT.of(self);
         on_pool!(self, read, |pool| {
             // One snapshot: the worker moves events between statuses all the time.
             let mut tx = pool.begin().await?;
             sqlx::query(snapshot).execute(&mut *tx).await?;
-            let mut rows = sqlx::query_as::<_, DeliveryRow>(&select).bind(brand_id);
-            let mut total = sqlx::query_scalar::<_, i64>(&count).bind(brand_id);
-            if let Some(status) = status {
-                rows = rows.bind(status);
-                total = total.bind(status);
-            }
-            let rows = rows.bind(limit).bind(offset).fetch_all(&mut *tx).await?;
-            let total = total.fetch_one(&mut *tx).await?;
+            let rows = sqlx::query_as::<_, DeliveryRow>(&select)
+                .bind(brand_id)
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(&mut *tx)
+                .await?;
+            let total = sqlx::query_scalar::<_, i64>(&count).bind(brand_id).fetch_one(&mut *tx).await?;
             tx.commit().await?;
             let rows = rows.into_iter().map(DeliveryRecord::try_from).collect::<Result<_, _>>()?;
             Ok((rows, total))
         })
     }
 
-    /// How many of the brand's events have `status`: the few dead ones of a million are
-    /// counted from `(status, brand_id, seq)` alone.
+    /// How many of the brand's events have `status`, from indexes alone (`log_count`): the
+    /// few dead ones of a million are counted without reading the rest.
     pub async fn webhook_event_count(&self, brand_id: i64, status: DeliveryStatus) -> Result<i64, StoreError> {
-        let sql = "SELECT COUNT(*) FROM webhook_events WHERE status = $1 AND brand_id = $2";
-        on_pool!(self, read, |pool| {
-            Ok(sqlx::query_scalar(sql).bind(status.as_str()).bind(brand_id).fetch_one(pool).await?)
-        })
+        let sql = log_count(self, Some(status));
+        on_pool!(self, read, |pool| { Ok(sqlx::query_scalar(&sql).bind(brand_id).fetch_one(pool).await?) })
     }
 
     /// One event of the brand's log with its attempts, oldest first; `None` when the brand
@@ -322,7 +389,7 @@ impl Store {
         brand_id: i64,
         event_id: &str,
     ) -> Result<Option<(DeliveryRecord, Vec<AttemptRecord>)>, StoreError> {
-        let select = format!("{} WHERE e.brand_id = $1 AND e.id = $2", *DELIVERY_SELECT);
+        let select = format!("{} WHERE e.brand_id = $1 AND e.id = $2", delivery_select(""));
         on_pool!(self, read, |pool| {
             let row: Option<DeliveryRow> =
                 sqlx::query_as(&select).bind(brand_id).bind(event_id).fetch_optional(pool).await?;
@@ -397,21 +464,16 @@ impl Store {
         since: Option<Ts>,
         audit: &AuditEntry,
     ) -> Result<u64, StoreError> {
+        let replay = replay_dead_sql(self);
         on_pool!(self, write, |pool| {
             let mut tx = pool.begin().await?;
-            let done = sqlx::query(
-                "UPDATE webhook_events
-                 SET status = $4, window_start = $3, window_attempts = 0, next_attempt_at = $3,
-                     lease_owner = NULL, lease_until = NULL
-                 WHERE brand_id = $1 AND status = $5 AND ($2 IS NULL OR created_at >= $2)",
-            )
-            .bind(brand_id)
-            .bind(since)
-            .bind(now())
-            .bind(DeliveryStatus::Pending.as_str())
-            .bind(DeliveryStatus::Dead.as_str())
-            .execute(&mut *tx)
-            .await?;
+            let done = sqlx::query(&replay)
+                .bind(brand_id)
+                .bind(since)
+                .bind(now())
+                .bind(DeliveryStatus::Pending.as_str())
+                .execute(&mut *tx)
+                .await?;
             let replayed = (done.rows_affected() > 0).then_some(done.rows_affected());
             Ok(commit_audited(tx, replayed, audit).await?.unwrap_or(0))
         })
@@ -444,5 +506,156 @@ mod tests {
         ] {
             assert!(schema.contains(&check), "{check}");
         }
+    }
+}
+
+/// The delivery log's statements read the index chosen for their filter, whatever the
+/// planner knows: SQLite by name (it has no statistics), PostgreSQL because the status is in
+/// the text, so its partial indexes apply (checked with sequential scans turned off, which
+/// leaves only the indexes the statement can use).
+#[cfg(test)]
+mod log_plans {
+    use super::*;
+    use crate::on_pool;
+
+    async fn plans(store: &Store) -> Vec<(String, String)> {
+        let postgres = store.is_postgres();
+        let explain = if postgres { "EXPLAIN " } else { "EXPLAIN QUERY PLAN " };
+        let column = if postgres { 0 } else { 3 };
+        let mut statements = vec![("Some(Dead) replay".to_owned(), replay_dead_sql(store), 5)];
+        for status in [None, Some(DeliveryStatus::Pending), Some(DeliveryStatus::Delivered), Some(DeliveryStatus::Dead)]
+        {
+            statements.push((format!("{status:?} page"), log_page(store, status), 3));
+            statements.push((format!("{status:?} count"), log_count(store, status), 1));
+        }
+        let mut plans = Vec::new();
+        for (what, sql, params) in statements {
+            let lines: Vec<String> = on_pool!(store, read, |pool| {
+                let mut tx = pool.begin().await.unwrap();
+                if postgres {
+                    sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx).await.unwrap();
+                }
+                let sql = format!("{explain}{sql}");
+                let mut query = sqlx::query(&sql).bind(1_i64);
+                query = match params {
+                    3 => query.bind(20_i64).bind(0_i64),
+                    5 => query.bind(None::<Ts>).bind(crate::now()).bind("pending"),
+                    _ => query,
+                };
+                let rows = query.fetch_all(&mut *tx).await.unwrap();
+                tx.rollback().await.unwrap();
+                rows.iter().map(|row| sqlx::Row::get::<String, _>(row, column)).collect()
+            });
+            plans.push((what, lines.join("\n")));
+        }
+        plans
+    }
+
+    /// Two brands' events: one with a long log of mostly delivered events and a few pending
+    /// and dead, one whose events are all pending (as under a backlog).
+    async fn seed(store: &Store) {
+        let mut brands = Vec::new();
+        for slug in ["long", "backlog"] {
+            let crate::BrandInsert::Created(brand) = store.create_brand(slug, slug).await.unwrap() else {
+                panic!("slug taken")
+            };
+            brands.push(brand.id);
+        }
+        let at = crate::now();
+        on_pool!(store, write, |pool| {
+            let mut tx = pool.begin().await.unwrap();
+            for n in 0..3_100_i64 {
+                let (brand, status) = match n {
+                    0..50 => (brands[0], "dead"),
+                    50..100 => (brands[0], "pending"),
+                    100..3_000 => (brands[0], "delivered"),
+                    _ => (brands[1], "pending"),
+                };
+                let pending = status == "pending";
+                sqlx::query(
+                    "INSERT INTO webhook_events (id, brand_id, type, body, created_at, status, window_start,
+                       next_attempt_at, delivered_at)
+                     VALUES ($1, $2, 'listing.updated', '', $3, $4, $3, $5, $6)",
+                )
+                .bind(format!("evt_{n}"))
+                .bind(brand)
+                .bind(at)
+                .bind(status)
+                .bind(pending.then_some(at))
+                .bind((status == "delivered").then_some(at))
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            }
+            tx.commit().await.unwrap();
+        });
+    }
+
+    async fn each_filter_reads_its_own_index(store: &Store) {
+        seed(store).await;
+        let postgres = store.is_postgres();
+        for analysed in [false, true] {
+            if analysed {
+                on_pool!(store, write, |pool| {
+                    sqlx::query("ANALYZE").execute(pool).await.unwrap();
+                });
+            }
+            for (what, plan) in plans(store).await {
+                let what = format!("{what} (analysed: {analysed})");
+                check(postgres, &what, &plan);
+            }
+        }
+    }
+
+    fn check(postgres: bool, what: &str, plan: &str) {
+        let statement = what.split(" (").next().unwrap_or_default();
+        let wanted: &[&str] = match statement {
+            "None page" | "None count" | "Some(Delivered) page" => &["webhook_events_brand "],
+            "Some(Pending) page" if postgres => &["webhook_events_brand_pending"],
+            "Some(Pending) page" | "Some(Pending) count" => &["webhook_events_brand_due"],
+            "Some(Dead) page" | "Some(Dead) count" | "Some(Dead) replay" => &["webhook_events_brand_dead"],
+            "Some(Delivered) count" => {
+                &["webhook_events_brand ", "webhook_events_brand_due", "webhook_events_brand_dead"]
+            }
+            other => panic!("no index named for {other}"),
+        };
+        // A page of every status (or of delivered ones, most of the log) may walk the whole
+        // table newest first where PostgreSQL knows the brand is most of it.
+        let walks_all = postgres
+            && matches!(statement, "None page" | "Some(Delivered) page")
+            && plan.contains("Index Scan Backward using webhook_events_pkey");
+        for index in wanted.iter().filter(|_| !walks_all) {
+            // PostgreSQL counts from whichever index of the events it finds cheaper (where
+            // the brand is nearly all of them, every pending event), never from the table.
+            let counted = postgres && statement.ends_with("count");
+            assert!(plan.contains(index) || counted, "{what} reads {index}:\n{plan}");
+        }
+        assert!(!plan.contains("Seq Scan on webhook_events"), "{what} scans every event:\n{plan}");
+        if !postgres {
+            // A full scan of the events reads `SCAN e` (or the table) with no index.
+            assert!(
+                !plan.lines().any(|l| {
+                    let l = l.trim();
+                    (l.starts_with("SCAN e") || l.starts_with("SCAN webhook_events")) && !l.contains("INDEX")
+                }),
+                "{what} scans every event:\n{plan}"
+            );
+        }
+        if statement.ends_with("count") {
+            assert!(!plan.contains("webhook_events_delivered"), "{what}:\n{plan}");
+        }
+    }
+
+    #[tokio::test]
+    async fn on_sqlite_each_filter_of_the_delivery_log_reads_its_own_index() {
+        let (store, _dir) = crate::testing::sqlite_store().await;
+        each_filter_reads_its_own_index(&store).await;
+    }
+
+    #[tokio::test]
+    async fn on_postgres_each_filter_of_the_delivery_log_reads_its_own_index() {
+        let Some(pg) = crate::testing::PostgresStore::new("delivery_log_plans").await else { return };
+        each_filter_reads_its_own_index(&pg.store).await;
+        pg.finish().await;
     }
 }
