@@ -355,3 +355,30 @@ fn the_domain_names_utoipa_only_behind_its_feature() {
         "the domain depends on utoipa only through its openapi feature"
     );
 }
+
+/// Who may act is made in few places: an `Actor` only by the two checks of who is calling
+/// (an API key's, a dashboard session's: it cannot be written as a literal outside the
+/// domain), an `Admin` only by the authorisation check at each edge and, as the operator,
+/// by the command line's and the demo data's use cases.
+#[test]
+fn actors_and_admins_are_made_only_by_the_checks() {
+    let mut found = Vec::new();
+    for dir in ["src", "crates/core/src", "crates/store/src"] {
+        files(Path::new(dir), &mut found);
+    }
+    let allowed: &[(&str, &[&str])] = &[
+        ("Actor::authenticated(", &["usecases/people/callers.rs", "usecases/people/sessions.rs"]),
+        ("Admin::check(", &["src/http/auth.rs", "usecases/people/sessions.rs"]),
+        ("Admin::operator(", &["usecases/demo.rs", "usecases/accounts.rs"]),
+    ];
+    let made: Vec<String> = found
+        .iter()
+        .flat_map(|(path, code)| {
+            allowed
+                .iter()
+                .filter(move |(call, places)| code.contains(call) && !places.iter().any(|p| path.ends_with(p)))
+                .map(move |(call, _)| format!("{path}: {call}"))
+        })
+        .collect();
+    assert!(made.is_empty(), "who may act made outside the checks:\n{}", made.join("\n"));
+}

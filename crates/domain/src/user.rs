@@ -39,8 +39,12 @@ pub enum Via {
 }
 
 /// Who acts, for which brand: the context of every use case, whichever edge (API key,
-/// dashboard session, bulk import, CLI) the action came through.
+/// dashboard session, bulk import, CLI) the action came through. Outside the domain it is
+/// made only by [`Actor::authenticated`] (it cannot be written as a literal there), which
+/// the two checks of who is calling call: the API key's and the dashboard session's
+/// (`tests/modules.rs` fails on a call anywhere else).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Actor {
     pub brand_id: i64,
     /// The brand's slug, the API's `brand_id`.
@@ -55,6 +59,19 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// The caller a check of credentials found: a live key's user or a signed-in session's.
+    pub fn authenticated(
+        brand_id: i64,
+        brand_slug: String,
+        user_id: i64,
+        user_name: String,
+        role: Role,
+        via: Via,
+        ip: Option<IpAddr>,
+    ) -> Self {
+        Self { brand_id, brand_slug, user_id, user_name, role, via, ip }
+    }
+
     /// The one ownership rule of listings: only the user who created a listing (its
     /// seller, `seller_user_id`) may change it (`forbidden_not_owner`).
     pub fn may_change_listing_of(&self, seller_user_id: i64) -> bool {
@@ -63,7 +80,8 @@ impl Actor {
 }
 
 /// An actor who may act as their brand's admin: made only by [`Admin::check`], from an
-/// actor whose role is admin. The use cases of admin actions (every change, and the pages
+/// actor whose role is admin, and by [`Admin::operator`] for the command line and the demo
+/// data (`tests/modules.rs` confines both to those callers). The use cases of admin actions (every change, and the pages
 /// of keys, team and audit) take an `&Admin`, so an edge that forgets to ask who is acting
 /// does not compile; members read (decisions 9.4).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -138,15 +138,15 @@ fn caller_info(row: KeyOwner) -> Option<Arc<CallerInfo>> {
     let scopes = row.scopes.parse().ok()?;
     Some(Arc::new(CallerInfo {
         key_id: row.key_id,
-        actor: Actor {
-            brand_id: row.brand_id,
-            brand_slug: row.brand_slug,
-            user_id: row.user_id,
-            user_name: row.user_name,
+        actor: Actor::authenticated(
+            row.brand_id,
+            row.brand_slug,
+            row.user_id,
+            row.user_name,
             role,
-            via: Via::Key(row.key_id),
-            ip: None,
-        },
+            Via::Key(row.key_id),
+            None,
+        ),
         scopes,
         rate_limit: row.rate_limit.and_then(|n| u32::try_from(n).ok()),
         expires_at: row.expires_at,

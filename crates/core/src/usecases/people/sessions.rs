@@ -110,15 +110,15 @@ impl LiveSession {
 
     /// Whom the use cases act for when this (signed-in) session acts.
     pub fn actor(&self) -> Actor {
-        Actor {
-            brand_id: self.record.brand_id,
-            brand_slug: self.record.brand_slug.clone(),
-            user_id: self.record.user_id,
-            user_name: self.record.name.clone(),
-            role: self.role(),
-            via: Via::Session,
-            ip: Some(self.ip),
-        }
+        Actor::authenticated(
+            self.record.brand_id,
+            self.record.brand_slug.clone(),
+            self.record.user_id,
+            self.record.name.clone(),
+            self.role(),
+            Via::Session,
+            Some(self.ip),
+        )
     }
 
     /// An audit entry of this session's user acting on themself.
