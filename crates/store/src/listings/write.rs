@@ -12,9 +12,68 @@ use rehome_domain::money::Pence;
 use rehome_domain::taxonomy::OTHER_BRAND;
 use rehome_domain::view::{ListingImage, ListingRecord, Removal, SavedListing};
 
-/// Binds a listing's stored fields, in the column order both the insert and the update
-/// name them (`status` through `warehouse_id`). A macro, not a function, so it serves every
-/// query type and backend.
+/// The columns of a listing's stored fields, in the order [`bind_listing_fields!`] binds
+/// them: the insert and the update name their placeholders from this list, so the group of
+/// 22 binds is written once and no statement numbers them by hand.
+const FIELD_COLUMNS: [&str; 22] = [
+    "status",
+    "channel",
+    "title",
+    "description",
+    "category",
+    "condition",
+    "regular_price_pence",
+    "sale_price_pence",
+    "rrp_pence",
+    "delivery_contribution_gbp",
+    "manufacturer_brand",
+    "colour",
+    "fabric",
+    "age_years",
+    "available_from",
+    "quantity",
+    "measurements",
+    "exposed_to",
+    "faults",
+    "sku",
+    "warehouse_location",
+    "warehouse_id",
+];
+
+/// `INSERT INTO listings`: the brand and user ($1, $2), the fields from $3, then the time of
+/// creation (created and updated).
+static INSERT_LISTING: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let n = FIELD_COLUMNS.len();
+    let fields: Vec<String> = (3..3 + n).map(|i| format!("${i}")).collect();
+    format!(
+        "INSERT INTO listings (brand_id, user_id, {}, created_at, updated_at)
+         VALUES ($1, $2, {}, ${at}, ${at})
+         RETURNING id",
+        FIELD_COLUMNS.join(", "),
+        fields.join(", "),
+        at = 3 + n
+    )
+});
+
+/// `UPDATE listings` of a listing as it was read: the fields from $1, then the time of the
+/// change, and the listing's id, brand, seller and version.
+static UPDATE_LISTING: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let n = FIELD_COLUMNS.len();
+    let fields: Vec<String> = FIELD_COLUMNS.iter().zip(1..).map(|(column, i)| format!("{column} = ${i}")).collect();
+    format!(
+        "UPDATE listings SET {}, updated_at = ${}, version = version + 1
+         WHERE id = ${} AND brand_id = ${} AND user_id = ${} AND version = ${} AND deleted_at IS NULL",
+        fields.join(", "),
+        n + 1,
+        n + 2,
+        n + 3,
+        n + 4,
+        n + 5
+    )
+});
+
+/// Binds a listing's stored fields, in the order of [`FIELD_COLUMNS`]. A macro, not a
+/// function, so it serves every query type and backend.
 macro_rules! bind_listing_fields {
     ($query:expr, $fields:expr, $brand:expr) => {{
         let f: &ListingFields = $fields;
@@ -303,24 +362,11 @@ async fn insert_listing(conn: Conn<'_>, new: NewListing<'_>, now: Ts) -> Result<
             Some(name) => resolve_brand((&mut *tx).into(), new.brand_id, name, now).await?,
             None => (None, false),
         };
-        let id: i64 = bind_listing_fields!(
-            sqlx::query_scalar(
-                "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
-                 regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
-                 colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
-                 warehouse_location, warehouse_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                 $21, $22, $23, $24, $25, $25)
-             RETURNING id"
-            )
-            .bind(new.brand_id)
-            .bind(new.user_id),
-            f,
-            &brand
-        )
-        .bind(now)
-        .fetch_one(&mut *tx)
-        .await?;
+        let id: i64 =
+            bind_listing_fields!(sqlx::query_scalar(&INSERT_LISTING).bind(new.brand_id).bind(new.user_id), f, &brand)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
         let sources: Vec<(i64, &ImageSource)> = (0_i64..).zip(new.images).collect();
         let images = insert_images((&mut *tx).into(), id, &sources, now).await?;
         let record = ListingRecord {
@@ -349,26 +395,14 @@ async fn update_in(conn: Conn<'_>, edit: ListingEdit<'_>, now: Ts) -> Result<Opt
             Some(name) => resolve_brand((&mut *tx).into(), existing.brand_id, name, now).await?,
             None => (None, false),
         };
-        let done = bind_listing_fields!(
-            sqlx::query(
-                "UPDATE listings SET status = $1, channel = $2, title = $3, description = $4, category = $5,
-                 condition = $6, regular_price_pence = $7, sale_price_pence = $8, rrp_pence = $9,
-                 delivery_contribution_gbp = $10, manufacturer_brand = $11, colour = $12, fabric = $13,
-                 age_years = $14, available_from = $15, quantity = $16, measurements = $17, exposed_to = $18,
-                 faults = $19, sku = $20, warehouse_location = $21, warehouse_id = $22, updated_at = $23,
-                 version = version + 1
-             WHERE id = $24 AND brand_id = $25 AND user_id = $26 AND version = $27 AND deleted_at IS NULL"
-            ),
-            f,
-            &brand
-        )
-        .bind(now)
-        .bind(existing.id)
-        .bind(existing.brand_id)
-        .bind(existing.user_id)
-        .bind(existing.version)
-        .execute(&mut *tx)
-        .await?;
+        let done = bind_listing_fields!(sqlx::query(&UPDATE_LISTING), f, &brand)
+            .bind(now)
+            .bind(existing.id)
+            .bind(existing.brand_id)
+            .bind(existing.user_id)
+            .bind(existing.version)
+            .execute(&mut *tx)
+            .await?;
         if done.rows_affected() == 0 {
             return Ok(None);
         }
@@ -520,4 +554,41 @@ async fn insert_images(
 
 fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(sql: &str) -> String {
+        sql.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The statements made from the column list are the ones once numbered by hand.
+    #[test]
+    fn the_listing_statements_number_their_placeholders_from_the_column_list() {
+        assert_eq!(
+            words(&INSERT_LISTING),
+            words(
+                "INSERT INTO listings (brand_id, user_id, status, channel, title, description, category, condition,
+                 regular_price_pence, sale_price_pence, rrp_pence, delivery_contribution_gbp, manufacturer_brand,
+                 colour, fabric, age_years, available_from, quantity, measurements, exposed_to, faults, sku,
+                 warehouse_location, warehouse_id, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                 $21, $22, $23, $24, $25, $25) RETURNING id"
+            )
+        );
+        assert_eq!(
+            words(&UPDATE_LISTING),
+            words(
+                "UPDATE listings SET status = $1, channel = $2, title = $3, description = $4, category = $5,
+                 condition = $6, regular_price_pence = $7, sale_price_pence = $8, rrp_pence = $9,
+                 delivery_contribution_gbp = $10, manufacturer_brand = $11, colour = $12, fabric = $13,
+                 age_years = $14, available_from = $15, quantity = $16, measurements = $17, exposed_to = $18,
+                 faults = $19, sku = $20, warehouse_location = $21, warehouse_id = $22, updated_at = $23,
+                 version = version + 1
+                 WHERE id = $24 AND brand_id = $25 AND user_id = $26 AND version = $27 AND deleted_at IS NULL"
+            )
+        );
+    }
 }
