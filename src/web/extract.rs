@@ -5,9 +5,6 @@
 //! site cannot post these forms; a client that sends none (not a browser) still needs the
 //! token.
 
-use crate::domain::outcome::Outcome;
-use crate::domain::FieldError;
-use crate::usecases::refusal::Refusal;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::body::{Body, Bytes};
@@ -24,11 +21,14 @@ use super::cookies;
 use super::pages::{render, Chrome, MessagePage};
 use super::LOGIN;
 use crate::domain::limits::OUTAGE_RETRY_AFTER_SECS;
+use crate::domain::outcome::Outcome;
 use crate::domain::session::Stage;
 use crate::domain::user::Admin;
+use crate::domain::FieldError;
 use crate::state::AppState;
 use crate::usecases::people::password_pool::RETRY_AFTER_SECONDS;
 use crate::usecases::people::sessions::{self, form_token_valid, issue_form_token, LiveSession};
+use crate::usecases::refusal::Refusal;
 
 /// Largest form body read (the dashboard's forms are a few fields).
 const MAX_FORM_BYTES: usize = 64 * 1024;

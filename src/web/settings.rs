@@ -3,10 +3,10 @@
 //! API's own body tables (`PROFILE_BODY`, `BILLING_BODY`, `WAREHOUSE_BODY`), so they hold
 //! exactly the fields the API takes, and post to the same use cases. Read-only for members.
 
-use crate::web::extract::reasons_on;
 use std::collections::HashMap;
 
 use crate::http::routing::{get, post};
+use crate::web::extract::reasons_on;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;

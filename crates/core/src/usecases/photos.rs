@@ -1,11 +1,11 @@
 //! Photos: uploading one for listings, and reading it back with its thumbnails.
 
-use crate::usecases::refusal::Refusal;
 use bytes::Bytes;
 
 use super::Core;
 use crate::media::original::{self, Refusal as ImageRefusal};
 use crate::media::{sanitize_filename, MediaName};
+use crate::usecases::refusal::Refusal;
 use rehome_domain::listing::PhotoSource;
 use rehome_domain::outcome::Outcome;
 use rehome_domain::user::{Actor, Admin};

@@ -6,12 +6,12 @@
 
 pub mod drafts;
 
-use crate::usecases::refusal::Refusal;
 use serde_json::Value;
 
 use super::listings::{self, ListingChange, NewListingBody};
 use super::Core;
 use crate::import::{self, CellRef, ImportError, Mode, Sheet, SheetRow, Upload};
+use crate::usecases::refusal::Refusal;
 use rehome_domain::listing::{validate, Channel, Given, ListingInput, ValidListing, LISTING_BODY};
 use rehome_domain::outcome::Outcome;
 use rehome_domain::taxonomy::Options;

@@ -1,8 +1,8 @@
 //! Orders (operator API): a buyer buys, the item is delivered, a listing is viewed.
 
-use crate::usecases::refusal::Refusal;
 use chrono::Utc;
 
+use crate::usecases::refusal::Refusal;
 use crate::usecases::{wallet, Core};
 use rehome_domain::order::{Completion, OrderRequest};
 use rehome_domain::outcome::Outcome;

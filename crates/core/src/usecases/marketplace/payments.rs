@@ -5,8 +5,6 @@
 //! the gateway once the 30-minute hold is over (closing a page still open first, so that
 //! nobody pays for stock that was given back).
 
-use crate::usecases::refusal::Refusal;
-use rehome_domain::outcome::Outcome;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,9 +16,11 @@ use crate::jobs::queue::{Failures, Queue, Runner};
 use crate::jobs::retry::{random_unit, Backoff};
 use crate::jobs::MailJobs;
 use crate::payments::{Gateway, GatewayError, PaymentEvent, SessionRequest, SessionState, SignatureError};
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::checkout::PAYMENT_HOLD;
 use rehome_domain::order::OrderRequest;
+use rehome_domain::outcome::Outcome;
 use rehome_domain::view::HoldRecord;
 use rehome_store::{BuyerInsert, HoldInsert, HoldSettlement, StockRefusal, Store, StoreError};
 

@@ -1,10 +1,10 @@
 //! Payouts: the options a brand offers, and a customer's choice for a sold trade-in, which
 //! records a redemption and emits `redemption.created`.
 
-use crate::usecases::refusal::Refusal;
 use chrono::{Days, Utc};
 
 use super::no_randomness;
+use crate::usecases::refusal::Refusal;
 use crate::usecases::{wallet, Core};
 use rehome_domain::apikey::random_base62;
 use rehome_domain::audit::{AuditAction, AuditEntry};

@@ -1,8 +1,8 @@
 //! Polling redemptions (decisions 6.6): the alternative to `redemption.created` webhooks.
 
-use crate::usecases::refusal::Refusal;
 use chrono::DateTime;
 
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::money::Pence;
 use rehome_domain::redemption::{Redemption, Spent, CURRENCY};

@@ -2,9 +2,9 @@
 //! overlap, revoke. Every change writes its audit entry in its own transaction. Revocation
 //! reaches every node within the key cache's lifetime (`REHOME_KEY_CACHE_MS`, 1 s).
 
-use crate::usecases::refusal::Refusal;
 use chrono::{TimeDelta, Utc};
 
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::apikey::NewKey;
 use rehome_domain::audit::{AuditAction, AuditEntry};

@@ -2,10 +2,10 @@
 //! cancelling it), changing roles and removing members. Every change writes its audit
 //! entry in its own transaction.
 
-use crate::usecases::refusal::Refusal;
 use chrono::Utc;
 
 use super::invitations::{invitation_mail, Invitation};
+use crate::usecases::refusal::Refusal;
 use crate::usecases::Core;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::limits::INVITATION_LINKS_PER_DAY;

@@ -6,10 +6,10 @@ pub mod csv;
 pub mod pdf;
 pub mod statement;
 
-use crate::usecases::refusal::Refusal;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::jobs::MailJobs;
+use crate::usecases::refusal::Refusal;
 use futures_util::{stream, StreamExt, TryStreamExt};
 use rehome_domain::money::Pence;
 use rehome_domain::statement::{Entry, Remittance};

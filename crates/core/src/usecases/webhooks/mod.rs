@@ -3,7 +3,6 @@
 
 mod deliveries;
 
-use crate::usecases::refusal::Refusal;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
@@ -12,6 +11,7 @@ use reqwest::Url;
 use super::Core;
 use crate::jobs::signature::generate_secret;
 use crate::net::{self, ResolveError};
+use crate::usecases::refusal::Refusal;
 use rehome_domain::audit::{AuditAction, AuditEntry};
 use rehome_domain::event::{Event, EventType};
 use rehome_domain::outcome::Outcome;
